@@ -1,0 +1,40 @@
+// Lint rules that keep the architecture honest: workflows stay deterministic (no Node built-ins,
+// no I/O libraries) and import activities as types only.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', '.longhaul/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-constant-condition': ['error', { checkLoops: false }],
+    },
+  },
+  {
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...nodeBuiltins.map((name) => ({ name, message: 'Workflows must be deterministic: no Node built-ins.' })),
+            { name: 'undici', message: 'Workflows do no I/O: call an activity.' },
+            { name: '@temporalio/client', message: 'Workflows use @temporalio/workflow only.' },
+            { name: '@temporalio/activity', message: 'Workflows use @temporalio/workflow only.' },
+          ],
+          patterns: [
+            { group: ['../activities', '../activities/*', '../activities/**'], allowTypeImports: true, message: 'Import activities as types only.' },
+            { group: ['../http/*', '../emulator/*', '../temporal/*'], message: 'Workflows do no I/O.' },
+          ],
+        },
+      ],
+    },
+  },
+);

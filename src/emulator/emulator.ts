@@ -1,0 +1,295 @@
+/**
+ * The platform emulator: a real HTTP server that behaves like the seeded APIs (state machines,
+ * rate-limit headers, faults, strict validation), plus a separate storage origin for pre-signed
+ * downloads. Tests start it in-process on port 0; `npm run emulator` runs it standalone.
+ *
+ * Route modules register themselves in `registerRoutes()` below; each keeps its own state.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { EmulatorHttpError } from './http-error';
+import { defaultRateLimitConfig, RateLimiter, type RateLimitConfig } from './rate-limiter';
+import { type FaultRule, type FaultState, pickFault } from './faults';
+import { emptyStats, increment, type EmulatorStats } from './stats';
+import { StorageOrigin } from './storage-origin';
+import { createService, errorBody, type ServiceDefinition } from './service';
+import type { RouteResult } from './router';
+import { defaultGithubFixture, type GithubFixture } from './github/fixture';
+import { registerMigrationRoutes, type MigrationOptions, defaultMigrationOptions } from './github/migrations';
+
+export interface EmulatorOptions {
+  host?: string;
+  /** API port; 0 picks a free one. */
+  port?: number;
+  /** Storage origin port; 0 picks a free one. */
+  storagePort?: number;
+  /** When set, only this bearer token is accepted; otherwise any non-empty token is. */
+  token?: string;
+  /** Emulator time in epoch ms. */
+  clock?: () => number;
+  rateLimit?: Partial<Omit<RateLimitConfig, 'secondary'>> & { secondary?: Partial<RateLimitConfig['secondary']> };
+  faults?: FaultRule[];
+  fixture?: GithubFixture;
+  migrations?: Partial<MigrationOptions>;
+  /** Storage download throttle in bytes per second (0 = unthrottled). */
+  storageBytesPerSecond?: number;
+}
+
+/** What route modules receive: shared infrastructure, never another module's state. */
+export interface EmulatorContext {
+  readonly clock: () => number;
+  readonly storage: StorageOrigin;
+  readonly fixture: GithubFixture;
+  readonly options: EmulatorOptions;
+  /** The API base URL (known once listening). */
+  apiUrl(): string;
+}
+
+export class Emulator {
+  readonly stats: EmulatorStats = emptyStats();
+  readonly storage: StorageOrigin;
+  readonly github: ServiceDefinition;
+  readonly services: ServiceDefinition[] = [];
+  readonly clock: () => number;
+  readonly fixture: GithubFixture;
+  readonly rateLimiter: RateLimiter;
+  private readonly faultStates: FaultState[] = [];
+  private server?: Server;
+  apiUrl = '';
+
+  constructor(readonly options: EmulatorOptions = {}) {
+    this.clock = options.clock ?? Date.now;
+    this.fixture = options.fixture ?? defaultGithubFixture();
+    this.rateLimiter = new RateLimiter({
+      ...defaultRateLimitConfig,
+      ...options.rateLimit,
+      secondary: { ...defaultRateLimitConfig.secondary, ...options.rateLimit?.secondary },
+    });
+    this.storage = new StorageOrigin({
+      host: options.host ?? '127.0.0.1',
+      port: options.storagePort ?? 0,
+      clock: this.clock,
+      stats: this.stats,
+      bytesPerSecond: options.storageBytesPerSecond,
+    });
+    this.setFaults(options.faults ?? []);
+    this.github = createService({ name: 'github', prefix: '', errorStyle: 'github', rateLimiter: this.rateLimiter, token: options.token });
+    this.services.push(this.github);
+    this.registerRoutes();
+  }
+
+  private registerRoutes(): void {
+    const ctx: EmulatorContext = {
+      clock: this.clock,
+      storage: this.storage,
+      fixture: this.fixture,
+      options: this.options,
+      apiUrl: () => this.apiUrl,
+    };
+    this.migrations = registerMigrationRoutes(this.github.router, ctx, { ...defaultMigrationOptions, ...this.options.migrations });
+  }
+
+  /** State of the migration module, for tests and the demo to inspect. */
+  migrations!: ReturnType<typeof registerMigrationRoutes>;
+
+  /** Replaces the fault rules (also `PUT /_emulator/faults`). */
+  setFaults(rules: FaultRule[]): void {
+    this.faultStates.splice(0, this.faultStates.length, ...rules.map((rule) => ({ rule, seen: 0, fired: 0 })));
+  }
+
+  resetStats(): void {
+    Object.assign(this.stats, emptyStats());
+  }
+
+  async listen(): Promise<this> {
+    await this.storage.listen();
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.keepAliveTimeout = 5_000;
+    const host = this.options.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.options.port ?? 0, host, resolve);
+    });
+    const { port } = this.server.address() as AddressInfo;
+    this.apiUrl = `http://${host}:${port}`;
+    return this;
+  }
+
+  /** Base URL of a mounted service (e.g. `google-logging`). */
+  serviceUrl(name: string): string {
+    const service = this.services.find((s) => s.name === name);
+    if (!service) throw new Error(`no emulated service named ${name}`);
+    return this.apiUrl + service.prefix;
+  }
+
+  async close(): Promise<void> {
+    await this.storage.close();
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const now = this.clock();
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const method = (req.method ?? 'GET').toUpperCase();
+    if (url.pathname.startsWith('/_emulator/')) return this.handleAdmin(method, url, req, res);
+
+    const service = this.serviceFor(url.pathname);
+    const path = url.pathname.slice(service.prefix.length) || '/';
+    const send = (result: RouteResult, extraHeaders: Record<string, string> = {}) => {
+      increment(this.stats.byStatus, String(result.status));
+      const headers: Record<string, string> = {
+        date: new Date(this.clock()).toUTCString(),
+        'x-github-request-id': randomUUID(),
+        ...extraHeaders,
+        ...(result.headers ?? {}),
+      };
+      if (result.raw) {
+        res.writeHead(result.status, headers);
+        res.end(result.raw);
+      } else if (result.body === undefined) {
+        res.writeHead(result.status, headers);
+        res.end();
+      } else {
+        res.writeHead(result.status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+        res.end(JSON.stringify(result.body));
+      }
+    };
+    const fail = (status: number, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+      send({ status, body: errorBody(service.errorStyle, status, message, extra) }, headers);
+
+    this.stats.requests++;
+    const match = service.router.match(method, path);
+    const routeKey = match && match !== 'method' ? `${method} ${service.prefix}${match.route.pattern}` : `${method} (unmatched)`;
+    increment(this.stats.byRoute, routeKey);
+
+    // Auth first, as the real service does: an unauthenticated caller learns nothing about what exists.
+    const auth = req.headers.authorization ?? '';
+    const token = /^Bearer\s+(.+)$/i.exec(auth)?.[1]?.trim() || /^token\s+(.+)$/i.exec(auth)?.[1]?.trim();
+    if (!token) return fail(401, 'Requires authentication');
+    if (service.token !== undefined && token !== service.token) return fail(401, 'Bad credentials');
+
+    const limiter = service.rateLimiter;
+    const caller = token;
+    if (limiter && limiter.isAlreadyLimited(caller, now)) {
+      this.stats.requestsWhileLimited++;
+    }
+    if (match === undefined) return fail(404, 'Not Found', {}, limiter?.headers(caller, now) ?? {});
+    if (match === 'method') return fail(405, 'Method Not Allowed', {}, limiter?.headers(caller, now) ?? {});
+    const { route, params } = match;
+
+    if (limiter) {
+      const verdict = limiter.admit(caller, routeKey, route.options.points ?? 1, route.options.contentCreating ?? false, now);
+      if (!verdict.ok) {
+        this.stats.rateLimited[verdict.kind]++;
+        const headers = limiter.headers(caller, now);
+        if (verdict.retryAfterSeconds !== undefined) headers['retry-after'] = String(verdict.retryAfterSeconds);
+        return fail(verdict.status, verdict.message, {}, headers);
+      }
+    }
+
+    const fault = pickFault(this.faultStates, method, route.pattern, path);
+    if (fault) {
+      this.stats.faultsInjected++;
+      if (fault.kind === 'reset') {
+        req.socket.destroy();
+        return;
+      }
+      if (fault.kind === 'status') {
+        const headers: Record<string, string> = fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
+        return fail(fault.status ?? 500, fault.status === 503 ? 'Service Unavailable' : 'Server Error', {}, headers);
+      }
+      await new Promise((r) => setTimeout(r, fault.delayMs ?? 1000));
+    }
+
+    let body: unknown;
+    try {
+      body = await readJson(req);
+    } catch {
+      return fail(400, 'Problems parsing JSON', {}, limiter?.headers(caller, now) ?? {});
+    }
+    if (service.errorStyle === 'github') {
+      const perPage = url.searchParams.get('per_page');
+      if (perPage !== null && !(/^\d+$/.test(perPage) && Number(perPage) >= 1 && Number(perPage) <= 100)) {
+        return fail(422, `Invalid request.\n\nper_page must be an integer between 1 and 100, got ${JSON.stringify(perPage)}.`, {}, limiter?.headers(caller, now) ?? {});
+      }
+    }
+
+    limiter?.enter(caller, now);
+    let result: RouteResult;
+    try {
+      result = await route.handler({
+        req,
+        method,
+        path,
+        params,
+        query: url.searchParams,
+        body,
+        token,
+        headers: req.headers as Record<string, string | undefined>,
+        now: this.clock(),
+      });
+    } catch (err) {
+      limiter?.leave(caller, now);
+      const headers = limiter?.count(caller, now, true) ?? {};
+      if (err instanceof EmulatorHttpError) return fail(err.status, err.message, err.extra, { ...headers, ...err.headers });
+      console.error('[emulator] handler error', err);
+      return fail(500, 'Server Error', {}, headers);
+    }
+    limiter?.leave(caller, now);
+    const counts = route.options.countsAgainstPrimary ? route.options.countsAgainstPrimary(result) : true;
+    if (!counts) this.stats.notCounted++;
+    send(result, limiter?.count(caller, now, counts) ?? {});
+  }
+
+  private serviceFor(pathname: string): ServiceDefinition {
+    let best = this.github;
+    for (const s of this.services) {
+      if (s.prefix && (pathname === s.prefix || pathname.startsWith(`${s.prefix}/`)) && s.prefix.length > best.prefix.length) best = s;
+    }
+    return best;
+  }
+
+  /** Unauthenticated control endpoints for tests, the demo and benchmarks. */
+  private async handleAdmin(method: string, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const json = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (method === 'GET' && url.pathname === '/_emulator/stats') return json(200, this.stats);
+    if (method === 'POST' && url.pathname === '/_emulator/stats/reset') {
+      this.resetStats();
+      return json(200, this.stats);
+    }
+    if (method === 'PUT' && url.pathname === '/_emulator/faults') {
+      try {
+        const rules = (await readJson(req)) as FaultRule[];
+        if (!Array.isArray(rules)) return json(422, { message: 'body must be an array of fault rules' });
+        this.setFaults(rules);
+        return json(200, rules);
+      } catch {
+        return json(400, { message: 'Problems parsing JSON' });
+      }
+    }
+    if (method === 'GET' && url.pathname === '/_emulator/config') {
+      return json(200, { rateLimit: this.rateLimiter.config, apiUrl: this.apiUrl, storageUrl: this.storage.baseUrl });
+    }
+    return json(404, { message: 'Not Found' });
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  if (chunks.length === 0) return undefined;
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  return JSON.parse(text);
+}
+
+/** Starts an emulator (API + storage origin) and resolves once both listen. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  return new Emulator(options).listen();
+}

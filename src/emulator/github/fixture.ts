@@ -1,0 +1,64 @@
+/**
+ * The documented starting state of the emulated code-hosting service, used by the README's examples:
+ * organization `octo-org` with repositories `alpha`, `beta`, `gamma`.
+ */
+export interface Account {
+  id: number;
+  login: string;
+  type: 'Organization' | 'User';
+}
+
+export interface Repository {
+  id: number;
+  name: string;
+  owner: string;
+  private: boolean;
+  /** Whether automated workflows are enabled (starting an import into such a repository is a 422). */
+  workflowsEnabled: boolean;
+}
+
+export interface GithubFixture {
+  accounts: Account[];
+  repositories: Repository[];
+}
+
+export function defaultGithubFixture(): GithubFixture {
+  return {
+    accounts: [
+      { id: 1001, login: 'octo-org', type: 'Organization' },
+      { id: 1, login: 'octocat', type: 'User' },
+    ],
+    repositories: [
+      { id: 2001, name: 'alpha', owner: 'octo-org', private: false, workflowsEnabled: false },
+      { id: 2002, name: 'beta', owner: 'octo-org', private: true, workflowsEnabled: false },
+      { id: 2003, name: 'gamma', owner: 'octo-org', private: false, workflowsEnabled: false },
+      { id: 2004, name: 'hello-world', owner: 'octocat', private: false, workflowsEnabled: false },
+      { id: 2005, name: 'with-actions', owner: 'octo-org', private: false, workflowsEnabled: true },
+    ],
+  };
+}
+
+/** The user/organization object shape GitHub embeds in resources. */
+export function accountObject(baseUrl: string, account: Account): Record<string, unknown> {
+  const url = `${baseUrl}/${account.type === 'Organization' ? 'orgs' : 'users'}/${account.login}`;
+  return {
+    login: account.login,
+    id: account.id,
+    node_id: Buffer.from(`04:${account.type}${account.id}`).toString('base64'),
+    url,
+    repos_url: `${url}/repos`,
+    events_url: `${url}/events`,
+    avatar_url: `https://avatars.example.test/u/${account.id}`,
+    gravatar_id: '',
+    html_url: `https://github.example.test/${account.login}`,
+    followers_url: `${baseUrl}/users/${account.login}/followers`,
+    following_url: `${baseUrl}/users/${account.login}/following{/other_user}`,
+    gists_url: `${baseUrl}/users/${account.login}/gists{/gist_id}`,
+    starred_url: `${baseUrl}/users/${account.login}/starred{/owner}{/repo}`,
+    subscriptions_url: `${baseUrl}/users/${account.login}/subscriptions`,
+    organizations_url: `${baseUrl}/users/${account.login}/orgs`,
+    received_events_url: `${baseUrl}/users/${account.login}/received_events`,
+    type: account.type,
+    site_admin: false,
+  };
+}

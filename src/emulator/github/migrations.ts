@@ -1,0 +1,277 @@
+/**
+ * Organization migrations (spec 002): export state machine pending → exporting → exported | failed on
+ * configurable timing, repository locks, and archives served through a 302 to the storage origin.
+ *
+ * State advances lazily from the emulator clock (no timers), so tests with an injected clock are exact.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { Router, RouteResult } from '../router';
+import type { EmulatorContext } from '../emulator';
+import { EmulatorHttpError } from '../http-error';
+import { validateBody } from '../validation';
+import { accountObject, type Repository } from './fixture';
+import { paginate } from './pagination';
+
+export type MigrationState = 'pending' | 'exporting' | 'exported' | 'failed';
+
+export interface MigrationOptions {
+  /** How long an export takes: fixed, or a range picked per migration. @format milliseconds */
+  exportMs: number | [number, number];
+  /** Fraction of the export time spent in `pending`. */
+  pendingFraction: number;
+  /** Exports that include any of these repositories end `failed`. */
+  failRepositories: string[];
+  /** Size of each generated archive. */
+  archiveBytes: number;
+  /** Lifetime of a pre-signed archive URL. @format milliseconds */
+  archiveUrlTtlMs: number;
+  /** Archives are deleted automatically after this long (7 days on the real service). @format milliseconds */
+  archiveRetentionMs: number;
+}
+
+export const defaultMigrationOptions: MigrationOptions = {
+  exportMs: [2_000, 6_000],
+  pendingFraction: 0.2,
+  failRepositories: [],
+  archiveBytes: 512 * 1024,
+  archiveUrlTtlMs: 5 * 60 * 1000,
+  archiveRetentionMs: 7 * 24 * 60 * 60 * 1000,
+};
+
+export interface EmulatedMigration {
+  id: number;
+  guid: string;
+  org: string;
+  repositories: Repository[];
+  flags: Record<string, boolean>;
+  exclude: string[];
+  createdAt: number;
+  exportMs: number;
+  willFail: boolean;
+  archiveDeleted: boolean;
+  /** Repositories still locked by this migration. */
+  locked: Set<string>;
+}
+
+const FLAGS = ['lock_repositories', 'exclude_metadata', 'exclude_git_data', 'exclude_attachments', 'exclude_releases', 'exclude_owner_projects', 'org_metadata_only'] as const;
+
+export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, options: MigrationOptions) {
+  const migrations = new Map<number, EmulatedMigration>();
+  let nextId = 79;
+
+  const orgAccount = (org: string) => {
+    const account = ctx.fixture.accounts.find((a) => a.type === 'Organization' && a.login.toLowerCase() === org.toLowerCase());
+    if (!account) throw new EmulatorHttpError(404, 'Not Found');
+    return account;
+  };
+
+  const stateOf = (m: EmulatedMigration, now: number): MigrationState => {
+    const elapsed = now - m.createdAt;
+    if (elapsed < m.exportMs * options.pendingFraction) return 'pending';
+    if (elapsed < m.exportMs) return 'exporting';
+    return m.willFail ? 'failed' : 'exported';
+  };
+
+  const archiveKey = (m: EmulatedMigration) => `migrations/${m.id}/${m.guid}.tar.gz`;
+
+  const archiveBytes = (m: EmulatedMigration): Buffer => {
+    // Deterministic pseudo-random content: a download can be checked byte for byte and by SHA-256.
+    const out = Buffer.alloc(options.archiveBytes);
+    let block = createHash('sha256').update(m.guid).digest();
+    for (let offset = 0; offset < out.length; offset += block.length) {
+      block.copy(out, offset);
+      block = createHash('sha256').update(block).digest();
+    }
+    return out;
+  };
+
+  const pickExportMs = (id: number) => {
+    if (typeof options.exportMs === 'number') return options.exportMs;
+    const [min, max] = options.exportMs;
+    // Spread deterministically across the range by id.
+    const fraction = ((id * 2654435761) % 1000) / 999;
+    return Math.round(min + (max - min) * fraction);
+  };
+
+  const repoObject = (repo: Repository) => {
+    const base = ctx.apiUrl();
+    const owner = ctx.fixture.accounts.find((a) => a.login === repo.owner)!;
+    const url = `${base}/repos/${repo.owner}/${repo.name}`;
+    return {
+      id: repo.id,
+      node_id: Buffer.from(`010:Repository${repo.id}`).toString('base64'),
+      name: repo.name,
+      full_name: `${repo.owner}/${repo.name}`,
+      owner: accountObject(base, owner),
+      private: repo.private,
+      html_url: `https://github.example.test/${repo.owner}/${repo.name}`,
+      description: null,
+      fork: false,
+      url,
+      archive_url: `${url}/{archive_format}{/ref}`,
+      hooks_url: `${url}/hooks`,
+      events_url: `${url}/events`,
+      clone_url: `https://github.example.test/${repo.owner}/${repo.name}.git`,
+      default_branch: 'main',
+      visibility: repo.private ? 'private' : 'public',
+      archived: false,
+      disabled: false,
+    };
+  };
+
+  const migrationObject = (m: EmulatedMigration, now: number) => {
+    const base = ctx.apiUrl();
+    const state = stateOf(m, now);
+    const object: Record<string, unknown> = {
+      id: m.id,
+      node_id: Buffer.from(`09:Migration${m.id}`).toString('base64'),
+      owner: accountObject(base, orgAccount(m.org)),
+      guid: m.guid,
+      state,
+      lock_repositories: m.flags.lock_repositories ?? false,
+      exclude_metadata: m.flags.exclude_metadata ?? false,
+      exclude_git_data: m.flags.exclude_git_data ?? false,
+      exclude_attachments: m.flags.exclude_attachments ?? false,
+      exclude_releases: m.flags.exclude_releases ?? false,
+      exclude_owner_projects: m.flags.exclude_owner_projects ?? false,
+      org_metadata_only: m.flags.org_metadata_only ?? false,
+      repositories: m.repositories.map(repoObject),
+      url: `${base}/orgs/${m.org}/migrations/${m.id}`,
+      archive_url: state === 'exported' ? `${base}/orgs/${m.org}/migrations/${m.id}/archive` : undefined,
+      exclude: m.exclude,
+      created_at: new Date(m.createdAt).toISOString(),
+      updated_at: new Date(m.createdAt + (state === 'exported' || state === 'failed' ? m.exportMs : 0)).toISOString(),
+    };
+    if (m.exclude.includes('repositories')) delete object.repositories;
+    return object;
+  };
+
+  const find = (org: string, idText: string): EmulatedMigration => {
+    orgAccount(org);
+    const m = /^\d+$/.test(idText) ? migrations.get(Number(idText)) : undefined;
+    if (!m || m.org.toLowerCase() !== org.toLowerCase()) throw new EmulatorHttpError(404, 'Not Found');
+    return m;
+  };
+
+  /** Which migration holds a lock on `org/repo`, if any. */
+  const lockHolder = (org: string, repo: string): EmulatedMigration | undefined => {
+    for (const m of migrations.values()) if (m.org.toLowerCase() === org.toLowerCase() && m.locked.has(repo)) return m;
+    return undefined;
+  };
+
+  router.post('/orgs/:org/migrations', ({ params, body, now }): RouteResult => {
+    const account = orgAccount(params.org);
+    const input = validateBody(body, {
+      fields: {
+        repositories: 'string[]',
+        ...Object.fromEntries(FLAGS.map((f) => [f, 'boolean' as const])),
+        exclude: 'string[]',
+      },
+      required: ['repositories'],
+    });
+    const names = input.repositories as string[];
+    const metadataOnly = input.org_metadata_only === true;
+    if (!metadataOnly && names.length === 0) throw new EmulatorHttpError(422, 'Invalid request.\n\n"repositories" must not be empty unless "org_metadata_only" is true.');
+    const repositories = metadataOnly
+      ? []
+      : names.map((name) => {
+          const short = name.includes('/') ? name.split('/')[1] : name;
+          const repo = ctx.fixture.repositories.find((r) => r.owner.toLowerCase() === account.login.toLowerCase() && r.name.toLowerCase() === short.toLowerCase());
+          if (!repo) throw new EmulatorHttpError(422, `Repository ${account.login}/${short} could not be found.`, { errors: [{ resource: 'Migration', field: 'repositories', code: 'invalid' }] });
+          return repo;
+        });
+    const lock = input.lock_repositories === true && !metadataOnly;
+    if (lock) {
+      for (const repo of repositories) {
+        if (lockHolder(account.login, repo.name)) throw new EmulatorHttpError(422, `Repository ${account.login}/${repo.name} is already locked by another migration.`);
+      }
+    }
+    const id = nextId++;
+    const flags: Record<string, boolean> = {};
+    for (const f of FLAGS) if (typeof input[f] === 'boolean') flags[f] = input[f] as boolean;
+    const m: EmulatedMigration = {
+      id,
+      guid: randomUUID(),
+      org: account.login,
+      repositories,
+      flags,
+      exclude: (input.exclude as string[] | undefined) ?? [],
+      createdAt: now,
+      exportMs: pickExportMs(id),
+      willFail: repositories.some((r) => options.failRepositories.includes(r.name)),
+      archiveDeleted: false,
+      locked: new Set(lock ? repositories.map((r) => r.name) : []),
+    };
+    migrations.set(id, m);
+    ctx.storage.put(archiveKey(m), { bytes: archiveBytes(m), contentType: 'application/x-gzip' });
+    return { status: 201, body: migrationObject(m, now) };
+  }, { contentCreating: true });
+
+  router.get('/orgs/:org/migrations', ({ params, query, now }) => {
+    orgAccount(params.org);
+    const all = [...migrations.values()].filter((m) => m.org.toLowerCase() === params.org.toLowerCase()).sort((a, b) => b.id - a.id);
+    const exclude = query.getAll('exclude').concat(query.getAll('exclude[]'));
+    const page = paginate(all, query, `${ctx.apiUrl()}/orgs/${params.org}/migrations`);
+    return {
+      status: 200,
+      headers: page.headers,
+      body: page.items.map((m) => {
+        const object = migrationObject(m, now);
+        if (exclude.includes('repositories')) delete object.repositories;
+        return object;
+      }),
+    };
+  });
+
+  router.get('/orgs/:org/migrations/:id', ({ params, query, now }) => {
+    const m = find(params.org, params.id);
+    const object = migrationObject(m, now);
+    if (query.getAll('exclude').concat(query.getAll('exclude[]')).includes('repositories')) delete object.repositories;
+    return { status: 200, body: object };
+  });
+
+  router.get('/orgs/:org/migrations/:id/repositories', ({ params, query }) => {
+    const m = find(params.org, params.id);
+    const page = paginate(m.repositories, query, `${ctx.apiUrl()}/orgs/${params.org}/migrations/${m.id}/repositories`);
+    return { status: 200, headers: page.headers, body: page.items.map(repoObject) };
+  });
+
+  router.get('/orgs/:org/migrations/:id/archive', ({ params, now }) => {
+    const m = find(params.org, params.id);
+    if (stateOf(m, now) !== 'exported') throw new EmulatorHttpError(404, 'Not Found');
+    if (m.archiveDeleted || now - m.createdAt - m.exportMs > options.archiveRetentionMs) throw new EmulatorHttpError(404, 'Not Found');
+    return { status: 302, headers: { location: ctx.storage.presign(archiveKey(m), options.archiveUrlTtlMs) } };
+  });
+
+  router.delete('/orgs/:org/migrations/:id/archive', ({ params, now }) => {
+    const m = find(params.org, params.id);
+    if (stateOf(m, now) !== 'exported' || m.archiveDeleted) throw new EmulatorHttpError(404, 'Not Found');
+    m.archiveDeleted = true;
+    ctx.storage.delete(archiveKey(m));
+    return { status: 204 };
+  });
+
+  router.delete('/orgs/:org/migrations/:id/repos/:repo/lock', ({ params }) => {
+    const m = find(params.org, params.id);
+    const repo = m.repositories.find((r) => r.name.toLowerCase() === params.repo.toLowerCase());
+    if (!repo) throw new EmulatorHttpError(404, 'Not Found');
+    // Unlocking an already unlocked repository of this migration succeeds: retries after a lost response are safe.
+    m.locked.delete(repo.name);
+    return { status: 204 };
+  });
+
+  return {
+    all: () => [...migrations.values()],
+    get: (id: number) => migrations.get(id),
+    stateOf: (id: number) => {
+      const m = migrations.get(id);
+      return m ? stateOf(m, ctx.clock()) : undefined;
+    },
+    isLocked: (org: string, repo: string) => lockHolder(org, repo) !== undefined,
+    archiveBytes: (id: number) => {
+      const m = migrations.get(id);
+      return m ? archiveBytes(m) : undefined;
+    },
+    options,
+  };
+}

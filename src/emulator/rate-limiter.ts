@@ -1,0 +1,157 @@
+/**
+ * GitHub's primary and secondary rate limits (spec 001), per caller, on an injectable clock.
+ *
+ * Besides enforcing, it remembers until when each caller was told to wait, so the emulator can count
+ * requests that arrive while the caller is already limited: a well-behaved client sends none.
+ */
+export interface RateLimitConfig {
+  /** Primary: requests per window. */
+  limit: number;
+  /** @format milliseconds — primary window length (an hour on the real service; seconds in tests). */
+  windowMs: number;
+  secondary: {
+    /** Points per endpoint per window (GET 1, mutations 5). */
+    pointsPerWindow: number;
+    /** @format milliseconds */
+    windowMs: number;
+    /** Concurrent requests per caller. */
+    maxConcurrent: number;
+    /** Content-creating requests per minute and per hour. */
+    contentPerMinute: number;
+    contentPerHour: number;
+    /** The status a secondary limit is answered with. */
+    status: 403 | 429;
+    /** Send `retry-after` with secondary limits (seconds until the window frees); without it clients must back off ≥ 60 s. */
+    retryAfter: boolean;
+  };
+  /** The status a primary limit is answered with. */
+  primaryStatus: 403 | 429;
+}
+
+export const defaultRateLimitConfig: RateLimitConfig = {
+  limit: 5000,
+  windowMs: 60 * 60 * 1000,
+  secondary: {
+    pointsPerWindow: 900,
+    windowMs: 60 * 1000,
+    maxConcurrent: 100,
+    contentPerMinute: 80,
+    contentPerHour: 500,
+    status: 403,
+    retryAfter: true,
+  },
+  primaryStatus: 403,
+};
+
+export type LimitVerdict =
+  | { ok: true }
+  | { ok: false; kind: 'primary' | 'secondary'; status: number; message: string; retryAfterSeconds?: number; limitedUntilMs: number };
+
+interface CallerState {
+  windowStart: number;
+  used: number;
+  /** Points per endpoint in the current secondary window. */
+  points: Map<string, { windowStart: number; points: number }>;
+  content: number[];
+  inFlight: number;
+  /** Until when this caller has been told to wait. */
+  limitedUntil: number;
+}
+
+export const SECONDARY_LIMIT_MESSAGE =
+  'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
+export const PRIMARY_LIMIT_MESSAGE = 'API rate limit exceeded. Please wait until the rate limit resets before trying again.';
+
+export class RateLimiter {
+  private readonly callers = new Map<string, CallerState>();
+
+  constructor(public config: RateLimitConfig) {}
+
+  private state(caller: string, now: number): CallerState {
+    let s = this.callers.get(caller);
+    if (!s) {
+      s = { windowStart: now, used: 0, points: new Map(), content: [], inFlight: 0, limitedUntil: 0 };
+      this.callers.set(caller, s);
+    }
+    if (now - s.windowStart >= this.config.windowMs) {
+      s.windowStart = now;
+      s.used = 0;
+    }
+    return s;
+  }
+
+  /** True when the caller was already told to wait and the wait has not passed. */
+  isAlreadyLimited(caller: string, now: number): boolean {
+    return this.state(caller, now).limitedUntil > now;
+  }
+
+  resetEpochSeconds(caller: string, now: number): number {
+    const s = this.state(caller, now);
+    return Math.ceil((s.windowStart + this.config.windowMs) / 1000);
+  }
+
+  /** Admits or rejects one request. `endpoint` is the route key the secondary point budget is kept by. */
+  admit(caller: string, endpoint: string, points: number, contentCreating: boolean, now: number): LimitVerdict {
+    const s = this.state(caller, now);
+    const cfg = this.config;
+    const resetMs = s.windowStart + cfg.windowMs;
+    if (s.used >= cfg.limit) {
+      s.limitedUntil = Math.max(s.limitedUntil, resetMs);
+      return { ok: false, kind: 'primary', status: cfg.primaryStatus, message: PRIMARY_LIMIT_MESSAGE, limitedUntilMs: resetMs };
+    }
+    const sec = cfg.secondary;
+    if (s.inFlight >= sec.maxConcurrent) return this.secondary(s, now, now + 1000);
+    let bucket = s.points.get(endpoint);
+    if (!bucket || now - bucket.windowStart >= sec.windowMs) {
+      bucket = { windowStart: now, points: 0 };
+      s.points.set(endpoint, bucket);
+    }
+    if (bucket.points + points > sec.pointsPerWindow) return this.secondary(s, now, bucket.windowStart + sec.windowMs);
+    if (contentCreating) {
+      s.content = s.content.filter((t) => now - t < 60 * 60 * 1000);
+      const lastMinute = s.content.filter((t) => now - t < 60 * 1000);
+      if (lastMinute.length >= sec.contentPerMinute) return this.secondary(s, now, lastMinute[0] + 60 * 1000);
+      if (s.content.length >= sec.contentPerHour) return this.secondary(s, now, s.content[0] + 60 * 60 * 1000);
+      s.content.push(now);
+    }
+    bucket.points += points;
+    return { ok: true };
+  }
+
+  private secondary(s: CallerState, now: number, freeAtMs: number): LimitVerdict {
+    const sec = this.config.secondary;
+    const retryAfterSeconds = sec.retryAfter ? Math.max(1, Math.ceil((freeAtMs - now) / 1000)) : undefined;
+    // Without retry-after the client is told nothing; it must wait at least a minute (spec 001).
+    const limitedUntilMs = retryAfterSeconds !== undefined ? now + retryAfterSeconds * 1000 : Math.max(freeAtMs, now + 60_000);
+    s.limitedUntil = Math.max(s.limitedUntil, limitedUntilMs);
+    return { ok: false, kind: 'secondary', status: sec.status, message: SECONDARY_LIMIT_MESSAGE, retryAfterSeconds, limitedUntilMs };
+  }
+
+  /** Counts a request against the primary window (not for 304s). Returns the headers to send. */
+  count(caller: string, now: number, countsAgainstPrimary: boolean): Record<string, string> {
+    const s = this.state(caller, now);
+    if (countsAgainstPrimary) s.used++;
+    const remaining = Math.max(0, this.config.limit - s.used);
+    // A response that spends the window tells the caller to wait until the reset.
+    if (remaining === 0) s.limitedUntil = Math.max(s.limitedUntil, s.windowStart + this.config.windowMs);
+    return this.headers(caller, now);
+  }
+
+  headers(caller: string, now: number): Record<string, string> {
+    const s = this.state(caller, now);
+    return {
+      'x-ratelimit-limit': String(this.config.limit),
+      'x-ratelimit-remaining': String(Math.max(0, this.config.limit - s.used)),
+      'x-ratelimit-used': String(s.used),
+      'x-ratelimit-reset': String(this.resetEpochSeconds(caller, now)),
+      'x-ratelimit-resource': 'core',
+    };
+  }
+
+  enter(caller: string, now: number): void {
+    this.state(caller, now).inFlight++;
+  }
+  leave(caller: string, now: number): void {
+    this.state(caller, now).inFlight--;
+  }
+}

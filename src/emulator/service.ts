@@ -1,0 +1,60 @@
+/**
+ * An emulated API service: a router mounted under a path prefix with its own auth rule, error style and
+ * (optionally) GitHub-style rate limits. The GitHub service is mounted at `/`; Google's services are
+ * mounted under their own prefixes so one emulator process serves every API family.
+ */
+import type { RateLimiter } from './rate-limiter';
+import { Router } from './router';
+
+export type ErrorStyle = 'github' | 'google';
+
+export interface ServiceDefinition {
+  name: string;
+  /** Mount point, e.g. `` (root) or `/google/logging`. No trailing slash. */
+  prefix: string;
+  router: Router;
+  errorStyle: ErrorStyle;
+  /** Rate limits enforced on this service, if any. */
+  rateLimiter?: RateLimiter;
+  /** When set, only this bearer token is accepted; otherwise any non-empty one. */
+  token?: string;
+}
+
+export function createService(def: Omit<ServiceDefinition, 'router'> & { router?: Router }): ServiceDefinition {
+  return { ...def, router: def.router ?? new Router() };
+}
+
+/** The error body for a status and message in the service's style. */
+export function errorBody(style: ErrorStyle, status: number, message: string, extra: Record<string, unknown> = {}): unknown {
+  if (style === 'github') {
+    return { message, documentation_url: 'https://docs.github.com/rest', status: String(status), ...extra };
+  }
+  return { error: { code: status, message, status: googleStatusName(status), ...extra } };
+}
+
+function googleStatusName(status: number): string {
+  switch (status) {
+    case 400:
+      return 'INVALID_ARGUMENT';
+    case 401:
+      return 'UNAUTHENTICATED';
+    case 403:
+      return 'PERMISSION_DENIED';
+    case 404:
+      return 'NOT_FOUND';
+    case 409:
+      return 'ABORTED';
+    case 429:
+      return 'RESOURCE_EXHAUSTED';
+    case 499:
+      return 'CANCELLED';
+    case 501:
+      return 'UNIMPLEMENTED';
+    case 503:
+      return 'UNAVAILABLE';
+    case 504:
+      return 'DEADLINE_EXCEEDED';
+    default:
+      return status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION';
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * The one HTTP core every activity uses: base URL, auth, default headers, conditional requests,
+ * redirects, pagination, and the translation of every non-success into a typed `ApplicationFailure`
+ * through the pure retry decision (`retry-policy.ts`).
+ *
+ * An `ApiClient` is created once per API family by the worker and injected into activity factories.
+ */
+import { Agent, type Dispatcher, request } from 'undici';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  blockedUntilFromHeaders,
+  decideNetworkRetry,
+  decideRetry,
+  FailureType,
+  githubRetryPolicy,
+  type ResponseFacts,
+  type RetryPolicy,
+} from './retry-policy';
+import { failureFromDecision } from './failures';
+import { RateLimitGate } from './rate-limit-gate';
+
+/** Resolves the bearer token at call time (env var, file, ADC…); `undefined` sends no `Authorization`. */
+export type TokenProvider = () => string | undefined | Promise<string | undefined>;
+
+/** Reads the API's message (and any retry hint) out of an error body. */
+export type ErrorBodyParser = (body: unknown) => Pick<ResponseFacts, 'message' | 'bodyRetryDelayMs' | 'reason'>;
+
+export interface ApiClientOptions {
+  /** e.g. `https://api.github.com` or `https://ghe.example.com/api/v3` (a path prefix is kept). */
+  baseUrl: string;
+  token: TokenProvider;
+  /** Headers sent with every request to the API origin (Accept, version header…). */
+  defaultHeaders?: Record<string, string>;
+  dispatcher?: Dispatcher;
+  policy?: RetryPolicy;
+  gate?: RateLimitGate;
+  clock?: () => number;
+  /** The attempt number of the running activity (1 outside activities). */
+  attempt?: () => number;
+  parseErrorBody?: ErrorBodyParser;
+  /** @format milliseconds */
+  timeoutMs?: number;
+  userAgent?: string;
+}
+
+export type QueryValue = string | number | boolean | undefined | readonly (string | number)[];
+
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
+  /** A path below the base URL (`/orgs/x`) or an absolute URL on the same origin (pagination links). */
+  path: string;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Sends `If-None-Match`; a 304 answer comes back as `notModified: true` instead of failing. */
+  ifNoneMatch?: string;
+  /** `follow` (default) follows redirects, dropping credentials when the origin changes; `manual` returns the 3xx. */
+  redirect?: 'follow' | 'manual';
+}
+
+export interface ApiResponse<T> {
+  status: number;
+  headers: Record<string, string>;
+  body: T;
+  url: string;
+  notModified: boolean;
+  /** `Location` of a 3xx when `redirect: 'manual'`, resolved to an absolute URL. */
+  location?: string;
+}
+
+export const GITHUB_DEFAULT_HEADERS: Readonly<Record<string, string>> = {
+  accept: 'application/vnd.github+json',
+  'x-github-api-version': '2022-11-28',
+};
+
+const MAX_REDIRECTS = 5;
+
+/** GitHub's error body: `{ message, errors: [{ message | code, field }] }`. */
+export const parseGithubErrorBody: ErrorBodyParser = (body) => {
+  if (!body || typeof body !== 'object') return {};
+  const b = body as { message?: unknown; errors?: unknown };
+  let message = typeof b.message === 'string' ? b.message : undefined;
+  if (Array.isArray(b.errors) && b.errors.length > 0) {
+    const parts = b.errors.map((e) =>
+      typeof e === 'string' ? e : typeof e?.message === 'string' ? e.message : [e?.field, e?.code].filter(Boolean).join(' '),
+    );
+    message = [message, parts.filter(Boolean).join('; ')].filter(Boolean).join(': ');
+  }
+  return { message };
+};
+
+export function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (v === undefined) continue;
+    out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+/** Parses an RFC 8288 `Link` header into `{ rel: url }`. */
+export function parseLinkHeader(value: string | undefined): Record<string, string> {
+  const links: Record<string, string> = {};
+  if (!value) return links;
+  for (const part of value.split(',')) {
+    const m = /<([^>]+)>\s*;\s*rel="?([^";]+)"?/.exec(part.trim());
+    if (m) for (const rel of m[2].split(/\s+/)) links[rel] = m[1];
+  }
+  return links;
+}
+
+let sharedAgent: Agent | undefined;
+function defaultDispatcher(): Dispatcher {
+  sharedAgent ??= new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+  return sharedAgent;
+}
+
+export class ApiClient {
+  readonly baseUrl: URL;
+  readonly origin: string;
+  private readonly opts: ApiClientOptions;
+  private readonly policy: RetryPolicy;
+  private readonly gate: RateLimitGate;
+  private readonly clock: () => number;
+
+  constructor(opts: ApiClientOptions) {
+    this.opts = opts;
+    const base = opts.baseUrl.endsWith('/') ? opts.baseUrl.slice(0, -1) : opts.baseUrl;
+    this.baseUrl = new URL(base);
+    this.origin = this.baseUrl.origin;
+    this.policy = opts.policy ?? githubRetryPolicy;
+    this.clock = opts.clock ?? Date.now;
+    this.gate = opts.gate ?? new RateLimitGate(this.clock);
+  }
+
+  get dispatcher(): Dispatcher {
+    return this.opts.dispatcher ?? defaultDispatcher();
+  }
+
+  /** Absolute URL for a path below the base URL (keeps a base path such as `/api/v3`). */
+  url(path: string, query?: Record<string, QueryValue>): URL {
+    const url = /^https?:\/\//.test(path) ? new URL(path) : new URL(this.baseUrl.href.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`));
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const v of value) url.searchParams.append(key, String(v));
+      else url.searchParams.set(key, String(value));
+    }
+    return url;
+  }
+
+  /**
+   * Sends one request and returns the parsed response, or throws a typed `ApplicationFailure`.
+   * Sends nothing while the rate-limit gate is closed for this API.
+   */
+  async request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>> {
+    let url = this.url(req.path, req.query);
+    if (url.origin !== this.origin) {
+      throw ApplicationFailure.nonRetryable(`refusing to send API credentials to ${url.origin} (API is ${this.origin})`, FailureType.UnexpectedResponse);
+    }
+    const call = { method: req.method, url: `${url.origin}${url.pathname}` };
+    const attempt = this.opts.attempt?.() ?? 1;
+
+    const closedForMs = this.gate.remainingMs(this.origin);
+    if (closedForMs > 0) {
+      throw failureFromDecision(
+        { kind: 'retry', type: FailureType.PrimaryRateLimit, delayMs: closedForMs, message: `not sent: API is rate limited for another ${Math.ceil(closedForMs / 1000)} s` },
+        call,
+      );
+    }
+
+    const token = await this.opts.token();
+    let headers: Record<string, string> = {
+      'user-agent': this.opts.userAgent ?? 'longhaul/0.1',
+      ...(this.opts.defaultHeaders ?? {}),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(req.ifNoneMatch ? { 'if-none-match': req.ifNoneMatch } : {}),
+      ...(req.headers ?? {}),
+    };
+    let bodyText: string | undefined;
+    if (req.body !== undefined) {
+      bodyText = JSON.stringify(req.body);
+      headers['content-type'] = 'application/json';
+    }
+
+    let method: string = req.method;
+    for (let hop = 0; ; hop++) {
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(url, {
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body: bodyText,
+          dispatcher: this.dispatcher,
+          headersTimeout: this.opts.timeoutMs ?? 30_000,
+          bodyTimeout: this.opts.timeoutMs ?? 30_000,
+        });
+      } catch (err) {
+        const decision = decideNetworkRetry(`${(err as Error).message ?? String(err)}`, { nowMs: this.clock(), attempt }, this.policy);
+        if (decision.kind === 'success') throw err;
+        throw failureFromDecision(decision, call);
+      }
+      const resHeaders = flattenHeaders(res.headers);
+      const location = resHeaders.location ? new URL(resHeaders.location, url).href : undefined;
+
+      if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && location) {
+        if (req.redirect === 'manual') {
+          await res.body.dump();
+          return { status: res.statusCode, headers: resHeaders, body: undefined as T, url: url.href, notModified: false, location };
+        }
+        await res.body.dump();
+        if (hop >= MAX_REDIRECTS) {
+          throw ApplicationFailure.nonRetryable(`too many redirects from ${call.url}`, FailureType.UnexpectedResponse);
+        }
+        const next = new URL(location);
+        if (next.origin !== url.origin) headers = withoutCredentials(headers);
+        if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+          method = 'GET';
+          bodyText = undefined;
+        }
+        url = next;
+        continue;
+      }
+
+      const text = await res.body.text();
+      const body = parseJson(text);
+      const facts: ResponseFacts = {
+        status: res.statusCode,
+        headers: resHeaders,
+        ...(res.statusCode >= 400 ? (this.opts.parseErrorBody ?? parseGithubErrorBody)(body) : {}),
+      };
+      if (res.statusCode >= 400 && !facts.message && text) facts.message = text.slice(0, 500);
+
+      const nowMs = this.clock();
+      if (res.statusCode === 304 && req.ifNoneMatch) {
+        return { status: 304, headers: resHeaders, body: undefined as T, url: url.href, notModified: true };
+      }
+      const decision = decideRetry(facts, { nowMs, attempt }, this.policy);
+      if (decision.kind === 'success') {
+        const spentUntil = url.origin === this.origin ? blockedUntilFromHeaders(facts, nowMs, this.policy) : undefined;
+        if (spentUntil !== undefined) this.gate.block(this.origin, spentUntil);
+        return { status: res.statusCode, headers: resHeaders, body: body as T, url: url.href, notModified: false, location };
+      }
+      if (decision.kind === 'retry' && decision.blockedUntilMs !== undefined && url.origin === this.origin) {
+        this.gate.block(this.origin, decision.blockedUntilMs);
+      }
+      throw failureFromDecision(decision, call);
+    }
+  }
+
+  /**
+   * Follows `Link: rel="next"` from `path`, yielding each page's items. Stops after `maxPages`.
+   * Links must stay on the API origin (credentials are attached).
+   */
+  async *paginate<T>(path: string, query?: Record<string, QueryValue>, maxPages = 100): AsyncGenerator<{ items: T[]; response: ApiResponse<T[]> }> {
+    let next: string | undefined = this.url(path, query).href;
+    for (let page = 0; next && page < maxPages; page++) {
+      const response: ApiResponse<T[]> = await this.request<T[]>({ method: 'GET', path: next });
+      yield { items: Array.isArray(response.body) ? response.body : [], response };
+      next = parseLinkHeader(response.headers.link).next;
+    }
+  }
+}
+
+function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (k !== 'authorization' && k !== 'cookie') out[k] = v;
+  return out;
+}
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

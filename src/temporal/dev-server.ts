@@ -1,0 +1,166 @@
+/**
+ * The embedded default: a real Temporal dev server (the `temporal` CLI's `server start-dev`), persisted
+ * to SQLite under the data directory so workflows survive a restart, with the Web UI and longhaul's
+ * search attributes. When a server already answers on the port (say, a second `npm start`), it is reused.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { createConnection } from 'node:net';
+import { join, resolve } from 'node:path';
+import { findTemporalCli, type Log } from './cli-binary';
+import { searchAttributeArgs, ALL_SEARCH_ATTRIBUTES } from '../common/search-attributes';
+
+export interface DevServerOptions {
+  /** Directory for `temporal.sqlite`; omit for an in-memory server (tests). */
+  dataDir?: string;
+  ip?: string;
+  /** gRPC port (7233 by default; 0 picks a free one). */
+  port?: number;
+  /** Web UI port; `false` disables the UI. */
+  uiPort?: number | false;
+  namespace?: string;
+  log?: Log;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RunningDevServer {
+  /** `host:port` for gRPC clients and workers. */
+  address: string;
+  namespace: string;
+  uiUrl?: string;
+  /** True when this process started the server (and so stops it). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+/** The data directory: `LONGHAUL_DATA_DIR`, else `./.longhaul`. */
+export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(env.LONGHAUL_DATA_DIR || '.longhaul');
+}
+
+export function portIsOpen(host: string, port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = createConnection({ host, port });
+    const finish = (open: boolean) => {
+      socket.destroy();
+      done(open);
+    };
+    socket.setTimeout(timeoutMs, () => finish(false));
+    socket.once('connect', () => finish(true));
+    socket.once('error', () => finish(false));
+  });
+}
+
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((done, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => done(port));
+    });
+  });
+}
+
+async function waitForPort(host: string, port: number, child: ChildProcess, stderr: () => string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`temporal server exited with code ${child.exitCode}:\n${stderr().trim().split('\n').slice(-10).join('\n')}`);
+    if (await portIsOpen(host, port)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`temporal server did not open ${host}:${port} within ${timeoutMs / 1000} s`);
+}
+
+export async function startDevServer(options: DevServerOptions = {}): Promise<RunningDevServer> {
+  const log = options.log ?? ((m: string) => console.log(`[temporal] ${m}`));
+  const ip = options.ip ?? '127.0.0.1';
+  const port = options.port === 0 ? await freePort() : (options.port ?? 7233);
+  const namespace = options.namespace ?? 'default';
+  const uiPort = options.uiPort === false ? undefined : (options.uiPort ?? port + 1000);
+  const uiUrl = uiPort ? `http://localhost:${uiPort}` : undefined;
+
+  if (await portIsOpen(ip, port)) {
+    log(`a Temporal server already answers on ${ip}:${port}; using it`);
+    return { address: `${ip}:${port}`, namespace, uiUrl, owned: false, stop: async () => undefined };
+  }
+
+  const cli = await findTemporalCli(log, options.env);
+  if (!cli) return startWithSdkDownload({ ...options, ip, port, namespace, uiPort }, log);
+
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', namespace, '--log-level', 'warn', ...searchAttributeArgs()];
+  if (uiPort) args.push('--ui-port', String(uiPort));
+  else args.push('--headless');
+  if (options.dataDir) {
+    await mkdir(options.dataDir, { recursive: true });
+    args.push('--db-filename', join(options.dataDir, 'temporal.sqlite'));
+  }
+  log(`starting the Temporal dev server on ${ip}:${port}${options.dataDir ? ` (state in ${join(options.dataDir, 'temporal.sqlite')})` : ' (in memory)'}`);
+  const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (stderr.length > 64_000) stderr = stderr.slice(-32_000);
+  });
+  const stopChild = () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  };
+  process.once('exit', stopChild);
+  try {
+    await waitForPort(ip, port, child, () => stderr, 60_000);
+  } catch (err) {
+    stopChild();
+    throw err;
+  }
+  return {
+    address: `${ip}:${port}`,
+    namespace,
+    uiUrl,
+    owned: true,
+    stop: async () => {
+      process.removeListener('exit', stopChild);
+      if (child.exitCode !== null) return;
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Last resort on machines with internet: the SDK downloads and runs the dev server itself. */
+async function startWithSdkDownload(
+  options: DevServerOptions & { ip: string; port: number; namespace: string; uiPort?: number },
+  log: Log,
+): Promise<RunningDevServer> {
+  log('starting the dev server through the Temporal SDK download…');
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  try {
+    const env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        ip: options.ip,
+        port: options.port,
+        namespace: options.namespace,
+        ui: options.uiPort !== undefined,
+        uiPort: options.uiPort,
+        dbFilename: options.dataDir ? join(options.dataDir, 'temporal.sqlite') : undefined,
+        searchAttributes: [...ALL_SEARCH_ATTRIBUTES],
+      },
+    });
+    return {
+      address: `${options.ip}:${options.port}`,
+      namespace: options.namespace,
+      uiUrl: options.uiPort ? `http://localhost:${options.uiPort}` : undefined,
+      owned: true,
+      stop: () => env.teardown(),
+    };
+  } catch (err) {
+    throw new Error(
+      `could not obtain a Temporal server: the SDK download failed (${(err as Error).message}). ` +
+        'Install Go (then longhaul builds the CLI itself), install the Temporal CLI, or set TEMPORAL_ADDRESS to a running server.',
+    );
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The longhaul worker: runs every workflow and activity on one task queue.
+ *
+ *   npm run worker            # connects per TEMPORAL_* settings, or to the embedded dev server
+ *
+ * `createLonghaulWorker` is also used by `npm start`, the demo, benchmarks and tests.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from './activities';
+import { createGithubClient } from './activities/context';
+import { loadConfig, type LonghaulConfig } from './config';
+import { resolveTemporal } from './temporal/connection';
+
+export interface LonghaulWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  deps: ActivityDeps;
+  /** A pre-built workflow bundle (tests and benchmarks bundle once); otherwise bundled from source. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Extra worker options (concurrency, shutdown grace…). */
+  workerOptions?: Partial<WorkerOptions>;
+}
+
+/** The workflows entry point, from sources (tsx, vitest) or compiled output (dist). */
+export function workflowsPath(): string {
+  const candidates = ['index.ts', 'index.js'].map((file) => join(__dirname, 'workflows', file));
+  const found = candidates.find((path) => existsSync(path));
+  if (!found) throw new Error(`workflows entry point not found (looked for ${candidates.join(', ')})`);
+  return found;
+}
+
+export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace,
+    taskQueue: opts.taskQueue,
+    activities: createActivities(opts.deps),
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
+    ...opts.workerOptions,
+  });
+}
+
+/** Activity dependencies from the environment (`GITHUB_API_URL`, `GITHUB_TOKEN`, …). */
+export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partial<ActivityDeps> = {}): ActivityDeps {
+  return {
+    github: createGithubClient({ baseUrl: config.githubApiUrl }),
+    dataDir: config.dataDir,
+    clock: Date.now,
+    ...overrides,
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const target = await resolveTemporal((m) => console.log(`[temporal] ${m}`));
+  const connection = await NativeConnection.connect(target.connectionOptions);
+  const worker = await createLonghaulWorker({
+    connection,
+    namespace: target.namespace,
+    taskQueue: config.taskQueue,
+    deps: activityDepsFromConfig(config),
+  });
+  console.log(`longhaul worker polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub API ${config.githubApiUrl})`);
+  if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
+  await worker.run();
+  await connection.close();
+  await target.embedded?.stop();
+}
+
+if (require.main === module) {
+  main().catch((err: Error) => {
+    console.error(`worker: ${err.message}`);
+    process.exit(1);
+  });
+}

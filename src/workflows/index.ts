@@ -1,0 +1,2 @@
+/** Every workflow the longhaul worker runs. The worker bundles this file. */
+export * from './org-migration';

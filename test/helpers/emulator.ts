@@ -1,0 +1,24 @@
+/** Test helpers around an in-process emulator. */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/emulator';
+import { createGithubClient } from '../../src/activities/context';
+import type { ActivityDeps } from '../../src/activities';
+import type { RetryPolicy } from '../../src/http/retry-policy';
+
+export const TEST_TOKEN = 'test-token-7f3a9c1e-never-in-history';
+
+export async function startTestEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  return startEmulator({ token: TEST_TOKEN, ...options });
+}
+
+/** Activity deps pointing at the emulator, with a fresh temp data dir. */
+export async function emulatorDeps(emulator: Emulator, overrides: { policy?: RetryPolicy; token?: string } = {}): Promise<ActivityDeps> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-test-'));
+  return {
+    github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => overrides.token ?? TEST_TOKEN, policy: overrides.policy }),
+    dataDir,
+    clock: Date.now,
+  };
+}
