@@ -1,0 +1,123 @@
+/**
+ * Starting a workflow from the CLI and, with `--wait`/`--follow`, seeing it to the end.
+ */
+import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { SearchAttributePair, TypedSearchAttributes } from '@temporalio/common';
+import { CliError, describeFailure, printJson, type CliContext } from './context';
+
+export interface OutputFlags {
+  wait?: boolean;
+  json?: boolean;
+  follow?: boolean;
+}
+
+export interface WorkflowCommand<Args extends unknown[], Result, Status> {
+  ctx: CliContext;
+  /** The workflow function or its name. */
+  workflowType: string;
+  workflowId: string;
+  args: Args;
+  searchAttributes?: SearchAttributePair[] | TypedSearchAttributes;
+  flags: OutputFlags;
+  /** Human-readable lines for a successful result. */
+  describeResult(result: Result): string[];
+  /** One progress line from the workflow's `status` query (for `--follow`). */
+  describeStatus?(status: Status): { line: string; percent?: number };
+}
+
+/** Starts the workflow; with `--wait`/`--follow` waits for its end. Returns the process exit code. */
+export async function runWorkflowCommand<Args extends unknown[], Result, Status>(cmd: WorkflowCommand<Args, Result, Status>): Promise<number> {
+  const { ctx, flags } = cmd;
+  const client = await ctx.client();
+  let handle: WorkflowHandleWithFirstExecutionRunId;
+  try {
+    handle = await client.workflow.start(cmd.workflowType, {
+      taskQueue: ctx.config.taskQueue,
+      workflowId: cmd.workflowId,
+      args: cmd.args,
+      typedSearchAttributes: cmd.searchAttributes,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new CliError(`a workflow with id ${cmd.workflowId} is already running; watch it in the UI: ${ctx.uiLink(cmd.workflowId) ?? cmd.workflowId}`);
+    }
+    throw err;
+  }
+  const link = ctx.uiLink(cmd.workflowId);
+  if (!flags.json) {
+    console.log(`started ${cmd.workflowType} ${cmd.workflowId}`);
+    if (link) console.log(`watch it in the Temporal UI: ${link}`);
+  }
+  if (!flags.wait && !flags.follow) {
+    if (flags.json) printJson({ workflowId: cmd.workflowId, runId: handle.firstExecutionRunId, workflowStatus: 'RUNNING', uiUrl: link });
+    return 0;
+  }
+  const stopFollowing = flags.follow && cmd.describeStatus && !flags.json ? follow(handle, cmd.describeStatus) : undefined;
+  try {
+    const result = (await handle.result()) as Result;
+    await stopFollowing?.();
+    const status = (await handle.describe()).status.name;
+    if (flags.json) printJson({ ...(result as object), workflowId: cmd.workflowId, workflowStatus: status });
+    else for (const line of cmd.describeResult(result)) console.log(line);
+    return 0;
+  } catch (err) {
+    await stopFollowing?.();
+    const failure = describeFailure(err);
+    let status = 'FAILED';
+    try {
+      status = (await handle.describe()).status.name;
+    } catch {
+      // The failure itself is what matters.
+    }
+    if (flags.json) printJson({ workflowId: cmd.workflowId, workflowStatus: status, error: failure });
+    else console.error(`error: ${cmd.workflowId} ${status.toLowerCase()}: ${failure.type ? `${failure.type}: ` : ''}${failure.message}`);
+    return 1;
+  }
+}
+
+/** Renders the workflow's `status` query on one terminal line until stopped. */
+function follow<Status>(handle: WorkflowHandle, describe: (s: Status) => { line: string; percent?: number }): () => Promise<void> {
+  let stopped = false;
+  let lastLine = '';
+  const tty = process.stdout.isTTY;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        const status = await handle.query<Status>('status');
+        const { line, percent } = describe(status);
+        const bar = percent === undefined ? '' : `${progressBar(percent)} `;
+        const text = `${bar}${line}`;
+        if (text !== lastLine) {
+          if (tty) process.stdout.write(`\r\x1b[2K${text}`);
+          else console.log(text);
+          lastLine = text;
+        }
+      } catch {
+        // Not yet queryable (no worker picked it up yet) or already closed.
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+    if (tty && lastLine) process.stdout.write('\n');
+  };
+}
+
+export function progressBar(percent: number, width = 24): string {
+  const p = Math.max(0, Math.min(100, percent));
+  const filled = Math.round((p / 100) * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.round(p)).padStart(3)}%`;
+}
+
+/** A readable, unique-enough workflow id: `prefix-part-part-<time>`. */
+export function readableWorkflowId(prefix: string, parts: string[], now = Date.now()): string {
+  const slug = parts
+    .join('-')
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80);
+  return `${prefix}-${slug}-${now.toString(36)}`;
+}

@@ -1,0 +1,153 @@
+/**
+ * `npm start` and `npm run demo`: the whole stack on the embedded default.
+ *
+ * - Temporal: the configured server (TEMPORAL_ADDRESS…) or the embedded dev server (SQLite under the
+ *   data directory, Web UI on http://localhost:8233, search attributes registered).
+ * - APIs: the real ones when their base URLs are set (GITHUB_API_URL…), otherwise the emulator.
+ * - A worker on the longhaul task queue.
+ *
+ * `demo` then drives one organization migration of the emulator's fixture to the end with live
+ * progress, prints the result and the UI link, and keeps the stack up until Ctrl-C (`--exit` stops).
+ */
+import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
+import { Command } from 'commander';
+import { loadConfig } from './config';
+import { resolveTemporal, workflowUiUrl } from './temporal/connection';
+import { createLonghaulWorker, activityDepsFromConfig } from './worker';
+import { createGithubClient } from './activities/context';
+import { readSecret } from './config';
+import { startEmulator, type Emulator } from './emulator/emulator';
+import { portIsOpen } from './temporal/dev-server';
+import { runWorkflowCommand } from './cli/run-workflow';
+import { describeMigrationResult, describeMigrationStatus } from './cli/migrate';
+import { LonghaulOrg, LonghaulProcess } from './common/search-attributes';
+import type { CliContext } from './cli/context';
+import { Client, Connection } from '@temporalio/client';
+import type { OrgMigrationInput, OrgMigrationResult, OrgMigrationStatus } from './common/migration-input';
+
+/** Token the worker sends to the emulator when no GITHUB_TOKEN is set (the emulator accepts any). */
+const EMULATOR_DEMO_TOKEN = 'longhaul-emulator-demo-token';
+const EMULATOR_PORT = 8787;
+const STORAGE_PORT = 8788;
+
+interface Stack {
+  stop(): Promise<void>;
+  uiUrl?: string;
+  namespace: string;
+  address: string;
+  taskQueue: string;
+  emulator?: Emulator;
+}
+
+async function startStack(log: (m: string) => void): Promise<Stack> {
+  const config = loadConfig();
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const target = await resolveTemporal((m) => log(`[temporal] ${m}`));
+
+  let emulator: Emulator | undefined;
+  let deps = activityDepsFromConfig(config);
+  if (!config.githubApiUrlConfigured) {
+    const free = !(await portIsOpen('127.0.0.1', EMULATOR_PORT)) && !(await portIsOpen('127.0.0.1', STORAGE_PORT));
+    emulator = await startEmulator({ port: free ? EMULATOR_PORT : 0, storagePort: free ? STORAGE_PORT : 0 });
+    log(`[emulator] GITHUB_API_URL is not set: using the emulator at ${emulator.apiUrl} (storage ${emulator.storage.baseUrl})`);
+    deps = { ...deps, github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => readSecret('GITHUB_TOKEN') ?? EMULATOR_DEMO_TOKEN }) };
+  } else if (!readSecret('GITHUB_TOKEN')) {
+    log('warning: GITHUB_API_URL is set but GITHUB_TOKEN is not; API calls will be unauthenticated');
+  }
+
+  const connection = await NativeConnection.connect(target.connectionOptions);
+  const worker = await createLonghaulWorker({ connection, namespace: target.namespace, taskQueue: config.taskQueue, deps });
+  const running = worker.run();
+  log(`[worker] polling task queue "${config.taskQueue}" (data directory ${config.dataDir})`);
+  return {
+    uiUrl: target.uiUrl,
+    namespace: target.namespace,
+    address: target.connectionOptions.address ?? '127.0.0.1:7233',
+    taskQueue: config.taskQueue,
+    emulator,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+      await emulator?.close();
+      await target.embedded?.stop();
+    },
+  };
+}
+
+function untilInterrupted(stack: Stack): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      console.log('\nstopping…');
+      void stack.stop().then(resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+async function start(): Promise<void> {
+  const stack = await startStack(console.log);
+  console.log('');
+  console.log(`longhaul is running.${stack.uiUrl ? ` Temporal UI: ${stack.uiUrl}` : ''}`);
+  console.log('Try, in another terminal:');
+  console.log('  npm run starter -- migrate --org octo-org --repo alpha --repo beta --lock --follow');
+  console.log('Ctrl-C stops everything (workflows persist in the data directory).');
+  await untilInterrupted(stack);
+}
+
+async function demo(opts: { exit?: boolean }): Promise<void> {
+  const stack = await startStack(console.log);
+  const connection = await Connection.connect({ address: stack.address });
+  const client = new Client({ connection, namespace: stack.namespace });
+  const ctx: CliContext = {
+    config: loadConfig(),
+    client: async () => client,
+    target: () => ({ connectionOptions: { address: stack.address }, namespace: stack.namespace, uiUrl: stack.uiUrl }),
+    uiLink: (id) => workflowUiUrl({ uiUrl: stack.uiUrl, namespace: stack.namespace }, id),
+    close: () => connection.close(),
+  };
+  const workflowId = `demo-migrate-octo-org-${Date.now().toString(36)}`;
+  console.log('');
+  console.log('demo: migrating octo-org/alpha, beta and gamma (locked while exporting)…');
+  const code = await runWorkflowCommand<[OrgMigrationInput], OrgMigrationResult, OrgMigrationStatus>({
+    ctx,
+    workflowType: 'orgMigration',
+    workflowId,
+    args: [{ org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: { initialIntervalMs: 1000, maxIntervalMs: 5000 } }],
+    searchAttributes: [
+      { key: LonghaulProcess, value: 'org-migration' },
+      { key: LonghaulOrg, value: 'octo-org' },
+    ],
+    flags: { wait: true, follow: true },
+    describeResult: describeMigrationResult,
+    describeStatus: describeMigrationStatus,
+  });
+  if (stack.emulator) {
+    const s = stack.emulator.stats;
+    console.log(`emulator: ${s.requests} API requests, ${s.rateLimited.primary + s.rateLimited.secondary} rate-limited, ${s.requestsWhileLimited} sent while limited`);
+  }
+  const link = ctx.uiLink(workflowId);
+  if (link) console.log(`see the whole history in the Temporal UI: ${link}`);
+  await connection.close();
+  if (opts.exit || code !== 0) {
+    await stack.stop();
+    process.exitCode = code;
+    return;
+  }
+  console.log('the stack stays up; Ctrl-C stops it.');
+  await untilInterrupted(stack);
+}
+
+const program = new Command().name('longhaul');
+program.command('start').description('Run the stack (embedded Temporal server unless configured, emulator unless GITHUB_API_URL is set, worker)').action(start);
+program
+  .command('demo')
+  .description('Run the stack, then drive one organization migration to the end with live progress')
+  .option('--exit', 'stop the stack after the demo instead of waiting for Ctrl-C')
+  .action(demo);
+
+program.parseAsync().catch((err: Error) => {
+  console.error(`error: ${err.message}`);
+  process.exit(1);
+});
