@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from './activities';
 import { createGithubClient } from './activities/context';
+import { createGoogleClients } from './activities/google/client';
 import { loadConfig, type LonghaulConfig } from './config';
 import { resolveTemporal } from './temporal/connection';
 
@@ -47,6 +48,7 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
 export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partial<ActivityDeps> = {}): ActivityDeps {
   return {
     github: createGithubClient({ baseUrl: config.githubApiUrl }),
+    google: createGoogleClients({ apikeys: config.googleApikeysUrl, logging: config.googleLoggingUrl, dns: config.googleDnsUrl }),
     dataDir: config.dataDir,
     clock: Date.now,
     ...overrides,

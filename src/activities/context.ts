@@ -8,10 +8,13 @@ import { RateLimitGate } from '../http/rate-limit-gate';
 import { githubRetryPolicy, type RetryPolicy } from '../http/retry-policy';
 import { readSecret } from '../config';
 import type { Dispatcher } from 'undici';
+import type { GoogleClients } from './google/client';
 
 export interface ActivityDeps {
   /** The GitHub REST client (base URL, token, retry policy, shared rate-limit gate). */
   github: ApiClient;
+  /** Google Cloud clients (API Keys, Cloud Logging, Cloud DNS) with Google's error model and ADC/static tokens. */
+  google: GoogleClients;
   /** Directory archives and other downloads are written to (relative paths in inputs resolve here). */
   dataDir: string;
   /** Injected clock (epoch ms) for anything time-based outside the HTTP client. */

@@ -50,6 +50,8 @@ export class Emulator {
   readonly stats: EmulatorStats = emptyStats();
   readonly storage: StorageOrigin;
   readonly github: ServiceDefinition;
+  /** Google Cloud services, each under its own prefix (`serviceUrl('google-logging')` is its base URL). */
+  readonly google: { apikeys: ServiceDefinition; logging: ServiceDefinition; dns: ServiceDefinition };
   readonly services: ServiceDefinition[] = [];
   readonly clock: () => number;
   readonly fixture: GithubFixture;
@@ -75,7 +77,12 @@ export class Emulator {
     });
     this.setFaults(options.faults ?? []);
     this.github = createService({ name: 'github', prefix: '', errorStyle: 'github', rateLimiter: this.rateLimiter, token: options.token });
-    this.services.push(this.github);
+    this.google = {
+      apikeys: createService({ name: 'google-apikeys', prefix: '/google/apikeys', errorStyle: 'google', token: options.token }),
+      logging: createService({ name: 'google-logging', prefix: '/google/logging', errorStyle: 'google', token: options.token }),
+      dns: createService({ name: 'google-dns', prefix: '/google/dns', errorStyle: 'google', token: options.token }),
+    };
+    this.services.push(this.github, this.google.apikeys, this.google.logging, this.google.dns);
     this.registerRoutes();
   }
 

@@ -23,7 +23,7 @@ import { RateLimitGate } from './rate-limit-gate';
 export type TokenProvider = () => string | undefined | Promise<string | undefined>;
 
 /** Reads the API's message (and any retry hint) out of an error body. */
-export type ErrorBodyParser = (body: unknown) => Pick<ResponseFacts, 'message' | 'bodyRetryDelayMs' | 'reason'>;
+export type ErrorBodyParser = (body: unknown) => Pick<ResponseFacts, 'message' | 'bodyRetryDelayMs' | 'reason' | 'apiStatus'>;
 
 export interface ApiClientOptions {
   /** e.g. `https://api.github.com` or `https://ghe.example.com/api/v3` (a path prefix is kept). */

@@ -19,6 +19,8 @@ export interface ResponseFacts {
   bodyRetryDelayMs?: number;
   /** A machine-readable reason from the body (e.g. Google's `ErrorInfo.reason` or `status`). */
   reason?: string;
+  /** The API's canonical status name from the body (Google's `error.status`, e.g. `ALREADY_EXISTS`). */
+  apiStatus?: string;
 }
 
 /** Stable failure type names: workflows and `nonRetryableErrorTypes` match on these strings. */
@@ -38,12 +40,22 @@ export const FailureType = {
   Network: 'NetworkError',
   TransientExhausted: 'TransientRetriesExhaustedError',
   UnexpectedResponse: 'UnexpectedResponseError',
+  AlreadyExists: 'AlreadyExistsError',
+  FailedPrecondition: 'FailedPreconditionError',
+  /** Google's 409 `ABORTED` on a request carrying an etag: the resource changed since the caller read it. */
+  EtagMismatch: 'EtagMismatchError',
 } as const;
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 
 export interface RetryPolicy {
   /** Statuses that never succeed on retry, with the failure type each one becomes. */
   permanent: Readonly<Record<number, FailureTypeName>>;
+  /**
+   * Canonical status names from the body (Google's `error.status`) that never succeed on retry, with their
+   * failure type. Checked before `permanent`, because one HTTP status carries several meanings
+   * (409 is `ALREADY_EXISTS` or `ABORTED`; 400 is `INVALID_ARGUMENT` or `FAILED_PRECONDITION`).
+   */
+  permanentByApiStatus?: Readonly<Record<string, FailureTypeName>>;
   /** Statuses that are rate limits when the response says so (403) or always (429). */
   rateLimitStatuses: readonly number[];
   /** Statuses always treated as rate limits, even without headers (429). */
@@ -203,7 +215,7 @@ export function decideRetry(facts: ResponseFacts, ctx: DecisionContext, policy: 
     return { kind: 'retry', type, status, delayMs, blockedUntilMs: ctx.nowMs + delayMs, message, reason };
   }
 
-  const permanentType = policy.permanent[status];
+  const permanentType = (facts.apiStatus !== undefined ? policy.permanentByApiStatus?.[facts.apiStatus] : undefined) ?? policy.permanent[status];
   if (permanentType !== undefined) return { kind: 'permanent', type: permanentType, status, message, reason };
 
   if (policy.transientStatuses.includes(status) || status >= 500) {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/emulator';
 import { createGithubClient } from '../../src/activities/context';
+import { createGoogleClients } from '../../src/activities/google/client';
 import type { ActivityDeps } from '../../src/activities';
 import type { RetryPolicy } from '../../src/http/retry-policy';
 
@@ -14,10 +15,14 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
 }
 
 /** Activity deps pointing at the emulator, with a fresh temp data dir. */
-export async function emulatorDeps(emulator: Emulator, overrides: { policy?: RetryPolicy; token?: string } = {}): Promise<ActivityDeps> {
+export async function emulatorDeps(emulator: Emulator, overrides: { policy?: RetryPolicy; googlePolicy?: RetryPolicy; token?: string } = {}): Promise<ActivityDeps> {
   const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-test-'));
   return {
     github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => overrides.token ?? TEST_TOKEN, policy: overrides.policy }),
+    google: createGoogleClients(
+      { apikeys: emulator.serviceUrl('google-apikeys'), logging: emulator.serviceUrl('google-logging'), dns: emulator.serviceUrl('google-dns') },
+      { token: () => overrides.token ?? TEST_TOKEN, policy: overrides.googlePolicy },
+    ),
     dataDir,
     clock: Date.now,
   };

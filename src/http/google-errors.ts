@@ -1,0 +1,138 @@
+/**
+ * Google's error model (AIP-193) for the HTTP core: the body `{ error: { code, message, status, details[] } }`
+ * read into `ResponseFacts`, and the retry policy for Google Cloud APIs as data.
+ *
+ * - `RetryInfo.retryDelay` (a JSON Duration such as `"4s"` or `"0.5s"`) becomes `bodyRetryDelayMs`, which the
+ *   decision honours like `retry-after`;
+ * - `ErrorInfo.reason` (e.g. `API_KEY_NOT_FOUND`) becomes `reason`, kept in the failure's details;
+ * - `status` (the canonical code name) becomes `apiStatus`, which decides permanence where one HTTP status
+ *   has several meanings (409 is `ALREADY_EXISTS` or `ABORTED`).
+ */
+import type { ErrorBodyParser } from './api-client';
+import { FailureType, type RetryPolicy } from './retry-policy';
+
+const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo';
+const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
+const BAD_REQUEST = 'type.googleapis.com/google.rpc.BadRequest';
+
+/** One entry of `error.details[]`; only the kinds longhaul reads are typed. */
+export interface GoogleErrorDetail {
+  '@type': string;
+  /** RetryInfo */
+  retryDelay?: string | { seconds?: string | number; nanos?: number };
+  /** ErrorInfo */
+  reason?: string;
+  domain?: string;
+  metadata?: Record<string, string>;
+  /** BadRequest */
+  fieldViolations?: { field?: string; description?: string }[];
+}
+
+/** The `error` object of a Google API error response. */
+export interface GoogleError {
+  code: number;
+  message: string;
+  status?: string;
+  details?: GoogleErrorDetail[];
+}
+
+/**
+ * Milliseconds of a protobuf JSON Duration: `"4s"`, `"0.5s"`, `"1.000340012s"`, or the object form
+ * `{ seconds, nanos }`. Undefined when the value is not a duration (never negative).
+ */
+export function parseDurationMs(value: unknown): number | undefined {
+  if (typeof value === 'string') {
+    const m = /^\s*(\d+(?:\.\d+)?)s\s*$/.exec(value);
+    return m ? Math.round(Number(m[1]) * 1000) : undefined;
+  }
+  if (value && typeof value === 'object') {
+    const { seconds, nanos } = value as { seconds?: unknown; nanos?: unknown };
+    const s = typeof seconds === 'string' && /^\d+$/.test(seconds) ? Number(seconds) : typeof seconds === 'number' ? seconds : 0;
+    const n = typeof nanos === 'number' ? nanos : 0;
+    if (seconds === undefined && nanos === undefined) return undefined;
+    return Math.max(0, Math.round(s * 1000 + n / 1e6));
+  }
+  return undefined;
+}
+
+function detailsOf(error: Record<string, unknown>): GoogleErrorDetail[] {
+  const details = error.details;
+  return Array.isArray(details) ? details.filter((d): d is GoogleErrorDetail => !!d && typeof d === 'object' && typeof d['@type'] === 'string') : [];
+}
+
+/** Reads Google's error body into the facts the retry decision uses. Tolerates the legacy `[{ error }]` array form. */
+export const parseGoogleErrorBody: ErrorBodyParser = (body) => {
+  const root = Array.isArray(body) ? body[0] : body;
+  const error = root && typeof root === 'object' ? (root as { error?: unknown }).error : undefined;
+  if (!error || typeof error !== 'object') return {};
+  const e = error as Record<string, unknown>;
+  const details = detailsOf(e);
+
+  let message = typeof e.message === 'string' ? e.message : undefined;
+  const violations = details
+    .filter((d) => d['@type'] === BAD_REQUEST)
+    .flatMap((d) => d.fieldViolations ?? [])
+    .map((v) => [v.field, v.description].filter(Boolean).join(': '))
+    .filter(Boolean);
+  if (violations.length > 0) message = [message, violations.join('; ')].filter(Boolean).join(' — ');
+
+  const retryInfo = details.find((d) => d['@type'] === RETRY_INFO);
+  const errorInfo = details.find((d) => d['@type'] === ERROR_INFO);
+  // Older APIs (Cloud DNS v1) put the reason in `errors[0].reason` instead of an ErrorInfo.
+  const legacyReason = Array.isArray(e.errors) ? (e.errors[0] as { reason?: unknown } | undefined)?.reason : undefined;
+  const apiStatus = typeof e.status === 'string' ? e.status : undefined;
+  return {
+    message,
+    apiStatus,
+    reason: errorInfo?.reason ?? (typeof legacyReason === 'string' ? legacyReason : undefined) ?? apiStatus,
+    bodyRetryDelayMs: retryInfo ? parseDurationMs(retryInfo.retryDelay) : undefined,
+  };
+};
+
+/**
+ * Google Cloud's rules (AIP-194): `RESOURCE_EXHAUSTED` (429) waits for `RetryInfo`/`retry-after` or backs off
+ * from 5 s; `UNAVAILABLE` (503), `DEADLINE_EXCEEDED` (504), `INTERNAL` and connection faults back off; everything
+ * that names a caller mistake is permanent; `ABORTED` on an etag-guarded call is an etag mismatch, which no retry
+ * of the same request can fix (the caller has to read the resource again).
+ */
+export const googleRetryPolicy: RetryPolicy = {
+  permanent: {
+    400: FailureType.BadRequest,
+    401: FailureType.Authentication,
+    403: FailureType.Forbidden,
+    404: FailureType.NotFound,
+    409: FailureType.Conflict,
+    412: FailureType.FailedPrecondition,
+    501: FailureType.ClientError,
+  },
+  permanentByApiStatus: {
+    INVALID_ARGUMENT: FailureType.BadRequest,
+    OUT_OF_RANGE: FailureType.BadRequest,
+    FAILED_PRECONDITION: FailureType.FailedPrecondition,
+    UNAUTHENTICATED: FailureType.Authentication,
+    PERMISSION_DENIED: FailureType.Forbidden,
+    NOT_FOUND: FailureType.NotFound,
+    ALREADY_EXISTS: FailureType.AlreadyExists,
+    ABORTED: FailureType.EtagMismatch,
+    UNIMPLEMENTED: FailureType.ClientError,
+  },
+  rateLimitStatuses: [429],
+  alwaysRateLimitStatuses: [429],
+  // Google has no "secondary" limit: a pattern that never matches.
+  secondaryLimitPattern: /(?!)/,
+  secondaryMinDelayMs: 5_000,
+  secondaryBackoffFactor: 2,
+  maxRateLimitAttempts: 8,
+  transientStatuses: [500, 502, 503, 504],
+  transientBaseDelayMs: 1_000,
+  transientBackoffFactor: 2,
+  transientMaxDelayMs: 30_000,
+  maxTransientAttempts: 8,
+  resetMarginMs: 1_000,
+  maxHeaderDelayMs: 60 * 60 * 1000,
+};
+
+/** Tells the user what an etag mismatch means for the resource they named. */
+export function etagMismatchMessage(resource: string, etag: string | undefined): string {
+  return `${resource} changed since you read it${etag ? ` (etag ${etag} is no longer current)` : ''}: read it again to get its current etag, check the change, and retry with that etag`;
+}
