@@ -64,6 +64,8 @@ async function main(): Promise<void> {
     namespace: target.namespace,
     taskQueue: config.taskQueue,
     deps: activityDepsFromConfig(config),
+    // A pre-built bundle (`npm run build:bundle`) spares each worker start the webpack build and its memory.
+    workflowBundle: process.env.LONGHAUL_WORKFLOW_BUNDLE ? { codePath: process.env.LONGHAUL_WORKFLOW_BUNDLE } : undefined,
   });
   console.log(`longhaul worker polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub API ${config.githubApiUrl})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);

@@ -8,7 +8,7 @@ export interface PollBounds {
   initialIntervalMs?: number;
   /** @format milliseconds — the interval never grows past this. Default 60 000. */
   maxIntervalMs?: number;
-  /** Growth per poll (≥ 1). Default 1.5. */
+  /** Growth per poll (≥ 1). Default 1.2: the wait overshoots the export by at most ~20 %. */
   backoffFactor?: number;
   /** @format milliseconds — give up waiting after this long. Default 24 h. */
   timeoutMs?: number;
@@ -59,7 +59,7 @@ export interface OrgMigrationStatus {
 export const DEFAULT_POLL: Required<PollBounds> = {
   initialIntervalMs: 2_000,
   maxIntervalMs: 60_000,
-  backoffFactor: 1.5,
+  backoffFactor: 1.2,
   timeoutMs: 24 * 60 * 60 * 1000,
 };
 

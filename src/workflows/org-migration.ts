@@ -105,32 +105,40 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
   const unlockAll = async () => {
     status.phase = 'unlocking';
     show();
-    for (const repository of locked) {
-      if (status.unlockedRepositories.includes(repository)) continue;
-      await api.unlockRepository({ org: input.org, migrationId: migration.id, repository });
-      status.unlockedRepositories.push(repository);
-    }
+    // In parallel: each unlock is its own retried activity, and one slow repository must not hold up the rest.
+    const pending = locked.filter((repository) => !status.unlockedRepositories.includes(repository));
+    const outcomes = await Promise.allSettled(
+      pending.map(async (repository) => {
+        await api.unlockRepository({ org: input.org, migrationId: migration.id, repository });
+        status.unlockedRepositories.push(repository);
+      }),
+    );
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
   };
 
   try {
     // Wait with durable timers; the interval grows to the bound.
     status.phase = 'waiting';
     show(migration.state);
+    // Poll times are anchored to the start (not to the end of the previous poll), so the latency of
+    // each poll does not push the schedule back.
+    const waitStartedAt = Date.now();
     let interval = poll.initialIntervalMs;
-    let waited = 0;
+    let nextPollAt = waitStartedAt + interval;
     let state = migration.state;
     while (state !== 'exported' && state !== 'failed') {
-      if (waited >= poll.timeoutMs) {
+      if (nextPollAt - waitStartedAt > poll.timeoutMs) {
         throw ApplicationFailure.nonRetryable(
-          `migration ${migration.id} of ${input.org} was still ${state} after ${Math.round(waited / 1000)} s`,
+          `migration ${migration.id} of ${input.org} was still ${state} after ${Math.round((Date.now() - waitStartedAt) / 1000)} s`,
           MigrationFailure.TimedOut,
           { migrationId: migration.id, state },
         );
       }
-      status.nextPollInMs = interval;
-      await sleep(interval);
-      waited += interval;
+      status.nextPollInMs = Math.max(0, nextPollAt - Date.now());
+      if (status.nextPollInMs > 0) await sleep(status.nextPollInMs);
       interval = nextPollInterval(interval, poll);
+      nextPollAt += interval;
       state = (await api.getMigration({ org: input.org, migrationId: migration.id })).state;
       status.polls++;
       show(state);

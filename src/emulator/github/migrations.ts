@@ -205,7 +205,7 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
     migrations.set(id, m);
     ctx.storage.put(archiveKey(m), { bytes: archiveBytes(m), contentType: 'application/x-gzip' });
     return { status: 201, body: migrationObject(m, now) };
-  }, { contentCreating: true });
+  });
 
   router.get('/orgs/:org/migrations', ({ params, query, now }) => {
     orgAccount(params.org);
@@ -268,6 +268,11 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
       return m ? stateOf(m, ctx.clock()) : undefined;
     },
     isLocked: (org: string, repo: string) => lockHolder(org, repo) !== undefined,
+    /** A fresh pre-signed storage URL for a migration's archive. */
+    archiveUrl: (id: number) => {
+      const m = migrations.get(id);
+      return m ? ctx.storage.presign(archiveKey(m), options.archiveUrlTtlMs) : undefined;
+    },
     archiveBytes: (id: number) => {
       const m = migrations.get(id);
       return m ? archiveBytes(m) : undefined;

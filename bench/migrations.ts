@@ -1,0 +1,166 @@
+/**
+ * `npm run bench:migrations` — N concurrent organization migrations against the emulator.
+ *
+ *   npm run bench:migrations -- --migrations 200 --repos 3 --export-min 2 --export-max 10
+ *
+ * Runs its own in-memory Temporal dev server, the emulator in this process, and the worker as a
+ * separate process (so its RSS is the worker's own). Prints wall time against the ideal (slowest export
+ * plus one archive download), API requests per migration, rate-limit rejections, requests sent while
+ * limited, and the worker's peak RSS, next to the targets.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { Client, Connection } from '@temporalio/client';
+import { startDevServer } from '../src/temporal/dev-server';
+import { startEmulator } from '../src/emulator/emulator';
+import { writeWorkflowBundle } from '../src/temporal/bundle';
+import { defaultGithubFixture } from '../src/emulator/github/fixture';
+import type { OrgMigrationInput, OrgMigrationResult } from '../src/common/migration-input';
+
+interface Options {
+  migrations: number;
+  repos: number;
+  exportMin: number;
+  exportMax: number;
+  archiveKb: number;
+  pointsPerMinute: number;
+}
+
+const program = new Command()
+  .option('--migrations <n>', 'concurrent migrations', Number, 200)
+  .option('--repos <n>', 'repositories per migration', Number, 3)
+  .option('--export-min <s>', 'shortest export (seconds)', Number, 2)
+  .option('--export-max <s>', 'longest export (seconds)', Number, 10)
+  .option('--archive-kb <n>', 'archive size in KiB', Number, 256)
+  .option(
+    '--points-per-minute <n>',
+    'emulator secondary-limit points per endpoint per minute (spec: 900, which caps migration starts at 180/min; the default leaves room so the run measures orchestration, not pacing)',
+    Number,
+    5000,
+  );
+
+async function rssKb(pid: number): Promise<number> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+async function cpuSeconds(pid: number): Promise<number> {
+  try {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+async function main(): Promise<void> {
+  const o = program.parse().opts<Options>();
+  const fixture = defaultGithubFixture();
+  fixture.accounts.push({ id: 5000, login: 'bench-org', type: 'Organization' });
+  for (let i = 0; i < o.migrations * o.repos; i++) {
+    fixture.repositories.push({ id: 10_000 + i, name: `repo-${i}`, owner: 'bench-org', private: false, workflowsEnabled: false });
+  }
+  const emulator = await startEmulator({
+    fixture,
+    migrations: { exportMs: [o.exportMin * 1000, o.exportMax * 1000], archiveBytes: o.archiveKb * 1024 },
+    rateLimit: { secondary: { pointsPerWindow: o.pointsPerMinute } },
+  });
+  const server = await startDevServer({ port: 0, uiPort: false, log: () => undefined });
+  const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-bench-'));
+  const taskQueue = `bench-${Date.now()}`;
+  // Bundle once here, as a production deployment would at build time, so the worker's RSS is its steady state.
+  const bundlePath = await writeWorkflowBundle(join(dataDir, 'workflow-bundle.js'));
+
+  const worker = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'src', 'worker.ts')], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_NAMESPACE: server.namespace,
+      GITHUB_API_URL: emulator.apiUrl,
+      GITHUB_TOKEN: 'bench-token',
+      LONGHAUL_TASK_QUEUE: taskQueue,
+      LONGHAUL_DATA_DIR: dataDir,
+      LONGHAUL_WORKFLOW_BUNDLE: bundlePath,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    worker.stdout!.on('data', (d: Buffer) => {
+      if (d.toString().includes('polling task queue')) resolve();
+    });
+    worker.once('exit', (code) => reject(new Error(`worker exited early with code ${code}`)));
+  });
+
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace: server.namespace });
+
+  const exportTimes: number[] = [];
+  let peakRss = 0;
+  const sampler = setInterval(() => void rssKb(worker.pid!).then((kb) => (peakRss = Math.max(peakRss, kb))), 250);
+  const cpuBefore = await cpuSeconds(worker.pid!);
+
+  console.log(`bench: ${o.migrations} migrations × ${o.repos} repositories, exports ${o.exportMin}-${o.exportMax} s, archives ${o.archiveKb} KiB`);
+  const started = Date.now();
+  const handles = await Promise.all(
+    Array.from({ length: o.migrations }, (_, m) => {
+      const input: OrgMigrationInput = {
+        org: 'bench-org',
+        repositories: Array.from({ length: o.repos }, (_, r) => `repo-${m * o.repos + r}`),
+        lockRepositories: true,
+        downloadDir: 'archives',
+      };
+      return client.workflow.start('orgMigration', { taskQueue, workflowId: `bench-migration-${taskQueue}-${m}`, args: [input] });
+    }),
+  );
+  const results = await Promise.allSettled(handles.map((h) => h.result() as Promise<OrgMigrationResult>));
+  const wallMs = Date.now() - started;
+  clearInterval(sampler);
+  const cpuAfter = await cpuSeconds(worker.pid!);
+
+  for (const m of emulator.migrations.all()) exportTimes.push(m.exportMs);
+  // The ideal: the slowest export plus one archive download at this machine's speed (timed now, alone).
+  const slowest = emulator.migrations.all().sort((a, b) => b.exportMs - a.exportMs)[0];
+  const downloadStart = Date.now();
+  const archive = await fetch(emulator.migrations.archiveUrl(slowest.id)!);
+  await archive.arrayBuffer();
+  const downloadMs = Date.now() - downloadStart;
+  const idealMs = Math.max(...exportTimes) + downloadMs;
+  const failed = results.filter((r) => r.status === 'rejected');
+  const stats = emulator.stats;
+  const perMigration = stats.requests / o.migrations;
+
+  const row = (label: string, value: string, target = '') => console.log(`  ${label.padEnd(34)} ${value.padEnd(16)} ${target}`);
+  console.log('results');
+  row('completed / failed', `${results.length - failed.length} / ${failed.length}`);
+  row('wall time', `${(wallMs / 1000).toFixed(1)} s`);
+  row('ideal (slowest export + download)', `${(idealMs / 1000).toFixed(1)} s`);
+  row('wall / ideal', `${(wallMs / idealMs).toFixed(2)}×`, 'target ≤ 1.25×');
+  row('API requests per migration', perMigration.toFixed(2), 'target ≤ 12');
+  row('rate-limit rejections', String(stats.rateLimited.primary + stats.rateLimited.secondary));
+  row('requests sent while limited', String(stats.requestsWhileLimited), 'target 0');
+  row('worker peak RSS', `${(peakRss / 1024).toFixed(0)} MB`, 'target < 300 MB');
+  row('worker CPU', `${(cpuAfter - cpuBefore).toFixed(1)} s`);
+  row('storage bytes served', `${(stats.storage.bytesServed / 1024 / 1024).toFixed(1)} MiB`);
+  console.log(`  requests by route: ${JSON.stringify(stats.byRoute)}`);
+  if (failed.length) console.log(`  first failure: ${(failed[0] as PromiseRejectedResult).reason}`);
+
+  worker.kill('SIGINT');
+  await new Promise((r) => worker.once('exit', r));
+  await connection.close();
+  await server.stop();
+  await emulator.close();
+  await rm(dataDir, { recursive: true, force: true });
+  process.exitCode = failed.length ? 1 : 0;
+}
+
+main().catch((err) => {
+  console.error(`bench: ${(err as Error).stack ?? err}`);
+  process.exit(1);
+});
