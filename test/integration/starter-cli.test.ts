@@ -1,0 +1,72 @@
+/**
+ * The starter CLI as a user runs it: a real process against the shared dev server and a real worker.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import type { Emulator } from '../../src/emulator/emulator';
+import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+
+const root = join(__dirname, '..', '..');
+
+function runStarter(args: string[], taskQueue: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'src', 'starter.ts'), ...args],
+      {
+        cwd: root,
+        env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), LONGHAUL_TASK_QUEUE: taskQueue },
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('starter CLI', () => {
+  let emulator: Emulator;
+  let tw: TestWorker;
+
+  beforeAll(async () => {
+    emulator = await startTestEmulator({ migrations: { exportMs: 800, archiveBytes: 50_000 } });
+    tw = await startTestWorker(await emulatorDeps(emulator));
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await emulator?.close();
+  });
+
+  it('migrate --wait --json prints one JSON object with the result, workflowId and workflowStatus, and exits 0', async () => {
+    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--lock', '--poll-initial', '0.5', '--wait', '--json'], tw.taskQueue);
+    expect(code).toBe(0);
+    const out = JSON.parse(stdout);
+    expect(out.workflowStatus).toBe('COMPLETED');
+    expect(out.workflowId).toMatch(/^migrate-octo-org-alpha-/);
+    expect(out.state).toBe('exported');
+    expect(out.unlockedRepositories).toEqual(['alpha']);
+    expect(out.archive.bytes).toBe(50_000);
+    expect(out.archive.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('a failed migration exits 1 and --json carries the typed error', async () => {
+    emulator.migrations.options.failRepositories.push('gamma');
+    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'gamma', '--lock', '--poll-initial', '0.5', '--wait', '--json'], tw.taskQueue);
+    expect(code).toBe(1);
+    const out = JSON.parse(stdout);
+    expect(out.workflowStatus).toBe('FAILED');
+    expect(out.error.type).toBe('MigrationExportFailed');
+    expect(emulator.migrations.isLocked('octo-org', 'gamma')).toBe(false);
+  });
+
+  it('bad input is one clear line on stderr and exit code 2, and nothing is started', async () => {
+    const before = emulator.stats.requests;
+    const { code, stdout, stderr } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'not a repo!'], tw.taskQueue);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain('is not a valid repository name');
+    expect(emulator.stats.requests).toBe(before);
+  });
+});
