@@ -39,7 +39,7 @@ interface Stack {
   emulator?: Emulator;
 }
 
-async function startStack(log: (m: string) => void): Promise<Stack> {
+async function startStack(log: (m: string) => void, demo = false): Promise<Stack> {
   const config = loadConfig();
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const target = await resolveTemporal((m) => log(`[temporal] ${m}`));
@@ -48,7 +48,12 @@ async function startStack(log: (m: string) => void): Promise<Stack> {
   let deps = activityDepsFromConfig(config);
   if (!config.githubApiUrlConfigured) {
     const free = !(await portIsOpen('127.0.0.1', EMULATOR_PORT)) && !(await portIsOpen('127.0.0.1', STORAGE_PORT));
-    emulator = await startEmulator({ port: free ? EMULATOR_PORT : 0, storagePort: free ? STORAGE_PORT : 0 });
+    emulator = await startEmulator({
+      port: free ? EMULATOR_PORT : 0,
+      storagePort: free ? STORAGE_PORT : 0,
+      // The demo slows exports and the storage origin down a little so each phase can be watched.
+      ...(demo ? { migrations: { exportMs: 8_000, archiveBytes: 4 * 1024 * 1024 }, storageBytesPerSecond: 1024 * 1024 } : {}),
+    });
     log(`[emulator] GITHUB_API_URL is not set: using the emulator at ${emulator.apiUrl} (storage ${emulator.storage.baseUrl})`);
     deps = { ...deps, github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => readSecret('GITHUB_TOKEN') ?? EMULATOR_DEMO_TOKEN }) };
   } else if (!readSecret('GITHUB_TOKEN')) {
@@ -97,7 +102,7 @@ async function start(): Promise<void> {
 }
 
 async function demo(opts: { exit?: boolean }): Promise<void> {
-  const stack = await startStack(console.log);
+  const stack = await startStack(console.log, true);
   const connection = await Connection.connect({ address: stack.address });
   const client = new Client({ connection, namespace: stack.namespace });
   const ctx: CliContext = {

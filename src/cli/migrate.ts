@@ -6,6 +6,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { OrgMigrationInput, OrgMigrationResult, OrgMigrationStatus } from '../common/migration-input';
 import { migrationInputProblems } from '../common/migration-input';
+import type { DownloadProgress } from '../activities/github/migrations';
 import { LonghaulOrg, LonghaulProcess } from '../common/search-attributes';
 import { CliError, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from './run-workflow';
@@ -33,8 +34,14 @@ function seconds(value: string): number {
   return n;
 }
 
-export function describeMigrationStatus(s: OrgMigrationStatus): { line: string; percent?: number } {
+export function describeMigrationStatus(s: OrgMigrationStatus, heartbeat?: unknown): { line: string; percent?: number } {
   const parts = [`${s.phase}`];
+  const progress = heartbeat as DownloadProgress | undefined;
+  if (s.phase === 'downloading' && typeof progress?.offset === 'number') {
+    const kib = (n: number) => `${Math.round(n / 1024)} KiB`;
+    parts.push(`${kib(progress.offset)}${progress.total ? ` of ${kib(progress.total)}` : ''}`);
+    if (progress.total) return { line: [...parts, ...(s.migrationId !== undefined ? [`migration ${s.migrationId}`] : [])].join(' · '), percent: (100 * progress.offset) / progress.total };
+  }
   if (s.migrationId !== undefined) parts.push(`migration ${s.migrationId}`);
   if (s.state) parts.push(`state ${s.state}`);
   if (s.phase === 'waiting') parts.push(`${s.polls} polls`);

@@ -2,7 +2,7 @@
  * Starting a workflow from the CLI and, with `--wait`/`--follow`, seeing it to the end.
  */
 import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import type { SearchAttributePair, TypedSearchAttributes } from '@temporalio/common';
+import { defaultPayloadConverter, type SearchAttributePair, type TypedSearchAttributes } from '@temporalio/common';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 
 export interface OutputFlags {
@@ -21,8 +21,11 @@ export interface WorkflowCommand<Args extends unknown[], Result, Status> {
   flags: OutputFlags;
   /** Human-readable lines for a successful result. */
   describeResult(result: Result): string[];
-  /** One progress line from the workflow's `status` query (for `--follow`). */
-  describeStatus?(status: Status): { line: string; percent?: number };
+  /**
+   * One progress line from the workflow's `status` query (for `--follow`), plus the heartbeat details
+   * of a running activity when it reports any (e.g. a download's byte offset).
+   */
+  describeStatus?(status: Status, heartbeat?: unknown): { line: string; percent?: number };
 }
 
 /** Starts the workflow; with `--wait`/`--follow` waits for its end. Returns the process exit code. */
@@ -76,7 +79,7 @@ export async function runWorkflowCommand<Args extends unknown[], Result, Status>
 }
 
 /** Renders the workflow's `status` query on one terminal line until stopped. */
-function follow<Status>(handle: WorkflowHandle, describe: (s: Status) => { line: string; percent?: number }): () => Promise<void> {
+function follow<Status>(handle: WorkflowHandle, describe: (s: Status, heartbeat?: unknown) => { line: string; percent?: number }): () => Promise<void> {
   let stopped = false;
   let lastLine = '';
   const tty = process.stdout.isTTY;
@@ -84,7 +87,7 @@ function follow<Status>(handle: WorkflowHandle, describe: (s: Status) => { line:
     while (!stopped) {
       try {
         const status = await handle.query<Status>('status');
-        const { line, percent } = describe(status);
+        const { line, percent } = describe(status, await runningHeartbeat(handle));
         const bar = percent === undefined ? '' : `${progressBar(percent)} `;
         const text = `${bar}${line}`;
         if (text !== lastLine) {
@@ -103,6 +106,16 @@ function follow<Status>(handle: WorkflowHandle, describe: (s: Status) => { line:
     await loop;
     if (tty && lastLine) process.stdout.write('\n');
   };
+}
+
+/** The decoded heartbeat details of the first running activity that has any. */
+async function runningHeartbeat(handle: WorkflowHandle): Promise<unknown> {
+  const { raw } = await handle.describe();
+  for (const activity of raw.pendingActivities ?? []) {
+    const payload = activity.heartbeatDetails?.payloads?.[0];
+    if (payload) return defaultPayloadConverter.fromPayload(payload);
+  }
+  return undefined;
 }
 
 export function progressBar(percent: number, width = 24): string {

@@ -170,7 +170,8 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
       migrationId: migration.id,
       state: 'exported',
       archive: { path: archive.path, bytes: archive.bytes, sha256: archive.sha256 },
-      unlockedRepositories: [...status.unlockedRepositories],
+      // In the order they were given (the unlocks ran in parallel).
+      unlockedRepositories: locked.filter((repository) => status.unlockedRepositories.includes(repository)),
     };
   } catch (err) {
     const cancelled = isCancellation(err);
