@@ -197,58 +197,75 @@ export class Emulator {
       }
     }
 
-    const fault = pickFault(this.faultStates, method, route.pattern, path);
-    if (fault) {
-      this.stats.faultsInjected++;
-      if (fault.kind === 'reset') {
-        req.socket.destroy();
-        return;
-      }
-      if (fault.kind === 'status') {
-        const headers: Record<string, string> = fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
-        return fail(fault.status ?? 500, fault.status === 503 ? 'Service Unavailable' : 'Server Error', {}, headers);
-      }
-      await new Promise((r) => setTimeout(r, fault.delayMs ?? 1000));
-    }
-
-    let body: unknown;
-    try {
-      body = await readJson(req);
-    } catch {
-      return fail(400, 'Problems parsing JSON', {}, limiter?.headers(caller, now) ?? {});
-    }
-    if (service.errorStyle === 'github') {
-      const perPage = url.searchParams.get('per_page');
-      if (perPage !== null && !(/^\d+$/.test(perPage) && Number(perPage) >= 1 && Number(perPage) <= 100)) {
-        return fail(422, `Invalid request.\n\nper_page must be an integer between 1 and 100, got ${JSON.stringify(perPage)}.`, {}, limiter?.headers(caller, now) ?? {});
-      }
-    }
-
+    // A request holds a concurrency slot from admission until its answer is sent (slow faults and slow
+    // handlers included), as on the real service.
     limiter?.enter(caller, now);
-    let result: RouteResult;
     try {
-      result = await route.handler({
-        req,
-        method,
-        path,
-        params,
-        query: url.searchParams,
-        body,
-        token,
-        headers: req.headers as Record<string, string | undefined>,
-        now: this.clock(),
-      });
-    } catch (err) {
+      const fault = pickFault(this.faultStates, method, route.pattern, path);
+      if (fault) this.stats.faultsInjected++;
+      // A fault before processing: the server never acted on the request.
+      if (fault && !fault.afterProcessing && (await this.applyFault(fault, req, fail)) === 'answered') return;
+
+      let body: unknown;
+      try {
+        body = await readJson(req);
+      } catch {
+        return fail(400, 'Problems parsing JSON', {}, limiter?.headers(caller, now) ?? {});
+      }
+      if (service.errorStyle === 'github') {
+        const perPage = url.searchParams.get('per_page');
+        if (perPage !== null && !(/^\d+$/.test(perPage) && Number(perPage) >= 1 && Number(perPage) <= 100)) {
+          return fail(422, `Invalid request.\n\nper_page must be an integer between 1 and 100, got ${JSON.stringify(perPage)}.`, {}, limiter?.headers(caller, now) ?? {});
+        }
+      }
+
+      let result: RouteResult;
+      try {
+        result = await route.handler({
+          req,
+          method,
+          path,
+          params,
+          query: url.searchParams,
+          body,
+          token,
+          headers: req.headers as Record<string, string | undefined>,
+          now: this.clock(),
+        });
+      } catch (err) {
+        const headers = limiter?.count(caller, now, true) ?? {};
+        if (err instanceof EmulatorHttpError) return fail(err.status, err.message, err.extra, { ...headers, ...err.headers });
+        console.error('[emulator] handler error', err);
+        return fail(500, 'Server Error', {}, headers);
+      }
+      const counts = route.options.countsAgainstPrimary ? route.options.countsAgainstPrimary(result) : true;
+      if (!counts) this.stats.notCounted++;
+      const rateHeaders = limiter?.count(caller, now, counts) ?? {};
+      // A fault after processing: the server acted, but the caller cannot know (lost or late answer).
+      if (fault?.afterProcessing && (await this.applyFault(fault, req, fail)) === 'answered') return;
+      send(result, rateHeaders);
+    } finally {
       limiter?.leave(caller, now);
-      const headers = limiter?.count(caller, now, true) ?? {};
-      if (err instanceof EmulatorHttpError) return fail(err.status, err.message, err.extra, { ...headers, ...err.headers });
-      console.error('[emulator] handler error', err);
-      return fail(500, 'Server Error', {}, headers);
     }
-    limiter?.leave(caller, now);
-    const counts = route.options.countsAgainstPrimary ? route.options.countsAgainstPrimary(result) : true;
-    if (!counts) this.stats.notCounted++;
-    send(result, limiter?.count(caller, now, counts) ?? {});
+  }
+
+  /** Applies one fault: answers (status), drops the connection (reset) or holds the request (slow). */
+  private async applyFault(
+    fault: FaultRule,
+    req: IncomingMessage,
+    fail: (status: number, message: string, extra?: Record<string, unknown>, headers?: Record<string, string>) => void,
+  ): Promise<'answered' | 'continue'> {
+    if (fault.kind === 'reset') {
+      req.socket.destroy();
+      return 'answered';
+    }
+    if (fault.kind === 'status') {
+      const headers: Record<string, string> = fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
+      fail(fault.status ?? 500, fault.status === 503 ? 'Service Unavailable' : 'Server Error', {}, headers);
+      return 'answered';
+    }
+    await new Promise((r) => setTimeout(r, fault.delayMs ?? 1000));
+    return 'continue';
   }
 
   private serviceFor(pathname: string): ServiceDefinition {

@@ -1,6 +1,7 @@
 /**
  * Fault injection by configuration: answer a matching request with a 5xx, reset the connection, or
- * delay it. Rules are deterministic (`times`, `every`) unless `probability` is given.
+ * delay it, before the request is processed or (`afterProcessing`) after it. Rules are deterministic
+ * (`times`, `every`) unless `probability` is given.
  */
 export interface FaultRule {
   /** HTTP method to match; any when omitted. */
@@ -12,8 +13,13 @@ export interface FaultRule {
   status?: number;
   /** For `status`: a `retry-after` header value in seconds. */
   retryAfterSeconds?: number;
-  /** For `slow`: how long to hold the request before handling it. @format milliseconds */
+  /** For `slow`: how long to hold the request (before handling it, or before answering with `afterProcessing`). @format milliseconds */
   delayMs?: number;
+  /**
+   * Apply the fault after the request was processed: the server acted (a migration was created), but the
+   * answer is lost (`reset`), replaced (`status`) or late (`slow`), so the caller cannot know the outcome.
+   */
+  afterProcessing?: boolean;
   /** Fire at most this many times (then the rule is spent). */
   times?: number;
   /** Fire on every Nth matching request. */

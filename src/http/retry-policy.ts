@@ -187,8 +187,10 @@ export function decideRetry(facts: ResponseFacts, ctx: DecisionContext, policy: 
   const reason = facts.reason;
 
   if (isRateLimit(facts, policy)) {
-    const secondary = policy.secondaryLimitPattern.test(facts.message ?? '') && header(facts, 'x-ratelimit-remaining') !== '0';
-    const type = secondary ? FailureType.SecondaryRateLimit : FailureType.PrimaryRateLimit;
+    // Primary means the window is spent (remaining 0); anything else (a secondary message, a bare 429,
+    // a 403 with only retry-after) is a secondary limit.
+    const primary = header(facts, 'x-ratelimit-remaining') === '0' && !policy.secondaryLimitPattern.test(facts.message ?? '');
+    const type = primary ? FailureType.PrimaryRateLimit : FailureType.SecondaryRateLimit;
     if (ctx.attempt >= policy.maxRateLimitAttempts) {
       return {
         kind: 'permanent',

@@ -1,0 +1,82 @@
+/** Plain HTTP calls against an in-process emulator, for tests of the emulator itself. */
+import { afterEach } from 'vitest';
+import { Agent, request } from 'undici';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import { startTestEmulator, TEST_TOKEN } from './emulator';
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  /** Parsed JSON body, when it is JSON. */
+  json: unknown;
+}
+
+export interface CallOptions {
+  /** Bearer token; `null` sends no Authorization header. Default `TEST_TOKEN`. */
+  token?: string | null;
+  body?: unknown;
+  /** A raw body sent as is (for malformed JSON). */
+  rawBody?: string;
+  headers?: Record<string, string>;
+  /** Abort the request after this long. @format milliseconds */
+  timeoutMs?: number;
+}
+
+// A private agent without keep-alive reuse surprises: each test file closes its emulator.
+const agent = new Agent({ keepAliveTimeout: 1, connections: 32 });
+
+export async function call(baseUrl: string, method: string, path: string, opts: CallOptions = {}): Promise<RawResponse> {
+  const token = opts.token === undefined ? TEST_TOKEN : opts.token;
+  const headers: Record<string, string> = { accept: 'application/vnd.github+json', ...(opts.headers ?? {}) };
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await request(new URL(path, baseUrl), {
+    method: method as 'GET',
+    headers,
+    body,
+    dispatcher: agent,
+    signal: opts.timeoutMs !== undefined ? AbortSignal.timeout(opts.timeoutMs) : undefined,
+  });
+  const text = await res.body.text();
+  const flat: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode, headers: flat, text, json };
+}
+
+/** The `message` of a GitHub-style error body. */
+export function messageOf(res: RawResponse): string | undefined {
+  return (res.json as { message?: string } | undefined)?.message;
+}
+
+/** Emulators on an injected clock, one per test, closed after each test. */
+export interface ClockedEmulators {
+  /** Emulator time in epoch ms; tests move it. Reset to the start time by `start()`. */
+  now: number;
+  start(options?: EmulatorOptions): Promise<Emulator>;
+}
+
+export function clockedEmulators(startMs: number): ClockedEmulators {
+  let current: Emulator | undefined;
+  const clocked: ClockedEmulators = {
+    now: startMs,
+    async start(options = {}) {
+      clocked.now = startMs;
+      current = await startTestEmulator({ port: 0, clock: () => clocked.now, ...options });
+      return current;
+    },
+  };
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return clocked;
+}

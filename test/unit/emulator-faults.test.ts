@@ -1,0 +1,103 @@
+/**
+ * Fault injection over real HTTP: injected statuses, connection resets and slow answers, before the
+ * request is processed or after it (the server acted but the caller cannot know), configured at start
+ * or through the admin endpoint, and counted in `/_emulator/stats`.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Emulator } from '../../src/emulator/emulator';
+import type { EmulatorStats } from '../../src/emulator/stats';
+import { call, clockedEmulators, messageOf } from '../helpers/emulator-http';
+
+const START = Date.UTC(2026, 2, 1, 12, 0, 0);
+const em = clockedEmulators(START);
+const start = em.start;
+
+const LIST = '/orgs/octo-org/migrations';
+const create = (e: Emulator) => call(e.apiUrl, 'POST', LIST, { body: { repositories: ['alpha'] } });
+
+async function errorOf(promise: Promise<unknown>): Promise<Error & { code?: string }> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(Error);
+  return err as Error & { code?: string };
+}
+
+describe('emulator faults', () => {
+  it('answers an injected 503 with retry-after the given number of times, then serves normally', async () => {
+    const e = await start({ faults: [{ kind: 'status', status: 503, retryAfterSeconds: 3, path: '/orgs/:org/migrations', method: 'GET', times: 2 }] });
+    const first = await call(e.apiUrl, 'GET', LIST);
+    expect(first.status).toBe(503);
+    expect(first.headers['retry-after']).toBe('3');
+    expect(messageOf(first)).toBe('Service Unavailable');
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(503);
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(200);
+    expect(e.stats.faultsInjected).toBe(2);
+  });
+
+  it('fires on every Nth matching request and only for the matching method', async () => {
+    const e = await start({ faults: [{ kind: 'status', status: 500, method: 'GET', path: LIST, every: 2 }] });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await call(e.apiUrl, 'GET', LIST)).status);
+    expect(statuses).toEqual([200, 500, 200, 500]);
+    expect((await create(e)).status).toBe(201);
+  });
+
+  it('resets the connection before processing: nothing is created', async () => {
+    const e = await start({ faults: [{ kind: 'reset', method: 'POST', path: '/orgs/:org/migrations', times: 1 }] });
+    const err = await errorOf(create(e));
+    expect(err.code).toMatch(/UND_ERR_SOCKET|ECONNRESET/);
+    expect(e.migrations.all()).toHaveLength(0);
+    expect((await create(e)).status).toBe(201);
+    expect(e.migrations.all()).toHaveLength(1);
+  });
+
+  it('resets the connection after processing: the migration exists although the caller got no answer', async () => {
+    const e = await start({ faults: [{ kind: 'reset', method: 'POST', path: '/orgs/:org/migrations', times: 1, afterProcessing: true }] });
+    await errorOf(create(e));
+    expect(e.migrations.all()).toHaveLength(1);
+    // It counted against the caller's primary limit like any processed request.
+    const list = await call(e.apiUrl, 'GET', LIST);
+    expect(list.headers['x-ratelimit-used']).toBe('2');
+  });
+
+  it('answers an injected status after processing: the server acted despite the 502', async () => {
+    const e = await start({ faults: [{ kind: 'status', status: 502, method: 'POST', times: 1, afterProcessing: true }] });
+    expect((await create(e)).status).toBe(502);
+    expect(e.migrations.all()).toHaveLength(1);
+  });
+
+  it('holds a slow request so a client with a shorter timeout gives up, while a patient one gets the answer', async () => {
+    const e = await start({ faults: [{ kind: 'slow', method: 'GET', path: LIST, delayMs: 300, times: 1 }] });
+    const err = await errorOf(call(e.apiUrl, 'GET', LIST, { timeoutMs: 50 }));
+    expect(err.name).toBe('TimeoutError');
+    e.setFaults([{ kind: 'slow', method: 'GET', path: LIST, delayMs: 300, times: 1 }]);
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(200);
+    expect(e.stats.faultsInjected).toBe(2);
+  });
+
+  it('processes a slow-after-processing request before its caller times out', async () => {
+    const e = await start({ faults: [{ kind: 'slow', method: 'POST', delayMs: 300, times: 1, afterProcessing: true }] });
+    await errorOf(call(e.apiUrl, 'POST', LIST, { body: { repositories: ['alpha'] }, timeoutMs: 50 }));
+    expect(e.migrations.all()).toHaveLength(1);
+  });
+
+  it('replaces the fault rules through PUT /_emulator/faults and reports counters at /_emulator/stats', async () => {
+    const e = await start();
+    const put = await call(e.apiUrl, 'PUT', '/_emulator/faults', { token: null, body: [{ kind: 'status', status: 500, path: '/migrations', times: 1 }] });
+    expect(put.status).toBe(200);
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(500);
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(200);
+
+    const bad = await call(e.apiUrl, 'PUT', '/_emulator/faults', { token: null, body: { kind: 'reset' } });
+    expect(bad.status).toBe(422);
+
+    const stats = (await call(e.apiUrl, 'GET', '/_emulator/stats', { token: null })).json as EmulatorStats;
+    expect(stats.requests).toBe(2);
+    expect(stats.byRoute['GET /orgs/:org/migrations']).toBe(2);
+    expect(stats.byStatus).toMatchObject({ '200': 1, '500': 1 });
+    expect(stats.faultsInjected).toBe(1);
+    expect(stats.requestsWhileLimited).toBe(0);
+  });
+});
