@@ -4,12 +4,14 @@
  */
 import type { ActivityDeps } from './context';
 import { createMigrationActivities } from './github/migrations';
+import { createImportActivities } from './github/imports';
 
 export type { ActivityDeps } from './context';
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createMigrationActivities(deps),
+    ...createImportActivities(deps),
   };
 }
 

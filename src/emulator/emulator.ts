@@ -17,6 +17,7 @@ import { createService, errorBody, type ServiceDefinition } from './service';
 import type { RouteResult } from './router';
 import { defaultGithubFixture, type GithubFixture } from './github/fixture';
 import { registerMigrationRoutes, type MigrationOptions, defaultMigrationOptions } from './github/migrations';
+import { registerImportRoutes, type ImportOptions, defaultImportOptions } from './github/imports';
 
 export interface EmulatorOptions {
   host?: string;
@@ -32,6 +33,8 @@ export interface EmulatorOptions {
   faults?: FaultRule[];
   fixture?: GithubFixture;
   migrations?: Partial<MigrationOptions>;
+  /** Source-import timing, scenarios' data, maintenance windows, retirement. */
+  imports?: Partial<ImportOptions>;
   /** Storage download throttle in bytes per second (0 = unthrottled). */
   storageBytesPerSecond?: number;
 }
@@ -95,10 +98,18 @@ export class Emulator {
       apiUrl: () => this.apiUrl,
     };
     this.migrations = registerMigrationRoutes(this.github.router, ctx, { ...defaultMigrationOptions, ...this.options.migrations });
+    this.imports = registerImportRoutes(this.github.router, ctx, {
+      ...defaultImportOptions,
+      ...this.options.imports,
+      maintenanceWindows: [...(this.options.imports?.maintenanceWindows ?? [])],
+    });
   }
 
   /** State of the migration module, for tests and the demo to inspect. */
   migrations!: ReturnType<typeof registerMigrationRoutes>;
+
+  /** State of the source-import module (imports, pushed results, maintenance), for tests and the demo. */
+  imports!: ReturnType<typeof registerImportRoutes>;
 
   /** Replaces the fault rules (also `PUT /_emulator/faults`). */
   setFaults(rules: FaultRule[]): void {

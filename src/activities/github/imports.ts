@@ -1,0 +1,238 @@
+/**
+ * Source-import activities (spec 002, "Source import"): one API call each. Credentials reach them as
+ * a reference (`env:NAME`, `file:/path`) and are resolved here, on the worker, at call time: the
+ * secret never enters an activity's input, result or failure, so it never enters workflow history.
+ */
+import { readFileSync } from 'node:fs';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityDeps } from '../context';
+import { readSecret } from '../../config';
+import { FailureType } from '../../http/retry-policy';
+import {
+  credentialReferenceProblems,
+  ImportFailure,
+  type ImportAuthor,
+  type ImportRecord,
+  type LargeFile,
+  type ProjectChoice,
+} from '../../common/import-input';
+
+/** The import record as the API sends it (spec 002 field names). */
+interface ImportBody {
+  vcs?: string | null;
+  use_lfs?: string;
+  vcs_url: string;
+  tfvc_project?: string;
+  status: string;
+  status_text?: string | null;
+  failed_step?: string | null;
+  error_message?: string | null;
+  message?: string;
+  percent?: number | null;
+  import_percent?: number | null;
+  commit_count?: number | null;
+  push_percent?: number | null;
+  has_large_files?: boolean;
+  large_files_size?: number;
+  large_files_count?: number;
+  authors_count?: number | null;
+  project_choices?: { vcs?: string; tfvc_project?: string; human_name?: string }[];
+  repository_url?: string;
+  html_url?: string;
+}
+
+interface AuthorBody {
+  id: number;
+  remote_id: string;
+  remote_name: string;
+  email: string;
+  name: string;
+}
+
+interface LargeFileBody {
+  ref_name: string;
+  path: string;
+  oid: string;
+  size: number;
+}
+
+export interface ImportTarget {
+  owner: string;
+  repo: string;
+}
+
+export interface StartImportInput extends ImportTarget {
+  vcsUrl: string;
+  vcs?: string;
+  tfvcProject?: string;
+  /** A credential reference, resolved here. */
+  credentials?: string;
+}
+
+const opt = <T>(value: T | null | undefined): T | undefined => (value === null ? undefined : value);
+
+export function summarizeImport(body: ImportBody): ImportRecord {
+  return {
+    status: body.status,
+    statusText: opt(body.status_text),
+    vcs: opt(body.vcs),
+    vcsUrl: body.vcs_url,
+    tfvcProject: body.tfvc_project,
+    useLfs: body.use_lfs,
+    hasLargeFiles: body.has_large_files === true,
+    largeFilesCount: body.large_files_count ?? 0,
+    largeFilesSizeGb: body.large_files_size ?? 0,
+    authorsCount: body.authors_count ?? 0,
+    commitCount: opt(body.commit_count),
+    percent: opt(body.percent ?? body.import_percent),
+    pushPercent: opt(body.push_percent),
+    failedStep: opt(body.failed_step),
+    errorMessage: opt(body.error_message) ?? (body.status === 'error' ? body.message : undefined),
+    projectChoices: body.project_choices?.map((c) => ({ vcs: c.vcs, tfvcProject: c.tfvc_project, humanName: c.human_name })),
+    repositoryUrl: body.repository_url,
+    htmlUrl: body.html_url,
+  };
+}
+
+const author = (a: AuthorBody): ImportAuthor => ({ id: a.id, remoteId: a.remote_id, remoteName: a.remote_name, name: a.name, email: a.email });
+
+function credentialFailure(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ message, type: ImportFailure.CredentialReference, nonRetryable: true });
+}
+
+/**
+ * Resolves a credential reference on the worker: `env:NAME` reads `NAME` (or the file named by
+ * `NAME_FILE`), `file:/path` reads the file. The secret reads `username:password` or a JSON object
+ * `{"username", "password"}`. Failures name the reference, never its content.
+ */
+export function resolveCredentialReference(ref: string, env: NodeJS.ProcessEnv = process.env): { username: string; password: string } {
+  const problems = credentialReferenceProblems(ref);
+  if (problems.length > 0) throw credentialFailure(problems.join('; '));
+  let text: string | undefined;
+  if (ref.startsWith('env:')) {
+    const name = ref.slice(4);
+    try {
+      text = readSecret(name, env);
+    } catch (err) {
+      throw credentialFailure(`credentials reference ${ref}: ${name}_FILE could not be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    if (text === undefined) throw credentialFailure(`credentials reference ${ref}: neither ${name} nor ${name}_FILE is set on the worker`);
+  } else {
+    const path = ref.slice(5);
+    try {
+      text = readFileSync(path, 'utf8').trim();
+    } catch (err) {
+      throw credentialFailure(`credentials reference ${ref}: the file could not be read on the worker (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  let username: unknown;
+  let password: unknown;
+  if (text.startsWith('{')) {
+    try {
+      ({ username, password } = JSON.parse(text) as { username?: unknown; password?: unknown });
+    } catch {
+      throw credentialFailure(`credentials reference ${ref}: the secret starts with "{" but is not valid JSON`);
+    }
+  } else {
+    const colon = text.indexOf(':');
+    if (colon > 0) {
+      username = text.slice(0, colon);
+      password = text.slice(colon + 1);
+    }
+  }
+  if (typeof username !== 'string' || username === '' || typeof password !== 'string' || password === '') {
+    throw credentialFailure(`credentials reference ${ref}: the secret must read username:password or {"username": …, "password": …}`);
+  }
+  return { username, password };
+}
+
+const enc = encodeURIComponent;
+const importPath = (t: ImportTarget) => `/repos/${enc(t.owner)}/${enc(t.repo)}/import`;
+
+export function createImportActivities(deps: ActivityDeps) {
+  const { github } = deps;
+
+  return {
+    /** PUT /repos/{owner}/{repo}/import — starts the import (the server answers the existing one to a repeat). */
+    async startImport(input: StartImportInput): Promise<ImportRecord> {
+      const body: Record<string, string> = { vcs_url: input.vcsUrl };
+      if (input.vcs !== undefined) body.vcs = input.vcs;
+      if (input.tfvcProject !== undefined) body.tfvc_project = input.tfvcProject;
+      if (input.credentials !== undefined) {
+        const { username, password } = resolveCredentialReference(input.credentials);
+        body.vcs_username = username;
+        body.vcs_password = password;
+      }
+      const res = await github.request<ImportBody>({ method: 'PUT', path: importPath(input), body });
+      return summarizeImport(res.body);
+    },
+
+    /** GET /repos/{owner}/{repo}/import */
+    async getImport(input: ImportTarget): Promise<ImportRecord> {
+      const res = await github.request<ImportBody>({ method: 'GET', path: importPath(input) });
+      return summarizeImport(res.body);
+    },
+
+    /** PATCH /repos/{owner}/{repo}/import with `vcs_username`/`vcs_password` resolved from the reference. */
+    async sendImportCredentials(input: ImportTarget & { credentials: string }): Promise<ImportRecord> {
+      const { username, password } = resolveCredentialReference(input.credentials);
+      const res = await github.request<ImportBody>({ method: 'PATCH', path: importPath(input), body: { vcs_username: username, vcs_password: password } });
+      return summarizeImport(res.body);
+    },
+
+    /** PATCH /repos/{owner}/{repo}/import with one of `project_choices`. */
+    async chooseImportProject(input: ImportTarget & { choice: ProjectChoice }): Promise<ImportRecord> {
+      const body: Record<string, string> = {};
+      if (input.choice.vcs !== undefined) body.vcs = input.choice.vcs;
+      if (input.choice.tfvcProject !== undefined) body.tfvc_project = input.choice.tfvcProject;
+      if (input.choice.humanName !== undefined) body.human_name = input.choice.humanName;
+      const res = await github.request<ImportBody>({ method: 'PATCH', path: importPath(input), body });
+      return summarizeImport(res.body);
+    },
+
+    /** PATCH /repos/{owner}/{repo}/import with no parameters: restarts the import. */
+    async restartImport(input: ImportTarget): Promise<ImportRecord> {
+      const res = await github.request<ImportBody>({ method: 'PATCH', path: importPath(input), body: {} });
+      return summarizeImport(res.body);
+    },
+
+    /** DELETE /repos/{owner}/{repo}/import — an import already gone counts as cancelled (safe to retry). */
+    async cancelImport(input: ImportTarget): Promise<{ deleted: boolean }> {
+      try {
+        await github.request({ method: 'DELETE', path: importPath(input) });
+        return { deleted: true };
+      } catch (err) {
+        if (err instanceof ApplicationFailure && err.type === FailureType.NotFound) return { deleted: false };
+        throw err;
+      }
+    },
+
+    /** GET /repos/{owner}/{repo}/import/authors?since=ID — authors with an id greater than `since`. */
+    async listImportAuthors(input: ImportTarget & { since?: number }): Promise<ImportAuthor[]> {
+      const res = await github.request<AuthorBody[]>({ method: 'GET', path: `${importPath(input)}/authors`, query: { since: input.since } });
+      return (Array.isArray(res.body) ? res.body : []).map(author);
+    },
+
+    /** PATCH /repos/{owner}/{repo}/import/authors/{id} — sets the Git name and email of one author. */
+    async mapImportAuthor(input: ImportTarget & { authorId: number; name: string; email: string }): Promise<ImportAuthor> {
+      const res = await github.request<AuthorBody>({
+        method: 'PATCH',
+        path: `${importPath(input)}/authors/${input.authorId}`,
+        body: { name: input.name, email: input.email },
+      });
+      return author(res.body);
+    },
+
+    /** GET /repos/{owner}/{repo}/import/large_files */
+    async listImportLargeFiles(input: ImportTarget): Promise<LargeFile[]> {
+      const res = await github.request<LargeFileBody[]>({ method: 'GET', path: `${importPath(input)}/large_files` });
+      return (Array.isArray(res.body) ? res.body : []).map((f) => ({ refName: f.ref_name, path: f.path, oid: f.oid, size: f.size }));
+    },
+
+    /** PATCH /repos/{owner}/{repo}/import/lfs */
+    async setImportLfs(input: ImportTarget & { useLfs: 'opt_in' | 'opt_out' }): Promise<ImportRecord> {
+      const res = await github.request<ImportBody>({ method: 'PATCH', path: `${importPath(input)}/lfs`, body: { use_lfs: input.useLfs } });
+      return summarizeImport(res.body);
+    },
+  };
+}

@@ -1,0 +1,433 @@
+/**
+ * Source import (spec 002): the workflow's input, result, status and update types, the import
+ * records activities hand to the workflow, and every validation that runs before an API call or
+ * decides whether an update is accepted. Deterministic: shared by the workflow, activities, the
+ * starter and tests.
+ *
+ * Secrets never appear here: credentials travel as a *reference* (`env:NAME`, `file:/path`) that
+ * only an activity resolves.
+ */
+import type { PollBounds } from './migration-input';
+
+export const IMPORT_VCS_TYPES = ['subversion', 'git', 'mercurial', 'tfvc'] as const;
+export type ImportVcs = (typeof IMPORT_VCS_TYPES)[number];
+
+/** Statuses of the spec's table ("Import status"). */
+export type ImportStatusName =
+  | 'detecting'
+  | 'importing'
+  | 'mapping'
+  | 'pushing'
+  | 'complete'
+  | 'auth_failed'
+  | 'error'
+  | 'detection_needs_auth'
+  | 'detection_found_nothing'
+  | 'detection_found_multiple';
+
+/** One entry of `project_choices` (its keys differ by VCS). */
+export interface ProjectChoice {
+  vcs?: string;
+  tfvcProject?: string;
+  humanName?: string;
+}
+
+/** The part of an import record the workflow needs (keeps history small; never credentials). */
+export interface ImportRecord {
+  status: string;
+  statusText?: string;
+  vcs?: string;
+  vcsUrl: string;
+  tfvcProject?: string;
+  useLfs?: string;
+  hasLargeFiles: boolean;
+  largeFilesCount: number;
+  /** @format gigabytes, as the API reports it */
+  largeFilesSizeGb: number;
+  authorsCount: number;
+  commitCount?: number;
+  percent?: number;
+  pushPercent?: number;
+  failedStep?: string;
+  errorMessage?: string;
+  projectChoices?: ProjectChoice[];
+  repositoryUrl?: string;
+  htmlUrl?: string;
+}
+
+/** A commit author of the import, as the server currently has it. */
+export interface ImportAuthor {
+  id: number;
+  remoteId: string;
+  remoteName: string;
+  name: string;
+  email: string;
+}
+
+export interface LargeFile {
+  refName: string;
+  path: string;
+  oid: string;
+  /** @format bytes */
+  size: number;
+}
+
+/** Maps a foreign author (matched by `remote_id`, `remote_name` or current email) to a Git identity. */
+export interface AuthorMapping {
+  /** Matches an author whose `remote_id` or `remote_name` equals this, or whose email equals it (case-insensitively). */
+  remote: string;
+  name: string;
+  email: string;
+}
+
+/**
+ * What to do with files over 100 MB: store them with LFS (`opt_in`), leave them out (`opt_out`),
+ * or decide by size: LFS when the large files add up to at most `maxTotalBytes` (an LFS budget),
+ * otherwise opt out.
+ */
+export type LfsPolicy = 'opt_in' | 'opt_out' | { auto: { maxTotalBytes: number } };
+
+/** A rule that picks one of `project_choices` without asking. Every given field must match. */
+export interface ProjectChoiceRule {
+  vcs?: string;
+  tfvcProject?: string;
+  humanName?: string;
+}
+
+export interface SourceImportInput {
+  owner: string;
+  repo: string;
+  vcsUrl: string;
+  /** Without it the server runs the detection step first. */
+  vcs?: ImportVcs;
+  tfvcProject?: string;
+  /**
+   * A credential *reference* resolved by an activity on the worker: `env:NAME` (the variable, or the
+   * file named by `NAME_FILE`) or `file:/absolute/path`. The secret reads `username:password` or
+   * `{"username": …, "password": …}`. Never the secret itself.
+   */
+  credentials?: string;
+  authors?: AuthorMapping[];
+  /** Default `opt_in` (nothing is lost). */
+  lfs?: LfsPolicy;
+  /** Picks a project when detection finds several; otherwise the workflow waits for `import-choose`. */
+  projectChoice?: ProjectChoiceRule;
+  /** Restarts (PATCH with no parameters) after an `error` before giving up. Default 2. */
+  maxRestarts?: number;
+  /** @format milliseconds — how long to wait for credentials or a project choice. Default 24 h. */
+  answerTimeoutMs?: number;
+  /** Waits between tries while every call answers 503 (maintenance). */
+  maintenance?: MaintenanceBounds;
+  poll?: PollBounds;
+}
+
+export interface MaintenanceBounds {
+  /** @format milliseconds — first wait after a call gave up on 503s. Default 30 000. */
+  initialDelayMs?: number;
+  /** @format milliseconds — the wait doubles up to this. Default 600 000. */
+  maxDelayMs?: number;
+  /** @format milliseconds — give up after waiting out maintenance this long in total. Default 6 h. */
+  timeoutMs?: number;
+}
+
+export const DEFAULT_MAINTENANCE: Required<MaintenanceBounds> = {
+  initialDelayMs: 30_000,
+  maxDelayMs: 600_000,
+  timeoutMs: 6 * 60 * 60 * 1000,
+};
+
+export const DEFAULT_MAX_RESTARTS = 2;
+export const DEFAULT_ANSWER_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+
+/** An author whose identity the workflow set. */
+export interface MappedAuthor {
+  id: number;
+  remoteId: string;
+  remoteName: string;
+  name: string;
+  email: string;
+}
+
+export interface LfsDecision {
+  useLfs: 'opt_in' | 'opt_out';
+  /** Why, in words (which policy, which sizes). */
+  reason: string;
+  largeFiles: LargeFile[];
+  /** @format bytes */
+  totalBytes: number;
+}
+
+export interface SourceImportResult {
+  /** The import's final status on the server. */
+  status: 'complete';
+  owner: string;
+  repo: string;
+  vcsUrl: string;
+  vcs?: string;
+  commitCount: number;
+  authorsMapped: MappedAuthor[];
+  /** Mappings no author of this import matched. */
+  unmatchedMappings: AuthorMapping[];
+  /** Set when the import had large files. */
+  lfs?: LfsDecision;
+  chosenProject?: ProjectChoice;
+  repositoryUrl?: string;
+  htmlUrl?: string;
+  restarts: number;
+  polls: number;
+  /** Things that went less well than planned (e.g. a mapping applied after the push began). */
+  warnings: string[];
+}
+
+export type ImportPhase = 'starting' | 'polling' | 'waiting-for-credentials' | 'waiting-for-choice' | 'waiting-out-maintenance' | 'done' | 'failed' | 'cancelled';
+
+/** What the `status` query answers. */
+export interface SourceImportStatus {
+  phase: ImportPhase;
+  owner: string;
+  repo: string;
+  vcsUrl: string;
+  /** The import's status as last seen. */
+  status?: string;
+  statusText?: string;
+  /** Every status seen, in order, without repeats. */
+  statesSeen: string[];
+  percent?: number;
+  commitCount?: number;
+  pushPercent?: number;
+  polls: number;
+  /** @format milliseconds */
+  nextPollInMs?: number;
+  restarts: number;
+  failedStep?: string;
+  errorMessage?: string;
+  /** While waiting for `import-choose`. */
+  projectChoices?: ProjectChoice[];
+  chosenProject?: ProjectChoice;
+  /** ISO time until which an answer (credentials, choice) is awaited. */
+  answerDeadline?: string;
+  authorsFound: number;
+  authorsMapped: MappedAuthor[];
+  /** True once every author is known (the import is past `importing`). */
+  authorsComplete: boolean;
+  lfs?: LfsDecision;
+  error?: string;
+}
+
+/** Argument of the `import-credentials` update. */
+export interface CredentialsAnswer {
+  /** A credential reference (`env:NAME` or `file:/path`), never the secret. */
+  credentials: string;
+}
+
+/** Argument of the `import-choose` update: an index into `project_choices`, or fields that match exactly one. */
+export interface ChoiceAnswer {
+  index?: number;
+  vcs?: string;
+  tfvcProject?: string;
+  humanName?: string;
+}
+
+export interface CredentialsAccepted {
+  credentials: string;
+  /** The import's status right after the server took the credentials. */
+  status: string;
+}
+
+export interface ChoiceAccepted {
+  choice: ProjectChoice;
+  status: string;
+}
+
+export interface MappingAccepted {
+  mapping: AuthorMapping;
+  /** Authors this mapping was applied to now. */
+  mappedAuthors: MappedAuthor[];
+  /** True when no known author matches yet: it applies as authors are found. */
+  waitingForAuthors: boolean;
+}
+
+/** Failure types the workflow ends with (stable strings for callers). */
+export const ImportFailure = {
+  InvalidInput: 'InvalidImportInput',
+  ApiUnavailable: 'ImportApiUnavailable',
+  StartRejected: 'ImportStartRejected',
+  SourceNotFound: 'ImportSourceNotFound',
+  ImportFailed: 'ImportFailed',
+  AnswerTimedOut: 'ImportAnswerTimedOut',
+  TimedOut: 'ImportTimedOut',
+  ImportGone: 'ImportGone',
+  /** Raised by activities when a credential reference cannot be resolved on the worker. */
+  CredentialReference: 'CredentialReferenceError',
+} as const;
+
+const OWNER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+const REPO_NAME = /^[A-Za-z0-9._-]{1,100}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const EMAIL = /^[^\s@<>,;"]+@[^\s@<>,;"]+$/;
+
+/** Problems with a credential reference (empty when it is a valid `env:NAME` or `file:/absolute/path`). */
+export function credentialReferenceProblems(ref: unknown): string[] {
+  if (typeof ref !== 'string' || ref === '') return ['credentials must be a reference like env:NAME or file:/absolute/path'];
+  const env = /^env:(.*)$/.exec(ref);
+  if (env) return ENV_NAME.test(env[1]) ? [] : [`credentials reference ${JSON.stringify(ref)} does not name an environment variable (env:NAME)`];
+  const file = /^file:(.*)$/.exec(ref);
+  if (file) {
+    if (!file[1].startsWith('/') || file[1].includes('\0')) return ['credentials reference file:PATH needs an absolute path'];
+    return [];
+  }
+  // Deliberately never echo the value: it may be the secret itself, pasted by mistake.
+  return ['credentials must be a reference like env:NAME or file:/absolute/path, not the secret itself'];
+}
+
+export function authorMappingProblems(mapping: unknown): string[] {
+  if (typeof mapping !== 'object' || mapping === null) return ['an author mapping needs remote, name and email'];
+  const m = mapping as Partial<AuthorMapping>;
+  const problems: string[] = [];
+  for (const key of Object.keys(m)) if (!['remote', 'name', 'email'].includes(key)) problems.push(`unknown field ${JSON.stringify(key)} in author mapping`);
+  if (typeof m.remote !== 'string' || m.remote.trim() === '') problems.push('author mapping: remote must name the remote id, name or email of an author');
+  if (typeof m.name !== 'string' || m.name.trim() === '' || /[<>\r\n]/.test(m.name) || m.name.length > 255) {
+    problems.push(`author mapping for ${JSON.stringify(m.remote ?? '')}: name must be a non-empty Git name without <, > or line breaks`);
+  }
+  if (typeof m.email !== 'string' || !EMAIL.test(m.email) || m.email.length > 255) {
+    problems.push(`author mapping for ${JSON.stringify(m.remote ?? '')}: email ${JSON.stringify(m.email ?? '')} is not an email address`);
+  }
+  return problems;
+}
+
+function lfsPolicyProblems(policy: unknown): string[] {
+  if (policy === undefined || policy === 'opt_in' || policy === 'opt_out') return [];
+  const auto = (policy as { auto?: { maxTotalBytes?: unknown } } | null)?.auto;
+  const max = auto?.maxTotalBytes;
+  if (typeof max === 'number' && Number.isFinite(max) && max >= 0) return [];
+  return ['lfs must be "opt_in", "opt_out" or { auto: { maxTotalBytes } } with a non-negative size'];
+}
+
+function positiveNumber(value: unknown): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
+
+/** Every problem with the input (empty when valid). Runs before any API call. */
+export function importInputProblems(input: SourceImportInput): string[] {
+  const problems: string[] = [];
+  if (typeof input !== 'object' || input === null) return ['input must be an object'];
+  if (typeof input.owner !== 'string' || !OWNER_NAME.test(input.owner)) problems.push(`owner ${JSON.stringify(input.owner)} is not a valid account name`);
+  if (typeof input.repo !== 'string' || !REPO_NAME.test(input.repo) || input.repo === '.' || input.repo === '..') {
+    problems.push(`repo ${JSON.stringify(input.repo)} is not a valid repository name`);
+  }
+  if (typeof input.vcsUrl !== 'string' || !/^(https?|svn|svn\+ssh|git|ssh):\/\/[^\s/]+/.test(input.vcsUrl)) {
+    problems.push(`vcsUrl ${JSON.stringify(input.vcsUrl)} must be an absolute URL of the source repository`);
+  } else if (/^[a-z+]+:\/\/[^/@\s]*:[^/@\s]*@/i.test(input.vcsUrl)) {
+    problems.push('vcsUrl must not carry credentials (user:password@); pass a credentials reference instead');
+  }
+  if (input.vcs !== undefined && !(IMPORT_VCS_TYPES as readonly string[]).includes(input.vcs)) {
+    problems.push(`vcs must be one of ${IMPORT_VCS_TYPES.join(', ')}, got ${JSON.stringify(input.vcs)}`);
+  }
+  if (input.tfvcProject !== undefined) {
+    if (typeof input.tfvcProject !== 'string' || input.tfvcProject.trim() === '') problems.push('tfvcProject must be a non-empty string');
+    else if (input.vcs !== undefined && input.vcs !== 'tfvc') problems.push('tfvcProject applies only to vcs "tfvc"');
+  }
+  if (input.credentials !== undefined) problems.push(...credentialReferenceProblems(input.credentials));
+  if (input.authors !== undefined) {
+    if (!Array.isArray(input.authors)) problems.push('authors must be an array of { remote, name, email }');
+    else input.authors.forEach((m) => problems.push(...authorMappingProblems(m)));
+  }
+  problems.push(...lfsPolicyProblems(input.lfs));
+  if (input.projectChoice !== undefined) {
+    const rule = input.projectChoice;
+    if (typeof rule !== 'object' || rule === null || (rule.vcs === undefined && rule.tfvcProject === undefined && rule.humanName === undefined)) {
+      problems.push('projectChoice needs at least one of vcs, tfvcProject, humanName');
+    }
+  }
+  if (input.maxRestarts !== undefined && !(Number.isInteger(input.maxRestarts) && input.maxRestarts >= 0 && input.maxRestarts <= 100)) {
+    problems.push('maxRestarts must be an integer from 0 to 100');
+  }
+  if (input.answerTimeoutMs !== undefined && !positiveNumber(input.answerTimeoutMs)) problems.push('answerTimeoutMs must be a positive number');
+  const maintenance = input.maintenance ?? {};
+  for (const name of ['initialDelayMs', 'maxDelayMs', 'timeoutMs'] as const) {
+    if (maintenance[name] !== undefined && !positiveNumber(maintenance[name])) problems.push(`maintenance.${name} must be a positive number`);
+  }
+  const poll = input.poll ?? {};
+  for (const name of ['initialIntervalMs', 'maxIntervalMs', 'backoffFactor', 'timeoutMs'] as const) {
+    if (poll[name] !== undefined && !positiveNumber(poll[name])) problems.push(`poll.${name} must be a positive number`);
+  }
+  if (poll.backoffFactor !== undefined && poll.backoffFactor < 1) problems.push('poll.backoffFactor must be at least 1');
+  if (poll.initialIntervalMs !== undefined && poll.maxIntervalMs !== undefined && poll.maxIntervalMs < poll.initialIntervalMs) {
+    problems.push('poll.maxIntervalMs must be at least poll.initialIntervalMs');
+  }
+  return problems;
+}
+
+/** Whether a mapping applies to an author. */
+export function mappingMatches(mapping: AuthorMapping, author: ImportAuthor): boolean {
+  return (
+    mapping.remote === author.remoteId ||
+    mapping.remote === author.remoteName ||
+    mapping.remote.toLowerCase() === author.email.toLowerCase()
+  );
+}
+
+/** The identity an author should have: the last mapping that matches it wins. */
+export function desiredIdentity(mappings: readonly AuthorMapping[], author: ImportAuthor): AuthorMapping | undefined {
+  for (let i = mappings.length - 1; i >= 0; i--) if (mappingMatches(mappings[i], author)) return mappings[i];
+  return undefined;
+}
+
+function choiceMatches(rule: ProjectChoiceRule, choice: ProjectChoice): boolean {
+  return (
+    (rule.vcs === undefined || rule.vcs === choice.vcs) &&
+    (rule.tfvcProject === undefined || rule.tfvcProject === choice.tfvcProject) &&
+    (rule.humanName === undefined || rule.humanName === choice.humanName)
+  );
+}
+
+/** Indices of the choices a rule matches. */
+export function matchingChoices(rule: ProjectChoiceRule, choices: readonly ProjectChoice[]): number[] {
+  return choices.flatMap((c, i) => (choiceMatches(rule, c) ? [i] : []));
+}
+
+/** The one choice an `import-choose` answer selects, or why it selects none. */
+export function selectChoice(answer: ChoiceAnswer, choices: readonly ProjectChoice[]): { choice: ProjectChoice } | { problem: string } {
+  if (typeof answer !== 'object' || answer === null) return { problem: 'the answer must be an object with index, vcs, tfvcProject or humanName' };
+  const offered = choices.map((c, i) => `${i}: ${c.humanName ?? c.vcs ?? '?'}`).join(', ');
+  if (answer.index !== undefined) {
+    if (!Number.isInteger(answer.index) || answer.index < 0 || answer.index >= choices.length) {
+      return { problem: `index ${JSON.stringify(answer.index)} is not one of the offered choices (${offered})` };
+    }
+    return { choice: choices[answer.index] };
+  }
+  const rule: ProjectChoiceRule = { vcs: answer.vcs, tfvcProject: answer.tfvcProject, humanName: answer.humanName };
+  if (rule.vcs === undefined && rule.tfvcProject === undefined && rule.humanName === undefined) {
+    return { problem: `give an index or fields of one of the offered choices (${offered})` };
+  }
+  const matches = matchingChoices(rule, choices);
+  if (matches.length === 0) return { problem: `no offered choice matches ${JSON.stringify(rule)} (offered: ${offered})` };
+  if (matches.length > 1) return { problem: `${matches.length} offered choices match ${JSON.stringify(rule)}; be more specific (offered: ${offered})` };
+  return { choice: choices[matches[0]] };
+}
+
+const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+
+/** Parses `opt_in`, `opt_out` or `auto:SIZE` (SIZE like `500MB`, `5GiB`, `123456`). */
+export function parseLfsPolicy(text: string): LfsPolicy {
+  const trimmed = text.trim();
+  if (trimmed === 'opt_in' || trimmed === 'opt_out') return trimmed;
+  const auto = /^auto:(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(trimmed);
+  if (auto) {
+    const unit = SIZE_UNITS[(auto[2] || 'b').toLowerCase()];
+    if (unit !== undefined) return { auto: { maxTotalBytes: Math.round(Number(auto[1]) * unit) } };
+  }
+  throw new Error(`--lfs must be opt_in, opt_out or auto:SIZE (e.g. auto:5GB), got ${JSON.stringify(text)}`);
+}
+
+/** Applies the large-file policy to what the import found. */
+export function decideLfs(policy: LfsPolicy, largeFiles: readonly LargeFile[]): LfsDecision {
+  const totalBytes = largeFiles.reduce((sum, f) => sum + f.size, 0);
+  const base = { largeFiles: [...largeFiles], totalBytes };
+  if (policy === 'opt_in') return { ...base, useLfs: 'opt_in', reason: 'policy opt_in: large files are stored with LFS' };
+  if (policy === 'opt_out') return { ...base, useLfs: 'opt_out', reason: 'policy opt_out: large files are left out of the repository' };
+  const max = policy.auto.maxTotalBytes;
+  return totalBytes <= max
+    ? { ...base, useLfs: 'opt_in', reason: `policy auto: ${largeFiles.length} large files total ${totalBytes} bytes, within ${max}: stored with LFS` }
+    : { ...base, useLfs: 'opt_out', reason: `policy auto: ${largeFiles.length} large files total ${totalBytes} bytes, over ${max}: left out` };
+}
