@@ -4,6 +4,9 @@
  */
 import type { ActivityDeps } from './context';
 import { createMigrationActivities } from './github/migrations';
+import { createApiKeyActivities } from './google/apikeys';
+import { createLogBucketActivities } from './google/log-buckets';
+import { createDnsActivities } from './google/dns';
 import { createImportActivities } from './github/imports';
 
 export type { ActivityDeps } from './context';
@@ -11,6 +14,9 @@ export type { ActivityDeps } from './context';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createMigrationActivities(deps),
+    ...createApiKeyActivities(deps),
+    ...createLogBucketActivities(deps),
+    ...createDnsActivities(deps),
     ...createImportActivities(deps),
   };
 }

@@ -15,6 +15,8 @@ import { emptyStats, increment, type EmulatorStats } from './stats';
 import { StorageOrigin } from './storage-origin';
 import { createService, errorBody, type ServiceDefinition } from './service';
 import type { RouteResult } from './router';
+import { registerGoogleRoutes, type GoogleEmulatorOptions } from './google';
+import { RETRY_INFO_TYPE } from './google/errors';
 import { defaultGithubFixture, type GithubFixture } from './github/fixture';
 import { registerMigrationRoutes, type MigrationOptions, defaultMigrationOptions } from './github/migrations';
 import { registerImportRoutes, type ImportOptions, defaultImportOptions } from './github/imports';
@@ -32,6 +34,8 @@ export interface EmulatorOptions {
   rateLimit?: Partial<Omit<RateLimitConfig, 'secondary'>> & { secondary?: Partial<RateLimitConfig['secondary']> };
   faults?: FaultRule[];
   fixture?: GithubFixture;
+  /** Google services: fixture, API-key / log-bucket operation timing, cancel behaviour, DNS change timing. */
+  google?: GoogleEmulatorOptions;
   migrations?: Partial<MigrationOptions>;
   /** Source-import timing, scenarios' data, maintenance windows, retirement. */
   imports?: Partial<ImportOptions>;
@@ -103,7 +107,11 @@ export class Emulator {
       ...this.options.imports,
       maintenanceWindows: [...(this.options.imports?.maintenanceWindows ?? [])],
     });
+    this.googleState = registerGoogleRoutes(this.google, ctx, this.options.google);
   }
+
+  /** State of the Google modules (API keys, log buckets and operations, DNS zones), for tests and the demo. */
+  googleState!: ReturnType<typeof registerGoogleRoutes>;
 
   /** State of the migration module, for tests and the demo to inspect. */
   migrations!: ReturnType<typeof registerMigrationRoutes>;
@@ -272,7 +280,8 @@ export class Emulator {
     }
     if (fault.kind === 'status') {
       const headers: Record<string, string> = fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
-      fail(fault.status ?? 500, fault.status === 503 ? 'Service Unavailable' : 'Server Error', {}, headers);
+      const extra = fault.retryInfoSeconds !== undefined ? { details: [{ '@type': RETRY_INFO_TYPE, retryDelay: `${fault.retryInfoSeconds}s` }] } : {};
+      fail(fault.status ?? 500, fault.status === 503 ? 'Service Unavailable' : fault.status === 429 ? 'Too Many Requests' : 'Server Error', extra, headers);
       return 'answered';
     }
     await new Promise((r) => setTimeout(r, fault.delayMs ?? 1000));

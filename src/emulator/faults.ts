@@ -13,6 +13,8 @@ export interface FaultRule {
   status?: number;
   /** For `status`: a `retry-after` header value in seconds. */
   retryAfterSeconds?: number;
+  /** For `status` on Google services: a `RetryInfo.retryDelay` (seconds) in the error body, Google's way of saying when to retry. */
+  retryInfoSeconds?: number;
   /** For `slow`: how long to hold the request (before handling it, or before answering with `afterProcessing`). @format milliseconds */
   delayMs?: number;
   /**

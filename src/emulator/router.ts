@@ -66,11 +66,12 @@ export class Router {
           names.push(segment.slice(1));
           return '(.+)';
         }
-        // A segment may mix literal text and one parameter, e.g. `:name:cancel` or `:parent:createAsync`.
-        return segment.replace(/:([A-Za-z_]+)/g, (_m, name: string) => {
-          names.push(name);
-          return '([^/]+?)';
-        });
+        // A parameter starts its segment and may be followed by literal text (`:name:cancel`); a colon later
+        // in a segment is literal (`buckets:createAsync`), as in Google's custom methods.
+        const param = /^:([A-Za-z_]+)(.*)$/.exec(segment);
+        if (!param) return escapeRegExp(segment);
+        names.push(param[1]);
+        return `([^/]+?)${escapeRegExp(param[2])}`;
       })
       .join('/');
     this.routes.push({ method, pattern, regex: new RegExp(`^${source}$`), names, handler, options });
@@ -107,4 +108,8 @@ export class Router {
     }
     return pathMatched ? 'method' : undefined;
   }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -118,6 +118,7 @@ export const googleRetryPolicy: RetryPolicy = {
   },
   rateLimitStatuses: [429],
   alwaysRateLimitStatuses: [429],
+  rateLimitType: FailureType.ResourceExhausted,
   // Google has no "secondary" limit: a pattern that never matches.
   secondaryLimitPattern: /(?!)/,
   secondaryMinDelayMs: 5_000,

@@ -44,6 +44,8 @@ export const FailureType = {
   FailedPrecondition: 'FailedPreconditionError',
   /** Google's 409 `ABORTED` on a request carrying an etag: the resource changed since the caller read it. */
   EtagMismatch: 'EtagMismatchError',
+  /** Google's 429 `RESOURCE_EXHAUSTED` (quota or rate): retried after the wait the server asks for. */
+  ResourceExhausted: 'ResourceExhaustedError',
 } as const;
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 
@@ -60,6 +62,8 @@ export interface RetryPolicy {
   rateLimitStatuses: readonly number[];
   /** Statuses always treated as rate limits, even without headers (429). */
   alwaysRateLimitStatuses: readonly number[];
+  /** When set, every rate limit gets this type (Google has no primary/secondary distinction). */
+  rateLimitType?: FailureTypeName;
   /** Messages that mark a secondary rate limit (matched case-insensitively). */
   secondaryLimitPattern: RegExp;
   /** @format milliseconds — the first wait on a secondary limit without headers. */
@@ -190,7 +194,7 @@ export function decideRetry(facts: ResponseFacts, ctx: DecisionContext, policy: 
     // Primary means the window is spent (remaining 0); anything else (a secondary message, a bare 429,
     // a 403 with only retry-after) is a secondary limit.
     const primary = header(facts, 'x-ratelimit-remaining') === '0' && !policy.secondaryLimitPattern.test(facts.message ?? '');
-    const type = primary ? FailureType.PrimaryRateLimit : FailureType.SecondaryRateLimit;
+    const type = policy.rateLimitType ?? (primary ? FailureType.PrimaryRateLimit : FailureType.SecondaryRateLimit);
     if (ctx.attempt >= policy.maxRateLimitAttempts) {
       return {
         kind: 'permanent',

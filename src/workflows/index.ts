@@ -1,3 +1,6 @@
 /** Every workflow the longhaul worker runs. The worker bundles this file. */
 export * from './org-migration';
 export * from './source-import';
+export * from './apikey-delete';
+export * from './log-bucket';
+export * from './dns-change';

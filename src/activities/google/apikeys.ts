@@ -1,0 +1,53 @@
+/**
+ * API Keys v2 activities: one HTTP call each. The deletion is guarded by the workflow (it is not re-sent
+ * blindly); polls read the returned operation.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityDeps } from '../context';
+import type { OperationView } from '../../common/google-operations';
+import { etagMismatchMessage } from '../../http/google-errors';
+import { FailureType } from '../../http/retry-policy';
+import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
+
+const KEY_FIELDS = ['name', 'uid', 'displayName', 'createTime', 'updateTime', 'deleteTime', 'etag'] as const;
+
+export function summarizeKey(key: Record<string, unknown>): Record<string, unknown> {
+  return pick(key, KEY_FIELDS);
+}
+
+export function createApiKeyActivities(deps: ActivityDeps) {
+  const { apikeys } = deps.google;
+
+  return {
+    /** DELETE /v2/{name}?etag= — starts the deletion; a stale etag is an EtagMismatchError that says so. */
+    async deleteApiKey(input: { name: string; etag?: string }): Promise<OperationView> {
+      try {
+        const res = await apikeys.request<GoogleOperation>({ method: 'DELETE', path: `/v2/${resourcePath(input.name)}`, query: { etag: input.etag } });
+        return operationView(res.body, summarizeKey);
+      } catch (err) {
+        if (isFailure(err, FailureType.EtagMismatch)) {
+          throw ApplicationFailure.create({
+            type: FailureType.EtagMismatch,
+            message: `${etagMismatchMessage(`API key ${input.name}`, input.etag)}. ${err.message}`,
+            nonRetryable: true,
+            details: err.details as unknown[] | undefined,
+            cause: err,
+          });
+        }
+        throw err;
+      }
+    },
+
+    /** GET /v2/{name} — the key (deleted keys show `deleteTime` for 30 days); undefined when it does not exist. */
+    async getApiKey(input: { name: string }): Promise<Record<string, unknown> | undefined> {
+      const res = await unlessNotFound(() => apikeys.request<Record<string, unknown>>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` }));
+      return res && summarizeKey(res.body);
+    },
+
+    /** GET /v2/operations/{id} */
+    async getApiKeyOperation(input: { name: string }): Promise<OperationView> {
+      const res = await apikeys.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
+      return operationView(res.body, summarizeKey);
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Cloud DNS v1 change activities: one HTTP call each (the change search pages through a list). A Change is
+ * Cloud DNS's long-running operation: `status` `pending` until it is `done`.
+ */
+import type { ActivityDeps } from '../context';
+import type { OperationView } from '../../common/google-operations';
+import type { ResourceRecordSet } from '../../common/google-input';
+
+interface DnsChange {
+  id: string;
+  status: string;
+  startTime?: string;
+  additions?: ResourceRecordSet[];
+  deletions?: ResourceRecordSet[];
+}
+
+function changeView(change: DnsChange): OperationView {
+  const done = change.status === 'done';
+  return { name: change.id, done, state: change.status, ...(done ? { response: { id: change.id, startTime: change.startTime } } : {}) };
+}
+
+function zonePath(input: { project: string; zone: string }): string {
+  return `/dns/v1/projects/${encodeURIComponent(input.project)}/managedZones/${encodeURIComponent(input.zone)}`;
+}
+
+function rrsetBody(sets: ResourceRecordSet[] | undefined) {
+  return (sets ?? []).map((s) => ({ kind: 'dns#resourceRecordSet', name: s.name, type: s.type, ttl: s.ttl, rrdatas: s.rrdatas }));
+}
+
+function sameSets(a: ResourceRecordSet[] | undefined, b: ResourceRecordSet[] | undefined): boolean {
+  const key = (sets: ResourceRecordSet[] | undefined) =>
+    (sets ?? [])
+      .map((s) => `${s.name.toLowerCase()}|${s.type}|${s.ttl}|${s.rrdatas.join('\u0000')}`)
+      .sort()
+      .join('\n');
+  return key(a) === key(b);
+}
+
+export interface DnsChangeRequest {
+  project: string;
+  zone: string;
+  additions?: ResourceRecordSet[];
+  deletions?: ResourceRecordSet[];
+}
+
+export function createDnsActivities(deps: ActivityDeps) {
+  const { dns } = deps.google;
+
+  return {
+    /** POST …/managedZones/{zone}/changes — atomic; not idempotent: the workflow guards re-sends. */
+    async createDnsChange(input: DnsChangeRequest): Promise<OperationView> {
+      const res = await dns.request<DnsChange>({
+        method: 'POST',
+        path: `${zonePath(input)}/changes`,
+        body: { kind: 'dns#change', additions: rrsetBody(input.additions), deletions: rrsetBody(input.deletions) },
+      });
+      return changeView(res.body);
+    },
+
+    /** GET …/changes/{changeId} */
+    async getDnsChange(input: { project: string; zone: string; changeId: string }): Promise<OperationView> {
+      const res = await dns.request<DnsChange>({ method: 'GET', path: `${zonePath(input)}/changes/${encodeURIComponent(input.changeId)}` });
+      return changeView(res.body);
+    },
+
+    /**
+     * GET …/changes?sortOrder=descending (paged) — the newest change with exactly these additions and deletions
+     * started at or after `notBefore`: the one an earlier try with an unknown outcome made.
+     */
+    async findDnsChange(input: DnsChangeRequest & { notBefore: string }): Promise<OperationView | undefined> {
+      const notBefore = Date.parse(input.notBefore);
+      let pageToken: string | undefined;
+      for (let page = 0; page < 10; page++) {
+        const res = await dns.request<{ changes?: DnsChange[]; nextPageToken?: string }>({
+          method: 'GET',
+          path: `${zonePath(input)}/changes`,
+          query: { sortOrder: 'descending', maxResults: 100, pageToken },
+        });
+        for (const change of res.body.changes ?? []) {
+          const started = Date.parse(change.startTime ?? '');
+          if (started < notBefore) return undefined;
+          if (sameSets(change.additions, input.additions) && sameSets(change.deletions, input.deletions)) return changeView(change);
+        }
+        pageToken = res.body.nextPageToken;
+        if (!pageToken) break;
+      }
+      return undefined;
+    },
+  };
+}

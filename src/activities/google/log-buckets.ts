@@ -1,0 +1,122 @@
+/**
+ * Cloud Logging v2 log-bucket activities: one HTTP call each (the operation search pages through a list).
+ * `createAsync` / `updateAsync` are guarded by the workflow: after a try whose outcome is unknown it looks
+ * for the bucket and its operation (`getLogBucket`, `findLogBucketOperation`) before sending again.
+ */
+import type { ActivityDeps } from '../context';
+import type { OperationView } from '../../common/google-operations';
+import { FailureType } from '../../http/retry-policy';
+import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
+
+const BUCKET_FIELDS = ['name', 'description', 'retentionDays', 'locked', 'lifecycleState', 'analyticsEnabled', 'createTime', 'updateTime'] as const;
+
+export function summarizeBucket(bucket: Record<string, unknown>): Record<string, unknown> {
+  const summary = pick(bucket, BUCKET_FIELDS);
+  delete summary['@type'];
+  return summary;
+}
+
+export interface BucketFieldsInput {
+  retentionDays?: number;
+  description?: string;
+  locked?: boolean;
+  analyticsEnabled?: boolean;
+}
+
+function bucketBody(fields: BucketFieldsInput): Record<string, unknown> {
+  return pick(fields as Record<string, unknown>, ['retentionDays', 'description', 'locked', 'analyticsEnabled']);
+}
+
+/** What a cancel request came to. */
+export interface CancelRequestResult {
+  accepted: boolean;
+  /** The server's reason when it refused (e.g. the operation had already finished). */
+  message?: string;
+}
+
+export function createLogBucketActivities(deps: ActivityDeps) {
+  const { logging } = deps.google;
+
+  return {
+    /** POST /v2/{parent}/buckets:createAsync?bucketId= — not idempotent: the workflow guards re-sends. */
+    async createLogBucketAsync(input: { parent: string; bucketId: string } & BucketFieldsInput): Promise<OperationView> {
+      const res = await logging.request<GoogleOperation>({
+        method: 'POST',
+        path: `/v2/${resourcePath(input.parent)}/buckets:createAsync`,
+        query: { bucketId: input.bucketId },
+        body: bucketBody(input),
+      });
+      return operationView(res.body, summarizeBucket);
+    },
+
+    /** POST /v2/{name}:updateAsync?updateMask= */
+    async updateLogBucketAsync(input: { name: string; updateMask: string[] } & BucketFieldsInput): Promise<OperationView> {
+      const res = await logging.request<GoogleOperation>({
+        method: 'POST',
+        path: `/v2/${resourcePath(input.name)}:updateAsync`,
+        query: { updateMask: input.updateMask.join(',') },
+        body: bucketBody(input),
+      });
+      return operationView(res.body, summarizeBucket);
+    },
+
+    /** GET /v2/{name} — undefined when the bucket does not exist. */
+    async getLogBucket(input: { name: string }): Promise<Record<string, unknown> | undefined> {
+      const res = await unlessNotFound(() => logging.request<Record<string, unknown>>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` }));
+      return res && summarizeBucket(res.body);
+    },
+
+    /** GET /v2/{operation name} */
+    async getLoggingOperation(input: { name: string }): Promise<OperationView> {
+      const res = await logging.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
+      return operationView(res.body, summarizeBucket);
+    },
+
+    /** POST /v2/{operation name}:cancel — asynchronous: whether it took effect shows in the operation later. */
+    async cancelLoggingOperation(input: { name: string }): Promise<CancelRequestResult> {
+      try {
+        await logging.request({ method: 'POST', path: `/v2/${resourcePath(input.name)}:cancel`, body: {} });
+        return { accepted: true };
+      } catch (err) {
+        // A finished operation refuses the cancel; the workflow reads the operation to learn how it ended.
+        if (isFailure(err, FailureType.FailedPrecondition) || isFailure(err, FailureType.BadRequest)) return { accepted: false, message: err.message };
+        throw err;
+      }
+    },
+
+    /**
+     * GET /v2/{parent}/operations (paged) — the newest create (or update) operation of `bucketName` started at
+     * or after `notBefore`: the one an earlier try with an unknown outcome started.
+     */
+    async findLogBucketOperation(input: { bucketName: string; kind: 'create' | 'update'; notBefore: string }): Promise<OperationView | undefined> {
+      const parent = input.bucketName.replace(/\/buckets\/[^/]+$/, '');
+      const bucketId = input.bucketName.slice(parent.length + '/buckets/'.length);
+      const notBefore = Date.parse(input.notBefore);
+      let pageToken: string | undefined;
+      for (let page = 0; page < 20; page++) {
+        const res = await logging.request<{ operations?: GoogleOperation[]; nextPageToken?: string }>({
+          method: 'GET',
+          path: `/v2/${resourcePath(parent)}/operations`,
+          query: { pageSize: 100, pageToken },
+        });
+        const candidates = (res.body.operations ?? []).filter((op) => {
+          const meta = op.metadata ?? {};
+          const started = Date.parse(String(meta.startTime ?? ''));
+          if (!(started >= notBefore)) return false;
+          if (input.kind === 'create') {
+            const req = meta.createBucketRequest as { parent?: string; bucketId?: string } | undefined;
+            return req?.parent === parent && req.bucketId === bucketId;
+          }
+          return (meta.updateBucketRequest as { name?: string } | undefined)?.name === input.bucketName;
+        });
+        if (candidates.length > 0) {
+          candidates.sort((a, b) => Date.parse(String(b.metadata?.startTime)) - Date.parse(String(a.metadata?.startTime)));
+          return operationView(candidates[0], summarizeBucket);
+        }
+        pageToken = res.body.nextPageToken;
+        if (!pageToken) break;
+      }
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * API-key deletion: validate the key name (location `global`) before any call → `DELETE` once (optionally
+ * guarded by the etag the caller read) → poll the returned Operation to `done`. The result carries the
+ * operation's response and says until when the key stays retrievable (30 days).
+ */
+import { ApplicationFailure } from '@temporalio/workflow';
+import { apiKeyDeleteProblems, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from '../common/google-input';
+import type { OperationView } from '../common/google-operations';
+import { awaitOperation, HttpFailure, endWith, googleApi, googlePoll, googleSend, GoogleOperationFailure, newStatus, rejectInvalid, sendOnce, trackStatus } from './google-operation';
+
+const RETRIEVABLE_FOR_MS = 30 * 24 * 60 * 60 * 1000;
+const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
+
+export async function apiKeyDelete(input: ApiKeyDeleteInput): Promise<ApiKeyDeleteResult> {
+  rejectInvalid('API key deletion', apiKeyDeleteProblems(input));
+  const status = newStatus('apikey-delete', input.name);
+  const show = trackStatus(status);
+  const notBefore = Date.now() - CLOCK_SKEW_MARGIN_MS;
+  try {
+    const first = await sendOnce<OperationView>({
+      what: `the deletion of API key ${input.name}`,
+      send: () => googleSend.deleteApiKey({ name: input.name, etag: input.etag }),
+      // An earlier try whose answer was lost may have deleted it: then the key shows a recent deleteTime.
+      recover: async () => {
+        const key = await googleApi.getApiKey({ name: input.name });
+        const deletedAt = typeof key?.deleteTime === 'string' ? Date.parse(key.deleteTime) : NaN;
+        return deletedAt >= notBefore ? { name: '', done: true, state: 'SUCCEEDED', response: key } : undefined;
+      },
+      conflictTypes: [HttpFailure.FailedPrecondition, HttpFailure.NotFound],
+    });
+    status.phase = 'waiting';
+    const done = first.name
+      ? await awaitOperation(first, {
+          what: `deletion of API key ${input.name}`,
+          bounds: input.poll,
+          read: () => googlePoll.getApiKeyOperation({ name: first.name }),
+          onUpdate: show,
+          status,
+        })
+      : first;
+    if (done.error) {
+      throw ApplicationFailure.nonRetryable(
+        `the deletion of API key ${input.name} failed on the server: ${done.error.message} (code ${done.error.code})`,
+        GoogleOperationFailure.OperationFailed,
+        { operation: done.name, error: done.error },
+      );
+    }
+    const deleteTime = typeof done.response?.deleteTime === 'string' ? done.response.deleteTime : undefined;
+    const retrievableUntil = deleteTime ? new Date(Date.parse(deleteTime) + RETRIEVABLE_FOR_MS).toISOString() : undefined;
+    status.phase = 'done';
+    show();
+    return {
+      name: input.name,
+      ...(done.name ? { operation: done.name } : {}),
+      key: done.response,
+      deleteTime,
+      retrievableUntil,
+      note: `API key ${input.name} is deleted. It stays retrievable (and can be undeleted) for 30 days${retrievableUntil ? `, until ${retrievableUntil}` : ''}, and is then purged.${done.name ? '' : ' (An earlier try whose answer was lost had already deleted it.)'}`,
+    };
+  } catch (err) {
+    endWith(status, show, err);
+  }
+}
