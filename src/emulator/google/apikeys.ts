@@ -17,9 +17,11 @@ const KEY_TYPE = 'type.googleapis.com/google.api.apikeys.v2.Key';
 export interface ApiKeyOptions {
   /** How long a delete (or undelete) operation runs before it is done; 0 answers done at once. @format milliseconds */
   deleteOperationMs: number;
+  /** Deleting these key ids ends in an operation `error` (code 13) and the key is not deleted. */
+  failKeyIds: string[];
 }
 
-export const defaultApiKeyOptions: ApiKeyOptions = { deleteOperationMs: 1_500 };
+export const defaultApiKeyOptions: ApiKeyOptions = { deleteOperationMs: 1_500, failKeyIds: [] };
 
 export interface EmulatedApiKey {
   name: string;
@@ -37,6 +39,9 @@ interface KeyOperation {
   keyName: string;
   startedAt: number;
   doneAt: number;
+  /** The operation ends with this error (and undoes the deletion) instead of succeeding. */
+  fails: boolean;
+  settled: boolean;
 }
 
 export function registerApiKeyRoutes(router: Router, ctx: EmulatorContext, fixture: GoogleFixture, options: ApiKeyOptions) {
@@ -79,13 +84,30 @@ export function registerApiKeyRoutes(router: Router, ctx: EmulatorContext, fixtu
   };
 
   const startOperation = (key: EmulatedApiKey, now: number): KeyOperation => {
-    const op: KeyOperation = { name: `operations/akmf.p7-${randomUUID()}`, keyName: key.name, startedAt: now, doneAt: now + options.deleteOperationMs };
+    const keyId = key.name.split('/').pop()!;
+    const op: KeyOperation = {
+      name: `operations/akmf.p7-${randomUUID()}`,
+      keyName: key.name,
+      startedAt: now,
+      doneAt: now + options.deleteOperationMs,
+      fails: options.failKeyIds.includes(keyId),
+      settled: false,
+    };
     operations.set(op.name, op);
     return op;
   };
 
   const operationObject = (op: KeyOperation, now: number) => {
     if (now < op.doneAt) return { name: op.name, done: false };
+    if (op.fails) {
+      if (!op.settled) {
+        // The failed deletion leaves the key as it was.
+        const key = keys.get(op.keyName)!;
+        Object.assign(key, { deleteTime: undefined, version: key.version + 1 });
+      }
+      op.settled = true;
+      return { name: op.name, done: true, error: { code: 13, message: `Internal error while deleting key '${op.keyName}'; the key was not deleted.` } };
+    }
     return { name: op.name, done: true, response: { '@type': KEY_TYPE, ...keyObject(keys.get(op.keyName)!) } };
   };
 

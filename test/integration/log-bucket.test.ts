@@ -1,0 +1,205 @@
+/**
+ * The log-bucket create/update workflows on a real Temporal server with a real worker and the emulator:
+ * every parent form, state reporting, operation failure, cancellation that takes effect and one that arrives
+ * too late, the create never running twice, poll failures that never re-send, RetryInfo-demanded waits, and
+ * names rejected before any call.
+ */
+import { describe, expect, it } from 'vitest';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ActivityFailure, type ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { logBucketCreate, logBucketUpdate } from '../../src/workflows/log-bucket';
+import { GoogleOperationFailure, operationStatusQuery } from '../../src/workflows/google-operation';
+import type { LogBucketCreateInput, LogBucketUpdateInput } from '../../src/common/google-input';
+import type { OperationStatus } from '../../src/common/google-operations';
+import { FailureType } from '../../src/http/retry-policy';
+import { LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
+import { type defaultLogBucketOptions } from '../../src/emulator/google/logging-buckets';
+import { eventually, rejectionOf, requestsTo, serverDemandedRetries, useGoogleStack } from '../helpers/google';
+
+const FAST_POLL = { initialIntervalMs: 150, backoffFactor: 1, maxIntervalMs: 150 };
+const TIMING = { scheduledMs: 400, waitingForPermissionsMs: 400, runningMs: 800 };
+const LIFECYCLE = ['SCHEDULED', 'WAITING_FOR_PERMISSIONS', 'RUNNING', 'SUCCEEDED'];
+let seq = 0;
+const uniqueId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${seq++}`;
+
+describe('log bucket workflows', () => {
+  const stack = useGoogleStack({ google: { buckets: { ...TIMING } } });
+  const buckets = () => stack.emulator.googleState.buckets;
+  /** Per-test emulator behaviour, restored afterwards. */
+  async function withBucketOptions<T>(options: Partial<typeof defaultLogBucketOptions>, run: () => Promise<T>): Promise<T> {
+    const saved = { ...buckets().options };
+    Object.assign(buckets().options, options);
+    try {
+      return await run();
+    } finally {
+      Object.assign(buckets().options, saved);
+      stack.emulator.setFaults([]);
+    }
+  }
+  const create = (input: LogBucketCreateInput, name: string) =>
+    stack.tw.client.workflow.start(logBucketCreate, { taskQueue: stack.tw.taskQueue, workflowId: `bucket-${name}-${Date.now()}-${seq++}`, args: [input] });
+  const update = (input: LogBucketUpdateInput, name: string) =>
+    stack.tw.client.workflow.start(logBucketUpdate, { taskQueue: stack.tw.taskQueue, workflowId: `bucket-update-${name}-${Date.now()}-${seq++}`, args: [input] });
+  const createOps = (bucketName: string) => [...buckets().operations.values()].filter((op) => op.kind === 'create' && op.bucketName === bucketName);
+  const waitForState = (handle: WorkflowHandle, state: string) =>
+    eventually(async () => ((await handle.query(operationStatusQuery)).state === state ? true : undefined), `state ${state}`);
+
+  it('creates a bucket under each of the four parent forms and reports the states in lifecycle order', async () => {
+    const parents = ['projects/demo-project', 'organizations/demo-org', 'folders/demo-folder', 'billingAccounts/demo-billing'].map((p) => `${p}/locations/global`);
+    const bucketId = uniqueId('audit');
+    const handles = await Promise.all(parents.map((parent, i) => create({ parent, bucketId, retentionDays: 60 + i, description: 'audit logs', poll: FAST_POLL }, `parent-${i}`)));
+    const results = await Promise.all(handles.map((h) => h.result()));
+    for (const [i, result] of results.entries()) {
+      const name = `${parents[i]}/buckets/${bucketId}`;
+      expect(result).toMatchObject({ bucket: name, state: 'SUCCEEDED', response: { name, retentionDays: 60 + i, lifecycleState: 'ACTIVE' } });
+      expect(buckets().bucket(name)).toMatchObject({ retentionDays: 60 + i, description: 'audit logs', lifecycleState: 'ACTIVE' });
+      const status: OperationStatus = await handles[i].query(operationStatusQuery);
+      expect(status.states[0]).toBe('SCHEDULED');
+      expect(status.states.at(-1)).toBe('SUCCEEDED');
+      // Seen states never go backwards in the lifecycle.
+      const order = status.states.map((s) => LIFECYCLE.indexOf(s));
+      expect(order).toEqual([...order].sort((a, b) => a - b));
+      const attributes = (await handles[i].describe()).typedSearchAttributes;
+      expect(attributes.get(LonghaulState)).toBe('SUCCEEDED');
+      expect(attributes.get(LonghaulTarget)).toBe(name);
+    }
+  });
+
+  it('updates a bucket with an update mask and reports the operation to the end', async () => {
+    const parent = 'projects/demo-project/locations/global';
+    const bucketId = uniqueId('upd');
+    await (await create({ parent, bucketId, retentionDays: 30, poll: FAST_POLL }, 'for-update')).result();
+    const name = `${parent}/buckets/${bucketId}`;
+    const result = await (await update({ name, updateMask: ['retentionDays', 'description'], retentionDays: 400, description: 'kept longer', poll: FAST_POLL }, 'ok')).result();
+    expect(result).toMatchObject({ bucket: name, state: 'SUCCEEDED', response: { retentionDays: 400, description: 'kept longer' } });
+    expect(buckets().bucket(name)?.retentionDays).toBe(400);
+  });
+
+  it('fails with the operation error when the bucket operation ends FAILED', async () => {
+    const bucketId = uniqueId('doomed');
+    await withBucketOptions({ failBucketIds: [bucketId] }, async () => {
+      const err = await rejectionOf(create({ parent: 'folders/demo-folder/locations/global', bucketId, poll: FAST_POLL }, 'fails').then((h) => h.result()));
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
+      expect(cause.type).toBe(GoogleOperationFailure.OperationFailed);
+      expect(cause.message).toContain('state FAILED');
+      expect(cause.message).toContain('rejected the configuration');
+    });
+  });
+
+  it('on cancellation sends :cancel, sees the operation end CANCELLED and reports that the cancel took effect', async () => {
+    const bucketId = uniqueId('cancel');
+    const name = `organizations/demo-org/locations/global/buckets/${bucketId}`;
+    await withBucketOptions({ runningMs: 30_000, cancel: 'takes-effect', cancelEffectMs: 300 }, async () => {
+      const handle = await create({ parent: 'organizations/demo-org/locations/global', bucketId, poll: FAST_POLL }, 'cancel');
+      await waitForState(handle, 'RUNNING');
+      const cancelsBefore = requestsTo(stack.emulator, 'POST', ':cancel');
+      await handle.cancel();
+      const err = await rejectionOf(handle.result());
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+      const status = await handle.query(operationStatusQuery);
+      expect(status.phase).toBe('cancelled');
+      expect(status.cancel).toMatchObject({ requested: true, tookEffect: true, finalState: 'CANCELLED' });
+      expect(status.cancel?.message).toContain('cancel took effect');
+      expect(requestsTo(stack.emulator, 'POST', ':cancel') - cancelsBefore).toBe(1);
+      expect(buckets().state(status.operation!)).toBe('CANCELLED');
+      expect(buckets().bucket(name)).toBeUndefined();
+      expect((await handle.describe()).typedSearchAttributes.get(LonghaulState)).toBe('CANCELLED');
+    });
+  });
+
+  it('on cancellation that arrives too late reports it and returns the finished result, since the bucket exists', async () => {
+    const bucketId = uniqueId('late');
+    const name = `projects/demo-project/locations/global/buckets/${bucketId}`;
+    await withBucketOptions({ runningMs: 1_500, cancel: 'too-late' }, async () => {
+      const handle = await create({ parent: 'projects/demo-project/locations/global', bucketId, poll: FAST_POLL }, 'late');
+      await waitForState(handle, 'RUNNING');
+      await handle.cancel();
+      const result = await handle.result();
+      expect(result.state).toBe('SUCCEEDED');
+      expect(result.cancel).toMatchObject({ requested: true, tookEffect: false, finalState: 'SUCCEEDED' });
+      expect(result.cancel?.message).toContain('too late');
+      expect(buckets().bucket(name)?.lifecycleState).toBe('ACTIVE');
+      expect((await handle.describe()).status.name).toBe('COMPLETED');
+    });
+  });
+
+  it('never creates twice: an ALREADY_EXISTS after a lost answer is resolved by reading the bucket and its operation', async () => {
+    const parent = 'billingAccounts/demo-billing/locations/global';
+    const bucketId = uniqueId('once');
+    const name = `${parent}/buckets/${bucketId}`;
+    await withBucketOptions({}, async () => {
+      stack.emulator.setFaults([
+        // The create happens, but its answer is lost…
+        { method: 'POST', path: 'buckets:createAsync', kind: 'reset', afterProcessing: true, times: 1 },
+        // …and the first look for it misses (as an eventually consistent read can), so the create is sent again.
+        { method: 'GET', path: `/buckets/${bucketId}`, kind: 'status', status: 404, times: 1 },
+      ]);
+      const createsBefore = requestsTo(stack.emulator, 'POST', 'buckets:createAsync');
+      const handle = await create({ parent, bucketId, poll: FAST_POLL }, 'once');
+      const result = await handle.result();
+      expect(requestsTo(stack.emulator, 'POST', 'buckets:createAsync') - createsBefore).toBe(2);
+      expect(createOps(name)).toHaveLength(1);
+      expect(result).toMatchObject({ bucket: name, state: 'SUCCEEDED', operation: createOps(name)[0]!.name });
+    });
+  });
+
+  it('fails with AlreadyExistsError when the bucket existed before the workflow', async () => {
+    const parent = 'projects/demo-project/locations/global';
+    const bucketId = uniqueId('exists');
+    await (await create({ parent, bucketId, poll: FAST_POLL }, 'first')).result();
+    const err = await rejectionOf(create({ parent, bucketId, poll: FAST_POLL }, 'second').then((h) => h.result()));
+    const activity = (err as WorkflowFailedError).cause as ActivityFailure;
+    expect(activity).toBeInstanceOf(ActivityFailure);
+    expect((activity.cause as ApplicationFailure).type).toBe(FailureType.AlreadyExists);
+    expect(createOps(`${parent}/buckets/${bucketId}`)).toHaveLength(1);
+  });
+
+  it('keeps polling through failed polls without sending the create again', async () => {
+    const bucketId = uniqueId('flaky');
+    await withBucketOptions({}, async () => {
+      stack.emulator.setFaults([{ method: 'GET', path: '/operations/', kind: 'status', status: 503, times: 3 }]);
+      const createsBefore = requestsTo(stack.emulator, 'POST', 'buckets:createAsync');
+      const faultsBefore = stack.emulator.stats.faultsInjected;
+      const result = await (await create({ parent: 'folders/demo-folder/locations/global', bucketId, poll: FAST_POLL }, 'flaky')).result();
+      expect(result.state).toBe('SUCCEEDED');
+      expect(stack.emulator.stats.faultsInjected - faultsBefore).toBe(3);
+      expect(requestsTo(stack.emulator, 'POST', 'buckets:createAsync') - createsBefore).toBe(1);
+    });
+  });
+
+  it('waits as long as RetryInfo asks when a poll is answered 429', async () => {
+    const bucketId = uniqueId('quota');
+    await withBucketOptions({}, async () => {
+      stack.emulator.setFaults([{ method: 'GET', path: '/operations/', kind: 'status', status: 429, retryInfoSeconds: 2, times: 1 }]);
+      const handle = await create({ parent: 'projects/demo-project/locations/global', bucketId, poll: FAST_POLL }, 'quota');
+      await handle.result();
+      expect(await serverDemandedRetries(handle)).toContainEqual({ type: FailureType.ResourceExhausted, requestedMs: 2000 });
+    });
+  });
+
+  it.each([
+    ['a parent without a location', { parent: 'projects/demo-project', bucketId: 'b' }, 'is not a bucket parent'],
+    ['an unknown parent form', { parent: 'teams/demo/locations/global', bucketId: 'b' }, 'must be one of projects, organizations, folders, billingAccounts'],
+    ['a reserved bucket id', { parent: 'projects/demo-project/locations/global', bucketId: '_Default' }, 'is not valid'],
+    ['a retention out of range', { parent: 'projects/demo-project/locations/global', bucketId: 'b', retentionDays: 0 }, 'retentionDays'],
+  ])('rejects %s before any call', async (_what, input, problem) => {
+    stack.emulator.resetStats();
+    const err = await rejectionOf(create({ ...input, poll: FAST_POLL }, 'bad').then((h) => h.result()));
+    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause.type).toBe(GoogleOperationFailure.InvalidInput);
+    expect(cause.message).toContain(problem);
+    expect(stack.emulator.stats.requests).toBe(0);
+  });
+
+  it('rejects an update whose mask names a field it cannot update before any call', async () => {
+    stack.emulator.resetStats();
+    const input = { name: 'projects/demo-project/locations/global/buckets/b', updateMask: ['name'], poll: FAST_POLL };
+    const err = await rejectionOf(update(input, 'bad-mask').then((h) => h.result()));
+    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause.type).toBe(GoogleOperationFailure.InvalidInput);
+    expect(cause.message).toContain('updateMask field "name"');
+    expect(stack.emulator.stats.requests).toBe(0);
+  });
+});
