@@ -36,8 +36,8 @@ export async function waitForImportStatus(
 }
 
 /**
- * The whole event history of a run as text: the history JSON plus every payload decoded as UTF-8,
- * so a secret is found whether it sits in a field or inside an encoded payload.
+ * The whole event history of a run as text: the history JSON plus every payload decoded (payload
+ * bytes arrive either as bytes or as base64 strings), so a secret is found wherever it sits.
  */
 export async function historyText(handle: WorkflowHandle): Promise<string> {
   const history = await handle.fetchHistory();
@@ -47,6 +47,9 @@ export async function historyText(handle: WorkflowHandle): Promise<string> {
       const text = Buffer.from(value).toString('utf8');
       decoded.push(text);
       return text;
+    }
+    if (typeof value === 'string' && value.length >= 4 && value.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(value)) {
+      decoded.push(Buffer.from(value, 'base64').toString('utf8'));
     }
     return value;
   });

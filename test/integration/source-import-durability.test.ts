@@ -1,0 +1,169 @@
+/**
+ * The source-import workflow when things go wrong around it: cancellation, a worker restart in the
+ * middle of an import, maintenance (503) windows short and long, a repository with workflows
+ * enabled (422), a server without the import API (404), and input refused before any call.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
+import { importStatusQuery, sourceImport } from '../../src/workflows/source-import';
+import type { SourceImportInput } from '../../src/common/import-input';
+import type { Emulator } from '../../src/emulator/emulator';
+import { githubRetryPolicy } from '../../src/http/retry-policy';
+import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
+
+const FAST_POLL = { initialIntervalMs: 100, maxIntervalMs: 250, backoffFactor: 1.5 };
+const SVN = 'https://svn.example.test/repos';
+
+async function failureOf(promise: Promise<unknown>): Promise<Error> {
+  const err = await promise.then(
+    () => expect.fail('the workflow should have failed'),
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(WorkflowFailedError);
+  return (err as WorkflowFailedError).cause as Error;
+}
+
+describe('source import: durability and server trouble', () => {
+  let emulator: Emulator;
+  let tw: TestWorker;
+  let nextRepo = 0;
+  const repo = () => `durable-${++nextRepo}`;
+
+  beforeAll(async () => {
+    // 5 s detecting, 60 s importing, 20 s mapping, 20 s pushing at 1/10 speed: about 10 s per import.
+    emulator = await startTestEmulator({
+      fixture: fixtureWithImportRepos('durable', 10),
+      imports: { timeScale: 0.1, importingMs: 60_000, mappingMs: 20_000, pushingMs: 20_000 },
+    });
+    tw = await startTestWorker(await emulatorDeps(emulator));
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await emulator?.close();
+  });
+
+  /** Starts on `worker`'s task queue through the file's client (a stopped worker's client is closed). */
+  const start = (input: Omit<SourceImportInput, 'owner' | 'poll'>, worker = tw) =>
+    tw.client.workflow.start(sourceImport, {
+      taskQueue: worker.taskQueue,
+      workflowId: `import-${input.repo}-${Date.now()}`,
+      args: [{ owner: 'octo-org', poll: FAST_POLL, ...input }],
+    });
+
+  it('cancels the import on the server when the workflow is cancelled', async () => {
+    const target = repo();
+    const handle = await start({ repo: target, vcsUrl: `${SVN}/happy` });
+    await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
+    await handle.cancel();
+    const cause = await failureOf(handle.result());
+    expect(cause).toBeInstanceOf(CancelledFailure);
+    expect(emulator.imports.get('octo-org', target)).toBeUndefined();
+    const imp = emulator.imports.all().filter((i) => i.repo === target).at(-1)!;
+    expect(imp.events.at(-1)?.kind).toBe('delete');
+    expect(imp.pushes).toEqual([]);
+    expect((await handle.query(importStatusQuery)).phase).toBe('cancelled');
+  });
+
+  it('finishes an import whose worker stopped mid-import once another worker takes over, starting it only once', async () => {
+    const target = repo();
+    const first = await startTestWorker(await emulatorDeps(emulator));
+    const handle = await start({ repo: target, vcsUrl: `${SVN}/happy` }, first);
+    const before = await waitForImportStatus(handle, (s) => s.status === 'importing' && s.polls >= 2, 'a few polls while importing');
+    await first.stop();
+    // The server keeps importing while no worker runs.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const second = await startTestWorker(await emulatorDeps(emulator), { taskQueue: first.taskQueue });
+    try {
+      const result = await handle.result();
+      expect(result.status).toBe('complete');
+      expect(result.polls).toBeGreaterThan(before.polls);
+      const status = await handle.query(importStatusQuery);
+      expect(status.statesSeen).toEqual(['detecting', 'importing', 'mapping', 'pushing', 'complete'].filter((s) => status.statesSeen.includes(s)));
+      expect(status.statesSeen.at(-1)).toBe('complete');
+      const imp = emulator.imports.get('octo-org', target)!;
+      expect(imp.events.filter((e) => e.kind === 'put')).toHaveLength(1);
+      expect(imp.pushes).toHaveLength(1);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('rides out a short maintenance window (503 on every import endpoint) with backoff', async () => {
+    const target = repo();
+    const handle = await start({ repo: target, vcsUrl: `${SVN}/happy` });
+    await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
+    const before = emulator.stats.byStatus['503'] ?? 0;
+    emulator.imports.startMaintenance(2_500);
+    const result = await handle.result();
+    expect(result.status).toBe('complete');
+    expect((emulator.stats.byStatus['503'] ?? 0) - before).toBeGreaterThanOrEqual(1);
+  });
+
+  it('waits durably through maintenance that outlasts the activity retries', async () => {
+    // A worker whose HTTP policy gives up after two 503s, so the workflow's own wait takes over.
+    const impatient = await startTestWorker(await emulatorDeps(emulator, { policy: { ...githubRetryPolicy, maxTransientAttempts: 2 } }));
+    try {
+      const target = repo();
+      const handle = await start(
+        { repo: target, vcsUrl: `${SVN}/happy`, maintenance: { initialDelayMs: 500, maxDelayMs: 1_000, timeoutMs: 60_000 } },
+        impatient,
+      );
+      await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
+      emulator.imports.startMaintenance(4_000);
+      await waitForImportStatus(handle, (s) => s.phase === 'waiting-out-maintenance', 'the maintenance wait');
+      const result = await handle.result();
+      expect(result.status).toBe('complete');
+    } finally {
+      await impatient.stop();
+    }
+  });
+
+  it('fails non-retryably with the server message when the repository has workflows enabled (422)', async () => {
+    const cause = await failureOf((await start({ repo: 'with-actions', vcsUrl: `${SVN}/happy` })).result());
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe('ImportStartRejected');
+    expect((cause as ApplicationFailure).nonRetryable).toBe(true);
+    expect(cause.message).toContain('workflows enabled');
+    expect(emulator.imports.get('octo-org', 'with-actions')).toBeUndefined();
+  });
+
+  it('refuses invalid input before any call to the server', async () => {
+    const before = emulator.stats.requests;
+    const cause = await failureOf(
+      (
+        await start({
+          repo: 'no such repo',
+          vcsUrl: 'https://user:hunter2@svn.example.test/repos/happy',
+          credentials: 'hunter2',
+          authors: [{ remote: 'alice', name: 'Alice', email: 'nope' }],
+        })
+      ).result(),
+    );
+    expect((cause as ApplicationFailure).type).toBe('InvalidImportInput');
+    expect(cause.message).toContain('repo "no such repo" is not a valid repository name');
+    expect(cause.message).toContain('vcsUrl must not carry credentials');
+    expect(cause.message).toContain('not the secret itself');
+    expect(cause.message).toContain('"nope" is not an email address');
+    expect(cause.message).not.toContain('hunter2');
+    expect(emulator.stats.requests).toBe(before);
+  });
+
+  it('says plainly that the import API is not available when the server answers 404 (retired endpoints)', async () => {
+    const retired = await startTestEmulator({ imports: { retired: true } });
+    const worker = await startTestWorker(await emulatorDeps(retired));
+    try {
+      const cause = await failureOf((await start({ repo: 'alpha', vcsUrl: `${SVN}/happy` }, worker)).result());
+      expect((cause as ApplicationFailure).type).toBe('ImportApiUnavailable');
+      expect((cause as ApplicationFailure).nonRetryable).toBe(true);
+      expect(cause.message).toContain(`the source-import API is not available on ${retired.apiUrl}`);
+      expect(cause.message).toContain('retired these endpoints on 2024-04-12');
+      // One PUT: a 404 is not retried.
+      expect(retired.stats.byRoute['PUT /repos/:owner/:repo/import']).toBe(1);
+    } finally {
+      await worker.stop();
+      await retired.close();
+    }
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * The source-import workflow's updates: author mapping applied before the push (proved by what the
+ * emulator pushed), validators refusing bad or untimely answers, and the history of every run in
+ * this file scanned for the secrets the tests used.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  importChooseUpdate,
+  importCredentialsUpdate,
+  importMapAuthorUpdate,
+  importStatusQuery,
+  sourceImport,
+} from '../../src/workflows/source-import';
+import type { SourceImportInput } from '../../src/common/import-input';
+import type { Emulator } from '../../src/emulator/emulator';
+import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { fixtureWithImportRepos, historyText, waitForImportStatus } from '../helpers/source-import';
+
+const FAST_POLL = { initialIntervalMs: 100, maxIntervalMs: 200, backoffFactor: 1.5 };
+const SVN = 'https://svn.example.test/repos';
+
+// Secrets this file hands to the worker (and one pasted by mistake into an update).
+const ENV_SECRET = { name: 'LONGHAUL_TEST_IMPORT_SECRET', username: 'svc-import', password: 'pw-9d1f7c2b-env-secret' };
+const FILE_SECRET = { username: 'file-user', password: 'pw-3e8a0b5d-file-secret' };
+const PASTED_SECRET = 'pw-77aa21c4-pasted-by-mistake';
+
+describe('source import: updates and secrets', () => {
+  let emulator: Emulator;
+  let tw: TestWorker;
+  let secretFile: string;
+  let nextRepo = 0;
+  const repo = () => `updates-${++nextRepo}`;
+  const handles: WorkflowHandle[] = [];
+
+  beforeAll(async () => {
+    // 20 s detecting, 30 s importing, 60 s mapping, 30 s pushing at 1/20 speed: mapping leaves 3 s of slack
+    // between the last author turning up and the push, for a busy machine.
+    emulator = await startTestEmulator({
+      fixture: fixtureWithImportRepos('updates', 10),
+      imports: { timeScale: 0.05, detectingMs: 20_000, mappingMs: 60_000, pushingMs: 30_000 },
+    });
+    tw = await startTestWorker(await emulatorDeps(emulator));
+    process.env[ENV_SECRET.name] = `${ENV_SECRET.username}:${ENV_SECRET.password}`;
+    const dir = await mkdtemp(join(tmpdir(), 'longhaul-import-secret-'));
+    secretFile = join(dir, 'credentials');
+    await writeFile(secretFile, `${FILE_SECRET.username}:${FILE_SECRET.password}\n`);
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await emulator?.close();
+    delete process.env[ENV_SECRET.name];
+  });
+
+  const start = async (input: Omit<SourceImportInput, 'owner' | 'poll'>) => {
+    const handle = await tw.client.workflow.start(sourceImport, {
+      taskQueue: tw.taskQueue,
+      workflowId: `import-${input.repo}-${Date.now()}`,
+      args: [{ owner: 'octo-org', poll: FAST_POLL, ...input }],
+    });
+    handles.push(handle);
+    return handle;
+  };
+
+  /** The reason an update was refused (validator) or failed (handler). */
+  async function refusal(promise: Promise<unknown>): Promise<string> {
+    const err = await promise.then(
+      () => expect.fail('the update should have been refused'),
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+    return (err as WorkflowUpdateFailedError).cause?.message ?? '';
+  }
+
+  it('maps authors from the input and from an update before anything is pushed', async () => {
+    const target = repo();
+    const handle = await start({
+      repo: target,
+      vcsUrl: `${SVN}/happy`,
+      authors: [
+        { remote: 'alice', name: 'Alice Liddell', email: 'alice@example.com' },
+        { remote: 'bob', name: 'Bob Builder', email: 'bob@example.com' },
+      ],
+    });
+    // Sent while detection runs, before any author exists: recorded, applied once carol turns up.
+    const accepted = await handle.executeUpdate(importMapAuthorUpdate, { args: [{ remote: 'carol', name: 'Carol Danvers', email: 'carol@example.com' }] });
+    expect(accepted).toEqual({ mapping: { remote: 'carol', name: 'Carol Danvers', email: 'carol@example.com' }, mappedAuthors: [], waitingForAuthors: true });
+
+    const result = await handle.result();
+    expect(result.authorsMapped.map((a) => [a.remoteId, a.name, a.email])).toEqual([
+      ['alice', 'Alice Liddell', 'alice@example.com'],
+      ['bob', 'Bob Builder', 'bob@example.com'],
+      ['carol', 'Carol Danvers', 'carol@example.com'],
+    ]);
+    expect(result.unmatchedMappings).toEqual([]);
+    expect(result.warnings).toEqual([]);
+
+    // The proof: one push only (no rewrite), and it carried the mapped identities.
+    const pushes = emulator.imports.pushes('octo-org', target);
+    expect(pushes).toHaveLength(1);
+    const pushed = Object.fromEntries(pushes[0].authors.map((a) => [a.remoteId, `${a.name} <${a.email}>`]));
+    const guid = emulator.imports.get('octo-org', target)!.guid;
+    expect(pushed).toEqual({
+      alice: 'Alice Liddell <alice@example.com>',
+      bob: 'Bob Builder <bob@example.com>',
+      carol: 'Carol Danvers <carol@example.com>',
+      dave: `dave <dave@${guid}>`,
+    });
+    const events = emulator.imports.get('octo-org', target)!.events;
+    const pushAt = events.find((e) => e.kind === 'push')!.at;
+    const authorPatches = events.filter((e) => e.kind === 'patch:author');
+    expect(authorPatches).toHaveLength(3);
+    for (const patch of authorPatches) expect(patch.at).toBeLessThan(pushAt);
+  });
+
+  it('refuses bad or untimely answers with a reason and accepts a good one', async () => {
+    const target = repo();
+    const handle = await start({ repo: target, vcsUrl: `${SVN}/needs-auth`, vcs: 'subversion' });
+    await waitForImportStatus(handle, (s) => s.phase === 'waiting-for-credentials', 'the wait for credentials');
+
+    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: PASTED_SECRET }] }))).toBe(
+      'credentials must be a reference like env:NAME or file:/absolute/path, not the secret itself',
+    );
+    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: 'file:relative/path' }] }))).toContain('absolute path');
+    // Well-formed but unresolvable on the worker: the handler's activity fails, the workflow keeps waiting.
+    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: 'env:LONGHAUL_TEST_NOT_SET' }] }))).toContain(
+      'neither LONGHAUL_TEST_NOT_SET nor LONGHAUL_TEST_NOT_SET_FILE is set on the worker',
+    );
+    expect(await refusal(handle.executeUpdate(importChooseUpdate, { args: [{ index: 0 }] }))).toBe(
+      'the import is not waiting for a project choice (status: auth_failed)',
+    );
+    expect(await refusal(handle.executeUpdate(importMapAuthorUpdate, { args: [{ remote: 'alice', name: 'Alice', email: 'not-an-email' }] }))).toContain(
+      'is not an email address',
+    );
+    expect((await handle.query(importStatusQuery)).phase).toBe('waiting-for-credentials');
+
+    const accepted = await handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `env:${ENV_SECRET.name}` }] });
+    expect(accepted.status).toBe('importing');
+    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `file:${secretFile}` }] }))).toBe(
+      'the import is not waiting for credentials (status: importing)',
+    );
+
+    await waitForImportStatus(handle, (s) => s.status === 'mapping' && s.authorsComplete, 'every author to be known');
+    expect(await refusal(handle.executeUpdate(importMapAuthorUpdate, { args: [{ remote: 'zed', name: 'Zed', email: 'zed@example.com' }] }))).toBe(
+      'no author of this import matches "zed" (authors: alice, bob, carol, dave)',
+    );
+    await waitForImportStatus(handle, (s) => s.status === 'pushing', 'the push');
+    expect(await refusal(handle.executeUpdate(importMapAuthorUpdate, { args: [{ remote: 'alice', name: 'Alice', email: 'alice@example.com' }] }))).toBe(
+      'too late: the import is pushing; authors can only be mapped before the push',
+    );
+
+    expect((await handle.result()).status).toBe('complete');
+    expect(emulator.imports.pushes('octo-org', target).every((p) => p.authors.every((a) => a.name !== 'Alice'))).toBe(true);
+  });
+
+  it('refuses project choices that are not exactly one of those offered', async () => {
+    const target = repo();
+    const handle = await start({ repo: target, vcsUrl: 'https://tfs.example.test/collection/multiple-projects', credentials: `file:${secretFile}` });
+    await waitForImportStatus(handle, (s) => s.phase === 'waiting-for-choice', 'the wait for a choice');
+    expect(await refusal(handle.executeUpdate(importChooseUpdate, { args: [{ index: 9 }] }))).toBe(
+      'index 9 is not one of the offered choices (0: Subversion, 1: Git, 2: Fabrikam (tfs), 3: Contoso (tfs))',
+    );
+    expect(await refusal(handle.executeUpdate(importChooseUpdate, { args: [{ vcs: 'tfvc' }] }))).toContain('2 offered choices match');
+    expect(await refusal(handle.executeUpdate(importChooseUpdate, { args: [{ vcs: 'perforce' }] }))).toContain('no offered choice matches');
+    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `env:${ENV_SECRET.name}` }] }))).toBe(
+      'the import is not waiting for credentials (status: detection_found_multiple)',
+    );
+    const accepted = await handle.executeUpdate(importChooseUpdate, { args: [{ index: 2 }] });
+    expect(accepted.choice).toEqual({ vcs: 'tfvc', tfvcProject: 'Fabrikam', humanName: 'Fabrikam (tfs)' });
+    const result = await handle.result();
+    expect(result.vcs).toBe('tfvc');
+    // The file secret went to the server with the start request.
+    expect(emulator.imports.get('octo-org', target)!.credentials?.username).toBe(FILE_SECRET.username);
+  });
+
+  it('keeps every secret it used out of the workflow histories of this file', async () => {
+    // The secrets were really used: the server holds digests of both passwords.
+    const digests = emulator.imports.all().map((i) => i.credentials?.passwordSha256);
+    const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+    expect(digests).toContain(sha(ENV_SECRET.password));
+    expect(digests).toContain(sha(FILE_SECRET.password));
+
+    expect(handles.length).toBeGreaterThanOrEqual(3);
+    for (const handle of handles) {
+      const text = await historyText(handle);
+      // Positive control: the scan reads payloads (the input's URL and references are in there).
+      expect(text.includes('https://svn.example.test/repos/') || text.includes('https://tfs.example.test/'), 'payloads were decoded').toBe(true);
+      for (const secret of [ENV_SECRET.password, `${ENV_SECRET.username}:${ENV_SECRET.password}`, FILE_SECRET.password, PASTED_SECRET, TEST_TOKEN]) {
+        expect(text.includes(secret), `history of ${handle.workflowId} contains a secret`).toBe(false);
+      }
+    }
+    // The references did go through history (that is what they are for).
+    expect((await historyText(handles[1])).includes(`env:${ENV_SECRET.name}`)).toBe(true);
+  });
+});

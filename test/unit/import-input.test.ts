@@ -1,0 +1,189 @@
+/**
+ * Source-import input and answer validation, the author-mapping and project-choice rules, the LFS
+ * policy, and credential references resolved on the worker (never echoing the secret).
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  authorMappingProblems,
+  credentialReferenceProblems,
+  decideLfs,
+  desiredIdentity,
+  importInputProblems,
+  parseLfsPolicy,
+  selectChoice,
+  type ImportAuthor,
+  type LargeFile,
+  type SourceImportInput,
+} from '../../src/common/import-input';
+import { resolveCredentialReference } from '../../src/activities/github/imports';
+
+const valid: SourceImportInput = { owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy' };
+
+describe('source-import input validation', () => {
+  it('accepts a minimal input and a full one', () => {
+    expect(importInputProblems(valid)).toEqual([]);
+    expect(
+      importInputProblems({
+        ...valid,
+        vcs: 'tfvc',
+        tfvcProject: 'Contoso',
+        credentials: 'env:SVN_CREDENTIALS',
+        authors: [{ remote: 'alice', name: 'Alice Liddell', email: 'alice@example.com' }],
+        lfs: { auto: { maxTotalBytes: 5e9 } },
+        projectChoice: { humanName: 'Contoso (tfs)' },
+        maxRestarts: 0,
+        answerTimeoutMs: 60_000,
+        maintenance: { initialDelayMs: 1_000 },
+        poll: { initialIntervalMs: 1_000, maxIntervalMs: 30_000, backoffFactor: 1.5 },
+      }),
+    ).toEqual([]);
+  });
+
+  it('lists every problem at once', () => {
+    const problems = importInputProblems({
+      owner: '-bad-',
+      repo: '..',
+      vcsUrl: 'svn.example.test/repo',
+      vcs: 'cvs' as never,
+      tfvcProject: '',
+      lfs: 'sometimes' as never,
+      projectChoice: {},
+      maxRestarts: -1,
+      answerTimeoutMs: 0,
+      poll: { initialIntervalMs: 10_000, maxIntervalMs: 1_000, backoffFactor: 0.5 },
+    });
+    expect(problems).toEqual([
+      'owner "-bad-" is not a valid account name',
+      'repo ".." is not a valid repository name',
+      'vcsUrl "svn.example.test/repo" must be an absolute URL of the source repository',
+      'vcs must be one of subversion, git, mercurial, tfvc, got "cvs"',
+      'tfvcProject must be a non-empty string',
+      'lfs must be "opt_in", "opt_out" or { auto: { maxTotalBytes } } with a non-negative size',
+      'projectChoice needs at least one of vcs, tfvcProject, humanName',
+      'maxRestarts must be an integer from 0 to 100',
+      'answerTimeoutMs must be a positive number',
+      'poll.backoffFactor must be at least 1',
+      'poll.maxIntervalMs must be at least poll.initialIntervalMs',
+    ]);
+  });
+
+  it('refuses credentials inside the URL or in place of a reference without repeating them', () => {
+    const problems = importInputProblems({ ...valid, vcsUrl: 'https://me:hunter2@svn.example.test/r', credentials: 'hunter2' });
+    expect(problems).toEqual([
+      'vcsUrl must not carry credentials (user:password@); pass a credentials reference instead',
+      'credentials must be a reference like env:NAME or file:/absolute/path, not the secret itself',
+    ]);
+    expect(problems.join(' ')).not.toContain('hunter2');
+  });
+
+  it('accepts only env:NAME and file:/absolute references', () => {
+    expect(credentialReferenceProblems('env:SVN_TOKEN')).toEqual([]);
+    expect(credentialReferenceProblems('file:/run/secrets/svn')).toEqual([]);
+    expect(credentialReferenceProblems('env:1BAD')).toEqual(['credentials reference "env:1BAD" does not name an environment variable (env:NAME)']);
+    expect(credentialReferenceProblems('file:secrets/svn')).toEqual(['credentials reference file:PATH needs an absolute path']);
+    expect(credentialReferenceProblems('')).toHaveLength(1);
+    expect(credentialReferenceProblems(undefined)).toHaveLength(1);
+  });
+
+  it('checks author mappings field by field', () => {
+    expect(authorMappingProblems({ remote: 'alice', name: 'Alice', email: 'alice@example.com' })).toEqual([]);
+    expect(authorMappingProblems({ remote: ' ', name: 'A <b>', email: 'nope', extra: 1 })).toEqual([
+      'unknown field "extra" in author mapping',
+      'author mapping: remote must name the remote id, name or email of an author',
+      'author mapping for " ": name must be a non-empty Git name without <, > or line breaks',
+      'author mapping for " ": email "nope" is not an email address',
+    ]);
+    expect(authorMappingProblems(null)).toEqual(['an author mapping needs remote, name and email']);
+  });
+});
+
+describe('source-import rules', () => {
+  const author = (remoteId: string, email = `${remoteId}@guid`): ImportAuthor => ({ id: 1, remoteId, remoteName: remoteId, name: remoteId, email });
+
+  it('maps an author by remote id, remote name or email, the last matching mapping winning', () => {
+    const mappings = [
+      { remote: 'alice', name: 'Alice One', email: 'a1@example.com' },
+      { remote: 'BOB@GUID', name: 'Bob', email: 'bob@example.com' },
+      { remote: 'alice', name: 'Alice Two', email: 'a2@example.com' },
+    ];
+    expect(desiredIdentity(mappings, author('alice'))?.name).toBe('Alice Two');
+    expect(desiredIdentity(mappings, author('bob'))?.name).toBe('Bob');
+    expect(desiredIdentity(mappings, author('carol'))).toBeUndefined();
+  });
+
+  it('selects exactly one project choice by index or fields, or says why not', () => {
+    const choices = [{ vcs: 'git', humanName: 'Git' }, { vcs: 'tfvc', tfvcProject: 'A', humanName: 'A (tfs)' }, { vcs: 'tfvc', tfvcProject: 'B', humanName: 'B (tfs)' }];
+    expect(selectChoice({ index: 1 }, choices)).toEqual({ choice: choices[1] });
+    expect(selectChoice({ tfvcProject: 'B' }, choices)).toEqual({ choice: choices[2] });
+    expect(selectChoice({ index: 3 }, choices)).toEqual({ problem: 'index 3 is not one of the offered choices (0: Git, 1: A (tfs), 2: B (tfs))' });
+    expect(selectChoice({ vcs: 'tfvc' }, choices)).toEqual({ problem: '2 offered choices match {"vcs":"tfvc"}; be more specific (offered: 0: Git, 1: A (tfs), 2: B (tfs))' });
+    expect(selectChoice({}, choices)).toEqual({ problem: 'give an index or fields of one of the offered choices (0: Git, 1: A (tfs), 2: B (tfs))' });
+  });
+
+  it('parses the --lfs policy', () => {
+    expect(parseLfsPolicy('opt_in')).toBe('opt_in');
+    expect(parseLfsPolicy('opt_out')).toBe('opt_out');
+    expect(parseLfsPolicy('auto:5GB')).toEqual({ auto: { maxTotalBytes: 5e9 } });
+    expect(parseLfsPolicy('auto:1.5GiB')).toEqual({ auto: { maxTotalBytes: 1.5 * 2 ** 30 } });
+    expect(parseLfsPolicy('auto:1000')).toEqual({ auto: { maxTotalBytes: 1000 } });
+    expect(() => parseLfsPolicy('auto:5 parsecs')).toThrow('--lfs must be opt_in, opt_out or auto:SIZE');
+    expect(() => parseLfsPolicy('yes')).toThrow('--lfs must be opt_in, opt_out or auto:SIZE');
+  });
+
+  it('decides LFS by policy, the auto rule opting in up to the size budget', () => {
+    const files: LargeFile[] = [
+      { refName: 'refs/heads/trunk', path: 'a.bin', oid: 'x', size: 300_000_000 },
+      { refName: 'refs/heads/trunk', path: 'b.bin', oid: 'y', size: 200_000_000 },
+    ];
+    expect(decideLfs('opt_in', files).useLfs).toBe('opt_in');
+    expect(decideLfs('opt_out', files).useLfs).toBe('opt_out');
+    expect(decideLfs({ auto: { maxTotalBytes: 500_000_000 } }, files)).toMatchObject({ useLfs: 'opt_in', totalBytes: 500_000_000 });
+    const over = decideLfs({ auto: { maxTotalBytes: 499_999_999 } }, files);
+    expect(over.useLfs).toBe('opt_out');
+    expect(over.reason).toBe('policy auto: 2 large files total 500000000 bytes, over 499999999: left out');
+  });
+});
+
+describe('credential references resolved on the worker', () => {
+  async function failure(fn: () => unknown): Promise<ApplicationFailure> {
+    try {
+      fn();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ApplicationFailure);
+      return err as ApplicationFailure;
+    }
+    return expect.fail('should have thrown');
+  }
+
+  it('reads username:password from a variable, from NAME_FILE, or from a file (JSON or plain)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'longhaul-ref-'));
+    await writeFile(join(dir, 'plain'), 'u1:p:with:colons\n');
+    await writeFile(join(dir, 'json'), JSON.stringify({ username: 'u2', password: 'p2' }));
+    expect(resolveCredentialReference('env:SVN', { SVN: 'u0:p0' })).toEqual({ username: 'u0', password: 'p0' });
+    expect(resolveCredentialReference('env:SVN', { SVN_FILE: join(dir, 'plain') })).toEqual({ username: 'u1', password: 'p:with:colons' });
+    expect(resolveCredentialReference(`file:${join(dir, 'json')}`)).toEqual({ username: 'u2', password: 'p2' });
+  });
+
+  it('fails non-retryably, naming the reference but never the secret', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'longhaul-ref-'));
+    await writeFile(join(dir, 'no-colon'), 'just-a-secret-value');
+    const cases: [() => unknown, string][] = [
+      [() => resolveCredentialReference('env:MISSING', {}), 'credentials reference env:MISSING: neither MISSING nor MISSING_FILE is set on the worker'],
+      [() => resolveCredentialReference(`file:${dir}/absent`), `credentials reference file:${dir}/absent: the file could not be read on the worker (ENOENT)`],
+      [() => resolveCredentialReference(`file:${dir}/no-colon`), 'the secret must read username:password'],
+      [() => resolveCredentialReference('env:SVN', { SVN: '{"username": "u", "password": ' }), 'the secret starts with "{" but is not valid JSON'],
+      [() => resolveCredentialReference('just-a-secret-value'), 'not the secret itself'],
+    ];
+    for (const [fn, message] of cases) {
+      const f = await failure(fn);
+      expect(f.type).toBe('CredentialReferenceError');
+      expect(f.nonRetryable).toBe(true);
+      expect(f.message).toContain(message);
+      expect(f.message).not.toContain('just-a-secret-value');
+    }
+  });
+});
