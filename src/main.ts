@@ -15,6 +15,7 @@ import { loadConfig } from './config';
 import { resolveTemporal, workflowUiUrl } from './temporal/connection';
 import { createLonghaulWorker, activityDepsFromConfig } from './worker';
 import { createGithubClient } from './activities/context';
+import { createGoogleClients } from './activities/google/client';
 import { readSecret } from './config';
 import { startEmulator, type Emulator } from './emulator/emulator';
 import { portIsOpen } from './temporal/dev-server';
@@ -56,6 +57,15 @@ async function startStack(log: (m: string) => void, demo = false): Promise<Stack
     });
     log(`[emulator] GITHUB_API_URL is not set: using the emulator at ${emulator.apiUrl} (storage ${emulator.storage.baseUrl})`);
     deps = { ...deps, github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => readSecret('GITHUB_TOKEN') ?? EMULATOR_DEMO_TOKEN }) };
+    if (!process.env.GOOGLE_APIKEYS_URL && !process.env.GOOGLE_LOGGING_URL && !process.env.GOOGLE_DNS_URL) {
+      const url = (name: string) => emulator!.serviceUrl(name);
+      const google = createGoogleClients(
+        { apikeys: url('google-apikeys'), logging: url('google-logging'), dns: url('google-dns') },
+        { token: () => readSecret('GOOGLE_ACCESS_TOKEN') ?? EMULATOR_DEMO_TOKEN },
+      );
+      deps = { ...deps, google };
+      log(`[emulator] GOOGLE_*_URL are not set: Google API Keys, Logging and DNS calls go to the emulator under ${emulator.apiUrl}/google/`);
+    }
   } else if (!readSecret('GITHUB_TOKEN')) {
     log('warning: GITHUB_API_URL is set but GITHUB_TOKEN is not; API calls will be unauthenticated');
   }

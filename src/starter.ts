@@ -9,6 +9,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, createCliContext, type CliContext } from './cli/context';
 import { registerMigrateCommands } from './cli/migrate';
+import { registerGoogleCommands } from './cli/google';
 
 export function buildProgram(ctx: () => CliContext): Command {
   const program = new Command()
@@ -17,6 +18,7 @@ export function buildProgram(ctx: () => CliContext): Command {
     .showHelpAfterError()
     .exitOverride();
   registerMigrateCommands(program, ctx);
+  registerGoogleCommands(program, ctx);
   return program;
 }
 

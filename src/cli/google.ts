@@ -1,0 +1,217 @@
+/**
+ * Google long-running operations from the starter:
+ *
+ *   npm run starter -- apikey-delete --name projects/demo-project/locations/global/keys/demo-key-1 --wait
+ *   npm run starter -- bucket-create --parent projects/demo-project/locations/global --bucket-id audit --retention-days 90 --follow
+ *   npm run starter -- bucket-update --name projects/demo-project/locations/global/buckets/audit --update-mask retentionDays --retention-days 120 --wait
+ *   npm run starter -- dns-change --project demo-project --zone demo-zone --add 'api.demo.example.com. A 300 192.0.2.20' --wait --json
+ *
+ * Input is validated here too (the workflow would reject it before any call, but a CLI user wants it now).
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import {
+  apiKeyDeleteProblems,
+  bucketCreateProblems,
+  bucketUpdateProblems,
+  dnsChangeProblems,
+  parseRrset,
+  type ApiKeyDeleteInput,
+  type DnsChangeInput,
+  type LogBucketCreateInput,
+  type LogBucketUpdateInput,
+  type ResourceRecordSet,
+} from '../common/google-input';
+import type { OperationStatus, PollBounds } from '../common/google-operations';
+import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
+import { CliError, type CliContext } from './context';
+import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from './run-workflow';
+
+interface RunFlags extends OutputFlags {
+  pollInitial?: number;
+  pollMax?: number;
+  pollTimeout?: number;
+  workflowId?: string;
+}
+
+function positiveSeconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number of seconds');
+  return n;
+}
+
+function integer(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number');
+  return Number(value);
+}
+
+function bool(value: string): boolean {
+  if (value !== 'true' && value !== 'false') throw new InvalidArgumentError('must be true or false');
+  return value === 'true';
+}
+
+function rrset(value: string, previous: ResourceRecordSet[]): ResourceRecordSet[] {
+  try {
+    return [...previous, parseRrset(value)];
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
+function pollFrom(flags: RunFlags): PollBounds | undefined {
+  const poll: PollBounds = {
+    ...(flags.pollInitial ? { initialIntervalMs: flags.pollInitial * 1000 } : {}),
+    ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
+    ...(flags.pollTimeout ? { timeoutMs: flags.pollTimeout * 1000 } : {}),
+  };
+  return Object.keys(poll).length > 0 ? poll : undefined;
+}
+
+/** The options every Google command shares: poll bounds, workflow id, and the output flags. */
+function withRunOptions(command: Command): Command {
+  return command
+    .option('--poll-initial <seconds>', 'first poll interval (default 1)', positiveSeconds)
+    .option('--poll-max <seconds>', 'largest poll interval (default 120)', positiveSeconds)
+    .option('--poll-timeout <seconds>', 'give up polling after this long (default 12 h); the operation continues on the server', positiveSeconds)
+    .option('--workflow-id <id>', 'workflow id (default: readable and unique)')
+    .option('--wait', 'wait for the result')
+    .option('--follow', 'show live progress until the end')
+    .addOption(new Option('--json', 'print one JSON object'));
+}
+
+export function describeOperationStatus(s: OperationStatus): { line: string } {
+  const parts: string[] = [s.phase];
+  if (s.operation) parts.push(`operation ${s.operation}`);
+  if (s.state) parts.push(`state ${s.state}`);
+  parts.push(`${s.polls} polls${s.failedPolls ? ` (${s.failedPolls} failed)` : ''}`);
+  if (s.nextPollInMs !== undefined) parts.push(`next poll in ${Math.max(1, Math.round(s.nextPollInMs / 1000))} s`);
+  if (s.cancel) parts.push(s.cancel.message);
+  return { line: parts.join(' · ') };
+}
+
+async function run<Input, Result>(
+  ctx: () => CliContext,
+  flags: RunFlags,
+  spec: {
+    workflowType: string;
+    process: OperationStatus['process'];
+    target: string;
+    input: Input;
+    problems: string[];
+    describeResult: (r: Result) => string[];
+  },
+): Promise<void> {
+  if (spec.problems.length) throw new CliError(`invalid input: ${spec.problems.join('; ')}`, 2);
+  process.exitCode = await runWorkflowCommand<[Input], Result, OperationStatus>({
+    ctx: ctx(),
+    workflowType: spec.workflowType,
+    workflowId: flags.workflowId ?? readableWorkflowId(spec.process, [spec.target.split('/').slice(-1)[0] ?? spec.target]),
+    args: [spec.input],
+    searchAttributes: [
+      { key: LonghaulProcess, value: spec.process },
+      { key: LonghaulTarget, value: spec.target },
+    ],
+    flags,
+    describeResult: spec.describeResult,
+    describeStatus: describeOperationStatus,
+  });
+}
+
+export function registerGoogleCommands(program: Command, ctx: () => CliContext): void {
+  withRunOptions(
+    program
+      .command('apikey-delete')
+      .description('Delete a Google API key and wait for its operation (the key stays retrievable for 30 days)')
+      .requiredOption('--name <name>', 'projects/PROJECT/locations/global/keys/KEY')
+      .option('--etag <etag>', 'the etag you read; refuse the deletion if the key changed since'),
+  ).action(async (flags: RunFlags & { name: string; etag?: string }) => {
+    const input: ApiKeyDeleteInput = { name: flags.name, etag: flags.etag, poll: pollFrom(flags) };
+    await run<ApiKeyDeleteInput, { operation?: string; retrievableUntil?: string; note: string }>(ctx, flags, {
+      workflowType: 'apiKeyDelete',
+      process: 'apikey-delete',
+      target: flags.name,
+      input,
+      problems: apiKeyDeleteProblems(input),
+      describeResult: (r) => [r.note, ...(r.operation ? [`operation: ${r.operation}`] : [])],
+    });
+  });
+
+  const bucketResult = (r: { bucket: string; operation: string; state: string; response?: Record<string, unknown>; cancel?: { message: string } }) => [
+    `log bucket ${r.bucket}: operation ${r.operation} ${r.state}`,
+    ...(r.response?.retentionDays !== undefined ? [`retention: ${String(r.response.retentionDays)} days`] : []),
+    ...(r.cancel ? [r.cancel.message] : []),
+  ];
+
+  withRunOptions(
+    program
+      .command('bucket-create')
+      .description('Create a Cloud Logging bucket (buckets:createAsync) and follow its operation; cancelling the workflow cancels the operation')
+      .requiredOption('--parent <parent>', '{projects|organizations|folders|billingAccounts}/ID/locations/LOCATION')
+      .requiredOption('--bucket-id <id>', 'bucket id')
+      .option('--retention-days <n>', 'retention in days (1-3650)', integer)
+      .option('--description <text>', 'description'),
+  ).action(async (flags: RunFlags & { parent: string; bucketId: string; retentionDays?: number; description?: string }) => {
+    const input: LogBucketCreateInput = { parent: flags.parent, bucketId: flags.bucketId, retentionDays: flags.retentionDays, description: flags.description, poll: pollFrom(flags) };
+    await run(ctx, flags, {
+      workflowType: 'logBucketCreate',
+      process: 'log-bucket-create',
+      target: `${flags.parent}/buckets/${flags.bucketId}`,
+      input,
+      problems: bucketCreateProblems(input),
+      describeResult: bucketResult,
+    });
+  });
+
+  withRunOptions(
+    program
+      .command('bucket-update')
+      .description('Update a Cloud Logging bucket ({bucket}:updateAsync) and follow its operation')
+      .requiredOption('--name <name>', 'PARENT/buckets/BUCKET_ID')
+      .requiredOption('--update-mask <fields>', 'comma-separated fields to update: retentionDays, description, locked, analyticsEnabled')
+      .option('--retention-days <n>', 'retention in days (1-3650)', integer)
+      .option('--description <text>', 'description')
+      .option('--locked <true|false>', 'lock the bucket (irreversible on Google Cloud)', bool)
+      .option('--analytics-enabled <true|false>', 'enable Log Analytics', bool),
+  ).action(async (flags: RunFlags & { name: string; updateMask: string; retentionDays?: number; description?: string; locked?: boolean; analyticsEnabled?: boolean }) => {
+    const input: LogBucketUpdateInput = {
+      name: flags.name,
+      updateMask: flags.updateMask.split(',').map((f) => f.trim()).filter(Boolean),
+      retentionDays: flags.retentionDays,
+      description: flags.description,
+      locked: flags.locked,
+      analyticsEnabled: flags.analyticsEnabled,
+      poll: pollFrom(flags),
+    };
+    await run(ctx, flags, {
+      workflowType: 'logBucketUpdate',
+      process: 'log-bucket-update',
+      target: flags.name,
+      input,
+      problems: bucketUpdateProblems(input),
+      describeResult: bucketResult,
+    });
+  });
+
+  withRunOptions(
+    program
+      .command('dns-change')
+      .description('Apply a Cloud DNS change (additions and deletions, atomically) and wait until it is done')
+      .requiredOption('--project <project>', 'project id')
+      .requiredOption('--zone <zone>', 'managed zone name')
+      .option('--add <rrset>', 'record set to add: "NAME TYPE TTL RRDATA…" (repeat for several)', rrset, [] as ResourceRecordSet[])
+      .option('--delete <rrset>', 'record set to delete, exactly as it is now: "NAME TYPE TTL RRDATA…" (repeat)', rrset, [] as ResourceRecordSet[]),
+  ).action(async (flags: RunFlags & { project: string; zone: string; add: ResourceRecordSet[]; delete: ResourceRecordSet[] }) => {
+    const input: DnsChangeInput = { project: flags.project, zone: flags.zone, additions: flags.add, deletions: flags.delete, poll: pollFrom(flags) };
+    await run<DnsChangeInput, { changeId: string; status: string; additions: ResourceRecordSet[]; deletions: ResourceRecordSet[] }>(ctx, flags, {
+      workflowType: 'dnsChange',
+      process: 'dns-change',
+      target: `projects/${flags.project}/managedZones/${flags.zone}`,
+      input,
+      problems: dnsChangeProblems(input),
+      describeResult: (r) => [
+        `change ${r.changeId} to zone ${flags.zone}: ${r.status}`,
+        ...r.additions.map((s) => `+ ${s.name} ${s.type} ${s.ttl} ${s.rrdatas.join(' ')}`),
+        ...r.deletions.map((s) => `- ${s.name} ${s.type} ${s.ttl} ${s.rrdatas.join(' ')}`),
+      ],
+    });
+  });
+}
