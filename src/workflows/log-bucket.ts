@@ -147,9 +147,10 @@ async function cancelOperation(
     return { cancel: { requested: false, message: `cancelled before ${spec.what} started an operation` } };
   }
   show(operation);
-  const request = operation.done ? { accepted: false, message: 'the operation had already finished' } : await googleApi.cancelLoggingOperation({ name: operation.name });
+  let request: { accepted: boolean; message?: string } = { accepted: false, message: 'the operation had already finished' };
   let final: OperationView;
   try {
+    if (!operation.done) request = await googleApi.cancelLoggingOperation({ name: operation.name });
     final = await awaitOperation(await googlePoll.getLoggingOperation({ name: operation.name }), {
       what: `${spec.what} (after cancel)`,
       bounds: CANCEL_WATCH,
@@ -158,11 +159,12 @@ async function cancelOperation(
       status,
     });
   } catch (err) {
+    // Whatever went wrong here, the workflow still ends cancelled; the status says what is known.
     return {
       cancel: {
         requested: request.accepted,
         finalState: status.state,
-        message: `cancel ${request.accepted ? 'requested' : 'refused'}; whether it took effect is unknown: ${err instanceof Error ? err.message : String(err)}`,
+        message: `cancel ${request.accepted ? 'requested' : 'not confirmed'}; whether it took effect is unknown (operation ${operation.name}): ${err instanceof Error ? err.message : String(err)}`,
       },
     };
   }
