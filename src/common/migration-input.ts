@@ -30,6 +30,12 @@ export interface OrgMigrationInput {
   /** Delete the archive on the server once it is safely on disk. */
   deleteArchiveAfterDownload?: boolean;
   poll?: PollBounds;
+  /**
+   * @format milliseconds — start-to-close timeout of each API-call activity (default 60 000). A call that
+   * takes longer is abandoned and treated as an unknown outcome (the start call then looks for the
+   * migration it may have created before trying again).
+   */
+  apiCallTimeoutMs?: number;
 }
 
 export interface OrgMigrationResult {
@@ -82,6 +88,9 @@ export function migrationInputProblems(input: OrgMigrationInput): string[] {
       else if (seen.has(repo.toLowerCase())) problems.push(`repository ${repo} is listed twice`);
       else seen.add(repo.toLowerCase());
     }
+  }
+  if (input?.apiCallTimeoutMs !== undefined && !(typeof input.apiCallTimeoutMs === 'number' && Number.isFinite(input.apiCallTimeoutMs) && input.apiCallTimeoutMs >= 1)) {
+    problems.push('apiCallTimeoutMs must be a positive number of milliseconds');
   }
   const poll = input?.poll ?? {};
   const positive = (name: keyof PollBounds) => {

@@ -199,9 +199,9 @@ export class Emulator {
 
     const limiter = service.rateLimiter;
     const caller = token;
-    if (limiter && limiter.isAlreadyLimited(caller, now)) {
-      this.stats.requestsWhileLimited++;
-    }
+    const arrival = limiter?.arrival(caller, now) ?? 'open';
+    if (arrival === 'while-limited') this.stats.requestsWhileLimited++;
+    if (arrival === 'in-flight') this.stats.requestsInFlightWhenLimited++;
     if (match === undefined) return fail(404, 'Not Found', {}, limiter?.headers(caller, now) ?? {});
     if (match === 'method') return fail(405, 'Method Not Allowed', {}, limiter?.headers(caller, now) ?? {});
     const { route, params } = match;

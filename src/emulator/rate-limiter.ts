@@ -23,9 +23,20 @@ export interface RateLimitConfig {
     status: 403 | 429;
     /** Send `retry-after` with secondary limits (seconds until the window frees); without it clients must back off ≥ 60 s. */
     retryAfter: boolean;
+    /**
+     * @format milliseconds — without `retry-after`, how long a caller is expected to wait (spec 001: at
+     * least one minute). Requests before then count as sent while limited. Tests shorten it.
+     */
+    waitWithoutRetryAfterMs: number;
   };
   /** The status a primary limit is answered with. */
   primaryStatus: 403 | 429;
+  /**
+   * @format milliseconds — requests arriving this soon after the first answer that told the caller to wait
+   * were already in flight when it was sent (a concurrent client cannot un-send them): they are counted as
+   * `requestsInFlightWhenLimited`, not as requests sent while limited.
+   */
+  inFlightGraceMs: number;
 }
 
 export const defaultRateLimitConfig: RateLimitConfig = {
@@ -39,8 +50,10 @@ export const defaultRateLimitConfig: RateLimitConfig = {
     contentPerHour: 500,
     status: 403,
     retryAfter: true,
+    waitWithoutRetryAfterMs: 60_000,
   },
   primaryStatus: 403,
+  inFlightGraceMs: 500,
 };
 
 export type LimitVerdict =
@@ -56,7 +69,12 @@ interface CallerState {
   inFlight: number;
   /** Until when this caller has been told to wait. */
   limitedUntil: number;
+  /** When the current wait was first announced. */
+  noticeAt: number;
 }
+
+/** How a request relates to the caller's rate-limit state when it arrives. */
+export type ArrivalKind = 'open' | 'in-flight' | 'while-limited';
 
 export const SECONDARY_LIMIT_MESSAGE =
   'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
@@ -70,7 +88,7 @@ export class RateLimiter {
   private state(caller: string, now: number): CallerState {
     let s = this.callers.get(caller);
     if (!s) {
-      s = { windowStart: now, used: 0, points: new Map(), content: [], inFlight: 0, limitedUntil: 0 };
+      s = { windowStart: now, used: 0, points: new Map(), content: [], inFlight: 0, limitedUntil: 0, noticeAt: 0 };
       this.callers.set(caller, s);
     }
     if (now - s.windowStart >= this.config.windowMs) {
@@ -80,9 +98,22 @@ export class RateLimiter {
     return s;
   }
 
-  /** True when the caller was already told to wait and the wait has not passed. */
-  isAlreadyLimited(caller: string, now: number): boolean {
-    return this.state(caller, now).limitedUntil > now;
+  /**
+   * Classifies an arriving request: `while-limited` when the caller had been told to wait (longer ago than
+   * the in-flight grace) and the wait has not passed; `in-flight` when the notice is too recent for the
+   * request to have been sent after it; `open` otherwise.
+   */
+  arrival(caller: string, now: number): ArrivalKind {
+    const s = this.state(caller, now);
+    if (s.limitedUntil <= now) return 'open';
+    return now - s.noticeAt < this.config.inFlightGraceMs ? 'in-flight' : 'while-limited';
+  }
+
+  /** Tells the caller to wait until `untilMs`; a new wait (not an extension of one) starts a new notice. */
+  private limit(s: CallerState, now: number, untilMs: number): void {
+    if (untilMs <= now) return;
+    if (s.limitedUntil <= now) s.noticeAt = now;
+    s.limitedUntil = Math.max(s.limitedUntil, untilMs);
   }
 
   resetEpochSeconds(caller: string, now: number): number {
@@ -96,7 +127,7 @@ export class RateLimiter {
     const cfg = this.config;
     const resetMs = s.windowStart + cfg.windowMs;
     if (s.used >= cfg.limit) {
-      s.limitedUntil = Math.max(s.limitedUntil, resetMs);
+      this.limit(s, now, resetMs);
       return { ok: false, kind: 'primary', status: cfg.primaryStatus, message: PRIMARY_LIMIT_MESSAGE, limitedUntilMs: resetMs };
     }
     const sec = cfg.secondary;
@@ -121,9 +152,10 @@ export class RateLimiter {
   private secondary(s: CallerState, now: number, freeAtMs: number): LimitVerdict {
     const sec = this.config.secondary;
     const retryAfterSeconds = sec.retryAfter ? Math.max(1, Math.ceil((freeAtMs - now) / 1000)) : undefined;
-    // Without retry-after the client is told nothing; it must wait at least a minute (spec 001).
-    const limitedUntilMs = retryAfterSeconds !== undefined ? now + retryAfterSeconds * 1000 : Math.max(freeAtMs, now + 60_000);
-    s.limitedUntil = Math.max(s.limitedUntil, limitedUntilMs);
+    // Without retry-after the client is told nothing; it must wait at least a minute (spec 001). A client
+    // that waited that long and finds the limit still in force is rejected again, but did not ignore it.
+    const limitedUntilMs = retryAfterSeconds !== undefined ? now + retryAfterSeconds * 1000 : now + sec.waitWithoutRetryAfterMs;
+    this.limit(s, now, limitedUntilMs);
     return { ok: false, kind: 'secondary', status: sec.status, message: SECONDARY_LIMIT_MESSAGE, retryAfterSeconds, limitedUntilMs };
   }
 
@@ -133,7 +165,7 @@ export class RateLimiter {
     if (countsAgainstPrimary) s.used++;
     const remaining = Math.max(0, this.config.limit - s.used);
     // A response that spends the window tells the caller to wait until the reset.
-    if (remaining === 0) s.limitedUntil = Math.max(s.limitedUntil, s.windowStart + this.config.windowMs);
+    if (remaining === 0) this.limit(s, now, s.windowStart + this.config.windowMs);
     return this.headers(caller, now);
   }
 

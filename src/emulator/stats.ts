@@ -9,6 +9,8 @@ export interface EmulatorStats {
   rateLimited: { primary: number; secondary: number };
   /** Requests that arrived while the caller had already been told to wait (the number that gets an integration banned). */
   requestsWhileLimited: number;
+  /** Requests that arrived right after the caller was told to wait, too soon to have been sent after it (concurrent requests in flight). */
+  requestsInFlightWhenLimited: number;
   /** Responses that did not count against the primary limit (e.g. 304). */
   notCounted: number;
   faultsInjected: number;
@@ -22,6 +24,7 @@ export function emptyStats(): EmulatorStats {
     byStatus: {},
     rateLimited: { primary: 0, secondary: 0 },
     requestsWhileLimited: 0,
+    requestsInFlightWhenLimited: 0,
     notCounted: 0,
     faultsInjected: 0,
     storage: { requests: 0, bytesServed: 0, rangeRequests: 0, rejectedWithAuthorization: 0, expired: 0 },

@@ -41,10 +41,15 @@ export const MigrationFailure = {
   StartFailed: 'MigrationStartFailed',
 } as const;
 
-const api = proxyActivities<Activities>(API_CALL);
-
-/** The start call is retried by the workflow itself, so it can look for the migration between tries. */
-const startOnce = proxyActivities<Activities>({ ...API_CALL, retry: { maximumAttempts: 1 } });
+/** The API-call activities, with the input's `apiCallTimeoutMs` when it sets one. */
+function apiActivities(input: OrgMigrationInput) {
+  const options = input.apiCallTimeoutMs !== undefined ? { ...API_CALL, startToCloseTimeout: input.apiCallTimeoutMs } : API_CALL;
+  return {
+    api: proxyActivities<Activities>(options),
+    /** The start call is retried by the workflow itself, so it can look for the migration between tries. */
+    startOnce: proxyActivities<Activities>({ ...options, retry: { maximumAttempts: 1 } }),
+  };
+}
 
 const download = proxyActivities<Activities>({
   startToCloseTimeout: '2 hours',
@@ -78,6 +83,7 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
     throw ApplicationFailure.nonRetryable(`invalid migration input: ${problems.join('; ')}`, MigrationFailure.InvalidInput, { problems });
   }
   const poll = { ...DEFAULT_POLL, ...input.poll };
+  const { api } = apiActivities(input);
   const status: OrgMigrationStatus = { phase: 'starting', org: input.org, polls: 0, unlockedRepositories: [] };
   setHandler(migrationStatusQuery, () => status);
   const show = (state?: string) => {
@@ -202,21 +208,28 @@ async function startExactlyOnce(input: OrgMigrationInput): Promise<MigrationSumm
     excludeOwnerProjects: input.excludeOwnerProjects,
     orgMetadataOnly: input.orgMetadataOnly,
   };
+  const { api, startOnce } = apiActivities(input);
   let lastError: unknown;
   for (let attempt = 1; attempt <= MAX_START_TRIES; attempt++) {
-    try {
-      return await startOnce.startMigration(startInput);
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      lastError = err;
-      const failure = applicationCause(err);
-      if (failure?.nonRetryable) throw err;
-      if (!certainlyNotProcessed(failure)) {
-        const existing = await api.findMigration({ org: input.org, repositories: input.repositories, notBefore });
-        if (existing) return existing;
+    // A try (and, when its outcome is unknown, the search for what it created) runs to the end even when
+    // the workflow is cancelled meanwhile: a migration the server created holds locks, so the workflow
+    // must know it to unlock. The cancellation surfaces at the next cancellable step.
+    const outcome = await CancellationScope.nonCancellable(async (): Promise<{ migration: MigrationSummary } | { error: unknown; failure?: ApplicationFailure }> => {
+      try {
+        return { migration: await startOnce.startMigration(startInput) };
+      } catch (err) {
+        const failure = applicationCause(err);
+        if (failure?.nonRetryable) throw err;
+        if (!certainlyNotProcessed(failure)) {
+          const existing = await api.findMigration({ org: input.org, repositories: input.repositories, notBefore });
+          if (existing) return { migration: existing };
+        }
+        return { error: err, failure };
       }
-      await sleep(retryDelayMs(failure) ?? Math.min(60_000, 1_000 * 2 ** (attempt - 1)));
-    }
+    });
+    if ('migration' in outcome) return outcome.migration;
+    lastError = outcome.error;
+    await sleep(retryDelayMs(outcome.failure) ?? Math.min(60_000, 1_000 * 2 ** (attempt - 1)));
   }
   throw ApplicationFailure.nonRetryable(
     `could not start the migration of ${input.org} after ${MAX_START_TRIES} tries: ${lastError instanceof Error ? lastError.message : String(lastError)}`,

@@ -410,8 +410,16 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
     started = true;
     st.phase = 'polling';
 
+    // Poll times are anchored to a schedule (not to the end of the previous poll), so the latency of
+    // each poll does not push the schedule back. The schedule starts over after each change this
+    // workflow makes (credentials, choice, restart): the import moves quickly right after one.
     let interval = poll.initialIntervalMs;
+    let nextPollAt = Date.now() + interval;
     let waited = 0;
+    const restartSchedule = () => {
+      interval = poll.initialIntervalMs;
+      nextPollAt = Date.now() + interval;
+    };
     for (;;) {
       const r = record!;
       await syncAuthors();
@@ -420,7 +428,7 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
       if (r.status === 'complete') break;
       if (CREDENTIAL_STATES.includes(r.status)) {
         if (!(await waitForAnswer('waiting-for-credentials'))) throw answerTimedOut('credentials');
-        interval = poll.initialIntervalMs;
+        restartSchedule();
         continue;
       }
       if (r.status === 'detection_found_multiple') {
@@ -433,7 +441,7 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
         } else if (!(await waitForAnswer('waiting-for-choice'))) {
           throw answerTimedOut('project choice');
         }
-        interval = poll.initialIntervalMs;
+        restartSchedule();
         continue;
       }
       if (r.status === 'detection_found_nothing') {
@@ -455,7 +463,7 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
         }
         st.restarts++;
         observe(await serialized(() => call(() => api.restartImport(target))));
-        interval = poll.initialIntervalMs;
+        restartSchedule();
         continue;
       }
 
@@ -467,11 +475,14 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
           { status: r.status },
         );
       }
-      st.nextPollInMs = interval;
+      // After a long pause (a maintenance wait), poll once now rather than catching up on missed slots.
+      nextPollAt = Math.max(nextPollAt, Date.now());
+      st.nextPollInMs = nextPollAt - Date.now();
       show();
-      await sleep(interval);
+      if (st.nextPollInMs > 0) await sleep(st.nextPollInMs);
       waited += interval;
       interval = nextPollInterval(interval, poll);
+      nextPollAt += interval;
       try {
         observe(await call(() => api.getImport(target)));
       } catch (err) {

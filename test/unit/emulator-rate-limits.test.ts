@@ -33,18 +33,32 @@ describe('emulator primary rate limit', () => {
     expect(limited.headers['x-ratelimit-reset']).toBe(resetSeconds);
     expect(limited.headers['retry-after']).toBeUndefined();
     expect(e.stats.rateLimited.primary).toBe(1);
-    // The third response said remaining 0: this request ignored it.
-    expect(e.stats.requestsWhileLimited).toBe(1);
+    // It arrived in the same instant as the answer that said remaining 0: it was already in flight.
+    expect(e.stats.requestsInFlightWhenLimited).toBe(1);
+    expect(e.stats.requestsWhileLimited).toBe(0);
 
+    // Seconds later the caller has long known: this request ignored the limit.
     em.now = START + 9_999;
     expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(403);
-    expect(e.stats.requestsWhileLimited).toBe(2);
+    expect(e.stats.requestsWhileLimited).toBe(1);
 
     em.now = START + 10_000;
     const after = await call(e.apiUrl, 'GET', LIST);
     expect(after.status).toBe(200);
     expect(after.headers['x-ratelimit-remaining']).toBe('2');
-    expect(e.stats.requestsWhileLimited).toBe(2);
+    expect(e.stats.requestsWhileLimited).toBe(1);
+  });
+
+  it('counts a request as sent while limited only once the in-flight grace after the first notice has passed', async () => {
+    const e = await start({ rateLimit: { limit: 1, windowMs: 10_000, inFlightGraceMs: 500 } });
+    await call(e.apiUrl, 'GET', LIST);
+    em.now = START + 499;
+    await call(e.apiUrl, 'GET', LIST);
+    expect(e.stats).toMatchObject({ requestsInFlightWhenLimited: 1, requestsWhileLimited: 0 });
+    // A later rejection does not restart the grace: the wait was announced at START.
+    em.now = START + 500;
+    await call(e.apiUrl, 'GET', LIST);
+    expect(e.stats).toMatchObject({ requestsInFlightWhenLimited: 1, requestsWhileLimited: 1 });
   });
 
   it('answers the primary limit with 429 when configured so', async () => {
@@ -121,6 +135,19 @@ describe('emulator secondary rate limits', () => {
     expect(e.stats.requestsWhileLimited).toBe(1);
     em.now = START + 60_000;
     await call(e.apiUrl, 'GET', LIST);
+    expect(e.stats.requestsWhileLimited).toBe(1);
+  });
+
+  it('does not count a caller that waited the configured time without retry-after and finds the limit still in force', async () => {
+    const e = await start({ rateLimit: { secondary: { pointsPerWindow: 1, windowMs: 10_000, retryAfter: false, waitWithoutRetryAfterMs: 2_000 } } });
+    await call(e.apiUrl, 'GET', LIST);
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(403);
+    em.now = START + 1_000;
+    await call(e.apiUrl, 'GET', LIST);
+    expect(e.stats.requestsWhileLimited).toBe(1);
+    em.now = START + 2_000 + 1_000;
+    // The endpoint's window is still spent, so it is rejected again, but the caller did what it was told.
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(403);
     expect(e.stats.requestsWhileLimited).toBe(1);
   });
 

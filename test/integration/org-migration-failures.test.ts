@@ -1,0 +1,213 @@
+/**
+ * The org-migration workflow when things go wrong, on a real Temporal server with a real worker and the
+ * emulator: a failed export, cancellation, a start call whose outcome is unknown, and bad input. Also
+ * what it shows while running: the `status` query and its search attributes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { migrationStatusQuery, MigrationFailure, orgMigration } from '../../src/workflows/org-migration';
+import type { OrgMigrationInput, OrgMigrationStatus } from '../../src/common/migration-input';
+import { LonghaulOrg, LonghaulProcess, LonghaulState } from '../../src/common/search-attributes';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+
+const FAST_POLL = { initialIntervalMs: 300, maxIntervalMs: 600 };
+const REPOS = ['alpha', 'beta', 'gamma'];
+
+interface Stack {
+  emulator: Emulator;
+  tw: TestWorker;
+  start(input: OrgMigrationInput, name: string): Promise<WorkflowHandle<typeof orgMigration>>;
+}
+
+/** One emulator and one worker for a describe block, torn down after it. */
+function useStack(options: EmulatorOptions): Stack {
+  const stack = {} as Stack;
+  beforeAll(async () => {
+    stack.emulator = await startTestEmulator(options);
+    stack.tw = await startTestWorker(await emulatorDeps(stack.emulator));
+    stack.start = (input, name) =>
+      stack.tw.client.workflow.start(orgMigration, { taskQueue: stack.tw.taskQueue, workflowId: `migration-${name}-${Date.now()}`, args: [input] });
+  });
+  afterAll(async () => {
+    await stack.tw?.stop();
+    await stack.emulator?.close();
+  });
+  return stack;
+}
+
+async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected the workflow to fail');
+    },
+    (err: unknown) => err,
+  );
+}
+
+/** Polls `probe` until it returns a value (not undefined), or fails after `timeoutMs`. */
+async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('org migration: export failed', () => {
+  const s = useStack({ migrations: { exportMs: 1_000, failRepositories: ['gamma'] } });
+
+  it('unlocks every locked repository and fails with a typed, non-retryable MigrationExportFailed', async () => {
+    const handle = await s.start({ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, 'export-failed');
+    const err = await rejectionOf(handle.result());
+
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = (err as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe(MigrationFailure.ExportFailed);
+    expect((cause as ApplicationFailure).nonRetryable).toBe(true);
+    expect((cause as ApplicationFailure).message).toContain('failed on the server');
+
+    const [migration] = s.emulator.migrations.all();
+    expect(s.emulator.migrations.stateOf(migration.id)).toBe('failed');
+    for (const repo of REPOS) expect(s.emulator.migrations.isLocked('octo-org', repo)).toBe(false);
+    const status = await handle.query(migrationStatusQuery);
+    expect(status.phase).toBe('failed');
+    expect([...status.unlockedRepositories].sort()).toEqual(REPOS);
+    expect((await handle.describe()).status.name).toBe('FAILED');
+  });
+});
+
+describe('org migration: cancellation', () => {
+  const s = useStack({ migrations: { exportMs: 60_000 }, faults: [] });
+
+  it('unlocks every locked repository when cancelled while exporting, and ends cancelled', async () => {
+    const handle = await s.start({ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, 'cancel-exporting');
+    const status = await eventually(async () => {
+      const st = await handle.query(migrationStatusQuery);
+      return st.phase === 'waiting' && st.polls >= 1 ? st : undefined;
+    }, 'the workflow to poll the export');
+    expect(s.emulator.migrations.stateOf(status.migrationId!)).toMatch(/pending|exporting/);
+    for (const repo of REPOS) expect(s.emulator.migrations.isLocked('octo-org', repo)).toBe(true);
+
+    await handle.cancel();
+    const err = await rejectionOf(handle.result());
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    for (const repo of REPOS) expect(s.emulator.migrations.isLocked('octo-org', repo)).toBe(false);
+    const final = await handle.query(migrationStatusQuery);
+    expect(final.phase).toBe('cancelled');
+  });
+
+  it('unlocks the repositories when cancelled while the start call is in flight and the server still creates the export', async () => {
+    s.emulator.setFaults([{ kind: 'slow', method: 'POST', path: '/orgs/:org/migrations', delayMs: 1_500, times: 1 }]);
+    const before = s.emulator.migrations.all().length;
+    const handle = await s.start({ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, 'cancel-starting');
+    await eventually(() => (s.emulator.stats.faultsInjected > 0 ? true : undefined), 'the start call to reach the emulator');
+
+    await handle.cancel();
+    const err = await rejectionOf(handle.result());
+    expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    // The server acted on the call the workflow was cancelled during: its locks must not outlive the workflow.
+    await eventually(() => (s.emulator.migrations.all().length === before + 1 ? true : undefined), 'the server to create the export');
+    for (const repo of REPOS) expect(s.emulator.migrations.isLocked('octo-org', repo)).toBe(false);
+  });
+});
+
+describe('org migration: start call outcome unknown', () => {
+  const s = useStack({ migrations: { exportMs: 800, archiveBytes: 20_000 } });
+
+  it.each([
+    ['the connection is reset after the server created it', { kind: 'reset' as const }],
+    ['the server answers 502 after creating it', { kind: 'status' as const, status: 502 }],
+  ])('creates exactly one migration when %s', async (_label, fault) => {
+    s.emulator.setFaults([{ ...fault, method: 'POST', path: '/orgs/:org/migrations', times: 1, afterProcessing: true }]);
+    s.emulator.resetStats();
+    const before = s.emulator.migrations.all().length;
+    const result = await (await s.start({ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, `unknown-${fault.kind}`)).result();
+
+    expect(s.emulator.stats.faultsInjected).toBeGreaterThan(0);
+    const created = s.emulator.migrations.all().slice(before);
+    expect(created.map((m) => m.id)).toEqual([result.migrationId]);
+    // One POST reached the server; the workflow found its migration instead of sending another.
+    expect(s.emulator.stats.byRoute['POST /orgs/:org/migrations']).toBe(1);
+    expect(s.emulator.stats.byRoute['GET /orgs/:org/migrations']).toBeGreaterThanOrEqual(1);
+    expect(result.unlockedRepositories).toEqual(REPOS);
+    for (const repo of REPOS) expect(s.emulator.migrations.isLocked('octo-org', repo)).toBe(false);
+  });
+
+  it('creates exactly one migration when the start call outlives its activity timeout', async () => {
+    s.emulator.setFaults([{ kind: 'slow', method: 'POST', path: '/orgs/:org/migrations', delayMs: 4_000, times: 1, afterProcessing: true }]);
+    s.emulator.resetStats();
+    const before = s.emulator.migrations.all().length;
+    const handle = await s.start({ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL, apiCallTimeoutMs: 1_000 }, 'unknown-timeout');
+    const result = await handle.result();
+
+    // The first start call timed out on the Temporal side (not an HTTP failure)…
+    const { events } = await handle.fetchHistory();
+    const timedOut = (events ?? []).filter((e) => e.activityTaskTimedOutEventAttributes);
+    expect(timedOut).toHaveLength(1);
+    expect(timedOut[0].activityTaskTimedOutEventAttributes?.failure?.timeoutFailureInfo).toBeDefined();
+    // …and the workflow found the migration it created instead of sending a second POST.
+    expect(s.emulator.migrations.all().slice(before).map((m) => m.id)).toEqual([result.migrationId]);
+    expect(s.emulator.stats.byRoute['POST /orgs/:org/migrations']).toBe(1);
+    expect(s.emulator.stats.byRoute['GET /orgs/:org/migrations']).toBeGreaterThanOrEqual(1);
+    for (const repo of REPOS) expect(s.emulator.migrations.isLocked('octo-org', repo)).toBe(false);
+  });
+});
+
+describe('org migration: bad input', () => {
+  const s = useStack({});
+
+  it.each<[string, OrgMigrationInput, string]>([
+    ['an empty org', { org: '', repositories: ['alpha'] }, 'org must be a non-empty'],
+    ['no repositories without orgMetadataOnly', { org: 'octo-org', repositories: [] }, 'at least one repository'],
+    ['a malformed repository name', { org: 'octo-org', repositories: ['alpha', '../etc/passwd'] }, 'is not a valid repository name'],
+    ['a malformed org name', { org: 'octo org!', repositories: ['alpha'] }, 'is not a valid organization name'],
+    ['a duplicated repository', { org: 'octo-org', repositories: ['alpha', 'Alpha'] }, 'listed twice'],
+    ['a zero API-call timeout', { org: 'octo-org', repositories: ['alpha'], apiCallTimeoutMs: 0 }, 'apiCallTimeoutMs must be a positive'],
+  ])('fails fast with a non-retryable InvalidMigrationInput for %s, before any API call', async (_label, input, problem) => {
+    const err = await rejectionOf((await s.start(input, 'bad-input')).result());
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect(cause.type).toBe(MigrationFailure.InvalidInput);
+    expect(cause.nonRetryable).toBe(true);
+    expect(cause.message).toContain(problem);
+    expect(s.emulator.stats.requests).toBe(0);
+  });
+});
+
+describe('org migration: visibility', () => {
+  const s = useStack({ migrations: { exportMs: 2_500, archiveBytes: 10_000 } });
+
+  it('answers the status query and sets the LonghaulOrg and LonghaulState search attributes as it goes', async () => {
+    const handle = await s.start({ org: 'octo-org', repositories: ['alpha'], poll: FAST_POLL }, 'visibility');
+    const waiting = await eventually(async () => {
+      const st: OrgMigrationStatus = await handle.query(migrationStatusQuery);
+      return st.phase === 'waiting' && st.state === 'exporting' ? st : undefined;
+    }, 'the export to be seen exporting');
+    expect(waiting.org).toBe('octo-org');
+    expect(waiting.migrationId).toBe(s.emulator.migrations.all()[0].id);
+
+    const running = await eventually(async () => {
+      const d = await handle.describe();
+      return d.typedSearchAttributes.get(LonghaulState) === 'exporting' ? d : undefined;
+    }, 'LonghaulState to be exporting');
+    expect(running.typedSearchAttributes.get(LonghaulOrg)).toBe('octo-org');
+    expect(running.typedSearchAttributes.get(LonghaulProcess)).toBe('org-migration');
+
+    const result = await handle.result();
+    const done = await handle.describe();
+    expect(done.status.name).toBe('COMPLETED');
+    expect(done.typedSearchAttributes.get(LonghaulState)).toBe('exported');
+    const final = await handle.query(migrationStatusQuery);
+    expect(final).toMatchObject({ phase: 'done', state: 'exported', migrationId: result.migrationId });
+    expect(final.polls).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * Many concurrent org migrations against an emulator with rate-limit windows of seconds: every workflow
+ * finishes, the waits are the ones the responses asked for, and the emulator receives ZERO requests while
+ * the caller was limited (the number that gets a real integration banned).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
+import { orgMigration } from '../../src/workflows/org-migration';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
+import { FailureType, githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';
+import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+
+const WORKFLOWS = 8;
+const REPOS_EACH = 2;
+/** Workflows start this far apart and their exports take 1–4 s, so requests keep coming while a limit holds. */
+const STAGGER_MS = 200;
+
+/** The README fixture plus enough repositories that every workflow locks its own. */
+function fixtureWithRepos(count: number): GithubFixture {
+  const fixture = defaultGithubFixture();
+  for (let i = 0; i < count; i++) fixture.repositories.push({ id: 5000 + i, name: `repo-${i}`, owner: 'octo-org', private: false, workflowsEnabled: false });
+  return fixture;
+}
+
+/** A wait a workflow's history shows: an activity retried after a rate limit, or a start re-tried after a timer. */
+interface ObservedWait {
+  type: string;
+  /** @format milliseconds — what the failure asked for. */
+  requestedMs: number;
+}
+
+async function observedWaits(handles: WorkflowHandle[]): Promise<ObservedWait[]> {
+  const waits: ObservedWait[] = [];
+  for (const handle of handles) {
+    const { events } = await handle.fetchHistory();
+    for (const event of events ?? []) {
+      // Retries scheduled by Temporal: the started event of the retry carries the previous attempt's failure.
+      const info = event.activityTaskStartedEventAttributes?.lastFailure?.applicationFailureInfo;
+      // Start calls are retried by the workflow itself (after a durable timer).
+      const failed = event.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo;
+      for (const i of [info, failed]) {
+        if (i?.type && i.nextRetryDelay) waits.push({ type: i.type, requestedMs: optionalTsToMs(i.nextRetryDelay) ?? 0 });
+      }
+    }
+  }
+  return waits;
+}
+
+let emulator: Emulator | undefined;
+let tw: TestWorker | undefined;
+afterEach(async () => {
+  await tw?.stop();
+  await emulator?.close();
+  tw = undefined;
+  emulator = undefined;
+});
+
+async function runMany(options: EmulatorOptions, policy?: RetryPolicy) {
+  emulator = await startTestEmulator({ fixture: fixtureWithRepos(WORKFLOWS * REPOS_EACH), migrations: { exportMs: [1_000, 4_000], archiveBytes: 4_096 }, ...options });
+  tw = await startTestWorker(await emulatorDeps(emulator, { policy }));
+  const started = Date.now();
+  const handles = await Promise.all(
+    Array.from({ length: WORKFLOWS }, async (_, w) => {
+      await new Promise((r) => setTimeout(r, w * STAGGER_MS));
+      return tw!.client.workflow.start(orgMigration, {
+        taskQueue: tw!.taskQueue,
+        workflowId: `migration-limited-${w}-${started}`,
+        args: [
+          {
+            org: 'octo-org',
+            repositories: Array.from({ length: REPOS_EACH }, (_, r) => `repo-${w * REPOS_EACH + r}`),
+            lockRepositories: true,
+            poll: { initialIntervalMs: 300, maxIntervalMs: 600 },
+          },
+        ],
+      });
+    }),
+  );
+  const results = await Promise.all(handles.map((h) => h.result()));
+  return { emulator, handles, results, stats: emulator.stats };
+}
+
+/** Every workflow finished, secondary limits were hit, nothing was sent while limited: the waits observed. */
+async function secondaryWaitsOfCompliantRun(run: Awaited<ReturnType<typeof runMany>>): Promise<ObservedWait[]> {
+  expect(run.results).toHaveLength(WORKFLOWS);
+  expect(run.stats.rateLimited.secondary).toBeGreaterThan(0);
+  expect(run.stats.requestsWhileLimited).toBe(0);
+  const waits = (await observedWaits(run.handles)).filter((w) => w.type === FailureType.SecondaryRateLimit);
+  expect(waits.length).toBeGreaterThan(0);
+  return waits;
+}
+
+describe('org migrations under rate limits', () => {
+  it('waits for the primary window to reset and sends nothing while it is spent', async () => {
+    const windowMs = 3_000;
+    const { handles, results, stats } = await runMany({ rateLimit: { limit: 20, windowMs } });
+
+    expect(results).toHaveLength(WORKFLOWS);
+    for (const r of results) expect(r.unlockedRepositories).toHaveLength(REPOS_EACH);
+    // More requests than one window allows: the limit was really in play…
+    expect(stats.requests).toBeGreaterThan(20);
+    // …and nothing reached the server while the caller had been told to wait.
+    expect(stats.requestsWhileLimited).toBe(0);
+
+    const waits = (await observedWaits(handles)).filter((w) => w.type === FailureType.PrimaryRateLimit);
+    expect(waits.length).toBeGreaterThan(0);
+    // Each wait runs to the reset (at most a window, plus the margin and the Date header's second resolution).
+    for (const w of waits) {
+      expect(w.requestedMs).toBeGreaterThan(0);
+      expect(w.requestedMs).toBeLessThanOrEqual(windowMs + githubRetryPolicy.resetMarginMs + 1_000);
+    }
+  });
+
+  it('waits for retry-after on secondary limits and sends nothing before it passes', async () => {
+    const windowMs = 2_000;
+    const waits = await secondaryWaitsOfCompliantRun(await runMany({ rateLimit: { secondary: { pointsPerWindow: 25, windowMs, retryAfter: true, status: 403 } } }));
+    // retry-after is whole seconds until the endpoint's window frees.
+    for (const w of waits) {
+      expect(w.requestedMs % 1000).toBe(0);
+      expect(w.requestedMs).toBeLessThanOrEqual(windowMs);
+    }
+  });
+
+  it('backs off at least the policy minimum on secondary limits without retry-after (429), growing with the attempt', async () => {
+    const minDelayMs = 1_500;
+    const policy: RetryPolicy = { ...githubRetryPolicy, secondaryMinDelayMs: minDelayMs };
+    const waits = await secondaryWaitsOfCompliantRun(
+      await runMany({ rateLimit: { secondary: { pointsPerWindow: 25, windowMs: 1_500, retryAfter: false, status: 429, waitWithoutRetryAfterMs: minDelayMs } } }, policy),
+    );
+    for (const w of waits) {
+      // minDelay × 2^(attempt − 1): a power-of-two multiple of the minimum.
+      const multiple = w.requestedMs / minDelayMs;
+      expect(Number.isInteger(Math.log2(multiple))).toBe(true);
+    }
+  });
+});
