@@ -169,6 +169,20 @@ describe('log bucket workflows', () => {
     });
   });
 
+  it('gives up polling after the total time bound, naming the operation that continues on the server', async () => {
+    const bucketId = uniqueId('slow');
+    await withBucketOptions({ runningMs: 60_000 }, async () => {
+      const input = { parent: 'projects/demo-project/locations/global', bucketId, poll: { ...FAST_POLL, timeoutMs: 1_000 } };
+      const err = await rejectionOf(create(input, 'slow').then((h) => h.result()));
+      const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
+      expect(cause.type).toBe(GoogleOperationFailure.TimedOut);
+      expect(cause.message).toContain('continues on the server');
+      const [op] = createOps(`projects/demo-project/locations/global/buckets/${bucketId}`);
+      expect(cause.message).toContain(op!.name);
+      expect(buckets().state(op!.name)).toBe('RUNNING');
+    });
+  });
+
   it('waits as long as RetryInfo asks when a poll is answered 429', async () => {
     const bucketId = uniqueId('quota');
     await withBucketOptions({}, async () => {
