@@ -8,6 +8,10 @@ import { createApiKeyActivities } from './google/apikeys';
 import { createLogBucketActivities } from './google/log-buckets';
 import { createDnsActivities } from './google/dns';
 import { createImportActivities } from './github/imports';
+import { createFeedActivities } from './github/feeds';
+import { createHookActivities } from './github/hooks';
+import { createSinkActivities } from './sinks';
+import { createFeedCursorActivities } from './temporal/feed-cursor';
 
 export type { ActivityDeps } from './context';
 
@@ -18,6 +22,10 @@ export function createActivities(deps: ActivityDeps) {
     ...createLogBucketActivities(deps),
     ...createDnsActivities(deps),
     ...createImportActivities(deps),
+    ...createFeedActivities(deps),
+    ...createHookActivities(deps),
+    ...createSinkActivities(deps),
+    ...createFeedCursorActivities(),
   };
 }
 

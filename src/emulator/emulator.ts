@@ -20,6 +20,9 @@ import { RETRY_INFO_TYPE } from './google/errors';
 import { defaultGithubFixture, type GithubFixture } from './github/fixture';
 import { registerMigrationRoutes, type MigrationOptions, defaultMigrationOptions } from './github/migrations';
 import { registerImportRoutes, type ImportOptions, defaultImportOptions } from './github/imports';
+import { registerFeedRoutes, type FeedOptions, defaultFeedOptions } from './github/feeds';
+import { registerHookRoutes, type HookOptions, defaultHookOptions } from './github/hooks';
+import { registerLoggingEntryRoutes } from './google/logging-entries';
 
 export interface EmulatorOptions {
   host?: string;
@@ -39,6 +42,10 @@ export interface EmulatorOptions {
   migrations?: Partial<MigrationOptions>;
   /** Source-import timing, scenarios' data, maintenance windows, retirement. */
   imports?: Partial<ImportOptions>;
+  /** Activity feeds: event rate, bursts, `X-Poll-Interval`, window size. */
+  feeds?: Partial<FeedOptions>;
+  /** Webhooks: content-creation ("spammed") limits and delivery outcomes. */
+  hooks?: Partial<HookOptions>;
   /** Storage download throttle in bytes per second (0 = unthrottled). */
   storageBytesPerSecond?: number;
 }
@@ -107,6 +114,13 @@ export class Emulator {
       ...this.options.imports,
       maintenanceWindows: [...(this.options.imports?.maintenanceWindows ?? [])],
     });
+    this.feeds = registerFeedRoutes(this.github.router, ctx, { ...defaultFeedOptions, ...this.options.feeds, bursts: [...(this.options.feeds?.bursts ?? [])] });
+    this.hooks = registerHookRoutes(this.github.router, ctx, {
+      ...defaultHookOptions,
+      ...this.options.hooks,
+      spam: { ...defaultHookOptions.spam, ...this.options.hooks?.spam },
+    });
+    this.loggingEntries = registerLoggingEntryRoutes(this.google.logging.router);
     this.googleState = registerGoogleRoutes(this.google, ctx, this.options.google);
   }
 
@@ -118,6 +132,15 @@ export class Emulator {
 
   /** State of the source-import module (imports, pushed results, maintenance), for tests and the demo. */
   imports!: ReturnType<typeof registerImportRoutes>;
+
+  /** Activity feeds (events produced, dropped unseen, polls, early polls, 304s), for tests and benchmarks. */
+  feeds!: ReturnType<typeof registerFeedRoutes>;
+
+  /** Webhooks and their deliveries (seeding, redelivery log, "spammed" count). */
+  hooks!: ReturnType<typeof registerHookRoutes>;
+
+  /** Cloud Logging entries written through `entries:write`. */
+  loggingEntries!: ReturnType<typeof registerLoggingEntryRoutes>;
 
   /** Replaces the fault rules (also `PUT /_emulator/faults`). */
   setFaults(rules: FaultRule[]): void {

@@ -4,3 +4,5 @@ export * from './source-import';
 export * from './apikey-delete';
 export * from './log-bucket';
 export * from './dns-change';
+export * from './feed-poll';
+export * from './hook-repair';

@@ -1,0 +1,70 @@
+/**
+ * Activity-feed reads (spec 001): one HTTP call per activity. Page 1 is a conditional request with the
+ * cursor's ETag (a 304 comes back as `notModified`, not as a failure); later pages follow `Link`. The
+ * feed's entity workflow decides when to poll and which events are new; this only fetches.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityDeps } from '../context';
+import { FEED_PAGE_SIZE, type FeedEvent } from '../../common/feeds';
+import { parseLinkHeader } from '../../http/api-client';
+import { FailureType } from '../../http/retry-policy';
+
+export interface FeedPageInput {
+  /** Canonical feed path (`/repos/octo-org/alpha/events`). */
+  feed: string;
+  /** A `Link` URL of a later page; page 1 of the feed when omitted. */
+  url?: string;
+  /** The ETag of the last delivered poll (page 1 only). */
+  etag?: string;
+}
+
+export interface FeedPage {
+  /** When the request went out (epoch ms, this worker's clock). */
+  sentAt: number;
+  notModified: boolean;
+  etag?: string;
+  /** `X-Poll-Interval` in seconds, when the server sent one. */
+  pollIntervalSeconds?: number;
+  /** The page's events in feed order (newest first), with the spec's fields only. */
+  events: FeedEvent[];
+  /** `Link: rel="next"`, when there is a next page. */
+  next?: string;
+}
+
+/** Keeps the spec's fields (and drops whatever else a server adds) so history holds only what sinks get. */
+export function specEvent(raw: Record<string, unknown>): FeedEvent {
+  const e: Record<string, unknown> = {};
+  for (const key of ['id', 'type', 'actor', 'repo', 'payload', 'public', 'created_at', 'org']) if (raw[key] !== undefined) e[key] = raw[key];
+  e.id = String(raw.id);
+  return e as unknown as FeedEvent;
+}
+
+export function createFeedActivities(deps: ActivityDeps) {
+  const { github } = deps;
+  return {
+    /** GET one page of an activity feed. */
+    async fetchFeedPage(input: FeedPageInput): Promise<FeedPage> {
+      const sentAt = deps.clock();
+      const res = await github.request<unknown>(
+        input.url
+          ? { method: 'GET', path: input.url }
+          : { method: 'GET', path: input.feed, query: { per_page: FEED_PAGE_SIZE }, ifNoneMatch: input.etag },
+      );
+      const interval = Number(res.headers['x-poll-interval']);
+      const page: FeedPage = {
+        sentAt,
+        notModified: res.notModified,
+        etag: res.headers.etag,
+        pollIntervalSeconds: Number.isFinite(interval) && interval > 0 ? interval : undefined,
+        events: [],
+        next: parseLinkHeader(res.headers.link).next,
+      };
+      if (res.notModified) return page;
+      if (!Array.isArray(res.body)) {
+        throw ApplicationFailure.nonRetryable(`GET ${input.url ?? input.feed} answered ${res.status} without an array of events`, FailureType.UnexpectedResponse);
+      }
+      page.events = (res.body as Record<string, unknown>[]).map(specEvent);
+      return page;
+    },
+  };
+}

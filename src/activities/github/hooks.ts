@@ -1,0 +1,86 @@
+/**
+ * Webhook delivery activities (spec 001): list one page of a hook's deliveries, redeliver one delivery,
+ * ping a hook. One HTTP call each; the repair workflow does the paging, grouping and pacing.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityDeps } from '../context';
+import { hookPath, type DeliverySummary, type HookTarget } from '../../common/hook-repair';
+import { parseLinkHeader } from '../../http/api-client';
+import { FailureType } from '../../http/retry-policy';
+
+export interface DeliveriesPage {
+  deliveries: DeliverySummary[];
+  /** `Link: rel="next"` (carries the `cursor`). */
+  next?: string;
+}
+
+export type RedeliveryResult =
+  | { accepted: true; sentAt: number }
+  /** The server refused: the content-creation limit of this caller is spent ("spammed"). */
+  | { accepted: false; spammed: true; sentAt: number; message: string };
+
+interface RawDelivery {
+  id: number;
+  guid: string;
+  status: string;
+  status_code: number;
+  delivered_at: string;
+  redelivery: boolean;
+  event: string;
+}
+
+export function summarizeDelivery(d: RawDelivery): DeliverySummary {
+  return {
+    id: Number(d.id),
+    guid: d.guid,
+    status: d.status,
+    statusCode: d.status_code,
+    deliveredAt: Date.parse(d.delivered_at),
+    redelivery: Boolean(d.redelivery),
+    event: d.event,
+  };
+}
+
+/** A 422 whose message says the endpoint has been spammed (the content-creation limit). */
+export function isSpammed(err: unknown): err is ApplicationFailure {
+  return err instanceof ApplicationFailure && err.type === FailureType.ValidationFailed && /spammed/i.test(err.message);
+}
+
+export function createHookActivities(deps: ActivityDeps) {
+  const { github } = deps;
+  return {
+    /** GET …/hooks/{id}/deliveries?per_page=100 (page 1), or the `Link` URL of a later page. */
+    async listHookDeliveries(input: { target: HookTarget; hookId: number; url?: string }): Promise<DeliveriesPage> {
+      const res = await github.request<RawDelivery[]>(
+        input.url ? { method: 'GET', path: input.url } : { method: 'GET', path: `${hookPath(input.target, input.hookId)}/deliveries`, query: { per_page: 100 } },
+      );
+      if (!Array.isArray(res.body)) throw ApplicationFailure.nonRetryable(`deliveries of hook ${input.hookId} answered ${res.status} without an array`, FailureType.UnexpectedResponse);
+      return { deliveries: res.body.map(summarizeDelivery), next: parseLinkHeader(res.headers.link).next };
+    },
+
+    /**
+     * POST …/deliveries/{id}/attempts (202). Waits out the last milliseconds to `notBefore` (the paced
+     * slot) so a timer that fired a little early never squeezes one more request into a window.
+     */
+    async redeliverHookDelivery(input: { target: HookTarget; hookId: number; deliveryId: number; notBefore?: number }): Promise<RedeliveryResult> {
+      const wait = (input.notBefore ?? 0) - deps.clock();
+      if (wait > 0) await Context.current().sleep(wait);
+      const sentAt = deps.clock();
+      try {
+        await github.request({ method: 'POST', path: `${hookPath(input.target, input.hookId)}/deliveries/${input.deliveryId}/attempts` });
+        return { accepted: true, sentAt };
+      } catch (err) {
+        // Not a permanent failure of the delivery: the caller backs off and may try again later.
+        if (isSpammed(err)) return { accepted: false, spammed: true, sentAt, message: err.message };
+        throw err;
+      }
+    },
+
+    /** POST …/hooks/{id}/pings (204): the hook's health check. */
+    async pingHook(input: { target: HookTarget; hookId: number }): Promise<{ status: number; pingedAt: string }> {
+      const res = await github.request({ method: 'POST', path: `${hookPath(input.target, input.hookId)}/pings` });
+      return { status: res.status, pingedAt: new Date(deps.clock()).toISOString() };
+    },
+  };
+}

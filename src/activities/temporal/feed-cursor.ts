@@ -1,0 +1,68 @@
+/**
+ * The bridge from a scheduled run to the feed's entity workflow: Update-with-Start on
+ * `feed-cursor:<feed>` (started if absent, used if running), then the poll's outcome. The Update id is
+ * the run's own id, so a retried activity gets the same poll's outcome instead of polling again.
+ *
+ * Uses the worker's own Temporal client (`Context.client`); no credentials of any API pass through.
+ */
+import { Context } from '@temporalio/activity';
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, type Workflow } from '@temporalio/common';
+import { feedCursorWorkflowId, type FeedPollOutcome, type FeedPollRequest } from '../../common/feeds';
+import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
+
+/** Failure types of the feed workflows (stable strings). */
+export const FeedFailure = {
+  InvalidInput: 'InvalidFeedInput',
+  PollFailed: 'FeedPollFailed',
+  CursorStopping: 'FeedCursorStopping',
+} as const;
+
+export function createFeedCursorActivities() {
+  return {
+    async requestFeedPoll(input: { feed: string; request: FeedPollRequest }): Promise<FeedPollOutcome> {
+      const ctx = Context.current();
+      const start = new WithStartWorkflowOperation('feedCursor', {
+        workflowId: feedCursorWorkflowId(input.feed),
+        taskQueue: ctx.info.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [{ feed: input.feed }],
+        typedSearchAttributes: [
+          { key: LonghaulProcess, value: 'feed-cursor' },
+          { key: LonghaulTarget, value: input.feed },
+        ],
+      });
+      // The entity may wait for the poll interval and retry its sink: keep telling Temporal we are alive.
+      const beat = setInterval(() => ctx.heartbeat(), 5_000);
+      try {
+        const poll = async () => {
+          const update = await ctx.client.workflow.startUpdateWithStart<Workflow, FeedPollOutcome, [FeedPollRequest]>('pollFeed', {
+            updateId: input.request.requestId,
+            args: [input.request],
+            waitForStage: 'ACCEPTED',
+            startWorkflowOperation: start,
+          });
+          return update.result();
+        };
+        // Give way when cancelled (worker shutdown included): the entity runs on workers too, and a worker
+        // that waits for it while draining would wait forever. A retry asks for the same Update again.
+        return await Promise.race([poll(), ctx.cancelled]);
+      } catch (err) {
+        if (err instanceof WorkflowUpdateFailedError) {
+          const cause = err.cause;
+          // A cursor that is shutting down refused the poll: the next attempt starts a fresh one.
+          const retryable = cause instanceof ApplicationFailure && cause.type === FeedFailure.CursorStopping;
+          throw ApplicationFailure.create({
+            type: retryable ? FeedFailure.CursorStopping : FeedFailure.PollFailed,
+            message: `poll of ${input.feed} failed: ${cause?.message ?? err.message}`,
+            nonRetryable: !retryable,
+            cause: err,
+          });
+        }
+        throw err;
+      } finally {
+        clearInterval(beat);
+      }
+    },
+  };
+}

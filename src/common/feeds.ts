@@ -1,0 +1,371 @@
+/**
+ * Activity-feed polling (spec 001, "Activity feeds"): which feeds exist, the durable cursor a feed's
+ * entity workflow keeps, and the pure decisions made with it (poll now, wait briefly, or skip; which
+ * events are new; whether the 300-event window may have dropped events; which ids to remember).
+ *
+ * Deterministic: shared by workflows, activities, the starter and tests.
+ */
+
+/** The feed kinds of spec 001, each with its path template. */
+export const FEED_TEMPLATES = [
+  { kind: 'public', template: '/events' },
+  { kind: 'network', template: '/networks/{owner}/{repo}/events' },
+  { kind: 'org', template: '/orgs/{org}/events' },
+  { kind: 'repo', template: '/repos/{owner}/{repo}/events' },
+  { kind: 'user', template: '/users/{username}/events' },
+  { kind: 'user-org', template: '/users/{username}/events/orgs/{org}' },
+  { kind: 'user-public', template: '/users/{username}/events/public' },
+  { kind: 'received', template: '/users/{username}/received_events' },
+  { kind: 'received-public', template: '/users/{username}/received_events/public' },
+] as const;
+
+export type FeedKind = (typeof FEED_TEMPLATES)[number]['kind'];
+
+export interface FeedRef {
+  kind: FeedKind;
+  /** The canonical path (lower-case names, leading slash), e.g. `/repos/octo-org/alpha/events`. */
+  path: string;
+  params: Record<string, string>;
+}
+
+/** A feed holds at most this many events (spec 001, rule 4). */
+export const FEED_WINDOW = 300;
+/** …and only events of the past 30 days. */
+export const FEED_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+/** The largest `per_page` the API allows. */
+export const FEED_PAGE_SIZE = 100;
+/** Used until the server has sent an `X-Poll-Interval` (the value GitHub documents). */
+export const DEFAULT_POLL_INTERVAL_SECONDS = 60;
+/**
+ * Added to the server's interval before the next poll may go out, so that latency jitter between two
+ * requests never makes the second one arrive early by the server's clock.
+ * @format milliseconds
+ */
+export const POLL_SAFETY_MS = 250;
+
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})$/;
+
+/**
+ * Parses a feed path (with or without the leading slash, any case) into a `FeedRef`, or returns the
+ * reason it is not one of the spec's feeds.
+ */
+export function parseFeed(input: string): FeedRef | { problem: string } {
+  if (typeof input !== 'string' || input.trim() === '') return { problem: 'feed must be a path such as /repos/OWNER/REPO/events' };
+  const path = `/${input.trim().replace(/^\/+|\/+$/g, '')}`;
+  const segments = path.split('/').slice(1);
+  for (const { kind, template } of FEED_TEMPLATES) {
+    const parts = template.split('/').slice(1);
+    if (parts.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    let ok = true;
+    for (let i = 0; i < parts.length && ok; i++) {
+      const m = /^\{(\w+)\}$/.exec(parts[i]);
+      if (m) {
+        if (!NAME.test(segments[i]) || segments[i] === '..') ok = false;
+        else params[m[1]] = segments[i].toLowerCase();
+      } else if (parts[i] !== segments[i].toLowerCase()) ok = false;
+    }
+    if (!ok) continue;
+    const canonical = template.replace(/\{(\w+)\}/g, (_m, name: string) => params[name]);
+    return { kind, path: canonical, params };
+  }
+  return { problem: `${JSON.stringify(input)} is not an activity feed (expected one of ${FEED_TEMPLATES.map((t) => t.template).join(', ')})` };
+}
+
+export function isFeedProblem(v: FeedRef | { problem: string }): v is { problem: string } {
+  return 'problem' in v;
+}
+
+/** The id of the feed's entity workflow, which holds its cursor (one per feed, shared by every worker). */
+export function feedCursorWorkflowId(feedPath: string): string {
+  return `feed-cursor:${feedPath}`;
+}
+
+/** The id of the feed's Temporal Schedule. */
+export function feedScheduleId(feedPath: string): string {
+  return `feed:${feedPath}`;
+}
+
+/** Where a feed's new events go. Secrets are named, never carried: the activity reads them itself. */
+export type SinkConfig =
+  | {
+      kind: 'file';
+      /** JSON-lines file; relative paths resolve under the worker's data directory. Default `feeds/<feed>.jsonl`. */
+      path?: string;
+    }
+  | {
+      kind: 'http';
+      url: string;
+      /** Environment variable (or `<NAME>_FILE`) holding the HMAC-SHA256 secret. Default `LONGHAUL_SINK_SECRET`. */
+      secretEnv?: string;
+    }
+  | {
+      kind: 'logging';
+      /** `projects/P`, `organizations/O`, `folders/F` or `billingAccounts/B`. */
+      parent: string;
+      /** Log id under the parent. Default `longhaul-feeds`. */
+      logId?: string;
+    };
+
+export const DEFAULT_SINK_SECRET_ENV = 'LONGHAUL_SINK_SECRET';
+export const DEFAULT_LOG_ID = 'longhaul-feeds';
+
+/** The default JSON-lines file of a feed: `feeds/repos_octo-org_alpha_events.jsonl`. */
+export function defaultSinkFile(feedPath: string): string {
+  return `feeds/${feedPath.replace(/^\//, '').replace(/\//g, '_')}.jsonl`;
+}
+
+/** Every problem with a sink configuration (empty when valid). */
+export function sinkProblems(sink: SinkConfig): string[] {
+  const problems: string[] = [];
+  if (!sink || typeof sink !== 'object') return ['sink must be an object'];
+  switch (sink.kind) {
+    case 'file':
+      if (sink.path !== undefined && (typeof sink.path !== 'string' || sink.path.trim() === '')) problems.push('file sink path must be a non-empty string');
+      break;
+    case 'http': {
+      let url: URL | undefined;
+      try {
+        url = new URL(sink.url);
+      } catch {
+        problems.push(`http sink url ${JSON.stringify(sink.url)} is not a URL`);
+      }
+      if (url && url.protocol !== 'http:' && url.protocol !== 'https:') problems.push('http sink url must be http(s)');
+      if (url && (url.username || url.password)) problems.push('http sink url must not carry credentials (the secret is read from the environment)');
+      if (sink.secretEnv !== undefined && !/^[A-Z_][A-Z0-9_]*$/.test(sink.secretEnv)) problems.push('secretEnv must be an environment variable name');
+      break;
+    }
+    case 'logging':
+      if (!/^(projects|organizations|folders|billingAccounts)\/[^/]+$/.test(sink.parent ?? '')) {
+        problems.push('logging sink parent must be projects/P, organizations/O, folders/F or billingAccounts/B');
+      }
+      if (sink.logId !== undefined && !/^[A-Za-z0-9._\-/]{1,512}$/.test(sink.logId)) problems.push('logId may contain letters, digits, . _ - / only');
+      break;
+    default:
+      problems.push(`unknown sink kind ${JSON.stringify((sink as { kind?: unknown }).kind)}`);
+  }
+  return problems;
+}
+
+/**
+ * Parses the starter's `--sink` value: `file`, `file:PATH`, an `http(s)://` URL, or
+ * `logging:projects/P[/logs/LOG_ID]`.
+ */
+export function parseSinkSpec(spec: string, secretEnv?: string): SinkConfig | { problem: string } {
+  const s = spec.trim();
+  if (s === 'file') return { kind: 'file' };
+  if (s.startsWith('file:')) return { kind: 'file', path: s.slice('file:'.length) };
+  if (/^https?:\/\//.test(s)) return { kind: 'http', url: s, ...(secretEnv ? { secretEnv } : {}) };
+  const logging = /^logging:((?:projects|organizations|folders|billingAccounts)\/[^/]+)(?:\/logs\/(.+))?$/.exec(s);
+  if (logging) return { kind: 'logging', parent: logging[1], ...(logging[2] ? { logId: logging[2] } : {}) };
+  return { problem: `--sink ${JSON.stringify(spec)}: expected file, file:PATH, http(s)://URL or logging:projects/P[/logs/LOG_ID]` };
+}
+
+/** A feed event with the spec's fields. */
+export interface FeedEvent {
+  id: string;
+  type: string;
+  actor: { id: number; login: string; display_login?: string; gravatar_id: string; url: string; avatar_url: string };
+  repo: { id: number; name: string; url: string };
+  payload: Record<string, unknown>;
+  public: boolean;
+  created_at: string;
+  org?: { id: number; login: string; gravatar_id: string; url: string; avatar_url: string };
+}
+
+/** The durable per-feed cursor (kept by the feed's entity workflow, carried across continue-as-new). */
+export interface FeedCursor {
+  feed: string;
+  /** The `ETag` of page 1 of the last poll whose events were all delivered. */
+  etag?: string;
+  /** The last `X-Poll-Interval` the server sent. */
+  pollIntervalSeconds: number;
+  /** When the last request went out (epoch ms, the worker's clock); the next may not go before `+ interval`. */
+  lastPolledAt?: number;
+  /** Ids of events known to be delivered that may still be in the feed, newest first (≤ 300). */
+  knownIds: string[];
+  counters: FeedCounters;
+}
+
+export interface FeedCounters {
+  /** Polls that called the API (page 1 requests). */
+  polls: number;
+  /** Polls answered 304. */
+  notModified: number;
+  /** Runs that fired before the server's interval had passed and did not call the API. */
+  skippedEarly: number;
+  /** Runs that waited briefly (less than the grace) for the interval instead of skipping. */
+  waited: number;
+  /** Events handed to the sink and acknowledged. */
+  delivered: number;
+  /** Polls whose window did not reach back to what was already delivered (events may have been dropped). */
+  gaps: number;
+  /** Polls whose delivery failed after its retries (the cursor did not advance; the events come again). */
+  sinkFailures: number;
+  /** Extra page requests (pages 2 and 3). */
+  extraPages: number;
+}
+
+export function newCursor(feed: string): FeedCursor {
+  return {
+    feed,
+    pollIntervalSeconds: DEFAULT_POLL_INTERVAL_SECONDS,
+    knownIds: [],
+    counters: { polls: 0, notModified: 0, skippedEarly: 0, waited: 0, delivered: 0, gaps: 0, sinkFailures: 0, extraPages: 0 },
+  };
+}
+
+export type PollDecision =
+  | { kind: 'poll' }
+  /** Due within the grace: wait this long (durable timer), then poll. */
+  | { kind: 'wait'; delayMs: number; dueAt: number }
+  /** Not due: do not call the API. */
+  | { kind: 'skip'; dueAt: number };
+
+/** The grace a run may wait for the interval instead of skipping: half the interval, at most 10 s. */
+export function defaultGraceMs(pollIntervalSeconds: number): number {
+  return Math.min(10_000, Math.round((pollIntervalSeconds * 1000) / 2));
+}
+
+/** Whether a run at `nowMs` may poll, given the interval the server last asked for. */
+export function pollDecision(cursor: Pick<FeedCursor, 'lastPolledAt' | 'pollIntervalSeconds'>, nowMs: number, graceMs = defaultGraceMs(cursor.pollIntervalSeconds)): PollDecision {
+  if (cursor.lastPolledAt === undefined) return { kind: 'poll' };
+  const dueAt = cursor.lastPolledAt + cursor.pollIntervalSeconds * 1000 + POLL_SAFETY_MS;
+  if (nowMs >= dueAt) return { kind: 'poll' };
+  if (dueAt - nowMs <= graceMs) return { kind: 'wait', delayMs: dueAt - nowMs, dueAt };
+  return { kind: 'skip', dueAt };
+}
+
+/** Accumulates the pages of one poll: dedupes by id across pages and finds where new events end. */
+export interface WindowScan {
+  /** Ids seen in this poll, in feed order (newest first), each once. */
+  windowIds: string[];
+  /** Events not delivered before, in feed order (newest first). */
+  fresh: FeedEvent[];
+  /** Whether some page contained an id already delivered (the new events end there). */
+  overlap: boolean;
+  /** Same id seen again on a later page (the feed moved while paging). */
+  repeatedAcrossPages: number;
+}
+
+export function emptyScan(): WindowScan {
+  return { windowIds: [], fresh: [], overlap: false, repeatedAcrossPages: 0 };
+}
+
+/** Adds one page (feed order) to the scan. Returns the scan (mutated) for chaining. */
+export function scanPage(scan: WindowScan, page: readonly FeedEvent[], known: ReadonlySet<string>): WindowScan {
+  const seen = new Set(scan.windowIds);
+  for (const event of page) {
+    const id = String(event.id);
+    if (seen.has(id)) {
+      scan.repeatedAcrossPages++;
+      continue;
+    }
+    seen.add(id);
+    scan.windowIds.push(id);
+    if (known.has(id)) scan.overlap = true;
+    else scan.fresh.push(event);
+  }
+  return scan;
+}
+
+/**
+ * Whether events may have been dropped between the last delivered poll and this one: the cursor
+ * knew delivered ids, this poll read the whole window without meeting any of them, and either the
+ * window is full (the 300-event cap drops the oldest) or the last poll is older than the 30-day limit.
+ */
+export function possibleGap(opts: {
+  knownCount: number;
+  overlap: boolean;
+  freshCount: number;
+  windowCount: number;
+  sinceLastPollMs?: number;
+  windowSize?: number;
+  maxAgeMs?: number;
+}): boolean {
+  if (opts.knownCount === 0 || opts.overlap || opts.freshCount === 0) return false;
+  const full = opts.windowCount >= (opts.windowSize ?? FEED_WINDOW);
+  const aged = opts.sinceLastPollMs !== undefined && opts.sinceLastPollMs >= (opts.maxAgeMs ?? FEED_MAX_AGE_MS);
+  return full || aged;
+}
+
+/**
+ * The ids to remember after a delivered poll: this poll's window first (newest first), then earlier
+ * known ids it did not reach, capped at the feed's window size. An id older than the newest 300 known
+ * can no longer be in the feed, so forgetting it cannot cause a duplicate.
+ */
+export function mergeKnownIds(windowIds: readonly string[], previous: readonly string[], max = FEED_WINDOW): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const id of [...windowIds, ...previous]) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(id);
+    if (out.length >= max) break;
+  }
+  return out;
+}
+
+/** A poll request, as the scheduled run (or a one-off `feed-poll`) sends it to the feed's entity workflow. */
+export interface FeedPollRequest {
+  /** Identifies the request (the scheduled run's workflow id): a retried request is not polled twice. */
+  requestId: string;
+  sink: SinkConfig;
+  /** How long a run may wait for the interval instead of skipping. @format milliseconds */
+  graceMs?: number;
+  /** Who asked: `schedule` or `manual`. */
+  origin: 'schedule' | 'manual';
+}
+
+/** What one run did. Also the scheduled run's result. */
+export type FeedPollOutcome = FeedPollOutcomeBase &
+  (
+    | { kind: 'skipped'; reason: 'early'; dueAt: string }
+    | { kind: 'not-modified' }
+    | { kind: 'delivered'; delivered: number; pages: number; possibleGap: boolean; repeatedAcrossPages: number }
+    | { kind: 'sink-failed'; pending: number; error: string }
+  );
+
+export interface FeedPollOutcomeBase {
+  feed: string;
+  requestId: string;
+  /** When the run was handled (workflow time, ISO). */
+  at: string;
+  /** The interval the server asks for now. */
+  pollIntervalSeconds: number;
+  /** How long the run waited for the interval (0 when it did not wait). @format milliseconds */
+  waitedMs: number;
+  counters: FeedCounters;
+}
+
+/** What the feed entity's `status` query answers. */
+export interface FeedCursorStatus {
+  feed: string;
+  etag?: string;
+  pollIntervalSeconds: number;
+  lastPolledAt?: string;
+  nextPollAt?: string;
+  knownIds: number;
+  counters: FeedCounters;
+  lastOutcome?: FeedPollOutcome;
+  /** Polls handled by this run (the workflow continues as new after a bounded number). */
+  pollsThisRun: number;
+}
+
+/** Input of the scheduled (or one-off) run. */
+export interface FeedPollRunInput {
+  feed: string;
+  sink: SinkConfig;
+  graceMs?: number;
+  origin?: 'schedule' | 'manual';
+}
+
+/** Every problem with a scheduled run's input (empty when valid). */
+export function feedRunProblems(input: FeedPollRunInput): string[] {
+  const problems: string[] = [];
+  const feed = parseFeed(input?.feed);
+  if (isFeedProblem(feed)) problems.push(feed.problem);
+  problems.push(...sinkProblems(input?.sink));
+  if (input?.graceMs !== undefined && !(Number.isFinite(input.graceMs) && input.graceMs >= 0)) problems.push('graceMs must be a non-negative number');
+  return problems;
+}

@@ -1,0 +1,196 @@
+/**
+ * Webhook delivery repair (spec 001, "Webhook deliveries"): which hook, the window to check, grouping
+ * deliveries by `guid` to find the ones that never succeeded, and pacing redeliveries under the
+ * content-creation limits (80 per minute, 500 per hour per caller).
+ *
+ * Deterministic: shared by the workflow, activities, the starter and tests.
+ */
+
+export type HookTarget = { org: string } | { owner: string; repo: string };
+
+export interface Pacing {
+  /** Redeliveries in any window of `minuteMs`. Default 70 (the limit is 80; the rest is headroom for other callers). */
+  perMinute: number;
+  /** Redeliveries in any window of `hourMs`. Default 450 (the limit is 500). */
+  perHour: number;
+  /** @format milliseconds — one minute on the real service (shorter in tests). */
+  minuteMs: number;
+  /** @format milliseconds — one hour on the real service (shorter in tests). */
+  hourMs: number;
+  /** Added to every computed slot so request jitter never squeezes one more into a window. @format milliseconds */
+  marginMs: number;
+}
+
+export const DEFAULT_PACING: Pacing = { perMinute: 70, perHour: 450, minuteMs: 60_000, hourMs: 3_600_000, marginMs: 250 };
+export const DEFAULT_LOOKBACK_MS = 24 * 60 * 60 * 1000;
+/** The next run starts this much before the last one did, so deliveries near the edge are not missed. */
+export const DEFAULT_CLOCK_SKEW_MS = 5 * 60 * 1000;
+
+export interface HookRepairInput {
+  target: HookTarget;
+  hookId: number;
+  /** How far back the first run looks. Default 24 h. @format milliseconds */
+  lookbackMs?: number;
+  /** @format milliseconds */
+  clockSkewMs?: number;
+  pacing?: Partial<Pacing>;
+}
+
+/** The part of a delivery the repair needs (keeps history small). */
+export interface DeliverySummary {
+  id: number;
+  guid: string;
+  status: string;
+  statusCode: number;
+  /** epoch ms */
+  deliveredAt: number;
+  redelivery: boolean;
+  event: string;
+}
+
+export interface RepairCounts {
+  /** Deliveries listed inside the window. */
+  seen: number;
+  /** Distinct guids among them. */
+  guids: number;
+  /** Guids with no `OK` delivery (each gets one redelivery). */
+  failed: number;
+  /** Redeliveries the server accepted (202). */
+  redelivered: number;
+  /** Guids that had a failed delivery but also an `OK` one: nothing to do. */
+  skippedAlreadyOk: number;
+  /** Failed guids whose redelivery was refused ("spammed") or not attempted after that. */
+  notAccepted: number;
+  /** Pages of deliveries read. */
+  pages: number;
+}
+
+export interface HookRepairResult {
+  hook: string;
+  /** Where the next run starts (epoch ms). Advances to this run's start only when every redelivery was accepted. */
+  lastCheckedAt: number;
+  /** This run's window (ISO). */
+  windowStart: string;
+  runStartedAt: string;
+  allAccepted: boolean;
+  counts: RepairCounts;
+  redeliveredGuids: string[];
+  /** Send times (epoch ms) of this hook's redeliveries within the last pacing hour, carried to the next run. */
+  recentRedeliveries: number[];
+}
+
+export interface HookRepairStatus {
+  phase: 'listing' | 'redelivering' | 'waiting-for-pacing' | 'done';
+  hook: string;
+  windowStart: string;
+  counts: RepairCounts;
+  nextRedeliveryAt?: string;
+}
+
+export function hookLabel(target: HookTarget, hookId: number): string {
+  return 'org' in target ? `orgs/${target.org}/hooks/${hookId}` : `repos/${target.owner}/${target.repo}/hooks/${hookId}`;
+}
+
+export function hookRepairScheduleId(target: HookTarget, hookId: number): string {
+  return `hook-repair:${hookLabel(target, hookId).toLowerCase()}`;
+}
+
+/** The API path of the hook (`/orgs/o/hooks/1` or `/repos/o/r/hooks/1`). */
+export function hookPath(target: HookTarget, hookId: number): string {
+  const enc = encodeURIComponent;
+  return 'org' in target ? `/orgs/${enc(target.org)}/hooks/${hookId}` : `/repos/${enc(target.owner)}/${enc(target.repo)}/hooks/${hookId}`;
+}
+
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})$/;
+
+export function hookTargetProblems(target: HookTarget, hookId: number): string[] {
+  const problems: string[] = [];
+  if (!target || typeof target !== 'object') problems.push('target must be { org } or { owner, repo }');
+  else if ('org' in target) {
+    if (!NAME.test(target.org ?? '')) problems.push(`org ${JSON.stringify(target.org)} is not a valid organization name`);
+  } else if (!NAME.test((target as { owner?: string }).owner ?? '') || !NAME.test((target as { repo?: string }).repo ?? '')) {
+    problems.push('repository must be OWNER/REPO');
+  }
+  if (!Number.isInteger(hookId) || hookId <= 0) problems.push('hookId must be a positive integer');
+  return problems;
+}
+
+export function hookRepairProblems(input: HookRepairInput): string[] {
+  const problems = hookTargetProblems(input?.target, input?.hookId);
+  const positive = (name: string, v: unknown) => {
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v > 0)) problems.push(`${name} must be a positive number`);
+  };
+  positive('lookbackMs', input?.lookbackMs);
+  if (input?.clockSkewMs !== undefined && !(Number.isFinite(input.clockSkewMs) && input.clockSkewMs >= 0)) problems.push('clockSkewMs must be a non-negative number');
+  for (const key of ['perMinute', 'perHour', 'minuteMs', 'hourMs'] as const) positive(`pacing.${key}`, input?.pacing?.[key]);
+  return problems;
+}
+
+/** Parses `OWNER/REPO` or an organization name into a target. */
+export function parseHookTarget(opts: { org?: string; repo?: string }): HookTarget | { problem: string } {
+  if (opts.org && opts.repo) return { problem: 'give --org or --repo, not both' };
+  if (opts.org) return { org: opts.org };
+  if (opts.repo) {
+    const [owner, repo, extra] = opts.repo.split('/');
+    if (!owner || !repo || extra !== undefined) return { problem: `--repo ${JSON.stringify(opts.repo)} must be OWNER/REPO` };
+    return { owner, repo };
+  }
+  return { problem: 'give --org ORG or --repo OWNER/REPO' };
+}
+
+export function isOk(d: Pick<DeliverySummary, 'status'>): boolean {
+  return d.status === 'OK';
+}
+
+/**
+ * Groups deliveries by guid. Every guid without an `OK` delivery is redelivered once, from its newest
+ * failed delivery; guids that failed but also succeeded are skipped.
+ */
+export function planRepair(deliveries: readonly DeliverySummary[]): { seen: number; guids: number; failed: { guid: string; deliveryId: number }[]; skippedAlreadyOk: number } {
+  const byGuid = new Map<string, { ok: boolean; failedId?: number; failedAt?: number; anyFailed: boolean }>();
+  for (const d of deliveries) {
+    const g = byGuid.get(d.guid) ?? { ok: false, anyFailed: false };
+    if (isOk(d)) g.ok = true;
+    else {
+      g.anyFailed = true;
+      if (g.failedAt === undefined || d.deliveredAt > g.failedAt || (d.deliveredAt === g.failedAt && d.id > (g.failedId ?? 0))) {
+        g.failedAt = d.deliveredAt;
+        g.failedId = d.id;
+      }
+    }
+    byGuid.set(d.guid, g);
+  }
+  const failed: { guid: string; deliveryId: number }[] = [];
+  let skippedAlreadyOk = 0;
+  for (const [guid, g] of byGuid) {
+    if (!g.ok) failed.push({ guid, deliveryId: g.failedId! });
+    else if (g.anyFailed) skippedAlreadyOk++;
+  }
+  // Oldest failure first: the order the events happened in.
+  failed.sort((a, b) => a.deliveryId - b.deliveryId);
+  return { seen: deliveries.length, guids: byGuid.size, failed, skippedAlreadyOk };
+}
+
+/**
+ * The earliest time at or after `nowMs` the next redelivery may go out so that no window of
+ * `minuteMs` holds more than `perMinute` of `sentTimes` and no window of `hourMs` more than `perHour`.
+ */
+export function nextPacedSlot(sentTimes: readonly number[], nowMs: number, pacing: Pacing): number {
+  const sorted = [...sentTimes].sort((a, b) => a - b);
+  let slot = nowMs;
+  if (sorted.length >= pacing.perMinute) slot = Math.max(slot, sorted[sorted.length - pacing.perMinute] + pacing.minuteMs + pacing.marginMs);
+  if (sorted.length >= pacing.perHour) slot = Math.max(slot, sorted[sorted.length - pacing.perHour] + pacing.hourMs + pacing.marginMs);
+  return slot;
+}
+
+/** The largest number of `times` inside any window of `windowMs` (for tests and the benchmark). */
+export function maxInAnyWindow(times: readonly number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  let start = 0;
+  for (let end = 0; end < sorted.length; end++) {
+    while (sorted[end] - sorted[start] >= windowMs) start++;
+    best = Math.max(best, end - start + 1);
+  }
+  return best;
+}

@@ -1,0 +1,413 @@
+/**
+ * Organization and repository webhooks with their deliveries (spec 001): CRUD with strict validation,
+ * masked secrets, deliveries listed newest first with an opaque `cursor` in `Link`, redelivery
+ * (`POST …/deliveries/{id}/attempts`, 202) that records a new delivery with `redelivery: true`, ping
+ * (204, a `ping` delivery) and push test (204).
+ *
+ * Content-creating hook requests (redelivery attempts, pings, tests, hook creation) are limited per
+ * caller; past the limit the endpoint answers 422 "has been spammed", as the real service does.
+ * Delivery outcomes are simulated (`outcome`), so tests decide which deliveries fail.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Router, RouteContext, RouteResult } from '../router';
+import type { EmulatorContext } from '../emulator';
+import { EmulatorHttpError } from '../http-error';
+import { validateBody } from '../validation';
+import { signBody } from '../../http/signature';
+import type { Account, Repository } from './fixture';
+import { accountOr404, repositoryOr404 } from './lookup';
+import { paginate } from './pagination';
+
+export interface SpamLimits {
+  perMinute: number;
+  perHour: number;
+  /** Window lengths (a minute and an hour on the real service; shorter in tests). @format milliseconds */
+  minuteMs: number;
+  hourMs: number;
+}
+
+export interface HookOptions {
+  /** Content-creation limits per caller before hook endpoints answer 422 "spammed" (spec: 80/min, 500/h). */
+  spam: SpamLimits;
+  /** The HTTP status the target answers a new delivery with (0 = could not connect). Default 200. */
+  outcome?: (d: { hookId: number; guid: string; event: string; redelivery: boolean }) => number;
+}
+
+export const defaultHookOptions: HookOptions = {
+  spam: { perMinute: 80, perHour: 500, minuteMs: 60_000, hourMs: 60 * 60_000 },
+};
+
+export type HookScope = { org: string } | { owner: string; repo: string };
+
+interface Hook {
+  id: number;
+  scope: { kind: 'org'; org: Account } | { kind: 'repo'; repo: Repository };
+  events: string[];
+  active: boolean;
+  config: { url: string; content_type: string; insecure_ssl: string; secret?: string };
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface EmulatedDelivery {
+  id: number;
+  guid: string;
+  hookId: number;
+  at: number;
+  redelivery: boolean;
+  durationMs: number;
+  statusCode: number;
+  event: string;
+  action: string | null;
+  payload: Record<string, unknown>;
+}
+
+export interface RedeliveryRecord {
+  hookId: number;
+  /** The delivery the attempt was requested for. */
+  deliveryId: number;
+  /** The delivery the attempt created. */
+  newDeliveryId: number;
+  guid: string;
+  at: number;
+  caller: string;
+}
+
+const KNOWN_CONFIG = ['url', 'content_type', 'secret', 'insecure_ssl'];
+
+function statusText(code: number): string {
+  if (code >= 200 && code < 300) return 'OK';
+  if (code === 0) return 'failed to connect to host';
+  return `Invalid HTTP Response: ${code}`;
+}
+
+export function registerHookRoutes(router: Router, ctx: EmulatorContext, options: HookOptions) {
+  const hooks = new Map<number, Hook>();
+  const deliveries: EmulatedDelivery[] = [];
+  const redeliveries: RedeliveryRecord[] = [];
+  const contentTimes = new Map<string, number[]>();
+  let nextHookId = 1;
+  let nextDeliveryId = 90_000_001;
+  let spammed = 0;
+
+  const org = (login: string) => accountOr404(ctx.fixture, login, 'Organization');
+  const repo = (owner: string, name: string) => repositoryOr404(ctx.fixture, owner, name);
+  const scopeOf = (params: Record<string, string>): Hook['scope'] =>
+    params.org !== undefined ? { kind: 'org', org: org(params.org) } : { kind: 'repo', repo: repo(params.owner, params.repo) };
+  const sameScope = (h: Hook, s: Hook['scope']) =>
+    h.scope.kind === s.kind && (s.kind === 'org' ? h.scope.kind === 'org' && h.scope.org.id === s.org.id : h.scope.kind === 'repo' && h.scope.repo.id === s.repo.id);
+  const basePath = (s: Hook['scope']) => (s.kind === 'org' ? `/orgs/${s.org.login}/hooks` : `/repos/${s.repo.owner}/${s.repo.name}/hooks`);
+
+  const findHook = (params: Record<string, string>): Hook => {
+    const scope = scopeOf(params);
+    const h = /^\d+$/.test(params.hook_id) ? hooks.get(Number(params.hook_id)) : undefined;
+    if (!h || !sameScope(h, scope)) throw new EmulatorHttpError(404, 'Not Found');
+    return h;
+  };
+
+  /** The content-creation rule: past the limits, the endpoint "has been spammed" (422). */
+  const admitContent = (caller: string, now: number) => {
+    const { perMinute, perHour, minuteMs, hourMs } = options.spam;
+    const times = (contentTimes.get(caller) ?? []).filter((t) => now - t < hourMs);
+    contentTimes.set(caller, times);
+    const lastMinute = times.filter((t) => now - t < minuteMs).length;
+    if (lastMinute >= perMinute || times.length >= perHour) {
+      spammed++;
+      throw new EmulatorHttpError(422, 'Validation Failed', {
+        errors: [{ resource: 'Hook', code: 'custom', message: 'This endpoint has been spammed. Please wait before trying again.' }],
+      });
+    }
+    times.push(now);
+  };
+
+  const configObject = (h: Hook) => ({
+    content_type: h.config.content_type,
+    insecure_ssl: h.config.insecure_ssl,
+    url: h.config.url,
+    ...(h.config.secret !== undefined ? { secret: '********' } : {}),
+  });
+
+  const lastResponse = (h: Hook) => {
+    const last = deliveries.filter((d) => d.hookId === h.id).at(-1);
+    if (!last) return { code: null, status: 'unused', message: null };
+    const ok = last.statusCode >= 200 && last.statusCode < 300;
+    return { code: last.statusCode || null, status: ok ? 'active' : 'failed', message: statusText(last.statusCode) };
+  };
+
+  const hookObject = (h: Hook) => {
+    const url = `${ctx.apiUrl()}${basePath(h.scope)}/${h.id}`;
+    const common = {
+      id: h.id,
+      url,
+      ping_url: `${url}/pings`,
+      deliveries_url: `${url}/deliveries`,
+      name: 'web',
+      events: h.events,
+      active: h.active,
+      config: configObject(h),
+      updated_at: new Date(h.updatedAt).toISOString(),
+      created_at: new Date(h.createdAt).toISOString(),
+    };
+    return h.scope.kind === 'org'
+      ? { ...common, type: 'Organization' }
+      : { ...common, type: 'Repository', test_url: `${url}/tests`, last_response: lastResponse(h) };
+  };
+
+  const deliveryObject = (d: EmulatedDelivery, h: Hook) => ({
+    id: d.id,
+    guid: d.guid,
+    delivered_at: new Date(d.at).toISOString(),
+    redelivery: d.redelivery,
+    duration: d.durationMs / 1000,
+    status: statusText(d.statusCode),
+    status_code: d.statusCode,
+    event: d.event,
+    action: d.action,
+    installation_id: null,
+    repository_id: h.scope.kind === 'repo' ? h.scope.repo.id : null,
+    throttled_at: null,
+  });
+
+  const deliveryDetail = (d: EmulatedDelivery, h: Hook) => {
+    const body = JSON.stringify(d.payload);
+    const headers: Record<string, string> = {
+      Accept: '*/*',
+      'User-Agent': 'GitHub-Hookshot/emulator',
+      'X-GitHub-Delivery': d.guid,
+      'X-GitHub-Event': d.event,
+      'X-GitHub-Hook-ID': String(h.id),
+      'X-GitHub-Hook-Installation-Target-ID': String(h.scope.kind === 'org' ? h.scope.org.id : h.scope.repo.id),
+      'X-GitHub-Hook-Installation-Target-Type': h.scope.kind === 'org' ? 'organization' : 'repository',
+      'content-type': h.config.content_type === 'form' ? 'application/x-www-form-urlencoded' : 'application/json',
+    };
+    if (h.config.secret !== undefined) {
+      headers['X-Hub-Signature-256'] = signBody(h.config.secret, body);
+      headers['X-Hub-Signature'] = 'sha1=(not computed by the emulator)';
+    }
+    return {
+      ...deliveryObject(d, h),
+      url: h.config.url,
+      request: { headers, payload: d.payload },
+      response: { headers: {}, payload: d.statusCode >= 200 && d.statusCode < 300 ? 'ok' : '' },
+    };
+  };
+
+  const record = (h: Hook, init: { guid?: string; event: string; action?: string | null; redelivery?: boolean; at: number; statusCode?: number; payload?: Record<string, unknown> }) => {
+    const guid = init.guid ?? randomUUID();
+    const redelivery = init.redelivery ?? false;
+    const d: EmulatedDelivery = {
+      id: nextDeliveryId++,
+      guid,
+      hookId: h.id,
+      at: init.at,
+      redelivery,
+      durationMs: 120,
+      statusCode: init.statusCode ?? options.outcome?.({ hookId: h.id, guid, event: init.event, redelivery }) ?? 200,
+      event: init.event,
+      action: init.action ?? null,
+      payload: init.payload ?? { action: init.action ?? undefined, hook_id: h.id },
+    };
+    deliveries.push(d);
+    return d;
+  };
+
+  const parseConfig = (value: unknown, urlRequired: boolean, extra: string[] = []): Partial<Hook['config']> => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new EmulatorHttpError(422, 'Invalid request.\n\nFor "config", value is not an object.');
+    const c = value as Record<string, unknown>;
+    for (const key of Object.keys(c)) {
+      if (!KNOWN_CONFIG.includes(key) && !extra.includes(key)) throw new EmulatorHttpError(422, `Invalid request.\n\n"${key}" is not a permitted key.`);
+    }
+    if (urlRequired && c.url === undefined) throw new EmulatorHttpError(422, 'Invalid request.\n\n"url" wasn\'t supplied.');
+    for (const key of ['url', 'content_type', 'secret', ...extra]) {
+      if (c[key] !== undefined && typeof c[key] !== 'string') throw new EmulatorHttpError(422, `Invalid request.\n\nFor "${key}", ${JSON.stringify(c[key])} is not a string.`);
+    }
+    if (c.insecure_ssl !== undefined && typeof c.insecure_ssl !== 'string' && typeof c.insecure_ssl !== 'number') {
+      throw new EmulatorHttpError(422, 'Invalid request.\n\nFor "insecure_ssl", value is not a string or number.');
+    }
+    if (c.url !== undefined) {
+      try {
+        const u = new URL(c.url as string);
+        if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+      } catch {
+        throw new EmulatorHttpError(422, 'Validation Failed', { errors: [{ resource: 'Hook', code: 'custom', message: 'Config url is not a valid URL' }] });
+      }
+    }
+    if (c.content_type !== undefined && c.content_type !== 'json' && c.content_type !== 'form') {
+      throw new EmulatorHttpError(422, 'Validation Failed', { errors: [{ resource: 'Hook', code: 'custom', message: 'Config content_type must be json or form' }] });
+    }
+    const out: Partial<Hook['config']> = {};
+    if (c.url !== undefined) out.url = c.url as string;
+    if (c.content_type !== undefined) out.content_type = c.content_type as string;
+    if (c.secret !== undefined) out.secret = c.secret as string;
+    if (c.insecure_ssl !== undefined) out.insecure_ssl = String(c.insecure_ssl);
+    return out;
+  };
+
+  const createHook = (scope: Hook['scope'], body: unknown, now: number, caller: string): Hook => {
+    const isOrg = scope.kind === 'org';
+    const input = validateBody(body, {
+      fields: { name: 'string', config: 'object', events: 'string[]', active: 'boolean' },
+      required: isOrg ? ['name', 'config'] : ['config'],
+    });
+    if (input.name !== undefined && input.name !== 'web') throw new EmulatorHttpError(422, 'Validation Failed', { errors: [{ resource: 'Hook', code: 'custom', field: 'name', message: 'Name must be "web"' }] });
+    const config = parseConfig(input.config, true, isOrg ? ['username', 'password'] : []);
+    admitContent(caller, now);
+    const h: Hook = {
+      id: nextHookId++,
+      scope,
+      events: (input.events as string[] | undefined) ?? ['push'],
+      active: (input.active as boolean | undefined) ?? true,
+      config: { url: config.url!, content_type: config.content_type ?? 'form', insecure_ssl: config.insecure_ssl ?? '0', secret: config.secret },
+      createdAt: now,
+      updatedAt: now,
+    };
+    hooks.set(h.id, h);
+    return h;
+  };
+
+  const listHooks = ({ params, query }: RouteContext): RouteResult => {
+    const scope = scopeOf(params);
+    const all = [...hooks.values()].filter((h) => sameScope(h, scope));
+    const page = paginate(all, query, `${ctx.apiUrl()}${basePath(scope)}`);
+    return { status: 200, headers: page.headers, body: page.items.map(hookObject) };
+  };
+
+  const updateHook = ({ params, body, now }: RouteContext): RouteResult => {
+    const h = findHook(params);
+    const isOrg = h.scope.kind === 'org';
+    const input = validateBody(body, {
+      fields: isOrg
+        ? { config: 'object', events: 'string[]', active: 'boolean', name: 'string' }
+        : { config: 'object', events: 'string[]', add_events: 'string[]', remove_events: 'string[]', active: 'boolean' },
+    });
+    if (input.config !== undefined) {
+      const config = parseConfig(input.config, isOrg);
+      // An update without the secret removes it (spec rule 3).
+      h.config = { url: config.url ?? h.config.url, content_type: config.content_type ?? h.config.content_type, insecure_ssl: config.insecure_ssl ?? h.config.insecure_ssl, secret: config.secret };
+    }
+    if (input.events !== undefined) h.events = input.events as string[];
+    for (const e of (input.add_events as string[] | undefined) ?? []) if (!h.events.includes(e)) h.events.push(e);
+    if (input.remove_events !== undefined) h.events = h.events.filter((e) => !(input.remove_events as string[]).includes(e));
+    if (input.active !== undefined) h.active = input.active as boolean;
+    h.updatedAt = now;
+    return { status: 200, body: hookObject(h) };
+  };
+
+  const cursorFor = (id: number) => `v1_${Buffer.from(String(id)).toString('base64url')}`;
+  const parseCursor = (value: string): number => {
+    const m = /^v1_([A-Za-z0-9_-]+)$/.exec(value);
+    const id = m ? Number(Buffer.from(m[1], 'base64url').toString('utf8')) : NaN;
+    if (!Number.isInteger(id)) throw new EmulatorHttpError(400, 'Bad Request: invalid cursor');
+    return id;
+  };
+
+  const listDeliveries = ({ params, query }: RouteContext): RouteResult => {
+    const h = findHook(params);
+    const perPage = Number(query.get('per_page') ?? 30);
+    const cursor = query.get('cursor');
+    const before = cursor === null ? Infinity : parseCursor(cursor);
+    const mine = deliveries.filter((d) => d.hookId === h.id && d.id < before).sort((a, b) => b.id - a.id);
+    const items = mine.slice(0, perPage);
+    const headers: Record<string, string> = {};
+    if (mine.length > perPage) {
+      const next = new URLSearchParams({ per_page: String(perPage), cursor: cursorFor(items[items.length - 1].id) });
+      headers.link = `<${ctx.apiUrl()}${basePath(h.scope)}/${h.id}/deliveries?${next.toString()}>; rel="next"`;
+    }
+    return { status: 200, headers, body: items.map((d) => deliveryObject(d, h)) };
+  };
+
+  const findDelivery = (h: Hook, idText: string): EmulatedDelivery => {
+    const d = /^\d+$/.test(idText) ? deliveries.find((x) => x.id === Number(idText) && x.hookId === h.id) : undefined;
+    if (!d) throw new EmulatorHttpError(404, 'Not Found');
+    return d;
+  };
+
+  const redeliver = ({ params, now, token }: RouteContext): RouteResult => {
+    const h = findHook(params);
+    const original = findDelivery(h, params.delivery_id);
+    admitContent(token ?? '', now);
+    const d = record(h, { guid: original.guid, event: original.event, action: original.action, redelivery: true, at: now, payload: original.payload });
+    redeliveries.push({ hookId: h.id, deliveryId: original.id, newDeliveryId: d.id, guid: d.guid, at: now, caller: token ?? '' });
+    return { status: 202, body: {} };
+  };
+
+  const ping = ({ params, now, token }: RouteContext): RouteResult => {
+    const h = findHook(params);
+    admitContent(token ?? '', now);
+    record(h, { event: 'ping', at: now, payload: { zen: 'Keep it logically awesome.', hook_id: h.id } });
+    return { status: 204 };
+  };
+
+  for (const prefix of ['/orgs/:org/hooks', '/repos/:owner/:repo/hooks']) {
+    router.get(prefix, listHooks);
+    router.post(prefix, ({ params, body, now, token }) => ({ status: 201, body: hookObject(createHook(scopeOf(params), body, now, token ?? '')) }));
+    router.get(`${prefix}/:hook_id`, ({ params }) => ({ status: 200, body: hookObject(findHook(params)) }));
+    router.patch(`${prefix}/:hook_id`, updateHook);
+    router.delete(`${prefix}/:hook_id`, ({ params }) => {
+      hooks.delete(findHook(params).id);
+      return { status: 204 };
+    });
+    router.get(`${prefix}/:hook_id/config`, ({ params }) => ({ status: 200, body: configObject(findHook(params)) }));
+    router.patch(`${prefix}/:hook_id/config`, ({ params, body, now }) => {
+      const h = findHook(params);
+      const config = parseConfig(body ?? {}, false);
+      h.config = { ...h.config, ...config };
+      h.updatedAt = now;
+      return { status: 200, body: configObject(h) };
+    });
+    router.get(`${prefix}/:hook_id/deliveries`, listDeliveries);
+    router.get(`${prefix}/:hook_id/deliveries/:delivery_id`, ({ params }) => {
+      const h = findHook(params);
+      return { status: 200, body: deliveryDetail(findDelivery(h, params.delivery_id), h) };
+    });
+    router.post(`${prefix}/:hook_id/deliveries/:delivery_id/attempts`, redeliver);
+    router.post(`${prefix}/:hook_id/pings`, ping);
+  }
+  router.post('/repos/:owner/:repo/hooks/:hook_id/tests', ({ params, now, token }) => {
+    const h = findHook(params);
+    admitContent(token ?? '', now);
+    // Only hooks subscribed to push get a test delivery; the answer is 204 either way.
+    if (h.events.includes('push') || h.events.includes('*')) record(h, { event: 'push', at: now });
+    return { status: 204 };
+  });
+
+  return {
+    options,
+    /** Creates a hook directly (no rate limits), for tests and the demo. */
+    create(scope: HookScope, init: { url: string; secret?: string; events?: string[]; active?: boolean; contentType?: string }): { id: number } {
+      const s: Hook['scope'] = 'org' in scope ? { kind: 'org', org: org(scope.org) } : { kind: 'repo', repo: repo(scope.owner, scope.repo) };
+      const now = ctx.clock();
+      const h: Hook = {
+        id: nextHookId++,
+        scope: s,
+        events: init.events ?? ['*'],
+        active: init.active ?? true,
+        config: { url: init.url, content_type: init.contentType ?? 'json', insecure_ssl: '0', secret: init.secret },
+        createdAt: now,
+        updatedAt: now,
+      };
+      hooks.set(h.id, h);
+      return { id: h.id };
+    },
+    /** Records a past delivery of a hook (`statusCode` 2xx = OK; anything else failed). */
+    addDelivery(hookId: number, init: { at: number; statusCode: number; event?: string; action?: string; guid?: string; redelivery?: boolean }): EmulatedDelivery {
+      const h = hooks.get(hookId);
+      if (!h) throw new Error(`no hook ${hookId}`);
+      return record(h, { event: init.event ?? 'issues', action: init.action ?? 'opened', guid: init.guid, redelivery: init.redelivery, at: init.at, statusCode: init.statusCode });
+    },
+    deliveries(hookId: number): EmulatedDelivery[] {
+      return deliveries.filter((d) => d.hookId === hookId);
+    },
+    /** Every accepted redelivery attempt, in order. */
+    redeliveries(): RedeliveryRecord[] {
+      return [...redeliveries];
+    },
+    /** How many content-creating requests were answered 422 "spammed". */
+    spammedCount(): number {
+      return spammed;
+    },
+    pings(hookId: number): EmulatedDelivery[] {
+      return deliveries.filter((d) => d.hookId === hookId && d.event === 'ping');
+    },
+  };
+}

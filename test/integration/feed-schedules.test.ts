@@ -1,0 +1,225 @@
+/**
+ * Feed polling on real Temporal Schedules (dev server), against the emulator with its poll interval
+ * scaled down to seconds: exactly-once delivery across many runs and a worker restart, the 304 path,
+ * the early-fire skip and a growing interval, gap detection after a burst beyond the window, signature
+ * verification at the receiver with sink retries that neither lose nor duplicate, and Cloud Logging.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Client } from '@temporalio/client';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink-receiver';
+import { defaultSinkFile, feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus, type FeedPollOutcome, type SinkConfig } from '../../src/common/feeds';
+import { upsertFeedSchedule } from '../../src/temporal/schedules';
+import { feedPollRun } from '../../src/workflows/feed-poll';
+import type { ActivityDeps } from '../../src/activities';
+import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
+import { startTestWorker, testClient, type TestWorker } from '../helpers/temporal';
+import { cleanUp, scheduleRuns, triggerAndWait, waitFor } from '../helpers/schedules';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Stack {
+  emulator: Emulator;
+  deps: ActivityDeps;
+  tw: TestWorker;
+  client: Client;
+}
+
+let stacks: Stack[] = [];
+let receivers: SinkReceiver[] = [];
+let feedsUsed: string[] = [];
+
+async function stack(feeds: EmulatorOptions['feeds']): Promise<Stack> {
+  const emulator = await startTestEmulator({ feeds });
+  const deps = await emulatorDeps(emulator);
+  const tw = await startTestWorker(deps);
+  // Its own connection: the worker's client closes when a test restarts the worker.
+  const s = { emulator, deps, tw, client: await testClient() };
+  stacks.push(s);
+  return s;
+}
+
+async function receiver(secret: string): Promise<SinkReceiver> {
+  const r = await startSinkReceiver({ secret });
+  receivers.push(r);
+  return r;
+}
+
+async function schedule(s: Stack, feed: string, sink: SinkConfig, everyMs = 60 * 60_000): Promise<string> {
+  feedsUsed.push(feed);
+  s.emulator.feeds.ensure(feed);
+  const { scheduleId } = await upsertFeedSchedule(s.client, { taskQueue: s.tw.taskQueue, everyMs, input: { feed, sink } });
+  return scheduleId;
+}
+
+const cursorStatus = (s: Stack, feed: string) => s.client.workflow.getHandle(feedCursorWorkflowId(feed)).query<FeedCursorStatus>('status');
+const usedQuota = (e: Emulator) => Number(e.rateLimiter.headers(TEST_TOKEN, Date.now())['x-ratelimit-used']);
+
+afterEach(async () => {
+  for (const s of stacks) {
+    await cleanUp(s.client, feedsUsed.map(feedScheduleId));
+    // Stop the worker before ending the cursors, so no run is left waiting for one.
+    await s.tw.stop();
+    await cleanUp(s.client, [], feedsUsed.map(feedCursorWorkflowId));
+    await s.client.connection.close();
+    await s.emulator.close();
+  }
+  for (const r of receivers) await r.close();
+  stacks = [];
+  receivers = [];
+  feedsUsed = [];
+});
+
+describe('feed polling on Temporal Schedules', () => {
+  it('delivers every event exactly once, in order, across many scheduled runs and a worker restart', async () => {
+    const feed = '/repos/octo-org/alpha/events';
+    process.env.FEED_IT_SECRET_1 = 'restart-secret';
+    const s = await stack({ eventsPerMinute: 120, initialEvents: 20, pollIntervalSeconds: 1 });
+    // Slow feed answers, so the restart below most likely interrupts a poll in flight.
+    s.emulator.setFaults([{ kind: 'slow', path: '/repos/:owner/:repo/events', delayMs: 600 }]);
+    const r = await receiver('restart-secret');
+    const scheduleId = await schedule(s, feed, { kind: 'http', url: `${r.url}/hook`, secretEnv: 'FEED_IT_SECRET_1' }, 1000);
+
+    await waitFor('five scheduled runs', () => scheduleRuns(s.client, scheduleId), (ids) => ids.length >= 5, 30_000);
+    await s.tw.stop();
+    // Events keep appearing while no worker runs; the schedule's runs wait for one.
+    await sleep(2_000);
+    s.tw = await startTestWorker(s.deps, { taskQueue: s.tw.taskQueue });
+    const runsBefore = (await scheduleRuns(s.client, scheduleId)).length;
+    await waitFor('five more runs', () => scheduleRuns(s.client, scheduleId), (ids) => ids.length >= runsBefore + 5, 30_000);
+
+    s.emulator.feeds.setRate(0, feed);
+    const produced = s.emulator.feeds.produced(feed).map((e) => String(e.id));
+    await waitFor('every produced event at the receiver', () => r.eventIds(feed).length, (n) => n >= produced.length, 30_000);
+    await sleep(1_500);
+
+    expect(produced.length).toBeGreaterThan(30);
+    expect(s.emulator.feeds.droppedUnseen(feed)).toEqual([]);
+    expect(r.eventIds(feed)).toEqual(produced);
+    // A batch is only ever re-sent as itself (a retry); no new batch carries an event already delivered.
+    const deliveries = new Set<string>();
+    for (const b of r.batches) {
+      if (b.alreadyStored > 0) expect(deliveries.has(b.delivery)).toBe(true);
+      deliveries.add(b.delivery);
+    }
+    expect(r.stats.badSignatures).toBe(0);
+    const status = await cursorStatus(s, feed);
+    expect(status.counters.delivered).toBe(produced.length);
+    expect(status.counters.gaps).toBe(0);
+  });
+
+  it('ends a poll cheaply on 304, skips runs that fire before the server’s interval, and respects a growing interval', async () => {
+    const feed = '/repos/octo-org/beta/events';
+    const s = await stack({ eventsPerMinute: 0, initialEvents: 4, pollIntervalSeconds: 4 });
+    const scheduleId = await schedule(s, feed, { kind: 'file' });
+
+    const first = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
+    expect(first).toMatchObject({ kind: 'delivered', delivered: 4, pollIntervalSeconds: 4 });
+    const quotaAfterFirst = usedQuota(s.emulator);
+
+    await sleep(4_400);
+    const second = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
+    expect(second.kind).toBe('not-modified');
+    expect(usedQuota(s.emulator)).toBe(quotaAfterFirst);
+
+    // Fired soon after a poll (a second later: scheduled runs are named by the second): no API call, recorded as skipped.
+    await sleep(1_100);
+    const third = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
+    expect(third).toMatchObject({ kind: 'skipped', reason: 'early' });
+    expect(Date.parse(third.kind === 'skipped' ? third.dueAt : '')).toBeGreaterThan(Date.now());
+    // A one-off `feed-poll` shares the cursor: it is early too.
+    const oneOff = await s.client.workflow.execute(feedPollRun, {
+      taskQueue: s.tw.taskQueue,
+      workflowId: `feed-poll-once-${Date.now()}`,
+      args: [{ feed, sink: { kind: 'file' }, origin: 'manual' }],
+    });
+    expect(oneOff.kind).toBe('skipped');
+    expect(s.emulator.feeds.book(feed)).toMatchObject({ polls: 2, notModified: 1, earlyPolls: 0 });
+
+    // The server asks for more time: the next poll learns it, and runs before it has passed are skipped.
+    s.emulator.feeds.setPollInterval(30, feed);
+    await sleep(4_400);
+    const fourth = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
+    expect(fourth).toMatchObject({ kind: 'not-modified', pollIntervalSeconds: 30 });
+    await sleep(4_400);
+    const fifth = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
+    expect(fifth.kind).toBe('skipped');
+    expect(s.emulator.feeds.book(feed)).toMatchObject({ polls: 3, earlyPolls: 0 });
+    const status = await cursorStatus(s, feed);
+    expect(status.counters).toMatchObject({ polls: 3, notModified: 2, skippedEarly: 3, delivered: 4 });
+
+    const lines = (await readFile(join(s.deps.dataDir, defaultSinkFile(feed)), 'utf8')).trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { event: { id: string } }).event.id)).toEqual(s.emulator.feeds.produced(feed).map((e) => String(e.id)));
+  });
+
+  it('reports a counted gap when a burst beyond 300 events pushed undelivered events out of the window', async () => {
+    const feed = '/repos/octo-org/gamma/events';
+    const s = await stack({ eventsPerMinute: 0, initialEvents: 10, pollIntervalSeconds: 1 });
+    const scheduleId = await schedule(s, feed, { kind: 'file' });
+    expect(await triggerAndWait<FeedPollOutcome>(s.client, scheduleId)).toMatchObject({ kind: 'delivered', delivered: 10, possibleGap: false });
+
+    s.emulator.feeds.burst(feed, 350);
+    await sleep(1_400);
+    const afterBurst = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
+    expect(afterBurst).toMatchObject({ kind: 'delivered', delivered: 300, pages: 3, possibleGap: true });
+    expect(afterBurst.counters.gaps).toBe(1);
+    const dropped = s.emulator.feeds.droppedUnseen(feed);
+    expect(dropped).toHaveLength(50);
+
+    // Back to normal: a few new events overlap with what was delivered, no gap.
+    s.emulator.feeds.burst(feed, 5);
+    await sleep(1_400);
+    expect(await triggerAndWait<FeedPollOutcome>(s.client, scheduleId)).toMatchObject({ kind: 'delivered', delivered: 5, possibleGap: false, pages: 1 });
+
+    const lines = (await readFile(join(s.deps.dataDir, defaultSinkFile(feed)), 'utf8')).trim().split('\n');
+    const written = lines.map((l) => (JSON.parse(l) as { event: { id: string } }).event.id);
+    const produced = s.emulator.feeds.produced(feed).map((e) => String(e.id));
+    expect(new Set(written).size).toBe(written.length);
+    expect(written).toEqual(produced.filter((id) => !dropped.includes(id)));
+    expect((await cursorStatus(s, feed)).counters.gaps).toBe(1);
+  });
+
+  it('signs batches for the receiver, which refuses a wrong signature, and retries a failing sink without losing or duplicating events', async () => {
+    const feed = '/users/octocat/received_events';
+    const s = await stack({ eventsPerMinute: 0, initialEvents: 12, pollIntervalSeconds: 1 });
+    const r = await receiver('the-right-secret');
+    process.env.FEED_IT_SECRET_2 = 'a-wrong-secret';
+    const scheduleId = await schedule(s, feed, { kind: 'http', url: `${r.url}/events`, secretEnv: 'FEED_IT_SECRET_2' });
+
+    const refused = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
+    expect(refused).toMatchObject({ kind: 'sink-failed', pending: 12 });
+    expect(refused.kind === 'sink-failed' ? refused.error : '').toMatch(/401/);
+    expect(r.stats.badSignatures).toBe(1);
+    expect(r.events.size).toBe(0);
+
+    // Fixed secret; the receiver stores the batch but fails to answer once, then is down once.
+    process.env.FEED_IT_SECRET_2 = 'the-right-secret';
+    r.failNext({ when: 'after-store', times: 1, status: 500 });
+    r.failNext({ when: 'before-store', times: 1, status: 503 });
+    s.emulator.feeds.burst(feed, 3);
+    await sleep(1_400);
+    const delivered = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
+    expect(delivered).toMatchObject({ kind: 'delivered', delivered: 15 });
+    expect(r.stats.injectedFailures).toBe(2);
+    expect(r.stats.resentEvents).toBe(15);
+    expect(r.eventIds(feed)).toEqual(s.emulator.feeds.produced(feed).map((e) => String(e.id)));
+    expect((await cursorStatus(s, feed)).counters).toMatchObject({ sinkFailures: 1, delivered: 15 });
+  });
+
+  it('writes one Cloud Logging entry per event with labels for the feed and the event type', async () => {
+    const feed = '/orgs/octo-org/events';
+    const s = await stack({ eventsPerMinute: 0, initialEvents: 7, pollIntervalSeconds: 1 });
+    const scheduleId = await schedule(s, feed, { kind: 'logging', parent: 'projects/demo-project', logId: 'github-feeds' });
+    expect(await triggerAndWait<FeedPollOutcome>(s.client, scheduleId)).toMatchObject({ kind: 'delivered', delivered: 7 });
+    const produced = s.emulator.feeds.produced(feed);
+    const entries = s.emulator.loggingEntries.entries('projects/demo-project/logs/github-feeds');
+    expect(entries.map((e) => e.insertId)).toEqual(produced.map((e) => String(e.id)));
+    for (const [i, entry] of entries.entries()) {
+      expect(entry.labels).toEqual({ feed, event_type: produced[i].type });
+      expect(entry.jsonPayload).toEqual(produced[i]);
+      expect(entry.timestamp).toBe(produced[i].created_at);
+    }
+  });
+});

@@ -1,0 +1,73 @@
+/** The pure parts of webhook delivery repair: grouping by guid, and pacing under the content-creation limits. */
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_PACING, maxInAnyWindow, nextPacedSlot, parseHookTarget, planRepair, type DeliverySummary, type Pacing } from '../../src/common/hook-repair';
+
+let nextId = 1;
+const d = (guid: string, ok: boolean, at: number, redelivery = false): DeliverySummary => ({
+  id: nextId++,
+  guid,
+  status: ok ? 'OK' : 'Invalid HTTP Response: 500',
+  statusCode: ok ? 200 : 500,
+  deliveredAt: at,
+  redelivery,
+  event: 'issues',
+});
+
+describe('repair plan', () => {
+  it('redelivers each guid without an OK delivery once, from its newest failure, and skips guids that succeeded', () => {
+    const a1 = d('a', false, 100);
+    const a2 = d('a', false, 200, true);
+    const plan = planRepair([d('ok', true, 50), a1, a2, d('b', false, 150), d('b', true, 160, true), d('c', false, 90)]);
+    expect(plan.seen).toBe(6);
+    expect(plan.guids).toBe(4);
+    expect(plan.skippedAlreadyOk).toBe(1);
+    expect(plan.failed.map((f) => f.guid).sort()).toEqual(['a', 'c']);
+    expect(plan.failed.find((f) => f.guid === 'a')!.deliveryId).toBe(a2.id);
+  });
+});
+
+describe('pacing', () => {
+  const pacing: Pacing = { perMinute: 3, perHour: 5, minuteMs: 60_000, hourMs: 3_600_000, marginMs: 0 };
+
+  it('sends at once while the windows have room', () => {
+    expect(nextPacedSlot([], 1_000, pacing)).toBe(1_000);
+    expect(nextPacedSlot([0, 10], 1_000, pacing)).toBe(1_000);
+  });
+
+  it('waits until the oldest send of a full minute leaves the window', () => {
+    expect(nextPacedSlot([0, 10, 20], 1_000, pacing)).toBe(60_000);
+  });
+
+  it('waits for the hour when the hourly budget is spent, whatever the minute says', () => {
+    expect(nextPacedSlot([0, 70_000, 140_000, 210_000, 280_000], 300_000, pacing)).toBe(3_600_000);
+  });
+
+  it('never lets a simulated run exceed either limit, at the default limits too', () => {
+    for (const p of [pacing, { ...DEFAULT_PACING, marginMs: 0 }]) {
+      const sent: number[] = [];
+      let now = 0;
+      for (let i = 0; i < p.perHour * 2 + 7; i++) {
+        now = nextPacedSlot(sent, now, p) + 5; // each send takes a little time
+        sent.push(now);
+      }
+      expect(maxInAnyWindow(sent, p.minuteMs)).toBeLessThanOrEqual(p.perMinute);
+      expect(maxInAnyWindow(sent, p.hourMs)).toBeLessThanOrEqual(p.perHour);
+      // …and it uses the budget rather than idling: the first minute is full.
+      expect(sent.filter((t) => t < p.minuteMs).length).toBe(p.perMinute);
+    }
+  });
+
+  it('measures the busiest window of a series of sends', () => {
+    expect(maxInAnyWindow([0, 10, 59_999, 60_010, 60_020], 60_000)).toBe(3);
+    expect(maxInAnyWindow([], 60_000)).toBe(0);
+  });
+});
+
+describe('hook targets', () => {
+  it('takes an organization or OWNER/REPO, not both', () => {
+    expect(parseHookTarget({ org: 'octo-org' })).toEqual({ org: 'octo-org' });
+    expect(parseHookTarget({ repo: 'octo-org/alpha' })).toEqual({ owner: 'octo-org', repo: 'alpha' });
+    expect('problem' in parseHookTarget({ repo: 'alpha' })).toBe(true);
+    expect('problem' in parseHookTarget({ org: 'a', repo: 'a/b' })).toBe(true);
+  });
+});
