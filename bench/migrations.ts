@@ -145,6 +145,7 @@ async function main(): Promise<void> {
   row('API requests per migration', perMigration.toFixed(2), 'target ≤ 12');
   row('rate-limit rejections', String(stats.rateLimited.primary + stats.rateLimited.secondary));
   row('requests sent while limited', String(stats.requestsWhileLimited), 'target 0');
+  row('already in flight when limited', String(stats.requestsInFlightWhenLimited));
   row('worker peak RSS', `${(peakRss / 1024).toFixed(0)} MB`, 'target < 300 MB');
   row('worker CPU', `${(cpuAfter - cpuBefore).toFixed(1)} s`);
   row('storage bytes served', `${(stats.storage.bytesServed / 1024 / 1024).toFixed(1)} MiB`);

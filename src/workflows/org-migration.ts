@@ -39,6 +39,8 @@ export const MigrationFailure = {
   ExportFailed: 'MigrationExportFailed',
   TimedOut: 'MigrationTimedOut',
   StartFailed: 'MigrationStartFailed',
+  /** Some repositories could not be unlocked; `details[0].stillLocked` names them. */
+  UnlockFailed: 'MigrationUnlockFailed',
 } as const;
 
 /** The API-call activities, with the input's `apiCallTimeoutMs` when it sets one. */
@@ -120,7 +122,18 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
       }),
     );
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (failed) throw failed.reason;
+    if (failed) {
+      const stillLocked = locked.filter((repository) => !status.unlockedRepositories.includes(repository));
+      throw ApplicationFailure.create({
+        type: MigrationFailure.UnlockFailed,
+        nonRetryable: true,
+        message:
+          `could not unlock ${stillLocked.join(', ')} of migration ${migration.id}: ${failed.reason instanceof Error ? failed.reason.message : String(failed.reason)}; ` +
+          `unlock by hand with DELETE /orgs/${input.org}/migrations/${migration.id}/repos/{repo}/lock`,
+        details: [{ migrationId: migration.id, stillLocked }],
+        cause: failed.reason instanceof Error ? failed.reason : undefined,
+      });
+    }
   };
 
   try {
@@ -183,7 +196,21 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
     const cancelled = isCancellation(err);
     status.error = err instanceof Error ? err.message : String(err);
     // Never leave repositories locked, even when the workflow is being cancelled.
-    await CancellationScope.nonCancellable(unlockAll);
+    try {
+      await CancellationScope.nonCancellable(unlockAll);
+    } catch (unlockErr) {
+      // Both matter: what ended the migration, and which repositories are still locked.
+      status.phase = 'failed';
+      show();
+      const unlock = unlockErr as ApplicationFailure;
+      throw ApplicationFailure.create({
+        type: MigrationFailure.UnlockFailed,
+        nonRetryable: true,
+        message: `${status.error}; and ${unlock.message}`,
+        details: unlock.details ?? undefined,
+        cause: err instanceof Error ? err : undefined,
+      });
+    }
     status.phase = cancelled ? 'cancelled' : 'failed';
     show(cancelled ? 'cancelled' : status.state);
     throw err;
