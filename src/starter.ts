@@ -10,6 +10,7 @@ import { Command, CommanderError } from 'commander';
 import { CliError, createCliContext, type CliContext } from './cli/context';
 import { registerMigrateCommands } from './cli/migrate';
 import { registerGoogleCommands } from './cli/google';
+import { registerImportCommands } from './cli/import';
 
 export function buildProgram(ctx: () => CliContext): Command {
   const program = new Command()
@@ -19,6 +20,7 @@ export function buildProgram(ctx: () => CliContext): Command {
     .exitOverride();
   registerMigrateCommands(program, ctx);
   registerGoogleCommands(program, ctx);
+  registerImportCommands(program, ctx);
   return program;
 }
 

@@ -25,23 +25,13 @@ import type { OperationStatus, PollBounds } from '../common/google-operations';
 import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from './run-workflow';
+import { positiveSeconds, wholeNumber } from './arguments';
 
 interface RunFlags extends OutputFlags {
   pollInitial?: number;
   pollMax?: number;
   pollTimeout?: number;
   workflowId?: string;
-}
-
-function positiveSeconds(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number of seconds');
-  return n;
-}
-
-function integer(value: string): number {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number');
-  return Number(value);
 }
 
 function bool(value: string): boolean {
@@ -147,7 +137,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
       .description('Create a Cloud Logging bucket (buckets:createAsync) and follow its operation; cancelling the workflow cancels the operation')
       .requiredOption('--parent <parent>', '{projects|organizations|folders|billingAccounts}/ID/locations/LOCATION')
       .requiredOption('--bucket-id <id>', 'bucket id')
-      .option('--retention-days <n>', 'retention in days (1-3650)', integer)
+      .option('--retention-days <n>', 'retention in days (1-3650)', wholeNumber)
       .option('--description <text>', 'description'),
   ).action(async (flags: RunFlags & { parent: string; bucketId: string; retentionDays?: number; description?: string }) => {
     const input: LogBucketCreateInput = { parent: flags.parent, bucketId: flags.bucketId, retentionDays: flags.retentionDays, description: flags.description, poll: pollFrom(flags) };
@@ -167,7 +157,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
       .description('Update a Cloud Logging bucket ({bucket}:updateAsync) and follow its operation')
       .requiredOption('--name <name>', 'PARENT/buckets/BUCKET_ID')
       .requiredOption('--update-mask <fields>', 'comma-separated fields to update: retentionDays, description, locked, analyticsEnabled')
-      .option('--retention-days <n>', 'retention in days (1-3650)', integer)
+      .option('--retention-days <n>', 'retention in days (1-3650)', wholeNumber)
       .option('--description <text>', 'description')
       .option('--locked <true|false>', 'lock the bucket (irreversible on Google Cloud)', bool)
       .option('--analytics-enabled <true|false>', 'enable Log Analytics', bool),

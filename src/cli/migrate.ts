@@ -3,13 +3,14 @@
  *
  *   npm run starter -- migrate --org octo-org --repo alpha --repo beta --lock --wait
  */
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { OrgMigrationInput, OrgMigrationResult, OrgMigrationStatus } from '../common/migration-input';
 import { migrationInputProblems } from '../common/migration-input';
 import type { DownloadProgress } from '../activities/github/migrations';
 import { LonghaulOrg, LonghaulProcess } from '../common/search-attributes';
 import { CliError, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from './run-workflow';
+import { positiveSeconds } from './arguments';
 
 interface MigrateFlags extends OutputFlags {
   org: string;
@@ -26,12 +27,6 @@ interface MigrateFlags extends OutputFlags {
   pollInitial?: number;
   pollMax?: number;
   workflowId?: string;
-}
-
-function seconds(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number of seconds');
-  return n;
 }
 
 export function describeMigrationStatus(s: OrgMigrationStatus, heartbeat?: unknown): { line: string; percent?: number } {
@@ -72,8 +67,8 @@ export function registerMigrateCommands(program: Command, ctx: () => CliContext)
     .option('--org-metadata-only', 'export only organization metadata (no repositories)')
     .option('--download-dir <dir>', 'where the archive goes (relative to the worker data dir)')
     .option('--delete-archive', 'delete the archive on the server after download')
-    .option('--poll-initial <seconds>', 'first poll interval', seconds)
-    .option('--poll-max <seconds>', 'largest poll interval', seconds)
+    .option('--poll-initial <seconds>', 'first poll interval', positiveSeconds)
+    .option('--poll-max <seconds>', 'largest poll interval', positiveSeconds)
     .option('--workflow-id <id>', 'workflow id (default: readable and unique)')
     .option('--wait', 'wait for the result')
     .option('--follow', 'show live progress until the end')
