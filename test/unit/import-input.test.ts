@@ -20,6 +20,7 @@ import {
   type SourceImportInput,
 } from '../../src/common/import-input';
 import { resolveCredentialReference } from '../../src/activities/github/imports';
+import { parseAuthorsFile } from '../../src/cli/import';
 
 const valid: SourceImportInput = { owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy' };
 
@@ -185,5 +186,26 @@ describe('credential references resolved on the worker', () => {
       expect(f.message).toContain(message);
       expect(f.message).not.toContain('just-a-secret-value');
     }
+  });
+});
+
+describe('author mapping files for the starter', () => {
+  it('reads CSV with or without a header, comments and quoted commas, and JSON arrays', () => {
+    expect(parseAuthorsFile('# svn authors\njdoe,"Doe, Jane",jane@example.com\n\nbsmith,Bob Smith,bob@example.com\n', 'a.csv')).toEqual([
+      { remote: 'jdoe', name: 'Doe, Jane', email: 'jane@example.com' },
+      { remote: 'bsmith', name: 'Bob Smith', email: 'bob@example.com' },
+    ]);
+    expect(parseAuthorsFile('remote,name,email\r\njdoe,"Jane ""JD"" Doe",jane@example.com\r\n', 'a.csv')).toEqual([
+      { remote: 'jdoe', name: 'Jane "JD" Doe', email: 'jane@example.com' },
+    ]);
+    expect(parseAuthorsFile('[{"remote":"jdoe","name":"Jane","email":"jane@example.com"}]', 'a.json')).toEqual([{ remote: 'jdoe', name: 'Jane', email: 'jane@example.com' }]);
+  });
+
+  it('says which line or entry is wrong', () => {
+    expect(() => parseAuthorsFile('jdoe,Jane\n', 'a.csv')).toThrow('a.csv:1: expected 3 columns remote,name,email, got 2');
+    expect(() => parseAuthorsFile('{"jdoe": "Jane"}', 'a.json')).toThrow('a.json: expected a JSON array of { remote, name, email }');
+    expect(() => parseAuthorsFile('ok,Ok,ok@example.com\nbad,Bad,bad-at-example\n', 'a.csv')).toThrow(
+      'a.csv entry 2: author mapping for "bad": email "bad-at-example" is not an email address',
+    );
   });
 });
