@@ -20,6 +20,9 @@ export async function waitFor<T>(what: string, probe: () => Promise<T> | T, pred
 
 /** Triggers the schedule once and returns the result of the run it started. */
 export async function triggerAndWait<R>(client: Client, scheduleId: string, overlap = ScheduleOverlapPolicy.BUFFER_ONE): Promise<R> {
+  // A schedule names its runs by the second: a second run within the same second would reuse the id.
+  const last = (await client.schedule.getHandle(scheduleId).describe()).info.recentActions.at(-1)?.takenAt.getTime();
+  if (last !== undefined && Math.floor(last / 1000) >= Math.floor(Date.now() / 1000)) await new Promise((r) => setTimeout(r, 1050 - (Date.now() % 1000)));
   const before = new Set(await scheduleRuns(client, scheduleId));
   await client.schedule.getHandle(scheduleId).trigger(overlap);
   const runs = await waitFor(`a new run of ${scheduleId}`, () => scheduleRuns(client, scheduleId), (ids) => ids.some((id) => !before.has(id)));

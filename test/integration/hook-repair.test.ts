@@ -1,0 +1,138 @@
+/**
+ * Webhook delivery repair on real Temporal Schedules (dev server) against the emulator: exactly the
+ * failed guids are redelivered, once; the pacing holds under the content-creation limits; the
+ * last-checked time (carried by the Schedule as the previous run's result) advances only when every
+ * redelivery was accepted; and the ping health check.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import { hookRepairScheduleId, maxInAnyWindow, type HookRepairInput, type HookRepairResult } from '../../src/common/hook-repair';
+import { upsertHookRepairSchedule } from '../../src/temporal/schedules';
+import { hookPing, hookRepair } from '../../src/workflows/hook-repair';
+import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { cleanUp, triggerAndWait } from '../helpers/schedules';
+
+const HOUR = 3_600_000;
+let emulator: Emulator | undefined;
+let tw: TestWorker | undefined;
+let schedules: string[] = [];
+
+async function start(options: EmulatorOptions = {}): Promise<{ e: Emulator; w: TestWorker }> {
+  emulator = await startTestEmulator(options);
+  tw = await startTestWorker(await emulatorDeps(emulator));
+  return { e: emulator, w: tw };
+}
+
+async function schedule(w: TestWorker, input: HookRepairInput): Promise<string> {
+  const { scheduleId } = await upsertHookRepairSchedule(w.client, { taskQueue: w.taskQueue, everyMs: HOUR, input });
+  schedules.push(scheduleId);
+  return scheduleId;
+}
+
+afterEach(async () => {
+  if (tw) await cleanUp(tw.client, schedules);
+  await tw?.stop();
+  await emulator?.close();
+  tw = undefined;
+  emulator = undefined;
+  schedules = [];
+});
+
+describe('webhook delivery repair on a Schedule', () => {
+  it('redelivers exactly the guids without an OK delivery in the window, once, and starts the next run where this one ended', async () => {
+    const { e, w } = await start();
+    const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook', secret: 'x' });
+    const now = Date.now();
+    // Seeded in time order, as delivery ids grow with time. 3 failures older than the 24-hour window …
+    for (let i = 0; i < 3; i++) e.hooks.addDelivery(hookId, { at: now - 30 * HOUR + i * 1000, statusCode: 500 });
+    // … 150 good deliveries (two pages at per_page=100) …
+    for (let i = 0; i < 150; i++) e.hooks.addDelivery(hookId, { at: now - 20 * HOUR + i * 1000, statusCode: 200 });
+    // … 6 guids that failed and were redelivered successfully already …
+    const healed = Array.from({ length: 6 }, (_, i) => e.hooks.addDelivery(hookId, { at: now - 10 * HOUR + i * 1000, statusCode: 500 }));
+    healed.forEach((d, i) => e.hooks.addDelivery(hookId, { at: now - 9 * HOUR + i * 1000, statusCode: 200, guid: d.guid, redelivery: true }));
+    // … and 8 guids that never succeeded (3 of them failed twice).
+    const failed = Array.from({ length: 8 }, (_, i) => e.hooks.addDelivery(hookId, { at: now - 5 * HOUR + i * 1000, statusCode: i % 2 ? 502 : 0 }));
+    failed.slice(0, 3).forEach((d, i) => e.hooks.addDelivery(hookId, { at: now - 4 * HOUR + i * 1000, statusCode: 500, guid: d.guid, redelivery: true }));
+    const failedGuids = failed.map((d) => d.guid);
+
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId });
+    const first = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(first.counts).toMatchObject({ seen: 150 + 12 + 11, guids: 150 + 6 + 8, failed: 8, redelivered: 8, skippedAlreadyOk: 6, notAccepted: 0 });
+    expect(first.counts.pages).toBeGreaterThanOrEqual(2);
+    expect(first.allAccepted).toBe(true);
+    expect([...first.redeliveredGuids].sort()).toEqual([...failedGuids].sort());
+    expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...failedGuids].sort());
+
+    // Re-running the starter updates the Schedule in place and keeps the previous run's result, from
+    // which the next run starts: nothing is left to do.
+    expect((await upsertHookRepairSchedule(w.client, { taskQueue: w.taskQueue, everyMs: 2 * HOUR, input: { target: { org: 'octo-org' }, hookId } })).created).toBe(false);
+    const second = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(Date.parse(second.windowStart)).toBeGreaterThan(now - HOUR);
+    expect(second.counts).toMatchObject({ failed: 0, redelivered: 0 });
+    expect(second.counts.seen).toBe(8);
+    expect(second.lastCheckedAt).toBeGreaterThan(first.lastCheckedAt);
+    expect(e.hooks.redeliveries()).toHaveLength(8);
+  });
+
+  it('paces redeliveries of a repository hook so that no window ever exceeds its limits', async () => {
+    const { e, w } = await start({ hooks: { spam: { perMinute: 5, perHour: 12, minuteMs: 2_000, hourMs: 8_000 } } });
+    const { id: hookId } = e.hooks.create({ owner: 'octo-org', repo: 'alpha' }, { url: 'https://receiver.example.test/hook' });
+    for (let i = 0; i < 22; i++) e.hooks.addDelivery(hookId, { at: Date.now() - HOUR + i, statusCode: 503 });
+    const scheduleId = await schedule(w, {
+      target: { owner: 'octo-org', repo: 'alpha' },
+      hookId,
+      pacing: { perMinute: 4, perHour: 10, minuteMs: 2_000, hourMs: 8_000, marginMs: 100 },
+    });
+    const result = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(result.counts).toMatchObject({ failed: 22, redelivered: 22, notAccepted: 0 });
+    const times = e.hooks.redeliveries().map((r) => r.at);
+    expect(times).toHaveLength(22);
+    expect(maxInAnyWindow(times, 2_000)).toBeLessThanOrEqual(4);
+    expect(maxInAnyWindow(times, 8_000)).toBeLessThanOrEqual(10);
+    expect(e.hooks.spammedCount()).toBe(0);
+  });
+
+  it('keeps the last-checked time when the server refuses redeliveries as spammed, and the next run finishes the job', async () => {
+    const { e, w } = await start({ hooks: { spam: { perMinute: 100, perHour: 5, minuteMs: 60_000, hourMs: HOUR } } });
+    const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
+    const guids = Array.from({ length: 9 }, (_, i) => e.hooks.addDelivery(hookId, { at: Date.now() - 2 * HOUR + i, statusCode: 500 }).guid);
+    // The workflow believes it may send more than this caller has left (another client used the budget).
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, lookbackMs: 3 * HOUR, pacing: { perMinute: 50, perHour: 400, minuteMs: 500 } });
+
+    const first = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(first.allAccepted).toBe(false);
+    expect(first.counts).toMatchObject({ failed: 9, redelivered: 5, notAccepted: 4 });
+    expect(first.lastCheckedAt).toBe(Date.parse(first.windowStart));
+    expect(e.hooks.spammedCount()).toBe(3);
+
+    e.hooks.options.spam.perHour = 100;
+    const second = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(second.counts).toMatchObject({ failed: 4, redelivered: 4, skippedAlreadyOk: 5, notAccepted: 0 });
+    expect(second.allAccepted).toBe(true);
+    expect(second.lastCheckedAt).toBe(Date.parse(second.runStartedAt));
+    // Every failed guid was redelivered exactly once over the two runs.
+    expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...guids].sort());
+  });
+
+  it('pings a hook and refuses an invalid hook before calling the API', async () => {
+    const { e, w } = await start();
+    const { id: hookId } = e.hooks.create({ owner: 'octo-org', repo: 'beta' }, { url: 'https://receiver.example.test/hook' });
+    const ping = await w.client.workflow.execute(hookPing, { taskQueue: w.taskQueue, workflowId: `ping-${Date.now()}`, args: [{ target: { owner: 'octo-org', repo: 'beta' }, hookId }] });
+    expect(ping).toMatchObject({ hook: `repos/octo-org/beta/hooks/${hookId}`, status: 204 });
+    expect(e.hooks.pings(hookId)).toHaveLength(1);
+
+    const requests = e.stats.requests;
+    const err = await w.client.workflow
+      .execute(hookRepair, { taskQueue: w.taskQueue, workflowId: `repair-bad-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId: -1 }] })
+      .catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = (err as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe('InvalidHookInput');
+    expect(e.stats.requests).toBe(requests);
+    expect(hookRepairScheduleId({ org: 'Octo-Org' }, 7)).toBe('hook-repair:orgs/octo-org/hooks/7');
+  });
+});
