@@ -7,7 +7,6 @@
  * workflow locked is unlocked in a non-cancellable scope before the workflow ends.
  */
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   defineQuery,
@@ -21,6 +20,7 @@ import {
 import type { Activities } from '../activities';
 import type { MigrationSummary } from '../activities/github/migrations';
 import { API_CALL } from './activity-options';
+import { activityCause, certainlyNotProcessed, demandedDelayMs } from './activity-failures';
 import {
   DEFAULT_POLL,
   migrationInputProblems,
@@ -62,22 +62,6 @@ const download = proxyActivities<Activities>({
 const MAX_START_TRIES = 6;
 /** Tolerated difference between our clock and the server's when matching `created_at`. */
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
-
-/** The failure an activity ended with, unwrapped. */
-function applicationCause(err: unknown): ApplicationFailure | undefined {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  return cause instanceof ApplicationFailure ? cause : undefined;
-}
-
-function retryDelayMs(failure: ApplicationFailure | undefined): number | undefined {
-  const details = failure?.details?.[0] as { retryDelayMs?: number } | undefined;
-  return typeof details?.retryDelayMs === 'number' ? details.retryDelayMs : undefined;
-}
-
-/** Rejected before the server acted on it: rate limited (nothing was created). */
-function certainlyNotProcessed(failure: ApplicationFailure | undefined): boolean {
-  return failure?.type === 'PrimaryRateLimitError' || failure?.type === 'SecondaryRateLimitError';
-}
 
 export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrationResult> {
   const problems = migrationInputProblems(input);
@@ -245,7 +229,7 @@ async function startExactlyOnce(input: OrgMigrationInput): Promise<MigrationSumm
       try {
         return { migration: await startOnce.startMigration(startInput) };
       } catch (err) {
-        const failure = applicationCause(err);
+        const failure = activityCause(err);
         if (failure?.nonRetryable) throw err;
         if (!certainlyNotProcessed(failure)) {
           const existing = await api.findMigration({ org: input.org, repositories: input.repositories, notBefore });
@@ -256,7 +240,7 @@ async function startExactlyOnce(input: OrgMigrationInput): Promise<MigrationSumm
     });
     if ('migration' in outcome) return outcome.migration;
     lastError = outcome.error;
-    await sleep(retryDelayMs(outcome.failure) ?? Math.min(60_000, 1_000 * 2 ** (attempt - 1)));
+    await sleep(demandedDelayMs(outcome.failure) ?? Math.min(60_000, 1_000 * 2 ** (attempt - 1)));
   }
   throw ApplicationFailure.nonRetryable(
     `could not start the migration of ${input.org} after ${MAX_START_TRIES} tries: ${lastError instanceof Error ? lastError.message : String(lastError)}`,

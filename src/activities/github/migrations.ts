@@ -13,6 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { request } from 'undici';
 import type { components } from '@octokit/openapi-types';
 import type { ActivityDeps } from '../context';
+import type { OrgMigrationInput } from '../../common/migration-input';
 import { FailureType } from '../../http/retry-policy';
 
 type Migration = components['schemas']['migration'];
@@ -27,17 +28,19 @@ export interface MigrationSummary {
   createdAt: string;
 }
 
-export interface StartMigrationInput {
-  org: string;
-  repositories: string[];
-  lockRepositories?: boolean;
-  excludeMetadata?: boolean;
-  excludeGitData?: boolean;
-  excludeAttachments?: boolean;
-  excludeReleases?: boolean;
-  excludeOwnerProjects?: boolean;
-  orgMetadataOnly?: boolean;
-}
+/** What the start call sends: the spec's body fields, as the workflow input names them. */
+export type StartMigrationInput = Pick<
+  OrgMigrationInput,
+  | 'org'
+  | 'repositories'
+  | 'lockRepositories'
+  | 'excludeMetadata'
+  | 'excludeGitData'
+  | 'excludeAttachments'
+  | 'excludeReleases'
+  | 'excludeOwnerProjects'
+  | 'orgMetadataOnly'
+>;
 
 export interface ArchiveDownloadInput {
   org: string;
