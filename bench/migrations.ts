@@ -8,8 +8,7 @@
  * plus one archive download), API requests per migration, rate-limit rejections, requests sent while
  * limited, and the worker's peak RSS, next to the targets.
  */
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -19,6 +18,7 @@ import { startEmulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import type { OrgMigrationInput, OrgMigrationResult } from '../src/common/migration-input';
+import { cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
 
 interface Options {
   migrations: number;
@@ -42,24 +42,6 @@ const program = new Command()
     5000,
   );
 
-async function rssKb(pid: number): Promise<number> {
-  try {
-    const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
-async function cpuSeconds(pid: number): Promise<number> {
-  try {
-    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
 async function main(): Promise<void> {
   const o = program.parse().opts<Options>();
   const fixture = defaultGithubFixture();
@@ -78,24 +60,14 @@ async function main(): Promise<void> {
   // Bundle once here, as a production deployment would at build time, so the worker's RSS is its steady state.
   const bundlePath = await writeWorkflowBundle(join(dataDir, 'workflow-bundle.js'));
 
-  const worker = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'src', 'worker.ts')], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: server.address,
-      TEMPORAL_NAMESPACE: server.namespace,
-      GITHUB_API_URL: emulator.apiUrl,
-      GITHUB_TOKEN: 'bench-token',
-      LONGHAUL_TASK_QUEUE: taskQueue,
-      LONGHAUL_DATA_DIR: dataDir,
-      LONGHAUL_WORKFLOW_BUNDLE: bundlePath,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    worker.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('polling task queue')) resolve();
-    });
-    worker.once('exit', (code) => reject(new Error(`worker exited early with code ${code}`)));
+  const worker = await startWorkerProcess({
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: server.namespace,
+    GITHUB_API_URL: emulator.apiUrl,
+    GITHUB_TOKEN: 'bench-token',
+    LONGHAUL_TASK_QUEUE: taskQueue,
+    LONGHAUL_DATA_DIR: dataDir,
+    LONGHAUL_WORKFLOW_BUNDLE: bundlePath,
   });
 
   const connection = await Connection.connect({ address: server.address });
@@ -103,8 +75,8 @@ async function main(): Promise<void> {
 
   const exportTimes: number[] = [];
   let peakRss = 0;
-  const sampler = setInterval(() => void rssKb(worker.pid!).then((kb) => (peakRss = Math.max(peakRss, kb))), 250);
-  const cpuBefore = await cpuSeconds(worker.pid!);
+  const sampler = setInterval(() => void rssKb(worker.pid).then((kb) => (peakRss = Math.max(peakRss, kb))), 250);
+  const cpuBefore = await cpuSeconds(worker.pid);
 
   console.log(`bench: ${o.migrations} migrations × ${o.repos} repositories, exports ${o.exportMin}-${o.exportMax} s, archives ${o.archiveKb} KiB`);
   const started = Date.now();
@@ -122,7 +94,7 @@ async function main(): Promise<void> {
   const results = await Promise.allSettled(handles.map((h) => h.result() as Promise<OrgMigrationResult>));
   const wallMs = Date.now() - started;
   clearInterval(sampler);
-  const cpuAfter = await cpuSeconds(worker.pid!);
+  const cpuAfter = await cpuSeconds(worker.pid);
 
   for (const m of emulator.migrations.all()) exportTimes.push(m.exportMs);
   // The ideal: the slowest export plus one archive download at this machine's speed (timed now, alone).
@@ -152,8 +124,7 @@ async function main(): Promise<void> {
   console.log(`  requests by route: ${JSON.stringify(stats.byRoute)}`);
   if (failed.length) console.log(`  first failure: ${(failed[0] as PromiseRejectedResult).reason}`);
 
-  worker.kill('SIGINT');
-  await new Promise((r) => worker.once('exit', r));
+  await worker.stop();
   await connection.close();
   await server.stop();
   await emulator.close();

@@ -11,6 +11,7 @@ import { CliError, createCliContext, type CliContext } from './cli/context';
 import { registerMigrateCommands } from './cli/migrate';
 import { registerGoogleCommands } from './cli/google';
 import { registerImportCommands } from './cli/import';
+import { registerScheduleCommands } from './cli/schedules';
 
 export function buildProgram(ctx: () => CliContext): Command {
   const program = new Command()
@@ -21,6 +22,7 @@ export function buildProgram(ctx: () => CliContext): Command {
   registerMigrateCommands(program, ctx);
   registerGoogleCommands(program, ctx);
   registerImportCommands(program, ctx);
+  registerScheduleCommands(program, ctx);
   return program;
 }
 

@@ -11,3 +11,13 @@ export function wholeNumber(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number');
   return Number(value);
 }
+
+/** A duration: `90` (seconds), `250ms`, `30s`, `1m`, `1.5h`, `1d`. Returns milliseconds. */
+export function duration(value: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(value.trim());
+  if (!m) throw new InvalidArgumentError('must be a duration such as 30s, 5m, 1h or 1d');
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] ?? 's'] ?? 1_000;
+  const ms = Math.round(Number(m[1]) * unit);
+  if (ms <= 0) throw new InvalidArgumentError('must be longer than zero');
+  return ms;
+}

@@ -1,0 +1,197 @@
+/**
+ * `npm run bench:feeds` — N activity feeds polled on Temporal Schedules against the emulator, with the
+ * feeds' `X-Poll-Interval` scaled down to seconds.
+ *
+ *   npm run bench:feeds                      # 50 feeds for 10 minutes
+ *   npm run bench:feeds -- --minutes 1       # shorter while developing
+ *
+ * Runs its own in-memory Temporal dev server, the emulator and the HTTP sink's receiver in this process,
+ * and the worker as a separate process (so its CPU and RSS are its own). Feeds cover every feed kind of
+ * the spec; a few get a burst beyond the 300-event window half-way. At the end production stops, the
+ * schedules run until every event still in a feed is delivered, and the bench prints: requests that
+ * counted against the primary limit, the 304 share, events delivered vs produced (and those a burst
+ * pushed out before any poll could see them), gaps reported, duplicates (must be 0), early polls (must
+ * be 0), and the worker's CPU and peak RSS.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { Client, Connection } from '@temporalio/client';
+import { startDevServer } from '../src/temporal/dev-server';
+import { startEmulator } from '../src/emulator/emulator';
+import { startSinkReceiver } from '../src/emulator/sink-receiver';
+import { writeWorkflowBundle } from '../src/temporal/bundle';
+import { defaultGithubFixture } from '../src/emulator/github/fixture';
+import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from '../src/common/feeds';
+import { upsertFeedSchedule } from '../src/temporal/schedules';
+import { cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
+
+interface Options {
+  feeds: number;
+  minutes: number;
+  pollInterval: number;
+  every: number;
+  eventsPerMinute: number;
+  burstFeeds: number;
+  burstSize: number;
+}
+
+const program = new Command()
+  .option('--feeds <n>', 'feeds, each on its own Schedule', Number, 50)
+  .option('--minutes <n>', 'how long the feeds produce events and are polled', Number, 10)
+  .option('--poll-interval <s>', 'X-Poll-Interval the emulator sends (GitHub: 60; scaled down)', Number, 6)
+  .option('--every <s>', 'schedule interval', Number, 6)
+  .option('--events-per-minute <n>', 'new events per feed per minute', Number, 6)
+  .option('--burst-feeds <n>', 'feeds that get a burst beyond the 300-event window half-way', Number, 2)
+  .option('--burst-size <n>', 'events in each burst', Number, 350);
+
+const USER = 'bench-viewer';
+
+/** Feed i: every kind of the spec in turn, each on names of its own. */
+function feedPath(i: number): string {
+  switch (i % 9) {
+    case 0:
+      return `/repos/bench-org/repo-${i}/events`;
+    case 1:
+      return `/networks/bench-org/repo-${i}/events`;
+    case 2:
+      return `/orgs/bench-org-${i}/events`;
+    case 3:
+      return `/users/bench-user-${i}/events`;
+    case 4:
+      return `/users/bench-user-${i}/events/public`;
+    case 5:
+      return `/users/bench-user-${i}/received_events`;
+    case 6:
+      return `/users/bench-user-${i}/received_events/public`;
+    case 7:
+      return i === 7 ? '/events' : `/repos/bench-org/repo-${i}/events`;
+    default:
+      return `/users/${USER}/events/orgs/bench-org-${i}`;
+  }
+}
+
+async function main(): Promise<void> {
+  const o = program.parse().opts<Options>();
+  const durationMs = o.minutes * 60_000;
+  const fixture = defaultGithubFixture();
+  fixture.accounts.push({ id: 5000, login: 'bench-org', type: 'Organization' }, { id: 5001, login: USER, type: 'User' });
+  for (let i = 0; i < o.feeds; i++) {
+    fixture.repositories.push({ id: 10_000 + i, name: `repo-${i}`, owner: 'bench-org', private: false, workflowsEnabled: false });
+    fixture.accounts.push({ id: 20_000 + i, login: `bench-org-${i}`, type: 'Organization' }, { id: 30_000 + i, login: `bench-user-${i}`, type: 'User' });
+  }
+  const feeds = Array.from({ length: o.feeds }, (_, i) => feedPath(i));
+  const burstAtMs = Math.round(durationMs / 2);
+  const burstFeeds = feeds.filter((f) => f.startsWith('/repos/')).slice(0, o.burstFeeds);
+
+  const emulator = await startEmulator({
+    fixture,
+    feeds: {
+      eventsPerMinute: o.eventsPerMinute,
+      initialEvents: 10,
+      pollIntervalSeconds: o.pollInterval,
+      authenticatedUser: USER,
+      bursts: burstFeeds.map((feed) => ({ atMs: burstAtMs, count: o.burstSize, feed })),
+    },
+    // A window longer than the run, so `x-ratelimit-used` is the number of requests that counted.
+    rateLimit: { limit: 1_000_000, windowMs: 24 * 60 * 60_000 },
+  });
+  const secret = 'bench-sink-secret';
+  const receiver = await startSinkReceiver({ secret });
+  const server = await startDevServer({ port: 0, uiPort: false, log: () => undefined });
+  const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-bench-feeds-'));
+  const taskQueue = `bench-feeds-${Date.now()}`;
+  const bundlePath = await writeWorkflowBundle(join(dataDir, 'workflow-bundle.js'));
+
+  const worker = await startWorkerProcess({
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: server.namespace,
+    GITHUB_API_URL: emulator.apiUrl,
+    GITHUB_TOKEN: 'bench-token',
+    LONGHAUL_SINK_SECRET: secret,
+    LONGHAUL_TASK_QUEUE: taskQueue,
+    LONGHAUL_DATA_DIR: dataDir,
+    LONGHAUL_WORKFLOW_BUNDLE: bundlePath,
+  });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace: server.namespace });
+
+  console.log(
+    `bench: ${o.feeds} feeds on Schedules every ${o.every} s for ${o.minutes} min; X-Poll-Interval ${o.pollInterval} s; ` +
+      `${o.eventsPerMinute} events/min per feed; ${burstFeeds.length} burst(s) of ${o.burstSize} at ${(burstAtMs / 60_000).toFixed(1)} min; HTTP sink`,
+  );
+  for (const feed of feeds) emulator.feeds.ensure(feed);
+  for (const feed of feeds) {
+    await upsertFeedSchedule(client, { taskQueue, everyMs: o.every * 1000, input: { feed, sink: { kind: 'http', url: `${receiver.url}/feeds`, secretEnv: 'LONGHAUL_SINK_SECRET' } } });
+  }
+
+  let peakRss = 0;
+  const sampler = setInterval(() => void rssKb(worker.pid).then((kb) => (peakRss = Math.max(peakRss, kb))), 500);
+  const cpuBefore = await cpuSeconds(worker.pid);
+  const started = Date.now();
+  const progress = setInterval(() => {
+    const t = emulator.feeds.totals();
+    console.log(`  ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s: ${t.polls} polls, ${t.notModified} × 304, ${receiver.events.size} events delivered, worker RSS ${(peakRss / 1024).toFixed(0)} MB`);
+  }, 60_000);
+  await new Promise((r) => setTimeout(r, durationMs));
+  const cpuAtEnd = await cpuSeconds(worker.pid);
+  const runMs = Date.now() - started;
+
+  // Stop production; the schedules keep running until every event still in a feed has been delivered.
+  emulator.feeds.setRate(0);
+  const expected = () => feeds.reduce((n, f) => n + emulator.feeds.produced(f).length - emulator.feeds.droppedUnseen(f).length, 0);
+  const drainDeadline = Date.now() + Math.max(60_000, o.every * 5_000);
+  while (receiver.events.size < expected() && Date.now() < drainDeadline) await new Promise((r) => setTimeout(r, 500));
+  clearInterval(progress);
+  clearInterval(sampler);
+
+  for (const feed of feeds) await client.schedule.getHandle(feedScheduleId(feed)).delete();
+  const statuses: FeedCursorStatus[] = [];
+  for (const feed of feeds) {
+    const handle = client.workflow.getHandle(feedCursorWorkflowId(feed));
+    statuses.push(await handle.query<FeedCursorStatus>('status'));
+    await handle.signal('stopFeedCursor');
+  }
+
+  const produced = feeds.reduce((n, f) => n + emulator.feeds.produced(f).length, 0);
+  const droppedUnseen = feeds.reduce((n, f) => n + emulator.feeds.droppedUnseen(f).length, 0);
+  const totals = emulator.feeds.totals();
+  const counted = Number(emulator.rateLimiter.headers('bench-token', Date.now())['x-ratelimit-used']);
+  const sum = (pick: (s: FeedCursorStatus) => number) => statuses.reduce((n, s) => n + pick(s), 0);
+  const undelivered = produced - droppedUnseen - receiver.events.size;
+  const cpu = cpuAtEnd - cpuBefore;
+
+  const row = (label: string, value: string, target = '') => console.log(`  ${label.padEnd(44)} ${value.padEnd(22)} ${target}`);
+  console.log('results');
+  row('feeds / run time', `${o.feeds} / ${(runMs / 60_000).toFixed(1)} min`);
+  row('polls (page-1 requests)', String(totals.polls));
+  row('answered 304', `${totals.notModified} (${((100 * totals.notModified) / Math.max(1, totals.polls)).toFixed(1)} %)`);
+  row('later pages (2, 3)', String(totals.extraPages));
+  row('requests counted against the primary limit', String(counted), `of ${emulator.stats.requests} requests`);
+  row('runs skipped before X-Poll-Interval', String(sum((s) => s.counters.skippedEarly)), '(no API call)');
+  row('runs that waited briefly for the interval', String(sum((s) => s.counters.waited)));
+  row('events produced', String(produced));
+  row('events delivered (unique at the receiver)', String(receiver.events.size));
+  row('pushed out by bursts before any poll', String(droppedUnseen), `gaps reported: ${sum((s) => s.counters.gaps)}`);
+  row('produced, not delivered, not pushed out', String(undelivered), 'target 0');
+  row('duplicates (events received again)', String(receiver.stats.resentEvents), 'target 0');
+  row('early polls (seen by the emulator)', String(totals.earlyPolls), 'target 0');
+  row('sink failures', String(sum((s) => s.counters.sinkFailures)));
+  row('worker CPU', `${cpu.toFixed(1)} s (${((100 * cpu * 1000) / runMs).toFixed(1)} % of a core)`);
+  row('worker peak RSS', `${(peakRss / 1024).toFixed(0)} MB`);
+  row('rate-limit rejections / sent while limited', `${emulator.stats.rateLimited.primary + emulator.stats.rateLimited.secondary} / ${emulator.stats.requestsWhileLimited}`);
+
+  await worker.stop();
+  await connection.close();
+  await server.stop();
+  await receiver.close();
+  await emulator.close();
+  await rm(dataDir, { recursive: true, force: true });
+  process.exitCode = receiver.stats.resentEvents === 0 && totals.earlyPolls === 0 && undelivered === 0 ? 0 : 1;
+}
+
+main().catch((err) => {
+  console.error(`bench: ${(err as Error).stack ?? err}`);
+  process.exit(1);
+});

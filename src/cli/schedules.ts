@@ -1,0 +1,341 @@
+/**
+ * Recurring work on Temporal Schedules, from the starter:
+ *
+ *   npm run starter -- feed-schedule --feed /repos/octo-org/alpha/events --every 1m [--sink file|file:PATH|https://…|logging:projects/P]
+ *   npm run starter -- feed-schedule --list
+ *   npm run starter -- feed-schedule --feed /repos/octo-org/alpha/events --pause | --unpause | --delete [--forget-cursor]
+ *   npm run starter -- feed-poll --feed /repos/octo-org/alpha/events --wait
+ *   npm run starter -- hook-repair-schedule --org octo-org --hook-id 1 --every 1h [--lookback 24h]
+ *   npm run starter -- hook-repair-schedule --repo octo-org/alpha --hook-id 2 --every 30m
+ *   npm run starter -- hook-ping --org octo-org --hook-id 1 --wait
+ *
+ * Creating a schedule is idempotent: running the same command again updates the existing one in place.
+ */
+import { type Command, Option } from 'commander';
+import { ScheduleNotFoundError, type Client } from '@temporalio/client';
+import {
+  feedCursorWorkflowId,
+  feedRunProblems,
+  feedScheduleId,
+  isFeedProblem,
+  parseFeed,
+  parseSinkSpec,
+  type FeedCursorStatus,
+  type FeedPollOutcome,
+  type FeedPollRunInput,
+  type SinkConfig,
+} from '../common/feeds';
+import { hookLabel, hookRepairProblems, hookRepairScheduleId, hookTargetProblems, parseHookTarget, type HookRepairInput, type HookTarget } from '../common/hook-repair';
+import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
+import { FEED_SCHEDULE_PREFIX, HOOK_SCHEDULE_PREFIX, listSchedules, upsertFeedSchedule, upsertHookRepairSchedule, type ScheduleListing } from '../temporal/schedules';
+import { CliError, printJson, type CliContext } from './context';
+import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from './run-workflow';
+import { duration, positiveSeconds, wholeNumber } from './arguments';
+
+type ScheduleAction = 'pause' | 'unpause' | 'delete' | 'list';
+
+interface ManageFlags {
+  list?: boolean;
+  pause?: boolean;
+  unpause?: boolean;
+  delete?: boolean;
+  json?: boolean;
+}
+
+/** The one management action asked for, or undefined for create/update. */
+function managementAction(flags: ManageFlags): ScheduleAction | undefined {
+  const asked = (['list', 'pause', 'unpause', 'delete'] as const).filter((a) => flags[a]);
+  if (asked.length > 1) throw new CliError(`give one of --${asked.join(', --')}`, 2);
+  return asked[0];
+}
+
+function seconds(ms: number | undefined): string {
+  return ms === undefined ? '?' : ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+function canonicalFeed(feed: string | undefined): string {
+  if (!feed) throw new CliError('--feed is required (e.g. --feed /repos/OWNER/REPO/events)', 2);
+  const ref = parseFeed(feed);
+  if (isFeedProblem(ref)) throw new CliError(ref.problem, 2);
+  return ref.path;
+}
+
+function sinkFrom(spec: string | undefined, secretEnv: string | undefined): SinkConfig | undefined {
+  if (secretEnv !== undefined && !/^https?:\/\//.test(spec ?? '')) throw new CliError('--sink-secret-env goes with an http(s):// --sink', 2);
+  if (spec === undefined) return undefined;
+  const sink = parseSinkSpec(spec, secretEnv);
+  if ('problem' in sink) throw new CliError(sink.problem, 2);
+  return sink;
+}
+
+function describeSink(sink: SinkConfig): string {
+  switch (sink.kind) {
+    case 'file':
+      return `the JSON-lines file ${sink.path ?? '(default: feeds/<feed>.jsonl)'} in the worker's data directory`;
+    case 'http':
+      return `${sink.url}, signed with the secret in ${sink.secretEnv ?? 'LONGHAUL_SINK_SECRET'} on the worker`;
+    case 'logging':
+      return `Cloud Logging ${sink.parent}/logs/${sink.logId ?? 'longhaul-feeds'}`;
+  }
+}
+
+/** Pause, unpause or delete one schedule; a missing schedule is a clear error. */
+async function manage(client: Client, scheduleId: string, action: Exclude<ScheduleAction, 'list'>): Promise<void> {
+  const handle = client.schedule.getHandle(scheduleId);
+  try {
+    if (action === 'pause') await handle.pause('paused from the longhaul starter');
+    else if (action === 'unpause') await handle.unpause('resumed from the longhaul starter');
+    else await handle.delete();
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) throw new CliError(`there is no schedule ${scheduleId}`);
+    throw err;
+  }
+}
+
+function listingLine(s: ScheduleListing, extra = ''): string {
+  const parts = [`${s.scheduleId}`, `every ${seconds(s.everyMs)}`, s.paused ? 'PAUSED' : 'active'];
+  if (s.lastActionAt) parts.push(`last run ${s.lastActionAt}`);
+  if (!s.paused && s.nextActionAt) parts.push(`next ${s.nextActionAt}`);
+  return parts.join(' · ') + extra;
+}
+
+export function describeFeedOutcome(o: FeedPollOutcome): string[] {
+  const c = o.counters;
+  const head =
+    o.kind === 'skipped'
+      ? `${o.feed}: skipped, the server's poll interval (${o.pollIntervalSeconds} s) has not passed; next poll allowed at ${o.dueAt}`
+      : o.kind === 'not-modified'
+        ? `${o.feed}: not modified (304, did not count against the rate limit)`
+        : o.kind === 'delivered'
+          ? `${o.feed}: delivered ${o.delivered} new event(s) from ${o.pages} page(s)`
+          : `${o.feed}: the sink failed; ${o.pending} event(s) will be delivered by a later poll: ${o.error}`;
+  const lines = [head];
+  if (o.kind === 'delivered' && o.possibleGap) lines.push('GAP: the feed\u2019s 300-event window no longer reaches the last delivered event; events in between may be lost');
+  lines.push(`cursor totals: ${c.polls} polls, ${c.notModified} × 304, ${c.skippedEarly} skipped early, ${c.delivered} delivered, ${c.gaps} gap(s), ${c.sinkFailures} sink failure(s)`);
+  return lines;
+}
+
+interface FeedScheduleFlags extends ManageFlags {
+  feed?: string;
+  every: number;
+  sink?: string;
+  sinkSecretEnv?: string;
+  grace?: number;
+  paused?: boolean;
+  forgetCursor?: boolean;
+}
+
+interface FeedPollFlags extends OutputFlags {
+  feed?: string;
+  sink?: string;
+  sinkSecretEnv?: string;
+  grace?: number;
+  workflowId?: string;
+}
+
+interface HookFlags extends ManageFlags {
+  org?: string;
+  repo?: string;
+  hookId?: number;
+  every: number;
+  lookback?: number;
+  perMinute?: number;
+  perHour?: number;
+  paused?: boolean;
+}
+
+function hookTarget(flags: { org?: string; repo?: string; hookId?: number }): { target: HookTarget; hookId: number } {
+  const target = parseHookTarget(flags);
+  if ('problem' in target) throw new CliError(target.problem, 2);
+  if (flags.hookId === undefined) throw new CliError('--hook-id is required', 2);
+  const problems = hookTargetProblems(target, flags.hookId);
+  if (problems.length) throw new CliError(`invalid hook: ${problems.join('; ')}`, 2);
+  return { target, hookId: flags.hookId };
+}
+
+async function feedSchedule(flags: FeedScheduleFlags, context: CliContext): Promise<void> {
+  const action = managementAction(flags);
+  const client = await context.client();
+  if (action === 'list') {
+    const schedules = await listSchedules(client, FEED_SCHEDULE_PREFIX);
+    const withCursors = await Promise.all(
+      schedules.map(async (s) => {
+        const feed = s.scheduleId.slice(FEED_SCHEDULE_PREFIX.length);
+        const cursor = await client.workflow
+          .getHandle(feedCursorWorkflowId(feed))
+          .query<FeedCursorStatus>('status')
+          .catch(() => undefined);
+        return { ...s, feed, cursor };
+      }),
+    );
+    if (flags.json) return printJson({ schedules: withCursors });
+    if (withCursors.length === 0) console.log('no feed schedules');
+    for (const s of withCursors) {
+      const c = s.cursor?.counters;
+      console.log(listingLine(s, c ? ` · cursor: ${c.polls} polls, ${c.notModified} × 304, ${c.skippedEarly} skipped early, ${c.delivered} delivered, ${c.gaps} gap(s)` : ''));
+    }
+    return;
+  }
+  const feed = canonicalFeed(flags.feed);
+  const scheduleId = feedScheduleId(feed);
+  if (action) {
+    await manage(client, scheduleId, action);
+    if (action === 'delete' && flags.forgetCursor) {
+      await client.workflow
+        .getHandle(feedCursorWorkflowId(feed))
+        .signal('stopFeedCursor')
+        .catch(() => undefined);
+    }
+    if (flags.json) return printJson({ scheduleId, feed, action, cursorForgotten: action === 'delete' && Boolean(flags.forgetCursor) });
+    const what = action === 'delete' ? (flags.forgetCursor ? 'deleted (and its cursor ended)' : 'deleted (its cursor is kept: re-creating the schedule resumes where it stopped)') : `${action}d`;
+    console.log(`schedule ${scheduleId} ${what}`);
+    return;
+  }
+  const input: FeedPollRunInput = { feed, sink: sinkFrom(flags.sink, flags.sinkSecretEnv) ?? { kind: 'file' }, graceMs: flags.grace === undefined ? undefined : flags.grace * 1000 };
+  const problems = feedRunProblems(input);
+  if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, 2);
+  const { created } = await upsertFeedSchedule(client, { taskQueue: context.config.taskQueue, everyMs: flags.every, input, paused: flags.paused });
+  if (flags.json) return printJson({ scheduleId, created, feed, everyMs: flags.every, sink: input.sink, paused: Boolean(flags.paused) });
+  console.log(`${created ? 'created' : 'updated'} schedule ${scheduleId}: polls ${feed} every ${seconds(flags.every)} into ${describeSink(input.sink)}${flags.paused ? ' (paused)' : ''}`);
+  console.log(`the feed's cursor lives in workflow ${feedCursorWorkflowId(feed)}${context.uiLink(feedCursorWorkflowId(feed)) ? `: ${context.uiLink(feedCursorWorkflowId(feed))}` : ''}`);
+}
+
+/** The sink of the feed's schedule, so a one-off poll delivers where the scheduled ones do. */
+async function scheduledSink(client: Client, feed: string): Promise<SinkConfig | undefined> {
+  try {
+    const d = await client.schedule.getHandle(feedScheduleId(feed)).describe();
+    const args = d.action.type === 'startWorkflow' ? (d.action.args as FeedPollRunInput[] | undefined) : undefined;
+    return args?.[0]?.sink;
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+async function hookRepairSchedule(flags: HookFlags, context: CliContext): Promise<void> {
+  const action = managementAction(flags);
+  const client = await context.client();
+  if (action === 'list') {
+    const schedules = await listSchedules(client, HOOK_SCHEDULE_PREFIX);
+    if (flags.json) return printJson({ schedules });
+    if (schedules.length === 0) console.log('no hook repair schedules');
+    for (const s of schedules) console.log(listingLine(s));
+    return;
+  }
+  const { target, hookId } = hookTarget(flags);
+  const scheduleId = hookRepairScheduleId(target, hookId);
+  if (action) {
+    await manage(client, scheduleId, action);
+    if (flags.json) return printJson({ scheduleId, action });
+    console.log(`schedule ${scheduleId} ${action}d`);
+    return;
+  }
+  const input: HookRepairInput = {
+    target,
+    hookId,
+    ...(flags.lookback ? { lookbackMs: flags.lookback } : {}),
+    ...(flags.perMinute || flags.perHour ? { pacing: { ...(flags.perMinute ? { perMinute: flags.perMinute } : {}), ...(flags.perHour ? { perHour: flags.perHour } : {}) } } : {}),
+  };
+  const problems = hookRepairProblems(input);
+  if (flags.perMinute !== undefined && flags.perMinute > 80) problems.push('--per-minute must stay under the content-creation limit of 80');
+  if (flags.perHour !== undefined && flags.perHour > 500) problems.push('--per-hour must stay under the content-creation limit of 500');
+  if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, 2);
+  const { created } = await upsertHookRepairSchedule(client, { taskQueue: context.config.taskQueue, everyMs: flags.every, input, paused: flags.paused });
+  if (flags.json) return printJson({ scheduleId, created, hook: hookLabel(target, hookId), everyMs: flags.every, input, paused: Boolean(flags.paused) });
+  console.log(
+    `${created ? 'created' : 'updated'} schedule ${scheduleId}: every ${seconds(flags.every)}, redeliver failed deliveries of ${hookLabel(target, hookId)} ` +
+      `since the last successful run (the first run looks back ${seconds(input.lookbackMs ?? 24 * 3_600_000)})${flags.paused ? ' (paused)' : ''}`,
+  );
+}
+
+const manageOptions = (cmd: Command) =>
+  cmd
+    .option('--list', 'list the schedules of this kind')
+    .option('--pause', 'pause the schedule')
+    .option('--unpause', 'resume a paused schedule')
+    .option('--delete', 'delete the schedule')
+    .option('--paused', 'create (or update) the schedule paused')
+    .addOption(new Option('--json', 'print one JSON object'));
+
+export function registerScheduleCommands(program: Command, ctx: () => CliContext): void {
+  manageOptions(
+    program
+      .command('feed-schedule')
+      .description('Create or update the Temporal Schedule that polls an activity feed (or --list, --pause, --unpause, --delete)')
+      .option('--feed <path>', 'the feed, e.g. /repos/OWNER/REPO/events, /orgs/ORG/events, /users/USER/received_events')
+      .option('--every <duration>', 'how often the schedule fires (runs before the server\u2019s X-Poll-Interval are skipped)', duration, 60_000)
+      .option('--sink <sink>', 'file (default), file:PATH, an http(s):// URL, or logging:projects/P[/logs/LOG_ID]')
+      .option('--sink-secret-env <NAME>', 'environment variable on the worker holding the HTTP sink\u2019s signing secret (default LONGHAUL_SINK_SECRET)')
+      .option('--grace <seconds>', 'how long a run may wait for the poll interval instead of skipping', positiveSeconds),
+  )
+    .option('--forget-cursor', 'with --delete: also end the feed\u2019s cursor workflow (a new schedule then starts from the whole feed)')
+    .action(async (flags: FeedScheduleFlags) => feedSchedule(flags, ctx()));
+
+  program
+    .command('feed-poll')
+    .description('Poll an activity feed once, now, through its cursor (shared with the feed\u2019s schedule)')
+    .option('--feed <path>', 'the feed, e.g. /repos/OWNER/REPO/events')
+    .option('--sink <sink>', 'where new events go (default: the sink of the feed\u2019s schedule, else file)')
+    .option('--sink-secret-env <NAME>', 'environment variable on the worker holding the HTTP sink\u2019s signing secret')
+    .option('--grace <seconds>', 'how long it may wait for the poll interval instead of skipping', positiveSeconds)
+    .option('--workflow-id <id>', 'workflow id (default: readable and unique)')
+    .option('--wait', 'wait for the outcome')
+    .addOption(new Option('--json', 'print one JSON object'))
+    .action(async (flags: FeedPollFlags) => {
+      const feed = canonicalFeed(flags.feed);
+      const context = ctx();
+      const sink = sinkFrom(flags.sink, flags.sinkSecretEnv) ?? (await scheduledSink(await context.client(), feed)) ?? { kind: 'file' };
+      const input: FeedPollRunInput = { feed, sink, origin: 'manual', graceMs: flags.grace === undefined ? undefined : flags.grace * 1000 };
+      const problems = feedRunProblems(input);
+      if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, 2);
+      process.exitCode = await runWorkflowCommand<[FeedPollRunInput], FeedPollOutcome, never>({
+        ctx: context,
+        workflowType: 'feedPollRun',
+        workflowId: flags.workflowId ?? readableWorkflowId('feed-poll', [feed]),
+        args: [input],
+        searchAttributes: [
+          { key: LonghaulProcess, value: 'feed-poll' },
+          { key: LonghaulTarget, value: feed },
+        ],
+        flags,
+        describeResult: describeFeedOutcome,
+      });
+    });
+
+  manageOptions(
+    program
+      .command('hook-repair-schedule')
+      .description('Create or update the Temporal Schedule that redelivers a webhook\u2019s failed deliveries (or --list, --pause, --unpause, --delete)')
+      .option('--org <org>', 'an organization webhook')
+      .option('--repo <owner/repo>', 'a repository webhook')
+      .option('--hook-id <id>', 'the webhook id', wholeNumber)
+      .option('--every <duration>', 'how often the schedule fires', duration, 60 * 60_000)
+      .option('--lookback <duration>', 'how far back the first run looks (default 24h)', duration)
+      .option('--per-minute <n>', 'redeliveries per minute at most (default 70; the limit is 80)', wholeNumber)
+      .option('--per-hour <n>', 'redeliveries per hour at most (default 450; the limit is 500)', wholeNumber),
+  ).action(async (flags: HookFlags) => hookRepairSchedule(flags, ctx()));
+
+  program
+    .command('hook-ping')
+    .description('Ping a webhook (its health check: POST …/pings, 204)')
+    .option('--org <org>', 'an organization webhook')
+    .option('--repo <owner/repo>', 'a repository webhook')
+    .option('--hook-id <id>', 'the webhook id', wholeNumber)
+    .option('--wait', 'wait for the answer')
+    .addOption(new Option('--json', 'print one JSON object'))
+    .action(async (flags: OutputFlags & { org?: string; repo?: string; hookId?: number }) => {
+      const { target, hookId } = hookTarget(flags);
+      process.exitCode = await runWorkflowCommand<[{ target: HookTarget; hookId: number }], { hook: string; status: number; pingedAt: string }, never>({
+        ctx: ctx(),
+        workflowType: 'hookPing',
+        workflowId: readableWorkflowId('hook-ping', [hookLabel(target, hookId)]),
+        args: [{ target, hookId }],
+        searchAttributes: [
+          { key: LonghaulProcess, value: 'hook-ping' },
+          { key: LonghaulTarget, value: hookLabel(target, hookId) },
+        ],
+        flags,
+        describeResult: (r) => [`${r.hook} answered the ping with ${r.status} at ${r.pingedAt}`],
+      });
+    });
+}

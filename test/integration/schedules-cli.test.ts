@@ -1,0 +1,82 @@
+/** The starter's schedule commands as a user runs them: a real process, the shared dev server, a real worker, the emulator. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Emulator } from '../../src/emulator/emulator';
+import { feedCursorWorkflowId, feedScheduleId } from '../../src/common/feeds';
+import { hookRepairScheduleId } from '../../src/common/hook-repair';
+import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { runStarter } from '../helpers/starter';
+import { cleanUp } from '../helpers/schedules';
+
+const FEED = '/users/octocat/events/public';
+
+describe('starter schedule commands', () => {
+  let emulator: Emulator;
+  let tw: TestWorker;
+
+  beforeAll(async () => {
+    emulator = await startTestEmulator({ feeds: { eventsPerMinute: 0, initialEvents: 6, pollIntervalSeconds: 1 } });
+    tw = await startTestWorker(await emulatorDeps(emulator));
+  });
+  afterAll(async () => {
+    if (tw) await cleanUp(tw.client, [feedScheduleId(FEED), hookRepairScheduleId({ repo: 'alpha', owner: 'octo-org' }, 1)]);
+    await tw?.stop();
+    if (tw) await cleanUp(tw.client, [], [feedCursorWorkflowId(FEED)]).catch(() => undefined);
+    await emulator?.close();
+  });
+
+  it('creates a feed schedule once and updates it in place when run again, lists, pauses and deletes it', async () => {
+    const created = await runStarter(['feed-schedule', '--feed', 'users/OctoCat/events/public', '--every', '1h', '--paused', '--json'], tw.taskQueue);
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ scheduleId: `feed:${FEED}`, created: true, feed: FEED, everyMs: 3_600_000, sink: { kind: 'file' } });
+
+    const updated = await runStarter(['feed-schedule', '--feed', FEED, '--every', '2h', '--sink', 'file:out/public.jsonl', '--json'], tw.taskQueue);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ created: false, everyMs: 7_200_000, sink: { kind: 'file', path: 'out/public.jsonl' } });
+    const description = await tw.client.schedule.getHandle(feedScheduleId(FEED)).describe();
+    expect(description.spec.intervals?.[0]?.every).toBe(7_200_000);
+
+    // A one-off poll uses the schedule's sink and the feed's shared cursor.
+    const poll = await runStarter(['feed-poll', '--feed', FEED, '--wait', '--json'], tw.taskQueue);
+    expect(poll.code).toBe(0);
+    const publicEvents = emulator.feeds.produced(FEED).length;
+    expect(publicEvents).toBeGreaterThan(0);
+    expect(JSON.parse(poll.stdout)).toMatchObject({ kind: 'delivered', delivered: publicEvents, workflowStatus: 'COMPLETED' });
+
+    const list = await runStarter(['feed-schedule', '--list'], tw.taskQueue);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`feed:${FEED} · every 7200 s · .* ${publicEvents} delivered`));
+
+    expect((await runStarter(['feed-schedule', '--feed', FEED, '--pause'], tw.taskQueue)).code).toBe(0);
+    expect((await tw.client.schedule.getHandle(feedScheduleId(FEED)).describe()).state.paused).toBe(true);
+    const deleted = await runStarter(['feed-schedule', '--feed', FEED, '--delete', '--json'], tw.taskQueue);
+    expect(JSON.parse(deleted.stdout)).toMatchObject({ action: 'delete', cursorForgotten: false });
+    const again = await runStarter(['feed-schedule', '--feed', FEED, '--delete'], tw.taskQueue);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/there is no schedule feed:/);
+  });
+
+  it('refuses bad input with a usage error before contacting anything', async () => {
+    const notAFeed = await runStarter(['feed-schedule', '--feed', '/orgs/octo-org/hooks'], tw.taskQueue);
+    expect(notAFeed.code).toBe(2);
+    expect(notAFeed.stderr).toMatch(/not an activity feed/);
+    expect((await runStarter(['feed-schedule', '--feed', FEED, '--every', 'soon'], tw.taskQueue)).code).toBe(2);
+    expect((await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'ftp://x'], tw.taskQueue)).code).toBe(2);
+    expect((await runStarter(['hook-repair-schedule', '--repo', 'alpha', '--hook-id', '1'], tw.taskQueue)).code).toBe(2);
+    expect((await runStarter(['hook-repair-schedule', '--org', 'octo-org', '--hook-id', '1', '--per-minute', '90'], tw.taskQueue)).code).toBe(2);
+  });
+
+  it('schedules a repository hook’s repair and pings the hook', async () => {
+    const { id } = emulator.hooks.create({ owner: 'octo-org', repo: 'alpha' }, { url: 'https://receiver.example.test/h' });
+    const created = await runStarter(['hook-repair-schedule', '--repo', 'octo-org/alpha', '--hook-id', String(id), '--every', '30m', '--lookback', '6h', '--paused', '--json'], tw.taskQueue);
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({
+      scheduleId: hookRepairScheduleId({ owner: 'octo-org', repo: 'alpha' }, id),
+      created: true,
+      input: { target: { owner: 'octo-org', repo: 'alpha' }, hookId: id, lookbackMs: 6 * 3_600_000 },
+    });
+    const ping = await runStarter(['hook-ping', '--repo', 'octo-org/alpha', '--hook-id', String(id), '--wait'], tw.taskQueue);
+    expect(ping.code).toBe(0);
+    expect(ping.stdout).toMatch(/answered the ping with 204/);
+    expect(emulator.hooks.pings(id)).toHaveLength(1);
+  });
+});
