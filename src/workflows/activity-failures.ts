@@ -11,6 +11,8 @@ export const HttpFailure = {
   Conflict: 'ConflictError',
   NotFound: 'NotFoundError',
   FailedPrecondition: 'FailedPreconditionError',
+  Gone: 'GoneError',
+  ValidationFailed: 'ValidationFailedError',
   PrimaryRateLimit: 'PrimaryRateLimitError',
   SecondaryRateLimit: 'SecondaryRateLimitError',
   ResourceExhausted: 'ResourceExhaustedError',

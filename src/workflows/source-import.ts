@@ -16,7 +16,6 @@
  * 503 (maintenance) is retried by the activity with backoff and, past that, waited out durably.
  */
 import {
-  ActivityFailure,
   allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
@@ -32,6 +31,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { API_CALL } from './activity-options';
+import { activityCause, HttpFailure } from './activity-failures';
 import { DEFAULT_POLL, nextPollInterval } from '../common/migration-input';
 import {
   authorMappingProblems,
@@ -75,35 +75,30 @@ const AUTHORS_KNOWN_STATES = ['mapping', 'pushing', 'complete'];
 /** Statuses in which a mapping can no longer reach the repository before the push. */
 const PUSHED_STATES = ['pushing', 'complete'];
 
-function applicationCause(err: unknown): ApplicationFailure | undefined {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  return cause instanceof ApplicationFailure ? cause : undefined;
-}
-
 function httpDetails(failure: ApplicationFailure | undefined): { status?: number; url?: string } {
   const details = failure?.details?.[0] as { status?: number; url?: string } | undefined;
   return { status: details?.status, url: details?.url };
 }
 
 function messageOf(err: unknown): string {
-  const failure = applicationCause(err);
+  const failure = activityCause(err);
   if (failure) return failure.message;
   return err instanceof Error ? err.message : String(err);
 }
 
 /** The activity stopped retrying while the server kept answering 503 (under maintenance). */
 function isMaintenance(err: unknown): boolean {
-  return httpDetails(applicationCause(err)).status === 503;
+  return httpDetails(activityCause(err)).status === 503;
 }
 
 /** 404/410 where an import endpoint should be: the API is retired or absent on that server. */
 function isUnavailable(err: unknown): boolean {
-  const failure = applicationCause(err);
-  return failure?.type === 'NotFoundError' || failure?.type === 'GoneError';
+  const failure = activityCause(err);
+  return failure?.type === HttpFailure.NotFound || failure?.type === HttpFailure.Gone;
 }
 
 function serverOf(err: unknown): string {
-  const url = httpDetails(applicationCause(err)).url;
+  const url = httpDetails(activityCause(err)).url;
   const match = url ? /^[a-z]+:\/\/[^/]+/i.exec(url) : null;
   return match ? match[0] : 'this server';
 }
@@ -297,7 +292,7 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
       } catch (err) {
         throw ApplicationFailure.create({
           message: `the credentials were not applied: ${messageOf(err)}`,
-          type: applicationCause(err)?.type ?? ImportFailure.CredentialReference,
+          type: activityCause(err)?.type ?? ImportFailure.CredentialReference,
           nonRetryable: true,
         });
       }
@@ -326,7 +321,7 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
         answers++;
         return { choice: picked.choice, status: r.status };
       } catch (err) {
-        throw ApplicationFailure.nonRetryable(`the choice was not applied: ${messageOf(err)}`, applicationCause(err)?.type ?? 'ChoiceFailed');
+        throw ApplicationFailure.nonRetryable(`the choice was not applied: ${messageOf(err)}`, activityCause(err)?.type ?? 'ChoiceFailed');
       }
     },
     {
@@ -350,7 +345,7 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
       try {
         changed = await applyMappings();
       } catch (err) {
-        throw ApplicationFailure.nonRetryable(`the mapping was recorded but not applied yet: ${messageOf(err)}`, applicationCause(err)?.type ?? 'MappingFailed');
+        throw ApplicationFailure.nonRetryable(`the mapping was recorded but not applied yet: ${messageOf(err)}`, activityCause(err)?.type ?? 'MappingFailed');
       }
       const matching = [...authors.values()].filter((a) => mappingMatches(accepted, a));
       return {
@@ -395,14 +390,14 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
       if (isUnavailable(err)) {
         throw ApplicationFailure.nonRetryable(
           `the source-import API is not available on ${serverOf(err)}: PUT /repos/${input.owner}/${input.repo}/import answered ` +
-            `${httpDetails(applicationCause(err)).status ?? 404}. GitHub.com retired these endpoints on 2024-04-12; use a server that still serves them ` +
+            `${httpDetails(activityCause(err)).status ?? 404}. GitHub.com retired these endpoints on 2024-04-12; use a server that still serves them ` +
             `(or check that ${input.owner}/${input.repo} exists)`,
           ImportFailure.ApiUnavailable,
           { server: serverOf(err) },
         );
       }
-      const failure = applicationCause(err);
-      if (failure?.type === 'ValidationFailedError') {
+      const failure = activityCause(err);
+      if (failure?.type === HttpFailure.ValidationFailed) {
         throw ApplicationFailure.nonRetryable(`the server refused to start the import into ${input.owner}/${input.repo}: ${failure.message}`, ImportFailure.StartRejected);
       }
       throw err;
@@ -486,7 +481,7 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
       try {
         observe(await call(() => api.getImport(target)));
       } catch (err) {
-        if (applicationCause(err)?.type === 'NotFoundError') {
+        if (activityCause(err)?.type === HttpFailure.NotFound) {
           throw ApplicationFailure.nonRetryable(`the import into ${input.owner}/${input.repo} no longer exists on the server (cancelled elsewhere?)`, ImportFailure.ImportGone);
         }
         throw err;
