@@ -91,7 +91,16 @@ async function main(): Promise<void> {
       return client.workflow.start('orgMigration', { taskQueue, workflowId: `bench-migration-${taskQueue}-${m}`, args: [input] });
     }),
   );
-  const results = await Promise.allSettled(handles.map((h) => h.result() as Promise<OrgMigrationResult>));
+  const allStartedMs = Date.now() - started;
+  const finishedAt: number[] = [];
+  const results = await Promise.allSettled(
+    handles.map((h) =>
+      (h.result() as Promise<OrgMigrationResult>).then((r) => {
+        finishedAt.push(Date.now() - started);
+        return r;
+      }),
+    ),
+  );
   const wallMs = Date.now() - started;
   clearInterval(sampler);
   const cpuAfter = await cpuSeconds(worker.pid);
@@ -119,6 +128,9 @@ async function main(): Promise<void> {
   row('requests sent while limited', String(stats.requestsWhileLimited), 'target 0');
   row('already in flight when limited', String(stats.requestsInFlightWhenLimited));
   row('worker peak RSS', `${(peakRss / 1024).toFixed(0)} MB`, 'target < 300 MB');
+  finishedAt.sort((a, b) => a - b);
+  row('all workflows started after', `${(allStartedMs / 1000).toFixed(1)} s`);
+  row('finished: median / p90 / last', `${(finishedAt[Math.floor(finishedAt.length / 2)] / 1000).toFixed(1)} / ${(finishedAt[Math.floor(finishedAt.length * 0.9)] / 1000).toFixed(1)} / ${(finishedAt[finishedAt.length - 1] / 1000).toFixed(1)} s`);
   row('worker CPU', `${(cpuAfter - cpuBefore).toFixed(1)} s`);
   row('storage bytes served', `${(stats.storage.bytesServed / 1024 / 1024).toFixed(1)} MiB`);
   console.log(`  requests by route: ${JSON.stringify(stats.byRoute)}`);
