@@ -12,7 +12,7 @@ import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink-receiver';
 import { defaultSinkFile, feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus, type FeedPollOutcome, type SinkConfig } from '../../src/common/feeds';
 import { upsertFeedSchedule } from '../../src/temporal/schedules';
-import { feedPollRun } from '../../src/workflows/feed-poll';
+import { POLLS_PER_RUN, feedPollRun } from '../../src/workflows/feed-poll';
 import type { ActivityDeps } from '../../src/activities';
 import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
 import { startTestWorker, testClient, type TestWorker } from '../helpers/temporal';
@@ -55,6 +55,11 @@ async function schedule(s: Stack, feed: string, sink: SinkConfig, everyMs = 60 *
 }
 
 const cursorStatus = (s: Stack, feed: string) => s.client.workflow.getHandle(feedCursorWorkflowId(feed)).query<FeedCursorStatus>('status');
+/** A one-off `feed-poll` once the server's interval has passed (the last events after production stopped). */
+async function pollOnceMore(s: Stack, feed: string, sink: SinkConfig): Promise<FeedPollOutcome> {
+  await sleep(1_500);
+  return s.client.workflow.execute(feedPollRun, { taskQueue: s.tw.taskQueue, workflowId: `feed-poll-final-${Date.now()}`, args: [{ feed, sink, origin: 'manual' }] });
+}
 const usedQuota = (e: Emulator) => Number(e.rateLimiter.headers(TEST_TOKEN, Date.now())['x-ratelimit-used']);
 
 afterEach(async () => {
@@ -108,6 +113,28 @@ describe('feed polling on Temporal Schedules', () => {
     const status = await cursorStatus(s, feed);
     expect(status.counters.delivered).toBe(produced.length);
     expect(status.counters.gaps).toBe(0);
+  });
+
+  it('carries the cursor across continue-as-new: no event lost or repeated when a cursor run ends every 20 polls', async () => {
+    const feed = '/users/octocat/events';
+    const s = await stack({ eventsPerMinute: 90, initialEvents: 5, pollIntervalSeconds: 1 });
+    const r = await receiver('can-secret');
+    process.env.FEED_IT_SECRET_3 = 'can-secret';
+    const sink: SinkConfig = { kind: 'http', url: r.url, secretEnv: 'FEED_IT_SECRET_3' };
+    const scheduleId = await schedule(s, feed, sink, 1000);
+    const cursor = s.client.workflow.getHandle(feedCursorWorkflowId(feed));
+    await waitFor('a cursor run', () => cursor.describe().then((d) => d.runId).catch(() => undefined), (id) => id !== undefined, 30_000);
+    const firstRun = (await cursor.describe()).runId;
+    await waitFor('more than 20 polls', () => cursorStatus(s, feed).then((st) => st.counters.polls), (n) => n > POLLS_PER_RUN + 2, 90_000, 1_000);
+    await cleanUp(s.client, [scheduleId]);
+    s.emulator.feeds.setRate(0, feed);
+    await pollOnceMore(s, feed, sink);
+    const status = await cursorStatus(s, feed);
+    expect((await cursor.describe()).runId).not.toBe(firstRun);
+    expect(status.pollsThisRun).toBeLessThan(status.counters.polls);
+    expect(r.eventIds(feed)).toEqual(s.emulator.feeds.produced(feed).map((e) => String(e.id)));
+    expect(r.stats.resentEvents).toBe(0);
+    expect(status.counters.delivered).toBe(r.events.size);
   });
 
   it('ends a poll cheaply on 304, skips runs that fire before the server’s interval, and respects a growing interval', async () => {

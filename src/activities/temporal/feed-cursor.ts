@@ -50,8 +50,10 @@ export function createFeedCursorActivities() {
       } catch (err) {
         if (err instanceof WorkflowUpdateFailedError) {
           const cause = err.cause;
-          // A cursor that is shutting down refused the poll: the next attempt starts a fresh one.
-          const retryable = cause instanceof ApplicationFailure && cause.type === FeedFailure.CursorStopping;
+          // The cursor refused because it is stopping, or its run ended (continue-as-new) before taking the
+          // poll: the next attempt reaches the run that continues (or a fresh cursor).
+          const retryable =
+            cause instanceof ApplicationFailure && (cause.type === FeedFailure.CursorStopping || /completed before the update/i.test(cause.message));
           throw ApplicationFailure.create({
             type: retryable ? FeedFailure.CursorStopping : FeedFailure.PollFailed,
             message: `poll of ${input.feed} failed: ${cause?.message ?? err.message}`,
