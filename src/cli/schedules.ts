@@ -20,6 +20,9 @@ import {
   isFeedProblem,
   parseFeed,
   parseSinkSpec,
+  describeFeedOutcome,
+  DEFAULT_LOG_ID,
+  DEFAULT_SINK_SECRET_ENV,
   type FeedCursorStatus,
   type FeedPollOutcome,
   type FeedPollRunInput,
@@ -73,9 +76,9 @@ function describeSink(sink: SinkConfig): string {
     case 'file':
       return `the JSON-lines file ${sink.path ?? '(default: feeds/<feed>.jsonl)'} in the worker's data directory`;
     case 'http':
-      return `${sink.url}, signed with the secret in ${sink.secretEnv ?? 'LONGHAUL_SINK_SECRET'} on the worker`;
+      return `${sink.url}, signed with the secret in ${sink.secretEnv ?? DEFAULT_SINK_SECRET_ENV} on the worker`;
     case 'logging':
-      return `Cloud Logging ${sink.parent}/logs/${sink.logId ?? 'longhaul-feeds'}`;
+      return `Cloud Logging ${sink.parent}/logs/${sink.logId ?? DEFAULT_LOG_ID}`;
   }
 }
 
@@ -97,22 +100,6 @@ function listingLine(s: ScheduleListing, extra = ''): string {
   if (s.lastActionAt) parts.push(`last run ${s.lastActionAt}`);
   if (!s.paused && s.nextActionAt) parts.push(`next ${s.nextActionAt}`);
   return parts.join(' · ') + extra;
-}
-
-export function describeFeedOutcome(o: FeedPollOutcome): string[] {
-  const c = o.counters;
-  const head =
-    o.kind === 'skipped'
-      ? `${o.feed}: skipped, the server's poll interval (${o.pollIntervalSeconds} s) has not passed; next poll allowed at ${o.dueAt}`
-      : o.kind === 'not-modified'
-        ? `${o.feed}: not modified (304, did not count against the rate limit)`
-        : o.kind === 'delivered'
-          ? `${o.feed}: delivered ${o.delivered} new event(s) from ${o.pages} page(s)`
-          : `${o.feed}: the sink failed; ${o.pending} event(s) will be delivered by a later poll: ${o.error}`;
-  const lines = [head];
-  if (o.kind === 'delivered' && o.possibleGap) lines.push('GAP: the feed\u2019s 300-event window no longer reaches the last delivered event; events in between may be lost');
-  lines.push(`cursor totals: ${c.polls} polls, ${c.notModified} × 304, ${c.skippedEarly} skipped early, ${c.delivered} delivered, ${c.gaps} gap(s), ${c.sinkFailures} sink failure(s)`);
-  return lines;
 }
 
 interface FeedScheduleFlags extends ManageFlags {

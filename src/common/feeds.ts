@@ -369,3 +369,20 @@ export function feedRunProblems(input: FeedPollRunInput): string[] {
   if (input?.graceMs !== undefined && !(Number.isFinite(input.graceMs) && input.graceMs >= 0)) problems.push('graceMs must be a non-negative number');
   return problems;
 }
+
+/** What a run did, in lines for people (the starter's output; the workflows' current details). */
+export function describeFeedOutcome(o: FeedPollOutcome): string[] {
+  const c = o.counters;
+  const head =
+    o.kind === 'skipped'
+      ? `${o.feed}: skipped, the server's poll interval (${o.pollIntervalSeconds} s) has not passed; next poll allowed at ${o.dueAt}`
+      : o.kind === 'not-modified'
+        ? `${o.feed}: not modified (304, did not count against the rate limit)`
+        : o.kind === 'delivered'
+          ? `${o.feed}: delivered ${o.delivered} new event(s) from ${o.pages} page(s)`
+          : `${o.feed}: the sink failed; ${o.pending} event(s) will be delivered by a later poll: ${o.error}`;
+  const lines = [head];
+  if (o.kind === 'delivered' && o.possibleGap) lines.push('GAP: the feed\u2019s 300-event window no longer reaches the last delivered event; events in between may be lost');
+  lines.push(`cursor totals: ${c.polls} polls, ${c.notModified} × 304, ${c.skippedEarly} skipped early, ${c.delivered} delivered, ${c.gaps} gap(s), ${c.sinkFailures} sink failure(s)`);
+  return lines;
+}

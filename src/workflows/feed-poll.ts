@@ -35,6 +35,7 @@ import { API_CALL } from './activity-options';
 import {
   FEED_WINDOW,
   defaultGraceMs,
+  describeFeedOutcome,
   emptyScan,
   feedRunProblems,
   isFeedProblem,
@@ -90,19 +91,6 @@ const control = proxyActivities<Activities>({
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
-
-function describeOutcome(o: FeedPollOutcome): string {
-  const c = o.counters;
-  const head =
-    o.kind === 'skipped'
-      ? `skipped: next poll allowed at ${o.dueAt}`
-      : o.kind === 'not-modified'
-        ? '304 not modified'
-        : o.kind === 'delivered'
-          ? `delivered ${o.delivered} new event(s) from ${o.pages} page(s)${o.possibleGap ? ' · POSSIBLE GAP: the 300-event window no longer reaches the last delivered event' : ''}`
-          : `sink failed (${o.pending} event(s) will come again): ${o.error}`;
-  return `${head} · poll interval ${o.pollIntervalSeconds} s · totals: ${c.polls} polls, ${c.notModified} × 304, ${c.skippedEarly} skipped early, ${c.delivered} delivered, ${c.gaps} gap(s)`;
-}
 
 export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStatus> {
   const ref = parseFeed(input?.feed);
@@ -216,7 +204,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
         lastOutcome = outcome;
         handled.set(req.requestId, outcome);
         if (handled.size > 50) handled.delete(handled.keys().next().value!);
-        setCurrentDetails(`${cursor.feed}: ${describeOutcome(outcome)}`);
+        setCurrentDetails(describeFeedOutcome(outcome).join(' · '));
         upsertSearchAttributes([{ key: LonghaulState, value: outcome.kind }]);
         return outcome;
       } finally {
@@ -261,6 +249,6 @@ export async function feedPollRun(input: FeedPollRunInput): Promise<FeedPollOutc
     request: { requestId: `${info.workflowId}/${info.runId}`, sink: input.sink, graceMs: input.graceMs, origin: input.origin ?? 'schedule' },
   });
   upsertSearchAttributes([{ key: LonghaulState, value: outcome.kind }]);
-  setCurrentDetails(describeOutcome(outcome));
+  setCurrentDetails(describeFeedOutcome(outcome).join(' · '));
   return outcome;
 }
