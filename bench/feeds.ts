@@ -25,7 +25,7 @@ import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from '../src/common/feeds';
 import { upsertFeedSchedule } from '../src/temporal/schedules';
-import { cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
+import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
 
 interface Options {
   feeds: number;
@@ -102,6 +102,7 @@ async function main(): Promise<void> {
   const server = await startDevServer({ port: 0, uiPort: false, log: () => undefined });
   const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-bench-feeds-'));
   const taskQueue = `bench-feeds-${Date.now()}`;
+  buildWorker();
   const bundlePath = await writeWorkflowBundle(join(dataDir, 'workflow-bundle.js'));
 
   const worker = await startWorkerProcess({

@@ -18,7 +18,7 @@ import { startEmulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import type { OrgMigrationInput, OrgMigrationResult } from '../src/common/migration-input';
-import { cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
+import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
 
 interface Options {
   migrations: number;
@@ -58,6 +58,7 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-bench-'));
   const taskQueue = `bench-${Date.now()}`;
   // Bundle once here, as a production deployment would at build time, so the worker's RSS is its steady state.
+  buildWorker();
   const bundlePath = await writeWorkflowBundle(join(dataDir, 'workflow-bundle.js'));
 
   const worker = await startWorkerProcess({
@@ -77,6 +78,8 @@ async function main(): Promise<void> {
   let peakRss = 0;
   const sampler = setInterval(() => void rssKb(worker.pid).then((kb) => (peakRss = Math.max(peakRss, kb))), 250);
   const cpuBefore = await cpuSeconds(worker.pid);
+  const serverCpuBefore = server.pid ? await cpuSeconds(server.pid) : 0;
+  const benchCpuBefore = process.cpuUsage();
 
   console.log(`bench: ${o.migrations} migrations × ${o.repos} repositories, exports ${o.exportMin}-${o.exportMax} s, archives ${o.archiveKb} KiB`);
   const started = Date.now();
@@ -104,6 +107,8 @@ async function main(): Promise<void> {
   const wallMs = Date.now() - started;
   clearInterval(sampler);
   const cpuAfter = await cpuSeconds(worker.pid);
+  const serverCpu = server.pid ? (await cpuSeconds(server.pid)) - serverCpuBefore : 0;
+  const benchCpu = process.cpuUsage(benchCpuBefore);
 
   for (const m of emulator.migrations.all()) exportTimes.push(m.exportMs);
   // The ideal: the slowest export plus one archive download at this machine's speed (timed now, alone).
@@ -132,6 +137,8 @@ async function main(): Promise<void> {
   row('all workflows started after', `${(allStartedMs / 1000).toFixed(1)} s`);
   row('finished: median / p90 / last', `${(finishedAt[Math.floor(finishedAt.length / 2)] / 1000).toFixed(1)} / ${(finishedAt[Math.floor(finishedAt.length * 0.9)] / 1000).toFixed(1)} / ${(finishedAt[finishedAt.length - 1] / 1000).toFixed(1)} s`);
   row('worker CPU', `${(cpuAfter - cpuBefore).toFixed(1)} s`);
+  row('Temporal dev server CPU', `${serverCpu.toFixed(1)} s`);
+  row('emulator + bench driver CPU', `${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s`);
   row('storage bytes served', `${(stats.storage.bytesServed / 1024 / 1024).toFixed(1)} MiB`);
   console.log(`  requests by route: ${JSON.stringify(stats.byRoute)}`);
   if (failed.length) console.log(`  first failure: ${(failed[0] as PromiseRejectedResult).reason}`);

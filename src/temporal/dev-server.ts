@@ -30,6 +30,8 @@ export interface RunningDevServer {
   uiUrl?: string;
   /** True when this process started the server (and so stops it). */
   owned: boolean;
+  /** The server's process id, when this process started it from the CLI (benchmarks read its CPU). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -118,6 +120,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Ru
     namespace,
     uiUrl,
     owned: true,
+    pid: child.pid,
     stop: async () => {
       process.removeListener('exit', stopChild);
       if (child.exitCode !== null) return;
