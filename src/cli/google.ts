@@ -8,7 +8,7 @@
  *
  * Input is validated here too (the workflow would reject it before any call, but a CLI user wants it now).
  */
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import {
   apiKeyDeleteProblems,
   bucketCreateProblems,
@@ -24,7 +24,7 @@ import {
 import type { OperationStatus, PollBounds } from '../common/google-operations';
 import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, type CliContext } from './context';
-import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from './run-workflow';
+import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
 import { positiveSeconds, wholeNumber } from './arguments';
 
 interface RunFlags extends OutputFlags {
@@ -58,14 +58,12 @@ function pollFrom(flags: RunFlags): PollBounds | undefined {
 
 /** The options every Google command shares: poll bounds, workflow id, and the output flags. */
 function withRunOptions(command: Command): Command {
-  return command
-    .option('--poll-initial <seconds>', 'first poll interval (default 1)', positiveSeconds)
-    .option('--poll-max <seconds>', 'largest poll interval (default 120)', positiveSeconds)
-    .option('--poll-timeout <seconds>', 'give up polling after this long (default 12 h); the operation continues on the server', positiveSeconds)
-    .option('--workflow-id <id>', 'workflow id (default: readable and unique)')
-    .option('--wait', 'wait for the result')
-    .option('--follow', 'show live progress until the end')
-    .addOption(new Option('--json', 'print one JSON object'));
+  return withRunOutputOptions(
+    command
+      .option('--poll-initial <seconds>', 'first poll interval (default 1)', positiveSeconds)
+      .option('--poll-max <seconds>', 'largest poll interval (default 120)', positiveSeconds)
+      .option('--poll-timeout <seconds>', 'give up polling after this long (default 12 h); the operation continues on the server', positiveSeconds),
+  );
 }
 
 export function describeOperationStatus(s: OperationStatus): { line: string } {

@@ -32,7 +32,7 @@ import {
 } from '../common/import-input';
 import { LonghaulOrg, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
-import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from './run-workflow';
+import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
 import { positiveSeconds, wholeNumber } from './arguments';
 
 interface ImportFlags extends OutputFlags {
@@ -202,67 +202,64 @@ function withAnswerOptions(command: Command): Command {
 }
 
 export function registerImportCommands(program: Command, ctx: () => CliContext): void {
-  program
-    .command('import')
-    .description('Import a repository from Subversion, Mercurial, TFVC or Git into a repository (the source-import API), durably')
-    .requiredOption('--owner <owner>', 'owner of the target repository')
-    .requiredOption('--repo <repo>', 'target repository')
-    .requiredOption('--vcs-url <url>', 'address of the source repository')
-    .addOption(new Option('--vcs <vcs>', 'source VCS (without it the server detects it)').choices([...IMPORT_VCS_TYPES]))
-    .option('--tfvc-project <name>', 'TFVC project (with --vcs tfvc)')
-    .option('--credentials <ref>', 'source credentials as a reference resolved on the worker: env:NAME or file:/absolute/path (content username:password)')
-    .option('--authors <file>', 'author mapping: CSV remote,name,email or a JSON array of { remote, name, email }')
-    .option('--lfs <policy>', 'large files: opt_in, opt_out, or auto:SIZE (LFS when they total at most SIZE, e.g. auto:5GB)', lfsPolicy)
-    .option('--project-vcs <vcs>', 'when detection finds several projects: pick the one with this vcs')
-    .option('--project-tfvc <name>', 'when detection finds several projects: pick this TFVC project')
-    .option('--project-name <name>', 'when detection finds several projects: pick the one with this name')
-    .option('--max-restarts <n>', 'restarts after an error before giving up (default 2)', wholeNumber)
-    .option('--answer-timeout <seconds>', 'how long to wait for credentials or a choice (default 24 h)', positiveSeconds)
-    .option('--poll-initial <seconds>', 'first poll interval (default 2)', positiveSeconds)
-    .option('--poll-max <seconds>', 'largest poll interval (default 60)', positiveSeconds)
-    .option('--workflow-id <id>', 'workflow id (default: readable and unique)')
-    .option('--wait', 'wait for the result')
-    .option('--follow', 'show live progress until the end')
-    .addOption(new Option('--json', 'print one JSON object'))
-    .action(async (flags: ImportFlags) => {
-      const rule = { vcs: flags.projectVcs, tfvcProject: flags.projectTfvc, humanName: flags.projectName };
-      const input: SourceImportInput = {
-        owner: flags.owner,
-        repo: flags.repo,
-        vcsUrl: flags.vcsUrl,
-        vcs: flags.vcs,
-        tfvcProject: flags.tfvcProject,
-        credentials: flags.credentials,
-        authors: flags.authors ? parseAuthorsFile(readAuthorsFile(flags.authors), flags.authors) : undefined,
-        lfs: flags.lfs,
-        projectChoice: Object.values(rule).some((v) => v !== undefined) ? rule : undefined,
-        maxRestarts: flags.maxRestarts,
-        answerTimeoutMs: flags.answerTimeout !== undefined ? flags.answerTimeout * 1000 : undefined,
-        poll: {
-          ...(flags.pollInitial ? { initialIntervalMs: flags.pollInitial * 1000 } : {}),
-          ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
-        },
-      };
-      // Fail before starting anything (and before a pasted secret reaches workflow history).
-      const problems = importInputProblems(input);
-      if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, 2);
-      const context = ctx();
-      const workflowId = flags.workflowId ?? readableWorkflowId('import', [flags.owner, flags.repo]);
-      process.exitCode = await runWorkflowCommand<[SourceImportInput], SourceImportResult, SourceImportStatus>({
-        ctx: context,
-        workflowType: 'sourceImport',
-        workflowId,
-        args: [input],
-        searchAttributes: [
-          { key: LonghaulProcess, value: 'source-import' },
-          { key: LonghaulOrg, value: flags.owner },
-          { key: LonghaulTarget, value: `${flags.owner}/${flags.repo}` },
-        ],
-        flags,
-        describeResult: describeImportResult,
-        describeStatus: (s) => describeImportStatus(s, workflowId),
-      });
+  withRunOutputOptions(
+    program
+      .command('import')
+      .description('Import a repository from Subversion, Mercurial, TFVC or Git into a repository (the source-import API), durably')
+      .requiredOption('--owner <owner>', 'owner of the target repository')
+      .requiredOption('--repo <repo>', 'target repository')
+      .requiredOption('--vcs-url <url>', 'address of the source repository')
+      .addOption(new Option('--vcs <vcs>', 'source VCS (without it the server detects it)').choices([...IMPORT_VCS_TYPES]))
+      .option('--tfvc-project <name>', 'TFVC project (with --vcs tfvc)')
+      .option('--credentials <ref>', 'source credentials as a reference resolved on the worker: env:NAME or file:/absolute/path (content username:password)')
+      .option('--authors <file>', 'author mapping: CSV remote,name,email or a JSON array of { remote, name, email }')
+      .option('--lfs <policy>', 'large files: opt_in, opt_out, or auto:SIZE (LFS when they total at most SIZE, e.g. auto:5GB)', lfsPolicy)
+      .option('--project-vcs <vcs>', 'when detection finds several projects: pick the one with this vcs')
+      .option('--project-tfvc <name>', 'when detection finds several projects: pick this TFVC project')
+      .option('--project-name <name>', 'when detection finds several projects: pick the one with this name')
+      .option('--max-restarts <n>', 'restarts after an error before giving up (default 2)', wholeNumber)
+      .option('--answer-timeout <seconds>', 'how long to wait for credentials or a choice (default 24 h)', positiveSeconds)
+      .option('--poll-initial <seconds>', 'first poll interval (default 2)', positiveSeconds)
+      .option('--poll-max <seconds>', 'largest poll interval (default 60)', positiveSeconds),
+  ).action(async (flags: ImportFlags) => {
+    const rule = { vcs: flags.projectVcs, tfvcProject: flags.projectTfvc, humanName: flags.projectName };
+    const input: SourceImportInput = {
+      owner: flags.owner,
+      repo: flags.repo,
+      vcsUrl: flags.vcsUrl,
+      vcs: flags.vcs,
+      tfvcProject: flags.tfvcProject,
+      credentials: flags.credentials,
+      authors: flags.authors ? parseAuthorsFile(readAuthorsFile(flags.authors), flags.authors) : undefined,
+      lfs: flags.lfs,
+      projectChoice: Object.values(rule).some((v) => v !== undefined) ? rule : undefined,
+      maxRestarts: flags.maxRestarts,
+      answerTimeoutMs: flags.answerTimeout !== undefined ? flags.answerTimeout * 1000 : undefined,
+      poll: {
+        ...(flags.pollInitial ? { initialIntervalMs: flags.pollInitial * 1000 } : {}),
+        ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
+      },
+    };
+    // Fail before starting anything (and before a pasted secret reaches workflow history).
+    const problems = importInputProblems(input);
+    if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, 2);
+    const context = ctx();
+    const workflowId = flags.workflowId ?? readableWorkflowId('import', [flags.owner, flags.repo]);
+    process.exitCode = await runWorkflowCommand<[SourceImportInput], SourceImportResult, SourceImportStatus>({
+      ctx: context,
+      workflowType: 'sourceImport',
+      workflowId,
+      args: [input],
+      searchAttributes: [
+        { key: LonghaulProcess, value: 'source-import' },
+        { key: LonghaulOrg, value: flags.owner },
+        { key: LonghaulTarget, value: `${flags.owner}/${flags.repo}` },
+      ],
+      flags,
+      describeResult: describeImportResult,
+      describeStatus: (s) => describeImportStatus(s, workflowId),
     });
+  });
 
   withAnswerOptions(
     program

@@ -1,9 +1,19 @@
 /**
  * Starting a workflow from the CLI and, with `--wait`/`--follow`, seeing it to the end.
  */
+import { type Command, Option } from 'commander';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { defaultPayloadConverter, type SearchAttributePair, type TypedSearchAttributes } from '@temporalio/common';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
+
+/** Adds the options every workflow-starting command shares: `--workflow-id`, `--wait`, `--follow`, `--json`. */
+export function withRunOutputOptions(command: Command): Command {
+  return command
+    .option('--workflow-id <id>', 'workflow id (default: readable and unique)')
+    .option('--wait', 'wait for the result')
+    .option('--follow', 'show live progress until the end')
+    .addOption(new Option('--json', 'print one JSON object'));
+}
 
 export interface OutputFlags {
   wait?: boolean;
