@@ -79,12 +79,19 @@ export interface OrgMigrationResume {
   migrationId: number;
   /** The repositories the migration locked (unlocked at the end, whatever happens). */
   locked: string[];
-  /** The export's state as last polled. */
-  state: string;
-  /** The poller: schedule position, counters, outage budget spent, start of the total time bound. */
-  poll: PollState;
   status: OrgMigrationStatus;
+  /** While waiting: the export's state as last polled. */
+  state?: string;
+  /** While waiting: the poller's schedule position, counters, outage budget spent, start of the total time bound. */
+  poll?: PollState;
+  /** Once the export ended: how the workflow ends after the unlocks still to make (many repositories, long outages). */
+  ending?: MigrationEnding;
 }
+
+/** How a migration ends once every repository is unlocked. */
+export type MigrationEnding =
+  | { kind: 'exported'; archive: { path: string; bytes: number; sha256: string } }
+  | { kind: 'failed'; type: string; message: string; details?: unknown[]; cancelled?: boolean };
 
 export interface OrgMigrationResult {
   migrationId: number;
@@ -164,7 +171,14 @@ export function migrationInputProblems(input: OrgMigrationInput): string[] {
   problems.push(...eventBudgetProblems(input.eventsPerRun, 'eventsPerRun'));
   if (input.resume !== undefined) {
     const r = input.resume;
-    if (typeof r !== 'object' || r === null || !Number.isInteger(r.migrationId) || !Array.isArray(r.locked) || typeof r.poll !== 'object' || typeof r.status !== 'object') {
+    if (
+      typeof r !== 'object' ||
+      r === null ||
+      !Number.isInteger(r.migrationId) ||
+      !Array.isArray(r.locked) ||
+      typeof r.status !== 'object' ||
+      (r.ending === undefined && (typeof r.poll !== 'object' || typeof r.state !== 'string'))
+    ) {
       problems.push('resume is set by the workflow when it continues as new; it is malformed');
     } else if (Array.isArray(input.repositories) && r.locked.some((repo) => !input.repositories.includes(repo))) {
       problems.push('resume.locked names repositories that are not in repositories');

@@ -6,13 +6,12 @@
  * Whatever happens once the start call may have reached the server (failure, time bound, cancellation),
  * every repository the migration locked is unlocked in a non-cancellable scope before the workflow ends;
  * cleanup calls are retried until they succeed or fail permanently, and a permanent failure names what is
- * left to do by hand.
+ * left to do by hand (`org-migration-cleanup.ts`).
  */
-import { ApplicationFailure, CancellationScope, continueAsNew, defineQuery, isCancellation, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, defineQuery, isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { MigrationSummary } from '../activities/github/migrations';
-import { CLEANUP, DOWNLOAD, POLL, READ, SEND_ONCE, withCallTimeout } from './activity-options';
-import { keepTrying, pollUntil, resolvePollBounds, runBudgetReached, sendOnce, trackStatus, MAX_EVENTS_PER_RUN, type StatusTracker } from './kit';
+import { failureFacts } from './activity-failures';
+import { MAX_EVENTS_PER_RUN, pollUntil, resolvePollBounds, runBudgetReached, sendOnce, trackStatus } from './kit';
 import {
   DEFAULT_POLL,
   describeOrgMigration,
@@ -20,11 +19,24 @@ import {
   MigrationFailure,
   migrationInputProblems,
   newMigrationStatus,
+  type MigrationEnding,
   type OrgMigrationInput,
   type OrgMigrationResult,
   type OrgMigrationStatus,
 } from '../common/org-migration';
 import { LonghaulMigrationGuid, summarizeList } from '../common/search-attributes';
+import {
+  completeExport,
+  continueEnding,
+  EVENTS_PER_UNLOCK,
+  migrationActivities,
+  UNLOCK_BATCH,
+  unlockAll,
+  withUnlockFailure,
+  type Cleanup,
+  type Migration,
+  type MigrationActivities,
+} from './org-migration-cleanup';
 
 export { MigrationFailure } from '../common/org-migration';
 
@@ -32,39 +44,19 @@ export const migrationStatusQuery = defineQuery<OrgMigrationStatus>('status');
 
 /** Tolerated difference between our clock and the server's when matching `created_at` to our attempt window. */
 const CLOCK_SKEW_MARGIN_MS = 60_000;
-/** Unlocks run in parallel, this many at a time (each is its own activity). */
-const UNLOCK_BATCH = 100;
-/** History events one unlock costs (scheduled, started, completed), plus a margin for workflow tasks. */
-const EVENTS_PER_UNLOCK = 4;
-
-interface Migration {
-  id: number;
-  /** The repositories the migration locked: unlocked at the end, whatever happens. */
-  locked: string[];
-}
-
-function activities(input: OrgMigrationInput) {
-  const timeout = input.apiCallTimeoutMs;
-  return {
-    read: proxyActivities<Activities>(withCallTimeout(READ, timeout)),
-    send: proxyActivities<Activities>(withCallTimeout(SEND_ONCE, timeout)),
-    poll: proxyActivities<Activities>(withCallTimeout(POLL, timeout)),
-    cleanup: proxyActivities<Activities>(withCallTimeout(CLEANUP, timeout)),
-    download: proxyActivities<Activities>(DOWNLOAD),
-  };
-}
-type MigrationActivities = ReturnType<typeof activities>;
 
 export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrationResult> {
   const problems = migrationInputProblems(input);
   if (problems.length > 0) {
     throw ApplicationFailure.nonRetryable(`invalid migration input: ${problems.join('; ')}`, MigrationFailure.InvalidInput, { problems });
   }
-  const acts = activities(input);
+  const acts = migrationActivities(input);
   const { resume } = input;
   const status: OrgMigrationStatus = resume ? { ...resume.status, continuedAsNew: resume.status.continuedAsNew + 1 } : newMigrationStatus(input);
   const tracker = trackStatus(migrationStatusQuery, status, (s) => describeOrgMigration(s));
   let migration: Migration | undefined = resume ? { id: resume.migrationId, locked: resume.locked } : undefined;
+  const cleanup = (m: Migration): Cleanup => ({ input, migration: m, acts, status, tracker });
+  if (resume?.ending && migration) return finishEnding(cleanup(migration), resume.ending);
   let next: OrgMigrationInput | undefined;
 
   try {
@@ -87,8 +79,8 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
 
     const finished = (s: string) => s === 'exported' || s === 'failed';
     if (!finished(state)) {
-      // What comes after the last poll (download, unlocks, delete) must fit in the same run too.
-      const eventsPerRun = Math.min(input.eventsPerRun ?? MAX_EVENTS_PER_RUN, MAX_EVENTS_PER_RUN) - EVENTS_PER_UNLOCK * known.locked.length;
+      // The download and the first batch of unlocks after the last poll must fit in the same run too.
+      const eventsPerRun = Math.min(input.eventsPerRun ?? MAX_EVENTS_PER_RUN, MAX_EVENTS_PER_RUN) - EVENTS_PER_UNLOCK * Math.min(known.locked.length, UNLOCK_BATCH);
       const waited = await pollUntil<MigrationSummary>(
         {
           what: `migration ${known.id} of ${input.org}`,
@@ -124,105 +116,63 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
           { migrationId: known.id },
         );
       }
-      return await finish(input, known, acts, status, tracker);
+      status.phase = 'downloading';
+      tracker.update();
+      const dir = (input.downloadDir ?? 'archives').replace(/\/+$/, '');
+      const archive = await acts.download.downloadArchive({ org: input.org, migrationId: known.id, path: `${dir}/${input.org}-migration-${known.id}.tar.gz` });
+      status.download = { offset: archive.bytes, total: archive.bytes };
+      const done = await completeExport(cleanup(known), { path: archive.path, bytes: archive.bytes, sha256: archive.sha256 });
+      if ('result' in done) return done.result;
+      next = done.next;
     }
   } catch (err) {
-    await endWithCleanup(err, input, migration, acts, status, tracker);
+    await endWithCleanup(err, migration ? cleanup(migration) : undefined, status, tracker);
   }
-  // Between polls, with everything the next run needs in its input.
+  // Between polls (or between batches of unlocks), with everything the next run needs in its input.
   return continueAsNew<typeof orgMigration>(next as OrgMigrationInput);
 }
 
-/** Download, unlock, delete the archive: the end of a successful export. */
-async function finish(input: OrgMigrationInput, migration: Migration, acts: MigrationActivities, status: OrgMigrationStatus, tracker: StatusTracker): Promise<OrgMigrationResult> {
-  status.phase = 'downloading';
-  tracker.update();
-  const dir = (input.downloadDir ?? 'archives').replace(/\/+$/, '');
-  const archive = await acts.download.downloadArchive({ org: input.org, migrationId: migration.id, path: `${dir}/${input.org}-migration-${migration.id}.tar.gz` });
-  status.download = { offset: archive.bytes, total: archive.bytes };
-
-  await unlockAll(input, migration, acts, status, tracker);
-  if (input.deleteArchiveAfterDownload) {
-    status.phase = 'deleting-archive';
-    tracker.update();
-    const deleted = await keepTrying(() => acts.cleanup.deleteArchive({ org: input.org, migrationId: migration.id }), { outage: input.outage });
-    if (!deleted.ok) {
-      throw ApplicationFailure.create({
-        type: MigrationFailure.ArchiveDeleteFailed,
-        nonRetryable: true,
-        message: `the archive of migration ${migration.id} is downloaded (${archive.path}) and every repository unlocked, but deleting it on the server failed: ${deleted.message}; delete it by hand with DELETE /orgs/${input.org}/migrations/${migration.id}/archive`,
-        details: [{ migrationId: migration.id, archive: archive.path }],
-        cause: deleted.error instanceof Error ? deleted.error : undefined,
-      });
-    }
+/** A run resumed after the export ended: the unlocks still to make, then the ending the earlier run reached. */
+async function finishEnding(c: Cleanup, ending: MigrationEnding): Promise<OrgMigrationResult> {
+  if (ending.kind === 'exported') {
+    const done = await completeExport(c, ending.archive);
+    if ('result' in done) return done.result;
+    return continueAsNew<typeof orgMigration>(done.next);
   }
-  status.phase = 'done';
-  tracker.update();
-  return {
-    migrationId: migration.id,
-    state: 'exported',
-    archive: { path: archive.path, bytes: archive.bytes, sha256: archive.sha256 },
-    // In the order they were given (the unlocks ran in parallel).
-    unlockedRepositories: migration.locked.filter((repository) => status.unlockedRepositories.includes(repository)),
-  };
-}
-
-/** Unlocks every repository still locked, in parallel batches; each unlock is retried until it succeeds or fails permanently. */
-async function unlockAll(input: OrgMigrationInput, migration: Migration, acts: MigrationActivities, status: OrgMigrationStatus, tracker: StatusTracker): Promise<void> {
-  status.phase = 'unlocking';
-  tracker.update();
-  const pending = migration.locked.filter((repository) => !status.unlockedRepositories.includes(repository));
-  const failures: string[] = [];
-  for (let i = 0; i < pending.length; i += UNLOCK_BATCH) {
-    await Promise.all(
-      pending.slice(i, i + UNLOCK_BATCH).map(async (repository) => {
-        const outcome = await keepTrying(() => acts.cleanup.unlockRepository({ org: input.org, migrationId: migration.id, repository }), { outage: input.outage });
-        if (outcome.ok) status.unlockedRepositories.push(repository);
-        else failures.push(`${repository}: ${outcome.message}`);
-      }),
-    );
+  let unlocked: 'done' | 'suspended';
+  try {
+    unlocked = await CancellationScope.nonCancellable(() => unlockAll(c));
+  } catch (unlockErr) {
+    c.status.phase = 'failed';
+    c.tracker.update();
+    throw withUnlockFailure(ending.message, unlockErr);
   }
-  tracker.update();
-  if (failures.length > 0) {
-    const stillLocked = migration.locked.filter((repository) => !status.unlockedRepositories.includes(repository));
-    throw ApplicationFailure.create({
-      type: MigrationFailure.UnlockFailed,
-      nonRetryable: true,
-      message:
-        `could not unlock ${summarizeList(stillLocked, 500)} of migration ${migration.id} (${failures[0]}${failures.length > 1 ? `; and ${failures.length - 1} more` : ''}); ` +
-        `unlock by hand with DELETE /orgs/${input.org}/migrations/${migration.id}/repos/{repo}/lock`,
-      details: [{ migrationId: migration.id, stillLocked }],
-    });
-  }
+  if (unlocked === 'suspended') return continueAsNew<typeof orgMigration>(continueEnding(c, ending));
+  c.status.phase = ending.cancelled ? 'cancelled' : 'failed';
+  c.tracker.update();
+  // The cancellation request belonged to an earlier run: this one can only report it.
+  if (ending.cancelled) throw new CancelledFailure(ending.message);
+  throw ApplicationFailure.create({ type: ending.type, nonRetryable: true, message: ending.message, details: ending.details });
 }
 
 /** After a failure, time bound or cancellation: unlock what the migration locked (never cancelled), then end with the cause. */
-async function endWithCleanup(
-  err: unknown,
-  input: OrgMigrationInput,
-  migration: Migration | undefined,
-  acts: MigrationActivities,
-  status: OrgMigrationStatus,
-  tracker: StatusTracker,
-): Promise<never> {
+async function endWithCleanup(err: unknown, c: Cleanup | undefined, status: OrgMigrationStatus, tracker: Cleanup['tracker']): Promise<never> {
   const cancelled = isCancellation(err);
   status.error = err instanceof Error ? err.message : String(err);
   status.nextPollInMs = undefined;
-  if (migration) {
+  if (c) {
+    let unlocked: 'done' | 'suspended';
     try {
-      await CancellationScope.nonCancellable(() => unlockAll(input, migration, acts, status, tracker));
+      unlocked = await CancellationScope.nonCancellable(() => unlockAll(c));
     } catch (unlockErr) {
-      // Both matter: what ended the migration, and which repositories are still locked.
       status.phase = 'failed';
       tracker.update();
-      const unlock = unlockErr as ApplicationFailure;
-      throw ApplicationFailure.create({
-        type: MigrationFailure.UnlockFailed,
-        nonRetryable: true,
-        message: `${status.error}; and ${unlock.message}`,
-        details: unlock.details ?? undefined,
-        cause: err instanceof Error ? err : undefined,
-      });
+      throw withUnlockFailure(status.error, unlockErr, err);
+    }
+    if (unlocked === 'suspended') {
+      const failure = err instanceof ApplicationFailure ? err : undefined;
+      const type = failure?.type ?? failureFacts(err).type ?? MigrationFailure.ExportFailed;
+      return continueAsNew<typeof orgMigration>(continueEnding(c, { kind: 'failed', type, message: status.error, details: failure?.details ?? undefined, cancelled }));
     }
   }
   status.phase = cancelled ? 'cancelled' : 'failed';

@@ -7,9 +7,19 @@ import { sleep } from '@temporalio/workflow';
 import { failureFacts } from '../activity-failures';
 import { afterFailure, NO_OUTAGE, resolveOutageBounds, type OutageBounds } from './outage';
 
-export type KeepTryingOutcome<T> = { ok: true; value: T } | { ok: false; why: 'permanent' | 'budget'; message: string; error: unknown };
+export type KeepTryingOutcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; why: 'permanent' | 'budget'; message: string; error: unknown }
+  /** `suspend` said stop before the next try (the run continues as new; the call is still to be made). */
+  | { ok: false; why: 'suspended'; message: string; error: unknown };
 
-export async function keepTrying<T>(call: () => Promise<T>, opts: { outage?: OutageBounds } = {}): Promise<KeepTryingOutcome<T>> {
+export interface KeepTryingOptions {
+  outage?: OutageBounds;
+  /** Checked before each further try: true stops (e.g. the run's event budget is reached). */
+  suspend?: () => boolean;
+}
+
+export async function keepTrying<T>(call: () => Promise<T>, opts: KeepTryingOptions = {}): Promise<KeepTryingOutcome<T>> {
   const bounds = resolveOutageBounds(opts.outage);
   let outage = NO_OUTAGE;
   for (;;) {
@@ -21,6 +31,7 @@ export async function keepTrying<T>(call: () => Promise<T>, opts: { outage?: Out
       const decision = afterFailure(outage, facts, Date.now(), bounds);
       if (decision.action === 'give-up') return { ok: false, why: decision.why === 'budget' ? 'budget' : 'permanent', message: decision.message, error: err };
       outage = decision.state;
+      if (opts.suspend?.()) return { ok: false, why: 'suspended', message: decision.state.failuresInRow + ' failed tries so far', error: err };
       await sleep(decision.delayMs);
     }
   }
