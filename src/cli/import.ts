@@ -144,7 +144,7 @@ export function describeImportStatus(s: SourceImportStatus, workflowId?: string)
     const offered = (s.projectChoices ?? []).map((c, i) => `${i}: ${c.humanName ?? c.vcs}`).join(', ');
     parts.push(`waiting for a project choice (${offered}): npm run starter -- import-choose --workflow-id ${id} --index N`);
   }
-  if (s.phase === 'waiting-out-maintenance') parts.push('the server is under maintenance; waiting');
+  if (s.phase === 'waiting-out-outage') parts.push('the server is failing (maintenance or outage); waiting');
   return { line: parts.join(' · '), percent };
 }
 

@@ -116,7 +116,7 @@ export interface SourceImportInput {
   maxRestarts?: number;
   /** @format milliseconds — how long to wait for credentials or a project choice. Default 24 h. */
   answerTimeoutMs?: number;
-  /** Waits between tries while every call answers 503 (maintenance). */
+  /** Waits between tries while calls keep failing transiently (503 maintenance, 502/504, resets, timeouts). */
   maintenance?: MaintenanceBounds;
   poll?: PollBounds;
 }
@@ -126,7 +126,7 @@ export interface MaintenanceBounds {
   initialDelayMs?: number;
   /** @format milliseconds — the wait doubles up to this. Default 600 000. */
   maxDelayMs?: number;
-  /** @format milliseconds — give up after waiting out maintenance this long in total. Default 6 h. */
+  /** @format milliseconds — give up after waiting out outages this long in total. Default 6 h. */
   timeoutMs?: number;
 }
 
@@ -179,7 +179,7 @@ export interface SourceImportResult {
   warnings: string[];
 }
 
-export type ImportPhase = 'starting' | 'polling' | 'waiting-for-credentials' | 'waiting-for-choice' | 'waiting-out-maintenance' | 'done' | 'failed' | 'cancelled';
+export type ImportPhase = 'starting' | 'polling' | 'waiting-for-credentials' | 'waiting-for-choice' | 'waiting-out-outage' | 'done' | 'failed' | 'cancelled';
 
 /** What the `status` query answers. */
 export interface SourceImportStatus {

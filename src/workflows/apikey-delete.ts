@@ -27,6 +27,7 @@ export async function apiKeyDelete(input: ApiKeyDeleteInput): Promise<ApiKeyDele
         return deletedAt >= notBefore ? { name: '', done: true, state: 'SUCCEEDED', response: key } : undefined;
       },
       conflictTypes: [HttpFailure.FailedPrecondition, HttpFailure.NotFound],
+      nonCancellable: true,
     });
     status.phase = 'waiting';
     const done = first.name

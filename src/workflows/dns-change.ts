@@ -22,6 +22,7 @@ export async function dnsChange(input: DnsChangeInput): Promise<DnsChangeResult>
       recover: () => googleApi.findDnsChange({ ...change, notBefore }),
       // A lost answer to an applied change makes the re-send conflict with itself.
       conflictTypes: [HttpFailure.AlreadyExists, HttpFailure.Conflict, HttpFailure.NotFound, HttpFailure.FailedPrecondition],
+      nonCancellable: true,
     });
     status.phase = 'waiting';
     const done = await awaitOperation(first, {

@@ -10,6 +10,7 @@
  */
 import {
   ApplicationFailure,
+  CancellationScope,
   defineQuery,
   isCancellation,
   proxyActivities,
@@ -71,6 +72,13 @@ export interface SendOnceOptions<T> {
   /** For messages: "the creation of bucket …". */
   what: string;
   maxTries?: number;
+  /**
+   * Run each try and the lookup that follows it in a non-cancellable scope: a cancellation while the call is in
+   * flight waits for its answer (or for the lookup of an unknown one), so the caller always learns what the
+   * call started and can cancel or report it, never leaving an unknown resource behind. The waits between
+   * tries stay cancellable.
+   */
+  nonCancellable?: boolean;
 }
 
 /**
@@ -79,29 +87,34 @@ export interface SendOnceOptions<T> {
  */
 export async function sendOnce<T>(opts: SendOnceOptions<T>): Promise<T> {
   const maxTries = opts.maxTries ?? 6;
+  const guarded = <R>(fn: () => Promise<R>): Promise<R> => (opts.nonCancellable ? CancellationScope.nonCancellable(fn) : fn());
   let outcomeUnknown = false;
   let lastError: unknown;
   for (let attempt = 1; attempt <= maxTries; attempt++) {
-    try {
-      return await opts.send();
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      const failure = activityCause(err);
-      if (failure?.nonRetryable) {
-        if (outcomeUnknown && opts.conflictTypes.includes(failure.type ?? '')) {
-          const found = await opts.recover();
-          if (found !== undefined) return found;
+    const outcome = await guarded(async (): Promise<{ done: T } | { retryAfterMs: number }> => {
+      try {
+        return { done: await opts.send() };
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        const failure = activityCause(err);
+        if (failure?.nonRetryable) {
+          if (outcomeUnknown && opts.conflictTypes.includes(failure.type ?? '')) {
+            const found = await opts.recover();
+            if (found !== undefined) return { done: found };
+          }
+          throw err;
         }
-        throw err;
+        lastError = err;
+        if (!certainlyNotProcessed(failure)) {
+          outcomeUnknown = true;
+          const found = await opts.recover();
+          if (found !== undefined) return { done: found };
+        }
+        return { retryAfterMs: demandedDelayMs(failure) ?? Math.min(60_000, 1_000 * 2 ** (attempt - 1)) };
       }
-      lastError = err;
-      if (!certainlyNotProcessed(failure)) {
-        outcomeUnknown = true;
-        const found = await opts.recover();
-        if (found !== undefined) return found;
-      }
-      await sleep(demandedDelayMs(failure) ?? Math.min(60_000, 1_000 * 2 ** (attempt - 1)));
-    }
+    });
+    if ('done' in outcome) return outcome.done;
+    await sleep(outcome.retryAfterMs);
   }
   throw ApplicationFailure.create({
     type: GoogleOperationFailure.SendFailed,

@@ -64,18 +64,18 @@ export async function logBucketUpdate(input: LogBucketUpdateInput): Promise<LogB
   const status = newStatus('log-bucket-update', input.name);
   const show = trackStatus(status);
   const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
+  const update = {
+    updateMask: input.updateMask,
+    retentionDays: input.retentionDays,
+    description: input.description,
+    locked: input.locked,
+    analyticsEnabled: input.analyticsEnabled,
+  };
   return runBucketOperation(status, show, input.poll, {
     what: `the update of log bucket ${input.name}`,
-    send: () =>
-      googleSend.updateLogBucketAsync({
-        name: input.name,
-        updateMask: input.updateMask,
-        retentionDays: input.retentionDays,
-        description: input.description,
-        locked: input.locked,
-        analyticsEnabled: input.analyticsEnabled,
-      }),
-    recover: () => googleApi.findLogBucketOperation({ bucketName: input.name, kind: 'update', notBefore }),
+    send: () => googleSend.updateLogBucketAsync({ name: input.name, ...update }),
+    // Only an update with this mask and these values is ours; another client's recent update is not.
+    recover: () => googleApi.findLogBucketOperation({ bucketName: input.name, kind: 'update', notBefore, update }),
     bucketName: input.name,
   });
 }
@@ -95,7 +95,7 @@ async function runBucketOperation(
 ): Promise<LogBucketResult> {
   let operation: OperationView | undefined;
   try {
-    operation = await sendOnce({ what: spec.what, send: spec.send, recover: spec.recover, conflictTypes: [HttpFailure.AlreadyExists] });
+    operation = await sendOnce({ what: spec.what, send: spec.send, recover: spec.recover, conflictTypes: [HttpFailure.AlreadyExists], nonCancellable: true });
     status.phase = 'waiting';
     const first = operation;
     const done = await awaitOperation(first, {

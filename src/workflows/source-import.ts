@@ -13,9 +13,11 @@
  * - `error`: restart (PATCH with no parameters) up to `maxRestarts` times, then fail.
  *
  * Cancelling the workflow cancels the import on the server (DELETE) in a non-cancellable scope.
- * 503 (maintenance) is retried by the activity with backoff and, past that, waited out durably.
+ * Transient trouble (503 maintenance, 502/504, HTML error pages, resets, timeouts, DNS errors) is retried by the
+ * activity with backoff and, past that, waited out durably; only permanent answers end the workflow.
  */
 import {
+  ActivityFailure,
   allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
@@ -27,6 +29,7 @@ import {
   setCurrentDetails,
   setHandler,
   sleep,
+  TimeoutFailure,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -86,10 +89,21 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** The activity stopped retrying while the server kept answering 503 (under maintenance). */
-function isMaintenance(err: unknown): boolean {
-  return httpDetails(activityCause(err)).status === 503;
+/**
+ * The activity stopped retrying on trouble that passes: 5xx answers (503 maintenance, 502/504 from a proxy, an
+ * HTML error page), network errors (resets, timeouts, DNS) that the HTTP core gave up on, a call that ran past
+ * its start-to-close timeout, or a retryable failure whose attempts ran out. Such a call is tried again after a
+ * durable wait; only permanent answers (4xx) end the workflow.
+ */
+function isTransient(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure)) return false;
+  const cause = err.cause;
+  if (cause instanceof TimeoutFailure) return true;
+  if (!(cause instanceof ApplicationFailure)) return false;
+  return cause.type === TRANSIENT_EXHAUSTED || !cause.nonRetryable;
 }
+/** `FailureType.TransientExhausted` of the HTTP core (workflows may not import `src/http`). */
+const TRANSIENT_EXHAUSTED = 'TransientRetriesExhaustedError';
 
 /** 404/410 where an import endpoint should be: the API is retired or absent on that server. */
 function isUnavailable(err: unknown): boolean {
@@ -174,8 +188,8 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
   };
 
   /**
-   * Runs an API call; when it gave up on 503s (maintenance longer than the activity's retries), waits
-   * durably with a doubling delay and tries again, within the maintenance budget.
+   * Runs an API call; when it gave up on transient trouble (an outage or maintenance longer than the activity's
+   * retries), waits durably with a doubling delay and tries again, within the outage budget (`maintenance`).
    */
   const call = async <T>(fn: () => Promise<T>): Promise<T> => {
     let delay = maintenance.initialDelayMs;
@@ -184,9 +198,9 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
       try {
         return await fn();
       } catch (err) {
-        if (!isMaintenance(err) || waited >= maintenance.timeoutMs) throw err;
+        if (!isTransient(err) || waited >= maintenance.timeoutMs) throw err;
         const phase = st.phase;
-        st.phase = 'waiting-out-maintenance';
+        st.phase = 'waiting-out-outage';
         show();
         await sleep(delay);
         waited += delay;

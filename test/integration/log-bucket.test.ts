@@ -15,6 +15,7 @@ import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
 import { type defaultLogBucketOptions } from '../../src/emulator/google/logging-buckets';
 import { eventually, rejectionOf, requestsTo, serverDemandedRetries, useGoogleStack } from '../helpers/google';
+import { call } from '../helpers/emulator-http';
 
 const FAST_POLL = { initialIntervalMs: 150, backoffFactor: 1, maxIntervalMs: 150 };
 const TIMING = { scheduledMs: 400, waitingForPermissionsMs: 400, runningMs: 800 };
@@ -142,6 +143,71 @@ describe('log bucket workflows', () => {
       expect(requestsTo(stack.emulator, 'POST', 'buckets:createAsync') - createsBefore).toBe(2);
       expect(createOps(name)).toHaveLength(1);
       expect(result).toMatchObject({ bucket: name, state: 'SUCCEEDED', operation: createOps(name)[0]!.name });
+    });
+  });
+
+  it('a cancel while the create is in flight waits for its answer, then cancels that operation: no unknown bucket is left', async () => {
+    const parent = 'projects/demo-project/locations/global';
+    const bucketId = uniqueId('inflight');
+    const name = `${parent}/buckets/${bucketId}`;
+    await withBucketOptions({ runningMs: 30_000, cancel: 'takes-effect', cancelEffectMs: 300 }, async () => {
+      // The create is held before the server acts on it, so the cancel arrives while the POST is in flight.
+      stack.emulator.setFaults([{ method: 'POST', path: 'buckets:createAsync', kind: 'slow', delayMs: 3_000, times: 1 }]);
+      const faultsBefore = stack.emulator.stats.faultsInjected;
+      const handle = await create({ parent, bucketId, poll: FAST_POLL }, 'inflight');
+      await eventually(() => (stack.emulator.stats.faultsInjected > faultsBefore ? true : undefined), 'the create to be in flight');
+      await handle.cancel();
+      const err = await rejectionOf(handle.result());
+      expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+      // The held create did happen (waited for, since without the fix it lands after the workflow ended)…
+      const ops = await eventually(() => (createOps(name).length > 0 ? createOps(name) : undefined), 'the held create to land');
+      expect(ops).toHaveLength(1);
+      // …and the workflow knew its operation and cancelled it.
+      const status = await handle.query(operationStatusQuery);
+      expect(status.operation).toBe(ops[0]!.name);
+      expect(status.cancel).toMatchObject({ requested: true, tookEffect: true, finalState: 'CANCELLED' });
+      expect(buckets().state(ops[0]!.name)).toBe('CANCELLED');
+      expect(buckets().bucket(name)).toBeUndefined();
+    });
+  });
+
+  it('update recovery refuses another client\'s recent update of the bucket and sends its own', async () => {
+    const parent = 'projects/demo-project/locations/global';
+    const bucketId = uniqueId('foreign');
+    const name = `${parent}/buckets/${bucketId}`;
+    await (await create({ parent, bucketId, retentionDays: 30, poll: FAST_POLL }, 'for-foreign')).result();
+    // Another client updates the same bucket, a moment before this workflow's update.
+    const logging = stack.emulator.serviceUrl('google-logging');
+    const foreign = await call(logging, 'POST', `${logging}/v2/${name}:updateAsync?updateMask=description`, { body: { description: 'someone else' } });
+    expect(foreign.status).toBe(200);
+    const foreignOp = (foreign.json as { name: string }).name;
+    await eventually(() => (buckets().bucket(name)?.lifecycleState === 'ACTIVE' ? true : undefined), 'the foreign update to finish');
+    await withBucketOptions({}, async () => {
+      // Our update's first try fails with an unknown outcome (502 before processing), so the workflow looks for it.
+      stack.emulator.setFaults([{ method: 'POST', path: ':updateAsync', kind: 'status', status: 502, times: 1 }]);
+      const updatesBefore = requestsTo(stack.emulator, 'POST', ':updateAsync');
+      const result = await (await update({ name, updateMask: ['description'], description: 'ours', poll: FAST_POLL }, 'foreign')).result();
+      expect(result.operation).not.toBe(foreignOp);
+      expect(result.response).toMatchObject({ description: 'ours' });
+      expect(requestsTo(stack.emulator, 'POST', ':updateAsync') - updatesBefore).toBe(2);
+      expect(buckets().bucket(name)?.description).toBe('ours');
+    });
+  });
+
+  it('update recovery adopts its own update whose answer was lost (same mask and values), without sending it again', async () => {
+    const parent = 'projects/demo-project/locations/global';
+    const bucketId = uniqueId('lost-update');
+    const name = `${parent}/buckets/${bucketId}`;
+    await (await create({ parent, bucketId, retentionDays: 30, poll: FAST_POLL }, 'for-lost-update')).result();
+    await withBucketOptions({}, async () => {
+      stack.emulator.setFaults([{ method: 'POST', path: ':updateAsync', kind: 'reset', afterProcessing: true, times: 1 }]);
+      const updatesBefore = requestsTo(stack.emulator, 'POST', ':updateAsync');
+      const result = await (await update({ name, updateMask: ['retentionDays'], retentionDays: 90, poll: FAST_POLL }, 'lost')).result();
+      expect(requestsTo(stack.emulator, 'POST', ':updateAsync') - updatesBefore).toBe(1);
+      const updates = [...buckets().operations.values()].filter((op) => op.kind === 'update' && op.bucketName === name);
+      expect(updates).toHaveLength(1);
+      expect(result.operation).toBe(updates[0]!.name);
+      expect(buckets().bucket(name)?.retentionDays).toBe(90);
     });
   });
 
