@@ -246,7 +246,7 @@ export class Emulator {
       const fault = pickFault(this.faultStates, method, route.pattern, path);
       if (fault) this.stats.faultsInjected++;
       // A fault before processing: the server never acted on the request.
-      if (fault && !fault.afterProcessing && (await this.applyFault(fault, req, fail)) === 'answered') return;
+      if (fault && !fault.afterProcessing && (await this.applyFault(fault, req, fail, send)) === 'answered') return;
 
       let body: unknown;
       try {
@@ -284,7 +284,7 @@ export class Emulator {
       if (!counts) this.stats.notCounted++;
       const rateHeaders = limiter?.count(caller, now, counts) ?? {};
       // A fault after processing: the server acted, but the caller cannot know (lost or late answer).
-      if (fault?.afterProcessing && (await this.applyFault(fault, req, fail)) === 'answered') return;
+      if (fault?.afterProcessing && (await this.applyFault(fault, req, fail, send)) === 'answered') return;
       send(result, rateHeaders);
     } finally {
       limiter?.leave(caller, now);
@@ -296,9 +296,16 @@ export class Emulator {
     fault: FaultRule,
     req: IncomingMessage,
     fail: (status: number, message: string, extra?: Record<string, unknown>, headers?: Record<string, string>) => void,
+    send: (result: RouteResult) => void,
   ): Promise<'answered' | 'continue'> {
     if (fault.kind === 'reset') {
       req.socket.destroy();
+      return 'answered';
+    }
+    if (fault.kind === 'status' && fault.html) {
+      const status = fault.status ?? 502;
+      const page = `<html><head><title>${status} Bad Gateway</title></head><body><center><h1>${status} Bad Gateway</h1></center><hr><center>nginx</center></body></html>\n`;
+      send({ status, raw: Buffer.from(page), headers: { 'content-type': 'text/html', ...(fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {}) } });
       return 'answered';
     }
     if (fault.kind === 'status') {

@@ -13,6 +13,11 @@ export interface FaultRule {
   status?: number;
   /** For `status`: a `retry-after` header value in seconds. */
   retryAfterSeconds?: number;
+  /**
+   * For `status`: answer with an HTML error page (`text/html`) instead of the API's JSON error body, as a load
+   * balancer or proxy in front of the API does during an outage.
+   */
+  html?: boolean;
   /** For `status` on Google services: a `RetryInfo.retryDelay` (seconds) in the error body, Google's way of saying when to retry. */
   retryInfoSeconds?: number;
   /** For `slow`: how long to hold the request (before handling it, or before answering with `afterProcessing`). @format milliseconds */
