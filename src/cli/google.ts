@@ -21,7 +21,7 @@ import {
   type LogBucketUpdateInput,
   type ResourceRecordSet,
 } from '../common/google-input';
-import type { OperationStatus, PollBounds } from '../common/google-operations';
+import { describeOperationStatus, type OperationStatus, type PollBounds } from '../common/google-operation';
 import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
@@ -64,16 +64,6 @@ function withRunOptions(command: Command): Command {
       .option('--poll-max <seconds>', 'largest poll interval (default 120)', positiveSeconds)
       .option('--poll-timeout <seconds>', 'give up polling after this long (default 12 h); the operation continues on the server', positiveSeconds),
   );
-}
-
-export function describeOperationStatus(s: OperationStatus): { line: string } {
-  const parts: string[] = [s.phase];
-  if (s.operation) parts.push(`operation ${s.operation}`);
-  if (s.state) parts.push(`state ${s.state}`);
-  parts.push(`${s.polls} polls${s.failedPolls ? ` (${s.failedPolls} failed)` : ''}`);
-  if (s.nextPollInMs !== undefined) parts.push(`next poll in ${Math.max(1, Math.round(s.nextPollInMs / 1000))} s`);
-  if (s.cancel) parts.push(s.cancel.message);
-  return { line: parts.join(' · ') };
 }
 
 async function run<Input, Result>(

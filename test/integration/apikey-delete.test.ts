@@ -7,13 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { apiKeyDelete } from '../../src/workflows/apikey-delete';
-import { GoogleOperationFailure, operationStatusQuery } from '../../src/workflows/google-operation';
+import { operationStatusQuery } from '../../src/workflows/google-operation';
+import { GoogleOperationFailure } from '../../src/common/google-operation';
 import type { ApiKeyDeleteInput } from '../../src/common/google-input';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulProcess, LonghaulState } from '../../src/common/search-attributes';
 import { rejectionOf, requestsTo, timersStarted, useGoogleStack } from '../helpers/google';
 
-const FAST_POLL = { initialIntervalMs: 200, maxIntervalMs: 400 };
+/** The kit's floor: no poll interval under 1 s. */
+const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: 5 * 60_000 };
 const DAY_MS = 24 * 60 * 60 * 1000;
 const keyName = (id: string) => `projects/demo-project/locations/global/keys/${id}`;
 

@@ -4,7 +4,7 @@
  * for the bucket and its operation (`getLogBucket`, `findLogBucketOperation`) before sending again.
  */
 import type { ActivityDeps } from '../context';
-import type { OperationView } from '../../common/google-operations';
+import type { OperationView } from '../../common/google-operation';
 import { FailureType } from '../../http/retry-policy';
 import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
 
