@@ -23,13 +23,12 @@ import {
   importInputProblems,
   parseLfsPolicy,
   type AuthorMapping,
-  type ChoiceAnswer,
   type ImportVcs,
   type LfsPolicy,
   type SourceImportInput,
   type SourceImportResult,
-  type SourceImportStatus,
 } from '../common/import-input';
+import { describeSourceImportStatus, type ChoiceAnswer, type SourceImportStatus } from '../common/source-import';
 import { LonghaulOrg, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
@@ -122,30 +121,6 @@ export function parseAuthorsFile(text: string, fileName: string): AuthorMapping[
   const problems = mappings.flatMap((m, i) => authorMappingProblems(m).map((p) => `${fileName} entry ${i + 1}: ${p}`));
   if (problems.length > 0) throw new CliError(problems.join('; '), 2);
   return mappings;
-}
-
-export function describeImportStatus(s: SourceImportStatus, workflowId?: string): { line: string; percent?: number } {
-  const parts = [s.status ?? s.phase];
-  let percent: number | undefined;
-  if (s.status === 'importing' && s.percent !== undefined) {
-    percent = s.percent;
-    parts.push(`importing ${s.commitCount ?? '?'} commits`);
-  }
-  if (s.status === 'pushing' && s.pushPercent !== undefined) {
-    percent = s.pushPercent;
-    parts.push('pushing');
-  }
-  if (s.authorsFound > 0) parts.push(`authors mapped ${s.authorsMapped.length}/${s.authorsFound}`);
-  if (s.lfs) parts.push(`LFS ${s.lfs.useLfs}`);
-  if (s.restarts > 0) parts.push(`restarts ${s.restarts}`);
-  const id = workflowId ?? 'ID';
-  if (s.phase === 'waiting-for-credentials') parts.push(`waiting for credentials: npm run starter -- import-credentials --workflow-id ${id} --credentials env:NAME`);
-  if (s.phase === 'waiting-for-choice') {
-    const offered = (s.projectChoices ?? []).map((c, i) => `${i}: ${c.humanName ?? c.vcs}`).join(', ');
-    parts.push(`waiting for a project choice (${offered}): npm run starter -- import-choose --workflow-id ${id} --index N`);
-  }
-  if (s.phase === 'waiting-out-outage') parts.push('the server is failing (maintenance or outage); waiting');
-  return { line: parts.join(' · '), percent };
 }
 
 export function describeImportResult(r: SourceImportResult): string[] {
@@ -257,7 +232,7 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
       ],
       flags,
       describeResult: describeImportResult,
-      describeStatus: (s) => describeImportStatus(s, workflowId),
+      describeStatus: (s) => describeSourceImportStatus(s, workflowId),
     });
   });
 

@@ -13,7 +13,8 @@ import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
 
-const FAST_POLL = { initialIntervalMs: 100, maxIntervalMs: 250, backoffFactor: 1.5 };
+/** The kit's floor: no poll interval under 1 s. */
+const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
 const SVN = 'https://svn.example.test/repos';
 
 async function failureOf(promise: Promise<unknown>): Promise<Error> {
@@ -107,7 +108,7 @@ describe('source import: durability and server trouble', () => {
     try {
       const target = repo();
       const handle = await start(
-        { repo: target, vcsUrl: `${SVN}/happy`, maintenance: { initialDelayMs: 500, maxDelayMs: 1_000, timeoutMs: 60_000 } },
+        { repo: target, vcsUrl: `${SVN}/happy`, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 60_000 } },
         impatient,
       );
       await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
@@ -127,7 +128,7 @@ describe('source import: durability and server trouble', () => {
     try {
       const target = repo();
       const handle = await start(
-        { repo: target, vcsUrl: `${SVN}/happy`, maintenance: { initialDelayMs: 200, maxDelayMs: 500, timeoutMs: 60_000 } },
+        { repo: target, vcsUrl: `${SVN}/happy`, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 60_000 } },
         impatient,
       );
       await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');

@@ -38,7 +38,8 @@ describe('source-import input validation', () => {
         projectChoice: { humanName: 'Contoso (tfs)' },
         maxRestarts: 0,
         answerTimeoutMs: 60_000,
-        maintenance: { initialDelayMs: 1_000 },
+        outage: { initialBackoffMs: 1_000 },
+        eventsPerRun: 500,
         poll: { initialIntervalMs: 1_000, maxIntervalMs: 30_000, backoffFactor: 1.5 },
       }),
     ).toEqual([]);
@@ -67,9 +68,15 @@ describe('source-import input validation', () => {
       'projectChoice needs at least one of vcs, tfvcProject, humanName',
       'maxRestarts must be an integer from 0 to 100',
       'answerTimeoutMs must be a positive number',
-      'poll.backoffFactor must be at least 1',
-      'poll.maxIntervalMs must be at least poll.initialIntervalMs',
+      'poll.backoffFactor must be between 1 and 10 (got 0.5)',
     ]);
+  });
+
+  it('checks poll bounds, the outage budget and the event budget by the kit\'s rules (floor 1 s, max ≥ initial against the defaults)', () => {
+    expect(importInputProblems({ ...valid, poll: { initialIntervalMs: 100 } })).toEqual(['poll.initialIntervalMs must be between 1000 and 604800000 ms (got 100)']);
+    expect(importInputProblems({ ...valid, poll: { initialIntervalMs: 90_000 } })).toEqual(['poll.maxIntervalMs (60000) must be at least poll.initialIntervalMs (90000)']);
+    expect(importInputProblems({ ...valid, outage: { budgetMs: 10 } })[0]).toContain('outage.budgetMs must be a number of milliseconds between 1000');
+    expect(importInputProblems({ ...valid, eventsPerRun: 20_000 })).toEqual(['eventsPerRun must be an integer between 50 and 8000']);
   });
 
   it('refuses credentials inside the URL or in place of a reference without repeating them', () => {
