@@ -19,6 +19,7 @@ import {
   type LargeFile,
   type SourceImportInput,
 } from '../../src/common/import-input';
+import { describeSourceImportStatus, type SourceImportStatus } from '../../src/common/source-import';
 import { resolveCredentialReference } from '../../src/activities/github/imports';
 import { parseAuthorsFile } from '../../src/cli/import';
 
@@ -214,5 +215,39 @@ describe('author mapping files for the starter', () => {
     expect(() => parseAuthorsFile('ok,Ok,ok@example.com\nbad,Bad,bad-at-example\n', 'a.csv')).toThrow(
       'a.csv entry 2: author mapping for "bad": email "bad-at-example" is not an email address',
     );
+  });
+});
+
+describe('describeSourceImportStatus', () => {
+  const base: SourceImportStatus = {
+    phase: 'polling',
+    owner: 'octo-org',
+    repo: 'alpha',
+    vcsUrl: 'https://svn.example.test/repos/happy',
+    statesSeen: ['detecting', 'importing'],
+    status: 'importing',
+    percent: 42.7,
+    commitCount: 1234,
+    polls: 7,
+    failedPolls: 0,
+    restarts: 1,
+    maxRestarts: 2,
+    runs: 1,
+    authorsFound: 2,
+    authorsMapped: [{ id: 1, remoteId: 'alice', remoteName: 'alice', name: 'Alice', email: 'alice@example.com' }],
+    authorsComplete: false,
+  };
+
+  it('gives the one line the UI and the CLI show, the percent and the search attributes', () => {
+    const view = describeSourceImportStatus(base, 'import-alpha');
+    expect(view.line).toBe('https://svn.example.test/repos/happy → octo-org/alpha · importing · importing 42.7% of 1234 commits · authors mapped 1/2 · restarts 1/2');
+    expect(view.percent).toBe(42.7);
+    expect(view.attributes).toEqual({ process: 'source-import', org: 'octo-org', target: 'octo-org/alpha', state: 'importing', progress: 42 });
+  });
+
+  it('names the command that answers a waiting import, with the workflow id, and an outage being waited out', () => {
+    const waiting = describeSourceImportStatus({ ...base, phase: 'waiting-for-credentials', status: 'auth_failed', answerDeadline: '2026-11-24T10:00:00.000Z' }, 'import-alpha');
+    expect(waiting.line).toContain('npm run starter -- import-credentials --workflow-id import-alpha --credentials env:NAME');
+    expect(describeSourceImportStatus({ ...base, phase: 'waiting-out-outage', failedPolls: 3 }).line).toContain('calls failing (3 failed polls so far): waiting the outage out');
   });
 });
