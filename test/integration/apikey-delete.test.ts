@@ -13,6 +13,7 @@ import type { ApiKeyDeleteInput } from '../../src/common/google-input';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulProcess, LonghaulState } from '../../src/common/search-attributes';
 import { rejectionOf, requestsTo, timersStarted, useGoogleStack } from '../helpers/google';
+import { expectFailure } from '../helpers/failures';
 
 /** The kit's floor: no poll interval under 1 s. */
 const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: 5 * 60_000 };
@@ -110,9 +111,7 @@ describe('API-key deletion workflow', () => {
     ['a bad project id', 'projects/Demo_Project/locations/global/keys/k', 'is not a project id'],
   ])('rejects %s before any call', async (_what, name, problem) => {
     stack.emulator.resetStats();
-    const err = await rejectionOf(start({ name, poll: FAST_POLL }, 'bad-name').then((h) => h.result()));
-    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-    expect(cause.type).toBe(GoogleOperationFailure.InvalidInput);
+    const cause = await expectFailure(start({ name, poll: FAST_POLL }, 'bad-name').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
     expect(cause.message).toContain(problem);
     expect(stack.emulator.stats.requests).toBe(0);
   });

@@ -12,6 +12,7 @@ import { GoogleOperationFailure } from '../../src/common/google-operation';
 import type { DnsChangeInput, ResourceRecordSet } from '../../src/common/google-input';
 import { FailureType } from '../../src/http/retry-policy';
 import { rejectionOf, requestsTo, timersStarted, useGoogleStack } from '../helpers/google';
+import { expectFailure } from '../helpers/failures';
 
 /** The kit's floor: no poll interval under 1 s. */
 const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: 5 * 60_000 };
@@ -89,9 +90,7 @@ describe('DNS change workflow', () => {
     ['an unknown record type', { additions: [{ name: 'x.demo.example.com.', type: 'BOGUS', ttl: 60, rrdatas: ['1'] }] }, 'is not a record type'],
   ])('rejects %s before any call', async (_what, input, problem) => {
     stack.emulator.resetStats();
-    const err = await rejectionOf(start(input, 'bad').then((h) => h.result()));
-    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-    expect(cause.type).toBe(GoogleOperationFailure.InvalidInput);
+    const cause = await expectFailure(start(input, 'bad').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
     expect(cause.message).toContain(problem);
     expect(stack.emulator.stats.requests).toBe(0);
   });

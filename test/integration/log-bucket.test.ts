@@ -16,6 +16,7 @@ import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
 import { type defaultLogBucketOptions } from '../../src/emulator/google/logging-buckets';
 import { eventually, rejectionOf, requestsTo, serverDemandedRetries, useGoogleStack } from '../helpers/google';
+import { expectFailure } from '../helpers/failures';
 import { call } from '../helpers/emulator-http';
 
 /** The kit's floor: no poll interval under 1 s. */
@@ -81,10 +82,7 @@ describe('log bucket workflows', () => {
   it('fails with the operation error when the bucket operation ends FAILED', async () => {
     const bucketId = uniqueId('doomed');
     await withBucketOptions({ failBucketIds: [bucketId] }, async () => {
-      const err = await rejectionOf(create({ parent: 'folders/demo-folder/locations/global', bucketId, poll: FAST_POLL }, 'fails').then((h) => h.result()));
-      expect(err).toBeInstanceOf(WorkflowFailedError);
-      const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-      expect(cause.type).toBe(GoogleOperationFailure.OperationFailed);
+      const cause = await expectFailure(create({ parent: 'folders/demo-folder/locations/global', bucketId, poll: FAST_POLL }, 'fails').then((h) => h.result()), GoogleOperationFailure.OperationFailed);
       expect(cause.message).toContain('state FAILED');
       expect(cause.message).toContain('rejected the configuration');
     });
@@ -243,9 +241,7 @@ describe('log bucket workflows', () => {
     const bucketId = uniqueId('slow');
     await withBucketOptions({ runningMs: 60_000 }, async () => {
       const input = { parent: 'projects/demo-project/locations/global', bucketId, poll: { ...FAST_POLL, timeoutMs: 1_000 } };
-      const err = await rejectionOf(create(input, 'slow').then((h) => h.result()));
-      const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-      expect(cause.type).toBe(GoogleOperationFailure.TimedOut);
+      const cause = await expectFailure(create(input, 'slow').then((h) => h.result()), GoogleOperationFailure.TimedOut);
       expect(cause.message).toContain('continues on the server');
       const [op] = createOps(`projects/demo-project/locations/global/buckets/${bucketId}`);
       expect(cause.message).toContain(op!.name);
@@ -270,9 +266,7 @@ describe('log bucket workflows', () => {
     ['a retention out of range', { parent: 'projects/demo-project/locations/global', bucketId: 'b', retentionDays: 0 }, 'retentionDays'],
   ])('rejects %s before any call', async (_what, input, problem) => {
     stack.emulator.resetStats();
-    const err = await rejectionOf(create({ ...input, poll: FAST_POLL }, 'bad').then((h) => h.result()));
-    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-    expect(cause.type).toBe(GoogleOperationFailure.InvalidInput);
+    const cause = await expectFailure(create({ ...input, poll: FAST_POLL }, 'bad').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
     expect(cause.message).toContain(problem);
     expect(stack.emulator.stats.requests).toBe(0);
   });
@@ -280,9 +274,7 @@ describe('log bucket workflows', () => {
   it('rejects an update whose mask names a field it cannot update before any call', async () => {
     stack.emulator.resetStats();
     const input = { name: 'projects/demo-project/locations/global/buckets/b', updateMask: ['name'], poll: FAST_POLL };
-    const err = await rejectionOf(update(input, 'bad-mask').then((h) => h.result()));
-    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-    expect(cause.type).toBe(GoogleOperationFailure.InvalidInput);
+    const cause = await expectFailure(update(input, 'bad-mask').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
     expect(cause.message).toContain('updateMask field "name"');
     expect(stack.emulator.stats.requests).toBe(0);
   });
