@@ -16,7 +16,14 @@ export const LonghaulTarget = defineSearchAttributeKey('LonghaulTarget', SearchA
 /** Progress in percent, where the API reports one. */
 export const LonghaulProgress = defineSearchAttributeKey('LonghaulProgress', SearchAttributeType.INT);
 
-export const ALL_SEARCH_ATTRIBUTES = [LonghaulProcess, LonghaulOrg, LonghaulState, LonghaulTarget, LonghaulProgress] as const;
+/**
+ * The GUID of the GitHub migration a workflow created or adopted (GUIDs are unique across organizations and
+ * servers, ids are not): a lookup after an unknown start outcome never adopts a migration another workflow
+ * recorded here.
+ */
+export const LonghaulMigrationGuid = defineSearchAttributeKey('LonghaulMigrationGuid', SearchAttributeType.KEYWORD);
+
+export const ALL_SEARCH_ATTRIBUTES = [LonghaulProcess, LonghaulOrg, LonghaulState, LonghaulTarget, LonghaulProgress, LonghaulMigrationGuid] as const;
 
 /** `KEY=Type` arguments for `temporal server start-dev --search-attribute`. */
 export function searchAttributeArgs(): string[] {
@@ -82,6 +89,12 @@ export interface StatusAttributes {
   target?: string;
   state?: string;
   progress?: number;
+}
+
+/** What a process's `describe` returns for one status: one line (UI current details, CLI) and its attributes. */
+export interface StatusView {
+  line: string;
+  attributes: StatusAttributes;
 }
 
 /** The upserts that take the attributes from `before` to `after` (only changed ones, Keywords within limits). */

@@ -106,9 +106,12 @@ describe('outage budget', () => {
     expect(afterFailure(carried, TRANSIENT, 6 * HOUR, DEFAULT_OUTAGE).action).toBe('give-up');
   });
 
-  it('gives up at once on a permanent answer, and honours a wait the server demanded', () => {
+  it('gives up at once on a permanent answer, honours the wait of a rate limit, and keeps its own backoff after 5xx', () => {
     expect(afterFailure(NO_OUTAGE, PERMANENT, 0, DEFAULT_OUTAGE)).toMatchObject({ action: 'give-up', why: 'permanent' });
-    expect(afterFailure(NO_OUTAGE, { ...TRANSIENT, demandedDelayMs: 90_000 }, 0, DEFAULT_OUTAGE)).toMatchObject({ action: 'retry', delayMs: 90_000 });
+    const limited: FailureFacts = { kind: 'transient', type: 'SecondaryRateLimitError', message: '403', notProcessed: true, demandedDelayMs: 90_000 };
+    expect(afterFailure(NO_OUTAGE, limited, 0, DEFAULT_OUTAGE)).toMatchObject({ action: 'retry', delayMs: 90_000 });
+    // The HTTP core's next attempt delay after a 502 is its own backoff, not a demand: the kit's backoff rules.
+    expect(afterFailure(NO_OUTAGE, { ...TRANSIENT, demandedDelayMs: 16_000 }, 0, DEFAULT_OUTAGE)).toMatchObject({ action: 'retry', delayMs: 5_000 });
   });
 
   it('validates its bounds', () => {

@@ -74,7 +74,7 @@ export function outageBackoffMs(failuresInRow: number, bounds: ResolvedOutageBou
 
 /**
  * What to do after a call failed: give up on a permanent answer or once the budget is spent, else wait and
- * call again. A wait the server demanded is honoured (within the budget).
+ * call again. A wait a rate limit demanded is honoured (within the budget).
  */
 export function afterFailure(state: OutageState, failure: FailureFacts, nowMs: number, bounds: ResolvedOutageBounds): OutageDecision {
   const next: OutageState = {
@@ -93,7 +93,10 @@ export function afterFailure(state: OutageState, failure: FailureFacts, nowMs: n
       state: next,
     };
   }
-  const wanted = Math.max(outageBackoffMs(next.failuresInRow, bounds), failure.demandedDelayMs ?? 0);
+  // Only a rate limit's wait is a demand of the server; after 5xx and resets the kit's own backoff rules (the
+  // activity already backed off between its attempts).
+  const demanded = failure.notProcessed ? (failure.demandedDelayMs ?? 0) : 0;
+  const wanted = Math.max(outageBackoffMs(next.failuresInRow, bounds), demanded);
   // The last try lands at the end of the budget, not past it.
   return { action: 'retry', delayMs: Math.max(0, Math.min(wanted, bounds.budgetMs - spent)), state: next };
 }

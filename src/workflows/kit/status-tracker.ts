@@ -5,14 +5,9 @@
  * event) and kept within Temporal's Keyword limit.
  */
 import { setCurrentDetails, setHandler, upsertSearchAttributes, type QueryDefinition } from '@temporalio/workflow';
-import { searchAttributeUpdates, type StatusAttributes } from '../../common/search-attributes';
+import { searchAttributeUpdates, type StatusAttributes, type StatusView } from '../../common/search-attributes';
 
-/** What a process's `describe` returns for one status. */
-export interface StatusView {
-  /** One line: the UI's current details and the CLI's progress line. */
-  line: string;
-  attributes: StatusAttributes;
-}
+export type { StatusView } from '../../common/search-attributes';
 
 export interface StatusTracker {
   /** Re-describes the status after the workflow changed it. */

@@ -1,0 +1,62 @@
+/** The org-migration model file: validation, the workflow id per repository set, and the one status text. */
+import { describe, expect, it } from 'vitest';
+import {
+  describeOrgMigration,
+  migrationInputProblems,
+  migrationWorkflowId,
+  newMigrationStatus,
+  type OrgMigrationStatus,
+} from '../../src/common/org-migration';
+import { KEYWORD_MAX_BYTES, utf8Bytes } from '../../src/common/search-attributes';
+
+describe('org-migration model', () => {
+  it('accepts a plain input and names every problem of a bad one', () => {
+    expect(migrationInputProblems({ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: { initialIntervalMs: 1_000 }, eventsPerRun: 8_000 })).toEqual([]);
+    const problems = migrationInputProblems({
+      org: 'octo_org',
+      repositories: ['alpha', '..'],
+      lockRepositories: 'yes' as unknown as boolean,
+      poll: { timeoutMs: 1e15, initialIntervalMs: 1 },
+      outage: { budgetMs: 5 },
+      eventsPerRun: 10,
+    });
+    expect(problems).toEqual([
+      expect.stringContaining('org "octo_org" is not a valid organization name'),
+      expect.stringContaining('repository ".." is not a valid repository name'),
+      'lockRepositories must be true or false (got "yes")',
+      expect.stringContaining('poll.initialIntervalMs must be between 1000'),
+      expect.stringContaining('poll.timeoutMs must be between'),
+      expect.stringContaining('outage.budgetMs'),
+      'eventsPerRun must be an integer between 50 and 8000',
+    ]);
+  });
+
+  it('checks the max interval against the default initial interval too', () => {
+    expect(migrationInputProblems({ org: 'o', repositories: ['a'], poll: { maxIntervalMs: 1_500 } })).toEqual(['poll.maxIntervalMs (1500) must be at least poll.initialIntervalMs (2000)']);
+  });
+
+  it('derives one workflow id per organization and repository set, whatever the order or case', () => {
+    const id = migrationWorkflowId('Octo-Org', ['beta', 'Alpha']);
+    expect(id).toMatch(/^migrate-octo-org-alpha-beta-[0-9a-f]{16}$/);
+    expect(migrationWorkflowId('octo-org', ['alpha', 'beta'])).toBe(id);
+    expect(migrationWorkflowId('octo-org', ['alpha', 'beta', 'gamma'])).not.toBe(id);
+    expect(migrationWorkflowId('other', ['alpha', 'beta'])).not.toBe(id);
+    const many = migrationWorkflowId('octo-org', Array.from({ length: 5_000 }, (_, i) => `repository-${i}`));
+    expect(many.length).toBeLessThan(120);
+  });
+
+  it('describes a status in one line and keeps the search attributes within the Keyword limit', () => {
+    const repositories = Array.from({ length: 5_000 }, (_, i) => `repository-${i}`);
+    const status: OrgMigrationStatus = { ...newMigrationStatus({ org: 'octo-org', repositories }), phase: 'waiting', migrationId: 42, state: 'exporting', polls: 7, failedPolls: 2, failuresInRow: 2, nextPollInMs: 20_000 };
+    const view = describeOrgMigration(status);
+    expect(view.line).toBe('waiting · migration 42 · state exporting · 7 polls (2 failed) · API failing: 2 polls in a row · next poll in 20 s');
+    expect(view.attributes).toMatchObject({ process: 'org-migration', org: 'octo-org', state: 'exporting' });
+    expect(utf8Bytes(view.attributes.target!)).toBeLessThanOrEqual(KEYWORD_MAX_BYTES);
+    expect(view.attributes.target).toMatch(/… \(\+[\d,]+ more\)$/);
+  });
+
+  it('shows the download with the heartbeat the CLI has, as a percentage', () => {
+    const status: OrgMigrationStatus = { ...newMigrationStatus({ org: 'o', repositories: ['a'] }), phase: 'downloading', migrationId: 1 };
+    expect(describeOrgMigration(status, { offset: 512 * 1024, total: 1024 * 1024 })).toMatchObject({ line: 'downloading · migration 1 · 512 KiB of 1024 KiB', percent: 50 });
+  });
+});
