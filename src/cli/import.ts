@@ -48,6 +48,7 @@ interface ImportFlags extends OutputFlags {
   projectName?: string;
   maxRestarts?: number;
   answerTimeout?: number;
+  outageBudget?: number;
   pollInitial?: number;
   pollMax?: number;
   workflowId?: string;
@@ -195,7 +196,8 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
       .option('--max-restarts <n>', 'restarts after an error before giving up (default 2)', wholeNumber)
       .option('--answer-timeout <seconds>', 'how long to wait for credentials or a choice (default 24 h)', positiveSeconds)
       .option('--poll-initial <seconds>', 'first poll interval (default 2)', positiveSeconds)
-      .option('--poll-max <seconds>', 'largest poll interval (default 60)', positiveSeconds),
+      .option('--poll-max <seconds>', 'largest poll interval (default 60)', positiveSeconds)
+      .option('--outage-budget <seconds>', 'how long failing API calls are waited out in a row (default 6 hours)', positiveSeconds),
   ).action(async (flags: ImportFlags) => {
     const rule = { vcs: flags.projectVcs, tfvcProject: flags.projectTfvc, humanName: flags.projectName };
     const input: SourceImportInput = {
@@ -214,6 +216,7 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
         ...(flags.pollInitial ? { initialIntervalMs: flags.pollInitial * 1000 } : {}),
         ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
       },
+      ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}),
     };
     // Fail before starting anything (and before a pasted secret reaches workflow history).
     const problems = importInputProblems(input);

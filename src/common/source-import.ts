@@ -118,6 +118,11 @@ export const ImportFailure = {
   /** Polls failed permanently or for longer than the outage budget; the import may still run on the server. */
   PollFailed: 'ImportPollFailed',
   ImportGone: 'ImportGone',
+  /** `import-choose` answered with something that is not exactly one offered choice. */
+  InvalidChoice: 'InvalidChoice',
+  /** An update's PATCH failed (the answer was recorded by the server or not, as the message says). */
+  ChoiceFailed: 'ChoiceFailed',
+  MappingFailed: 'MappingFailed',
   /** Raised by activities when a credential reference cannot be resolved on the worker. */
   CredentialReference: 'CredentialReferenceError',
 } as const;

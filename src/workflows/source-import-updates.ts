@@ -54,7 +54,7 @@ export function registerImportUpdates(session: ImportSession): void {
     importChooseUpdate,
     async (answer) => {
       const picked = selectChoice(answer, session.record?.projectChoices ?? []);
-      if (!('choice' in picked)) throw ApplicationFailure.nonRetryable(picked.problem, 'InvalidChoice');
+      if (!('choice' in picked)) throw ApplicationFailure.nonRetryable(picked.problem, ImportFailure.InvalidChoice);
       try {
         const r = await session.serialized(() => session.call(() => importApi.chooseImportProject({ ...target, choice: picked.choice })));
         session.st.chosenProject = picked.choice;
@@ -62,7 +62,7 @@ export function registerImportUpdates(session: ImportSession): void {
         session.answers++;
         return { choice: picked.choice, status: r.status };
       } catch (err) {
-        throw ApplicationFailure.nonRetryable(`the choice was not applied: ${messageOf(err)}`, activityCause(err)?.type ?? 'ChoiceFailed');
+        throw ApplicationFailure.nonRetryable(`the choice was not applied: ${messageOf(err)}`, activityCause(err)?.type ?? ImportFailure.ChoiceFailed);
       }
     },
     {
@@ -87,7 +87,7 @@ export function registerImportUpdates(session: ImportSession): void {
       try {
         changed = await session.applyMappings();
       } catch (err) {
-        throw ApplicationFailure.nonRetryable(`the mapping was recorded but not applied yet: ${messageOf(err)}`, activityCause(err)?.type ?? 'MappingFailed');
+        throw ApplicationFailure.nonRetryable(`the mapping was recorded but not applied yet: ${messageOf(err)}`, activityCause(err)?.type ?? ImportFailure.MappingFailed);
       }
       const matching = [...session.authors.values()].filter((a) => mappingMatches(accepted, a));
       return {
