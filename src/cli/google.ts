@@ -21,7 +21,7 @@ import {
   type LogBucketUpdateInput,
   type ResourceRecordSet,
 } from '../common/google-input';
-import type { OperationStatus, PollBounds } from '../common/google-operations';
+import { describeOperationStatus, type OperationStatus, type PollBounds } from '../common/google-operation';
 import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
@@ -31,6 +31,7 @@ interface RunFlags extends OutputFlags {
   pollInitial?: number;
   pollMax?: number;
   pollTimeout?: number;
+  outageBudget?: number;
   workflowId?: string;
 }
 
@@ -56,24 +57,20 @@ function pollFrom(flags: RunFlags): PollBounds | undefined {
   return Object.keys(poll).length > 0 ? poll : undefined;
 }
 
+/** Poll bounds and the outage budget from the flags every Google command shares. */
+function runOptionsFrom(flags: RunFlags): { poll?: PollBounds; outage?: { budgetMs: number } } {
+  return { poll: pollFrom(flags), ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}) };
+}
+
 /** The options every Google command shares: poll bounds, workflow id, and the output flags. */
 function withRunOptions(command: Command): Command {
   return withRunOutputOptions(
     command
       .option('--poll-initial <seconds>', 'first poll interval (default 1)', positiveSeconds)
       .option('--poll-max <seconds>', 'largest poll interval (default 120)', positiveSeconds)
-      .option('--poll-timeout <seconds>', 'give up polling after this long (default 12 h); the operation continues on the server', positiveSeconds),
+      .option('--poll-timeout <seconds>', 'give up polling after this long (default 12 h); the operation continues on the server', positiveSeconds)
+      .option('--outage-budget <seconds>', 'how long failing polls are waited out in a row (default 6 hours)', positiveSeconds),
   );
-}
-
-export function describeOperationStatus(s: OperationStatus): { line: string } {
-  const parts: string[] = [s.phase];
-  if (s.operation) parts.push(`operation ${s.operation}`);
-  if (s.state) parts.push(`state ${s.state}`);
-  parts.push(`${s.polls} polls${s.failedPolls ? ` (${s.failedPolls} failed)` : ''}`);
-  if (s.nextPollInMs !== undefined) parts.push(`next poll in ${Math.max(1, Math.round(s.nextPollInMs / 1000))} s`);
-  if (s.cancel) parts.push(s.cancel.message);
-  return { line: parts.join(' · ') };
 }
 
 async function run<Input, Result>(
@@ -112,7 +109,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
       .requiredOption('--name <name>', 'projects/PROJECT/locations/global/keys/KEY')
       .option('--etag <etag>', 'the etag you read; refuse the deletion if the key changed since'),
   ).action(async (flags: RunFlags & { name: string; etag?: string }) => {
-    const input: ApiKeyDeleteInput = { name: flags.name, etag: flags.etag, poll: pollFrom(flags) };
+    const input: ApiKeyDeleteInput = { name: flags.name, etag: flags.etag, ...runOptionsFrom(flags) };
     await run<ApiKeyDeleteInput, { operation?: string; retrievableUntil?: string; note: string }>(ctx, flags, {
       workflowType: 'apiKeyDelete',
       process: 'apikey-delete',
@@ -138,7 +135,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
       .option('--retention-days <n>', 'retention in days (1-3650)', wholeNumber)
       .option('--description <text>', 'description'),
   ).action(async (flags: RunFlags & { parent: string; bucketId: string; retentionDays?: number; description?: string }) => {
-    const input: LogBucketCreateInput = { parent: flags.parent, bucketId: flags.bucketId, retentionDays: flags.retentionDays, description: flags.description, poll: pollFrom(flags) };
+    const input: LogBucketCreateInput = { parent: flags.parent, bucketId: flags.bucketId, retentionDays: flags.retentionDays, description: flags.description, ...runOptionsFrom(flags) };
     await run(ctx, flags, {
       workflowType: 'logBucketCreate',
       process: 'log-bucket-create',
@@ -167,7 +164,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
       description: flags.description,
       locked: flags.locked,
       analyticsEnabled: flags.analyticsEnabled,
-      poll: pollFrom(flags),
+      ...runOptionsFrom(flags),
     };
     await run(ctx, flags, {
       workflowType: 'logBucketUpdate',
@@ -188,7 +185,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
       .option('--add <rrset>', 'record set to add: "NAME TYPE TTL RRDATA…" (repeat for several)', rrset, [] as ResourceRecordSet[])
       .option('--delete <rrset>', 'record set to delete, exactly as it is now: "NAME TYPE TTL RRDATA…" (repeat)', rrset, [] as ResourceRecordSet[]),
   ).action(async (flags: RunFlags & { project: string; zone: string; add: ResourceRecordSet[]; delete: ResourceRecordSet[] }) => {
-    const input: DnsChangeInput = { project: flags.project, zone: flags.zone, additions: flags.add, deletions: flags.delete, poll: pollFrom(flags) };
+    const input: DnsChangeInput = { project: flags.project, zone: flags.zone, additions: flags.add, deletions: flags.delete, ...runOptionsFrom(flags) };
     await run<DnsChangeInput, { changeId: string; status: string; additions: ResourceRecordSet[]; deletions: ResourceRecordSet[] }>(ctx, flags, {
       workflowType: 'dnsChange',
       process: 'dns-change',

@@ -23,13 +23,12 @@ import {
   importInputProblems,
   parseLfsPolicy,
   type AuthorMapping,
-  type ChoiceAnswer,
   type ImportVcs,
   type LfsPolicy,
   type SourceImportInput,
   type SourceImportResult,
-  type SourceImportStatus,
 } from '../common/import-input';
+import { describeSourceImportStatus, type ChoiceAnswer, type SourceImportStatus } from '../common/source-import';
 import { LonghaulOrg, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
@@ -49,6 +48,7 @@ interface ImportFlags extends OutputFlags {
   projectName?: string;
   maxRestarts?: number;
   answerTimeout?: number;
+  outageBudget?: number;
   pollInitial?: number;
   pollMax?: number;
   workflowId?: string;
@@ -124,30 +124,6 @@ export function parseAuthorsFile(text: string, fileName: string): AuthorMapping[
   return mappings;
 }
 
-export function describeImportStatus(s: SourceImportStatus, workflowId?: string): { line: string; percent?: number } {
-  const parts = [s.status ?? s.phase];
-  let percent: number | undefined;
-  if (s.status === 'importing' && s.percent !== undefined) {
-    percent = s.percent;
-    parts.push(`importing ${s.commitCount ?? '?'} commits`);
-  }
-  if (s.status === 'pushing' && s.pushPercent !== undefined) {
-    percent = s.pushPercent;
-    parts.push('pushing');
-  }
-  if (s.authorsFound > 0) parts.push(`authors mapped ${s.authorsMapped.length}/${s.authorsFound}`);
-  if (s.lfs) parts.push(`LFS ${s.lfs.useLfs}`);
-  if (s.restarts > 0) parts.push(`restarts ${s.restarts}`);
-  const id = workflowId ?? 'ID';
-  if (s.phase === 'waiting-for-credentials') parts.push(`waiting for credentials: npm run starter -- import-credentials --workflow-id ${id} --credentials env:NAME`);
-  if (s.phase === 'waiting-for-choice') {
-    const offered = (s.projectChoices ?? []).map((c, i) => `${i}: ${c.humanName ?? c.vcs}`).join(', ');
-    parts.push(`waiting for a project choice (${offered}): npm run starter -- import-choose --workflow-id ${id} --index N`);
-  }
-  if (s.phase === 'waiting-out-maintenance') parts.push('the server is under maintenance; waiting');
-  return { line: parts.join(' · '), percent };
-}
-
 export function describeImportResult(r: SourceImportResult): string[] {
   const lines = [`import of ${r.vcsUrl} into ${r.owner}/${r.repo}: ${r.status} (${r.vcs ?? 'vcs not reported'}, ${r.commitCount} commits)`];
   if (r.chosenProject) lines.push(`project: ${r.chosenProject.humanName ?? r.chosenProject.vcs}`);
@@ -220,7 +196,8 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
       .option('--max-restarts <n>', 'restarts after an error before giving up (default 2)', wholeNumber)
       .option('--answer-timeout <seconds>', 'how long to wait for credentials or a choice (default 24 h)', positiveSeconds)
       .option('--poll-initial <seconds>', 'first poll interval (default 2)', positiveSeconds)
-      .option('--poll-max <seconds>', 'largest poll interval (default 60)', positiveSeconds),
+      .option('--poll-max <seconds>', 'largest poll interval (default 60)', positiveSeconds)
+      .option('--outage-budget <seconds>', 'how long failing API calls are waited out in a row (default 6 hours)', positiveSeconds),
   ).action(async (flags: ImportFlags) => {
     const rule = { vcs: flags.projectVcs, tfvcProject: flags.projectTfvc, humanName: flags.projectName };
     const input: SourceImportInput = {
@@ -239,6 +216,7 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
         ...(flags.pollInitial ? { initialIntervalMs: flags.pollInitial * 1000 } : {}),
         ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
       },
+      ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}),
     };
     // Fail before starting anything (and before a pasted secret reaches workflow history).
     const problems = importInputProblems(input);
@@ -257,7 +235,7 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
       ],
       flags,
       describeResult: describeImportResult,
-      describeStatus: (s) => describeImportStatus(s, workflowId),
+      describeStatus: (s) => describeSourceImportStatus(s, workflowId),
     });
   });
 

@@ -3,14 +3,25 @@
  * any API call (and in the starter before starting one), so a malformed name never reaches Google.
  * Deterministic: no I/O.
  */
-import type { CancelOutcome, PollBounds } from './google-operations';
+import { operationPollProblems, type CancelOutcome, type OutageBounds, type PollBounds } from './google-operation';
 
-export interface ApiKeyDeleteInput {
+/** How every Google operation workflow polls, waits out outages and recovers an unknown outcome. */
+export interface OperationRunOptions {
+  poll?: PollBounds;
+  /** How long failed polls (and lookups) are waited out: default 6 h of consecutive failure, backoff 5 s doubling to 3 min. */
+  outage?: OutageBounds;
+  /**
+   * @format milliseconds — after a mutating call whose outcome is unknown, how long lookups for what it did go
+   * on before it is sent again. Default 180 000 (twice the call's 60 s timeout plus the server's own cutoff).
+   */
+  recoveryGraceMs?: number;
+}
+
+export interface ApiKeyDeleteInput extends OperationRunOptions {
   /** `projects/{project}/locations/global/keys/{key}`. */
   name: string;
   /** The etag the caller read; the deletion is refused (EtagMismatchError) if the key changed since. */
   etag?: string;
-  poll?: PollBounds;
 }
 
 export interface ApiKeyDeleteResult {
@@ -25,21 +36,20 @@ export interface ApiKeyDeleteResult {
   note: string;
 }
 
-export interface LogBucketCreateInput {
+export interface LogBucketCreateInput extends OperationRunOptions {
   /** `{projects|organizations|folders|billingAccounts}/{id}/locations/{location}`. */
   parent: string;
   bucketId: string;
   /** 1…3650. */
   retentionDays?: number;
   description?: string;
-  poll?: PollBounds;
 }
 
 /** Bucket fields an update may set; `updateMask` names which of them to apply. */
 export const BUCKET_UPDATE_FIELDS = ['retentionDays', 'description', 'locked', 'analyticsEnabled'] as const;
 export type BucketUpdateField = (typeof BUCKET_UPDATE_FIELDS)[number];
 
-export interface LogBucketUpdateInput {
+export interface LogBucketUpdateInput extends OperationRunOptions {
   /** `{parent}/buckets/{bucketId}`. */
   name: string;
   updateMask: string[];
@@ -47,7 +57,6 @@ export interface LogBucketUpdateInput {
   description?: string;
   locked?: boolean;
   analyticsEnabled?: boolean;
-  poll?: PollBounds;
 }
 
 export interface LogBucketResult {
@@ -72,13 +81,12 @@ export interface ResourceRecordSet {
   rrdatas: string[];
 }
 
-export interface DnsChangeInput {
+export interface DnsChangeInput extends OperationRunOptions {
   project: string;
   /** Managed zone name (not its DNS name). */
   zone: string;
   additions?: ResourceRecordSet[];
   deletions?: ResourceRecordSet[];
-  poll?: PollBounds;
 }
 
 export interface DnsChangeResult {
@@ -121,7 +129,7 @@ export function apiKeyDeleteProblems(input: ApiKeyDeleteInput): string[] {
   if (input?.etag !== undefined && (typeof input.etag !== 'string' || !/^[!-~]+$/.test(input.etag))) {
     problems.push('etag, when given, must be the etag read from the key (printable ASCII, no spaces)');
   }
-  return [...problems, ...pollProblems(input?.poll)];
+  return [...problems, ...runOptionProblems(input)];
 }
 
 /** Parses a bucket parent; undefined when it is not one of the four forms. */
@@ -162,7 +170,7 @@ function bucketFieldProblems(input: { retentionDays?: unknown; description?: unk
 }
 
 export function bucketCreateProblems(input: LogBucketCreateInput): string[] {
-  return [...bucketParentProblems(input?.parent), ...bucketIdProblems(input?.bucketId), ...bucketFieldProblems(input ?? {}), ...pollProblems(input?.poll)];
+  return [...bucketParentProblems(input?.parent), ...bucketIdProblems(input?.bucketId), ...bucketFieldProblems(input ?? {}), ...runOptionProblems(input)];
 }
 
 /** Splits a bucket name into its parent and id; undefined when it is not `{parent}/buckets/{id}`. */
@@ -186,7 +194,7 @@ export function bucketUpdateProblems(input: LogBucketUpdateInput): string[] {
       if (input[field] !== undefined && !mask.includes(field)) problems.push(`${field} is set but not in updateMask, so it would be ignored`);
     }
   }
-  return [...problems, ...bucketFieldProblems(input ?? {}), ...pollProblems(input?.poll)];
+  return [...problems, ...bucketFieldProblems(input ?? {}), ...runOptionProblems(input)];
 }
 
 function rrsetProblems(sets: unknown, field: string): string[] {
@@ -215,7 +223,7 @@ export function dnsChangeProblems(input: DnsChangeInput): string[] {
   if (typeof input?.zone !== 'string' || !ZONE.test(input.zone)) problems.push(`zone ${q(input?.zone)} is not a managed zone name (lower-case letters, digits and hyphens, starting with a letter)`);
   problems.push(...rrsetProblems(input?.additions, 'additions'), ...rrsetProblems(input?.deletions, 'deletions'));
   if ((input?.additions?.length ?? 0) + (input?.deletions?.length ?? 0) === 0) problems.push('a change needs at least one addition or deletion');
-  return [...problems, ...pollProblems(input?.poll)];
+  return [...problems, ...runOptionProblems(input)];
 }
 
 /**
@@ -230,14 +238,12 @@ export function parseRrset(text: string): ResourceRecordSet {
   return { name, type: type.toUpperCase(), ttl: Number(ttl), rrdatas };
 }
 
-/** Problems with poll bounds (all optional, all positive; the factor at least 1). */
-export function pollProblems(poll: PollBounds | undefined): string[] {
-  if (poll === undefined) return [];
-  const problems: string[] = [];
-  for (const key of ['initialIntervalMs', 'maxIntervalMs', 'backoffFactor', 'timeoutMs'] as const) {
-    const v = poll[key];
-    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v > 0)) problems.push(`poll.${key} must be a positive number`);
+/** Problems with the options every Google operation input shares. */
+function runOptionProblems(input: OperationRunOptions | undefined): string[] {
+  const problems = operationPollProblems(input?.poll, input?.outage);
+  const grace = input?.recoveryGraceMs;
+  if (grace !== undefined && !(typeof grace === 'number' && Number.isFinite(grace) && grace >= 1_000 && grace <= 60 * 60 * 1000)) {
+    problems.push('recoveryGraceMs must be a number of milliseconds between 1000 and 3600000');
   }
-  if (poll.backoffFactor !== undefined && poll.backoffFactor < 1) problems.push('poll.backoffFactor must be at least 1');
   return problems;
 }

@@ -7,7 +7,11 @@
  * Secrets never appear here: credentials travel as a *reference* (`env:NAME`, `file:/path`) that
  * only an activity resolves.
  */
-import type { PollBounds } from './migration-input';
+import { isGithubLogin, isRepositoryName } from './github-names';
+import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
+import { pollBoundsProblems, type PollBounds } from '../workflows/kit/poll-schedule';
+import { eventBudgetProblems } from '../workflows/kit/run-budget';
+import { DEFAULT_IMPORT_POLL, type ChoiceAnswer, type SourceImportResume } from './source-import';
 
 export const IMPORT_VCS_TYPES = ['subversion', 'git', 'mercurial', 'tfvc'] as const;
 export type ImportVcs = (typeof IMPORT_VCS_TYPES)[number];
@@ -116,25 +120,18 @@ export interface SourceImportInput {
   maxRestarts?: number;
   /** @format milliseconds — how long to wait for credentials or a project choice. Default 24 h. */
   answerTimeoutMs?: number;
-  /** Waits between tries while every call answers 503 (maintenance). */
-  maintenance?: MaintenanceBounds;
+  /**
+   * How long failing calls and polls are waited out (5xx, HTML error pages, resets, timeouts, DNS errors):
+   * default 6 h of consecutive failure, backoff 5 s doubling to 3 min. Only a permanent answer or the poll
+   * time bound ends the wait.
+   */
+  outage?: OutageBounds;
   poll?: PollBounds;
+  /** History events per run before the workflow continues as new (default 8,000; tests use tiny budgets). */
+  eventsPerRun?: number;
+  /** Set by the workflow itself when it continues as new: what the previous run had done. */
+  resume?: SourceImportResume;
 }
-
-export interface MaintenanceBounds {
-  /** @format milliseconds — first wait after a call gave up on 503s. Default 30 000. */
-  initialDelayMs?: number;
-  /** @format milliseconds — the wait doubles up to this. Default 600 000. */
-  maxDelayMs?: number;
-  /** @format milliseconds — give up after waiting out maintenance this long in total. Default 6 h. */
-  timeoutMs?: number;
-}
-
-export const DEFAULT_MAINTENANCE: Required<MaintenanceBounds> = {
-  initialDelayMs: 30_000,
-  maxDelayMs: 600_000,
-  timeoutMs: 6 * 60 * 60 * 1000,
-};
 
 export const DEFAULT_MAX_RESTARTS = 2;
 export const DEFAULT_ANSWER_TIMEOUT_MS = 24 * 60 * 60 * 1000;
@@ -179,90 +176,6 @@ export interface SourceImportResult {
   warnings: string[];
 }
 
-export type ImportPhase = 'starting' | 'polling' | 'waiting-for-credentials' | 'waiting-for-choice' | 'waiting-out-maintenance' | 'done' | 'failed' | 'cancelled';
-
-/** What the `status` query answers. */
-export interface SourceImportStatus {
-  phase: ImportPhase;
-  owner: string;
-  repo: string;
-  vcsUrl: string;
-  /** The import's status as last seen. */
-  status?: string;
-  statusText?: string;
-  /** Every status seen, in order, without repeats. */
-  statesSeen: string[];
-  percent?: number;
-  commitCount?: number;
-  pushPercent?: number;
-  polls: number;
-  /** @format milliseconds */
-  nextPollInMs?: number;
-  restarts: number;
-  failedStep?: string;
-  errorMessage?: string;
-  /** While waiting for `import-choose`. */
-  projectChoices?: ProjectChoice[];
-  chosenProject?: ProjectChoice;
-  /** ISO time until which an answer (credentials, choice) is awaited. */
-  answerDeadline?: string;
-  authorsFound: number;
-  authorsMapped: MappedAuthor[];
-  /** True once every author is known (the import is past `importing`). */
-  authorsComplete: boolean;
-  lfs?: LfsDecision;
-  error?: string;
-}
-
-/** Argument of the `import-credentials` update. */
-export interface CredentialsAnswer {
-  /** A credential reference (`env:NAME` or `file:/path`), never the secret. */
-  credentials: string;
-}
-
-/** Argument of the `import-choose` update: an index into `project_choices`, or fields that match exactly one. */
-export interface ChoiceAnswer {
-  index?: number;
-  vcs?: string;
-  tfvcProject?: string;
-  humanName?: string;
-}
-
-export interface CredentialsAccepted {
-  credentials: string;
-  /** The import's status right after the server took the credentials. */
-  status: string;
-}
-
-export interface ChoiceAccepted {
-  choice: ProjectChoice;
-  status: string;
-}
-
-export interface MappingAccepted {
-  mapping: AuthorMapping;
-  /** Authors this mapping was applied to now. */
-  mappedAuthors: MappedAuthor[];
-  /** True when no known author matches yet: it applies as authors are found. */
-  waitingForAuthors: boolean;
-}
-
-/** Failure types the workflow ends with (stable strings for callers). */
-export const ImportFailure = {
-  InvalidInput: 'InvalidImportInput',
-  ApiUnavailable: 'ImportApiUnavailable',
-  StartRejected: 'ImportStartRejected',
-  SourceNotFound: 'ImportSourceNotFound',
-  ImportFailed: 'ImportFailed',
-  AnswerTimedOut: 'ImportAnswerTimedOut',
-  TimedOut: 'ImportTimedOut',
-  ImportGone: 'ImportGone',
-  /** Raised by activities when a credential reference cannot be resolved on the worker. */
-  CredentialReference: 'CredentialReferenceError',
-} as const;
-
-const OWNER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
-const REPO_NAME = /^[A-Za-z0-9._-]{1,100}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const EMAIL = /^[^\s@<>,;"]+@[^\s@<>,;"]+$/;
 
@@ -311,8 +224,8 @@ function positiveNumber(value: unknown): boolean {
 export function importInputProblems(input: SourceImportInput): string[] {
   const problems: string[] = [];
   if (typeof input !== 'object' || input === null) return ['input must be an object'];
-  if (typeof input.owner !== 'string' || !OWNER_NAME.test(input.owner)) problems.push(`owner ${JSON.stringify(input.owner)} is not a valid account name`);
-  if (typeof input.repo !== 'string' || !REPO_NAME.test(input.repo) || input.repo === '.' || input.repo === '..') {
+  if (!isGithubLogin(input.owner)) problems.push(`owner ${JSON.stringify(input.owner)} is not a valid account name`);
+  if (!isRepositoryName(input.repo)) {
     problems.push(`repo ${JSON.stringify(input.repo)} is not a valid repository name`);
   }
   if (typeof input.vcsUrl !== 'string' || !/^(https?|svn|svn\+ssh|git|ssh):\/\/[^\s/]+/.test(input.vcsUrl)) {
@@ -343,18 +256,7 @@ export function importInputProblems(input: SourceImportInput): string[] {
     problems.push('maxRestarts must be an integer from 0 to 100');
   }
   if (input.answerTimeoutMs !== undefined && !positiveNumber(input.answerTimeoutMs)) problems.push('answerTimeoutMs must be a positive number');
-  const maintenance = input.maintenance ?? {};
-  for (const name of ['initialDelayMs', 'maxDelayMs', 'timeoutMs'] as const) {
-    if (maintenance[name] !== undefined && !positiveNumber(maintenance[name])) problems.push(`maintenance.${name} must be a positive number`);
-  }
-  const poll = input.poll ?? {};
-  for (const name of ['initialIntervalMs', 'maxIntervalMs', 'backoffFactor', 'timeoutMs'] as const) {
-    if (poll[name] !== undefined && !positiveNumber(poll[name])) problems.push(`poll.${name} must be a positive number`);
-  }
-  if (poll.backoffFactor !== undefined && poll.backoffFactor < 1) problems.push('poll.backoffFactor must be at least 1');
-  if (poll.initialIntervalMs !== undefined && poll.maxIntervalMs !== undefined && poll.maxIntervalMs < poll.initialIntervalMs) {
-    problems.push('poll.maxIntervalMs must be at least poll.initialIntervalMs');
-  }
+  problems.push(...pollBoundsProblems(input.poll, 'poll', DEFAULT_IMPORT_POLL), ...outageBoundsProblems(input.outage), ...eventBudgetProblems(input.eventsPerRun));
   return problems;
 }
 

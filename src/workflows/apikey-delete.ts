@@ -5,19 +5,18 @@
  */
 import { ApplicationFailure } from '@temporalio/workflow';
 import { apiKeyDeleteProblems, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from '../common/google-input';
-import type { OperationView } from '../common/google-operations';
-import { awaitOperation, HttpFailure, endWith, googleApi, googlePoll, googleSend, GoogleOperationFailure, newStatus, rejectInvalid, sendOnce, trackStatus } from './google-operation';
+import { GoogleOperationFailure, type OperationView } from '../common/google-operation';
+import { awaitOperation, endWith, googleApi, googlePoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './google-operation';
 
 const RETRIEVABLE_FOR_MS = 30 * 24 * 60 * 60 * 1000;
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
 export async function apiKeyDelete(input: ApiKeyDeleteInput): Promise<ApiKeyDeleteResult> {
   rejectInvalid('API key deletion', apiKeyDeleteProblems(input));
-  const status = newStatus('apikey-delete', input.name);
-  const show = trackStatus(status);
+  const run = startRun('apikey-delete', input.name);
   const notBefore = Date.now() - CLOCK_SKEW_MARGIN_MS;
   try {
-    const first = await sendOnce<OperationView>({
+    const first = await sendOperation<OperationView>({
       what: `the deletion of API key ${input.name}`,
       send: () => googleSend.deleteApiKey({ name: input.name, etag: input.etag }),
       // An earlier try whose answer was lost may have deleted it: then the key shows a recent deleteTime.
@@ -27,15 +26,16 @@ export async function apiKeyDelete(input: ApiKeyDeleteInput): Promise<ApiKeyDele
         return deletedAt >= notBefore ? { name: '', done: true, state: 'SUCCEEDED', response: key } : undefined;
       },
       conflictTypes: [HttpFailure.FailedPrecondition, HttpFailure.NotFound],
+      outage: input.outage,
+      graceMs: input.recoveryGraceMs,
     });
-    status.phase = 'waiting';
+    run.status.phase = 'waiting';
     const done = first.name
-      ? await awaitOperation(first, {
-          what: `deletion of API key ${input.name}`,
+      ? await awaitOperation(run, first, {
+          what: `the deletion of API key ${input.name}`,
           bounds: input.poll,
+          outage: input.outage,
           read: () => googlePoll.getApiKeyOperation({ name: first.name }),
-          onUpdate: show,
-          status,
         })
       : first;
     if (done.error) {
@@ -47,8 +47,8 @@ export async function apiKeyDelete(input: ApiKeyDeleteInput): Promise<ApiKeyDele
     }
     const deleteTime = typeof done.response?.deleteTime === 'string' ? done.response.deleteTime : undefined;
     const retrievableUntil = deleteTime ? new Date(Date.parse(deleteTime) + RETRIEVABLE_FOR_MS).toISOString() : undefined;
-    status.phase = 'done';
-    show();
+    run.status.phase = 'done';
+    run.observe();
     return {
       name: input.name,
       ...(done.name ? { operation: done.name } : {}),
@@ -58,6 +58,6 @@ export async function apiKeyDelete(input: ApiKeyDeleteInput): Promise<ApiKeyDele
       note: `API key ${input.name} is deleted. It stays retrievable (and can be undeleted) for 30 days${retrievableUntil ? `, until ${retrievableUntil}` : ''}, and is then purged.${done.name ? '' : ' (An earlier try whose answer was lost had already deleted it.)'}`,
     };
   } catch (err) {
-    endWith(status, show, err);
+    endWith(run, err);
   }
 }

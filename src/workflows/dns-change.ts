@@ -4,37 +4,37 @@
  * `status` is `done`. Cloud DNS changes cannot be cancelled: a cancelled workflow leaves the change to finish.
  */
 import { dnsChangeProblems, type DnsChangeInput, type DnsChangeResult } from '../common/google-input';
-import type { OperationView } from '../common/google-operations';
-import { awaitOperation, HttpFailure, endWith, googleApi, googlePoll, googleSend, newStatus, rejectInvalid, sendOnce, trackStatus } from './google-operation';
+import type { OperationView } from '../common/google-operation';
+import { awaitOperation, endWith, googleApi, googlePoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './google-operation';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
 export async function dnsChange(input: DnsChangeInput): Promise<DnsChangeResult> {
   rejectInvalid('DNS change', dnsChangeProblems(input));
-  const status = newStatus('dns-change', `projects/${input.project}/managedZones/${input.zone}`);
-  const show = trackStatus(status);
+  const run = startRun('dns-change', `projects/${input.project}/managedZones/${input.zone}`);
   const change = { project: input.project, zone: input.zone, additions: input.additions ?? [], deletions: input.deletions ?? [] };
   const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
   try {
-    const first = await sendOnce<OperationView>({
+    const first = await sendOperation<OperationView>({
       what: `the change to zone ${input.zone}`,
       send: () => googleSend.createDnsChange(change),
       recover: () => googleApi.findDnsChange({ ...change, notBefore }),
       // A lost answer to an applied change makes the re-send conflict with itself.
       conflictTypes: [HttpFailure.AlreadyExists, HttpFailure.Conflict, HttpFailure.NotFound, HttpFailure.FailedPrecondition],
+      outage: input.outage,
+      graceMs: input.recoveryGraceMs,
     });
-    status.phase = 'waiting';
-    const done = await awaitOperation(first, {
+    run.status.phase = 'waiting';
+    const done = await awaitOperation(run, first, {
       what: `change ${first.name} to zone ${input.zone}`,
       bounds: input.poll,
+      outage: input.outage,
       read: () => googlePoll.getDnsChange({ project: input.project, zone: input.zone, changeId: first.name }),
-      onUpdate: show,
-      status,
     });
-    status.phase = 'done';
-    show();
+    run.status.phase = 'done';
+    run.observe();
     return { project: input.project, zone: input.zone, changeId: done.name, status: done.state ?? 'done', additions: change.additions, deletions: change.deletions };
   } catch (err) {
-    endWith(status, show, err);
+    endWith(run, err);
   }
 }

@@ -1,58 +1,37 @@
 /**
- * What the Google operation workflows share (workflow code, not a workflow: not exported from the index):
+ * What the Google operation workflows share (workflow code, not a workflow: not exported from the index).
+ * Thin adapters over the kit, which holds the ideas themselves:
  *
- * - `sendOnce` makes the mutating call (createAsync, updateAsync, DELETE key, POST change) without blind
- *   re-sends: after a try whose outcome is unknown (timeout, connection lost, 5xx) it first looks for what
- *   that try may have done, and a conflict (ALREADY_EXISTS) after such a try is resolved by that lookup;
- * - `awaitOperation` is the one Operation poller: durable timers growing by a factor to a cap, a bounded
- *   total time, and poll failures that never lead back to the mutating call;
- * - `trackStatus` keeps the `status` query, search attributes and the UI's current details in step.
+ * - `sendOperation`: the kit's `sendOnce` for the mutating call (createAsync, updateAsync, DELETE key, POST
+ *   change), non-cancellable while in flight, with lookups over a grace period before any re-send;
+ * - `awaitOperation`: the kit's `pollUntil` on an Operation, its outage budget included: a failed poll is only
+ *   ever followed by another poll;
+ * - `startRun`: the kit's status tracker fed by the model's `describeOperationStatus`.
  */
-import {
-  ApplicationFailure,
-  defineQuery,
-  isCancellation,
-  proxyActivities,
-  setCurrentDetails,
-  setHandler,
-  sleep,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
+import { ApplicationFailure, defineQuery, isCancellation, proxyActivities } from '@temporalio/workflow';
 import {
   DEFAULT_OPERATION_POLL,
-  pollDelayMs,
+  describeOperationStatus,
+  GoogleOperationFailure,
+  newOperationStatus,
+  type GoogleProcess,
   type OperationStatus,
   type OperationView,
-  type PollBounds,
-} from '../common/google-operations';
-import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
+} from '../common/google-operation';
 import type { Activities } from '../activities';
-import { API_CALL } from './activity-options';
-import { activityCause, certainlyNotProcessed, demandedDelayMs } from './activity-failures';
+import { POLL, READ, SEND_ONCE } from './activity-options';
+import { pollUntil, resolvePollBounds, sendOnce, trackStatus, type OutageBounds, type PollBounds } from './kit';
 
 export { HttpFailure } from './activity-failures';
 
-/** Reads (and cancels): bounded retries, server-demanded waits honoured. */
-export const googleApi = proxyActivities<Activities>(API_CALL);
+/** Reads (lookups, cancels): bounded retries, server-demanded waits honoured. */
+export const googleApi = proxyActivities<Activities>(READ);
 /** Mutating calls: one attempt per try; `sendOnce` decides whether another try is safe. */
-export const googleSend = proxyActivities<Activities>({ ...API_CALL, retry: { ...API_CALL.retry, maximumAttempts: 1 } });
-/** Polls: fewer attempts each, since the poller itself tolerates a failed poll and polls again later. */
-export const googlePoll = proxyActivities<Activities>({ ...API_CALL, retry: { ...API_CALL.retry, maximumAttempts: 5 } });
+export const googleSend = proxyActivities<Activities>(SEND_ONCE);
+/** Polls: fewer attempts each, since the poller itself polls again later on its outage budget. */
+export const googlePoll = proxyActivities<Activities>(POLL);
 
 export const operationStatusQuery = defineQuery<OperationStatus>('status');
-
-/** Failure types the Google operation workflows end with (stable strings for callers). */
-export const GoogleOperationFailure = {
-  InvalidInput: 'InvalidGoogleOperationInput',
-  /** The operation finished with an `error` (or a bucket operation ended FAILED). */
-  OperationFailed: 'GoogleOperationFailed',
-  /** The operation was still running when the poller's total time ran out. */
-  TimedOut: 'GoogleOperationTimedOut',
-  /** Polls kept failing; the operation itself may still be running. */
-  PollFailed: 'GoogleOperationPollFailed',
-  /** The mutating call could not be made within its tries. */
-  SendFailed: 'GoogleOperationSendFailed',
-} as const;
 
 /** Rejects invalid input before any call, as one non-retryable failure listing every problem. */
 export function rejectInvalid(what: string, problems: string[]): void {
@@ -61,162 +40,100 @@ export function rejectInvalid(what: string, problems: string[]): void {
   }
 }
 
-export interface SendOnceOptions<T> {
-  /** The mutating call (an activity with `maximumAttempts: 1`). */
-  send: () => Promise<T>;
-  /** What an earlier try with an unknown outcome did, if anything (reads only). */
-  recover: () => Promise<T | undefined>;
-  /** Permanent failure types that, after an unknown outcome, mean "an earlier try did it" (e.g. ALREADY_EXISTS). */
-  conflictTypes: readonly string[];
-  /** For messages: "the creation of bucket …". */
-  what: string;
-  maxTries?: number;
+/** One workflow's status, kept in step with the query, the UI's details and the search attributes. */
+export interface OperationRun {
+  status: OperationStatus;
+  /** Records an observed operation (name, state changes) and refreshes the status. */
+  observe(op?: OperationView): void;
 }
 
-/**
- * Makes the mutating call at most once in effect. Permanent failures end it at once, unless they are a
- * conflict following a try whose outcome was unknown, in which case the lookup decides.
- */
-export async function sendOnce<T>(opts: SendOnceOptions<T>): Promise<T> {
-  const maxTries = opts.maxTries ?? 6;
-  let outcomeUnknown = false;
-  let lastError: unknown;
-  for (let attempt = 1; attempt <= maxTries; attempt++) {
-    try {
-      return await opts.send();
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      const failure = activityCause(err);
-      if (failure?.nonRetryable) {
-        if (outcomeUnknown && opts.conflictTypes.includes(failure.type ?? '')) {
-          const found = await opts.recover();
-          if (found !== undefined) return found;
+export function startRun(process: GoogleProcess, target: string): OperationRun {
+  const status = newOperationStatus(process, target);
+  const tracker = trackStatus(operationStatusQuery, status, describeOperationStatus);
+  return {
+    status,
+    observe(op) {
+      if (op) {
+        status.operation = op.name || status.operation;
+        if (op.state !== undefined && op.state !== status.state) {
+          status.state = op.state;
+          status.states.push(op.state);
         }
-        throw err;
       }
-      lastError = err;
-      if (!certainlyNotProcessed(failure)) {
-        outcomeUnknown = true;
-        const found = await opts.recover();
-        if (found !== undefined) return found;
-      }
-      await sleep(demandedDelayMs(failure) ?? Math.min(60_000, 1_000 * 2 ** (attempt - 1)));
-    }
-  }
-  throw ApplicationFailure.create({
-    type: GoogleOperationFailure.SendFailed,
-    message: `${opts.what} could not be sent after ${maxTries} tries: ${lastError instanceof Error ? lastError.message : String(lastError)}`,
-    nonRetryable: true,
-    cause: lastError instanceof Error ? lastError : undefined,
-  });
+      tracker.update();
+    },
+  };
+}
+
+export interface SendOperationOptions<T> {
+  what: string;
+  send: () => Promise<T>;
+  recover: () => Promise<T | undefined>;
+  conflictTypes: readonly string[];
+  outage?: OutageBounds;
+  /** @format milliseconds — lookups after an unknown outcome go on this long before a re-send (the kit's default when absent). */
+  graceMs?: number;
+}
+
+/** The mutating call, at most once in effect, never abandoned to a cancellation while in flight. */
+export function sendOperation<T>(opts: SendOperationOptions<T>): Promise<T> {
+  return sendOnce({ ...opts, nonCancellable: true, failureType: GoogleOperationFailure.SendFailed });
 }
 
 export interface AwaitOperationOptions {
-  bounds?: PollBounds;
-  /** Reads the operation once (an activity with its own bounded retries). */
-  read: () => Promise<OperationView>;
-  /** Called with every observation and before every wait. */
-  onUpdate: (op: OperationView) => void;
-  status: OperationStatus;
-  /** Failed polls in a row tolerated before giving up. */
-  maxConsecutivePollFailures?: number;
-  /** For messages: "bucket … creation". */
+  /** For messages: "the creation of log bucket …". */
   what: string;
+  /** Reads the operation once (a `POLL` activity). */
+  read: () => Promise<OperationView>;
+  bounds?: PollBounds;
+  outage?: OutageBounds;
 }
 
 /**
- * Polls until the operation is done: waits `pollDelayMs(n)` before poll n (durable timers), gives up after
- * `timeoutMs` in total. A failed poll is only ever followed by another poll; the operation keeps running on
- * the server whatever happens here.
+ * Polls until the operation is done, within the total time bound. A failed poll (5xx, HTML error page, reset,
+ * timeout) is followed by another poll on the outage budget; only a permanent answer or the time bound ends
+ * the wait, and the operation keeps running on the server whatever happens here.
  */
-export async function awaitOperation(first: OperationView, opts: AwaitOperationOptions): Promise<OperationView> {
-  const bounds = { ...DEFAULT_OPERATION_POLL, ...opts.bounds };
-  const maxFailures = opts.maxConsecutivePollFailures ?? 3;
-  const { status } = opts;
-  let op = first;
-  let waited = 0;
-  let failuresInRow = 0;
-  opts.onUpdate(op);
-  for (let n = 1; !op.done; n++) {
-    const delay = pollDelayMs(n, bounds);
-    if (waited + delay > bounds.timeoutMs) {
-      throw ApplicationFailure.nonRetryable(
-        `${opts.what}: operation ${op.name} was still ${op.state ?? 'running'} after ${Math.round(waited / 1000)} s of polling; it continues on the server`,
-        GoogleOperationFailure.TimedOut,
-        { operation: op.name, state: op.state },
-      );
-    }
-    status.nextPollInMs = delay;
-    opts.onUpdate(op);
-    await sleep(delay);
-    waited += delay;
-    try {
-      op = await opts.read();
-      status.polls++;
-      failuresInRow = 0;
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      status.failedPolls++;
-      failuresInRow++;
-      const failure = activityCause(err);
-      if (failure?.nonRetryable || failuresInRow >= maxFailures) {
-        throw ApplicationFailure.create({
-          type: GoogleOperationFailure.PollFailed,
-          message: `${opts.what}: reading operation ${op.name} failed ${failuresInRow} time(s) in a row (${err instanceof Error ? err.message : String(err)}); the operation may still be running on the server and was not re-sent`,
-          nonRetryable: true,
-          details: [{ operation: op.name, state: op.state }],
-          cause: err instanceof Error ? err : undefined,
-        });
-      }
-    }
-    status.nextPollInMs = undefined;
-    opts.onUpdate(op);
-  }
-  return op;
-}
-
-/**
- * Registers the `status` query and the process's search attributes; returns `show`, which records an
- * observed operation (state changes go to `LonghaulState`) and refreshes the UI's current details.
- */
-export function trackStatus(status: OperationStatus): (op?: OperationView) => void {
-  setHandler(operationStatusQuery, () => status);
-  upsertSearchAttributes([
-    { key: LonghaulProcess, value: status.process },
-    { key: LonghaulTarget, value: status.target },
-  ]);
-  const show = (op?: OperationView) => {
-    if (op) {
-      status.operation = op.name;
-      if (op.state !== undefined && op.state !== status.state) {
-        status.state = op.state;
-        status.states.push(op.state);
-        upsertSearchAttributes([{ key: LonghaulState, value: op.state }]);
-      }
-    }
-    const parts = [`${status.process} ${status.target}`, `phase: ${status.phase}`];
-    if (status.operation) parts.push(`operation ${status.operation}`);
-    if (status.state) parts.push(`state: ${status.state}`);
-    parts.push(`${status.polls} polls`);
-    if (status.nextPollInMs !== undefined) parts.push(`next poll in ${Math.round(status.nextPollInMs / 1000)} s`);
-    if (status.cancel) parts.push(status.cancel.message);
-    if (status.error) parts.push(`error: ${status.error}`);
-    setCurrentDetails(parts.join(' · '));
-  };
-  show();
-  return show;
-}
-
-/** A fresh status for a process. */
-export function newStatus(process: OperationStatus['process'], target: string): OperationStatus {
-  return { process, target, phase: 'starting', states: [], polls: 0, failedPolls: 0 };
+export async function awaitOperation(run: OperationRun, first: OperationView, opts: AwaitOperationOptions): Promise<OperationView> {
+  const { status } = run;
+  run.observe(first);
+  if (first.done) return first;
+  // Counts carry over from an earlier wait of the same run (the watch after a cancel).
+  const base = { polls: status.polls, failedPolls: status.failedPolls };
+  const outcome = await pollUntil<OperationView>(
+    {
+      what: opts.what,
+      poll: async () => {
+        const op = await opts.read();
+        run.observe(op);
+        return op;
+      },
+      done: (op) => op.done,
+      bounds: resolvePollBounds(DEFAULT_OPERATION_POLL, opts.bounds),
+      outage: opts.outage,
+      onProgress: (progress) => {
+        status.polls = base.polls + progress.polls;
+        status.failedPolls = base.failedPolls + progress.failedPolls;
+        status.failingPolls = progress.failuresInRow || undefined;
+        status.nextPollInMs = progress.nextPollInMs;
+        run.observe();
+      },
+      failureTypes: { timedOut: GoogleOperationFailure.TimedOut, pollFailed: GoogleOperationFailure.PollFailed },
+      describeLast: (op) => `still ${(op ?? first).state ?? 'running'}: operation ${first.name} continues on the server`,
+      details: { operation: first.name },
+    },
+    first,
+  );
+  // Without `suspend`, the poller only ends done (or by throwing).
+  if (outcome.kind !== 'done') throw new Error(`${opts.what}: the poller was suspended unexpectedly`);
+  return outcome.value;
 }
 
 /** Records how the workflow ended (failed or cancelled) in the status, then rethrows. */
-export function endWith(status: OperationStatus, show: (op?: OperationView) => void, err: unknown): never {
-  status.phase = isCancellation(err) ? 'cancelled' : 'failed';
-  status.nextPollInMs = undefined;
-  if (!isCancellation(err)) status.error = err instanceof Error ? err.message : String(err);
-  show();
+export function endWith(run: OperationRun, err: unknown): never {
+  run.status.phase = isCancellation(err) ? 'cancelled' : 'failed';
+  run.status.nextPollInMs = undefined;
+  if (!isCancellation(err)) run.status.error = err instanceof Error ? err.message : String(err);
+  run.observe();
   throw err;
 }

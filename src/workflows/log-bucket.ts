@@ -18,39 +18,27 @@ import {
   type LogBucketCreateInput,
   type LogBucketResult,
   type LogBucketUpdateInput,
+  type OperationRunOptions,
 } from '../common/google-input';
-import { operationCancelled, type CancelOutcome, type OperationStatus, type OperationView, type PollBounds } from '../common/google-operations';
-import {
-  awaitOperation,
-  HttpFailure,
-  endWith,
-  googleApi,
-  googlePoll,
-  googleSend,
-  GoogleOperationFailure,
-  newStatus,
-  rejectInvalid,
-  sendOnce,
-  trackStatus,
-} from './google-operation';
+import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from '../common/google-operation';
+import { awaitOperation, endWith, googleApi, googlePoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun, type OperationRun } from './google-operation';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
 /** How long, after `:cancel`, the workflow watches the operation to learn how it ended. */
-const CANCEL_WATCH: PollBounds = { initialIntervalMs: 500, backoffFactor: 1.5, maxIntervalMs: 10_000, timeoutMs: 5 * 60 * 1000 };
+const CANCEL_WATCH: PollBounds = { initialIntervalMs: 1_000, backoffFactor: 1.5, maxIntervalMs: 10_000, timeoutMs: 5 * 60 * 1000 };
 
 export async function logBucketCreate(input: LogBucketCreateInput): Promise<LogBucketResult> {
   rejectInvalid('log bucket creation', bucketCreateProblems(input));
   const bucketName = `${input.parent}/buckets/${input.bucketId}`;
-  const status = newStatus('log-bucket-create', bucketName);
-  const show = trackStatus(status);
+  const run = startRun('log-bucket-create', bucketName);
   const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
   const findOwnOperation = async (): Promise<OperationView | undefined> => {
     // The bucket exists (CREATING or ACTIVE) once a create started; its operation tells whether it is ours.
     const bucket = await googleApi.getLogBucket({ name: bucketName });
     return bucket ? googleApi.findLogBucketOperation({ bucketName, kind: 'create', notBefore }) : undefined;
   };
-  return runBucketOperation(status, show, input.poll, {
+  return runBucketOperation(run, input, {
     what: `the creation of log bucket ${bucketName}`,
     send: () =>
       googleSend.createLogBucketAsync({ parent: input.parent, bucketId: input.bucketId, retentionDays: input.retentionDays, description: input.description }),
@@ -61,21 +49,20 @@ export async function logBucketCreate(input: LogBucketCreateInput): Promise<LogB
 
 export async function logBucketUpdate(input: LogBucketUpdateInput): Promise<LogBucketResult> {
   rejectInvalid('log bucket update', bucketUpdateProblems(input));
-  const status = newStatus('log-bucket-update', input.name);
-  const show = trackStatus(status);
+  const run = startRun('log-bucket-update', input.name);
   const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
-  return runBucketOperation(status, show, input.poll, {
+  const update = {
+    updateMask: input.updateMask,
+    retentionDays: input.retentionDays,
+    description: input.description,
+    locked: input.locked,
+    analyticsEnabled: input.analyticsEnabled,
+  };
+  return runBucketOperation(run, input, {
     what: `the update of log bucket ${input.name}`,
-    send: () =>
-      googleSend.updateLogBucketAsync({
-        name: input.name,
-        updateMask: input.updateMask,
-        retentionDays: input.retentionDays,
-        description: input.description,
-        locked: input.locked,
-        analyticsEnabled: input.analyticsEnabled,
-      }),
-    recover: () => googleApi.findLogBucketOperation({ bucketName: input.name, kind: 'update', notBefore }),
+    send: () => googleSend.updateLogBucketAsync({ name: input.name, ...update }),
+    // Only an update with this mask and these values is ours; another client's recent update is not.
+    recover: () => googleApi.findLogBucketOperation({ bucketName: input.name, kind: 'update', notBefore, update }),
     bucketName: input.name,
   });
 }
@@ -87,40 +74,36 @@ interface BucketOperationSpec {
   bucketName: string;
 }
 
-async function runBucketOperation(
-  status: OperationStatus,
-  show: (op?: OperationView) => void,
-  poll: PollBounds | undefined,
-  spec: BucketOperationSpec,
-): Promise<LogBucketResult> {
+async function runBucketOperation(run: OperationRun, options: OperationRunOptions, spec: BucketOperationSpec): Promise<LogBucketResult> {
+  const { poll: bounds, outage, recoveryGraceMs: graceMs } = options;
   let operation: OperationView | undefined;
   try {
-    operation = await sendOnce({ what: spec.what, send: spec.send, recover: spec.recover, conflictTypes: [HttpFailure.AlreadyExists] });
-    status.phase = 'waiting';
+    // Non-cancellable while in flight: a cancel waits for the answer, so the operation below is always known.
+    operation = await sendOperation({ what: spec.what, send: spec.send, recover: spec.recover, conflictTypes: [HttpFailure.AlreadyExists], outage, graceMs });
+    run.status.phase = 'waiting';
     const first = operation;
-    const done = await awaitOperation(first, {
+    const done = await awaitOperation(run, first, {
       what: spec.what,
-      bounds: poll,
+      bounds,
+      outage,
       read: () => googlePoll.getLoggingOperation({ name: first.name }),
-      onUpdate: show,
-      status,
     });
-    return finish(status, show, spec, done);
+    return finish(run, spec, done);
   } catch (err) {
-    if (!isCancellation(err)) endWith(status, show, err);
+    if (!isCancellation(err)) endWith(run, err);
     // Cancelled: cancel the server's operation too, and find out whether that worked.
-    const outcome = await CancellationScope.nonCancellable(() => cancelOperation(status, show, spec, operation));
-    status.cancel = outcome.cancel;
-    show();
+    const outcome = await CancellationScope.nonCancellable(() => cancelOperation(run, spec, operation));
+    run.status.cancel = outcome.cancel;
+    run.observe();
     if (outcome.final && !outcome.final.error && outcome.final.done) {
       // Too late: the operation succeeded. Say so instead of pretending nothing happened.
-      return { ...finish(status, show, spec, outcome.final), cancel: outcome.cancel };
+      return { ...finish(run, spec, outcome.final), cancel: outcome.cancel };
     }
-    endWith(status, show, err);
+    endWith(run, err);
   }
 }
 
-function finish(status: OperationStatus, show: (op?: OperationView) => void, spec: BucketOperationSpec, done: OperationView): LogBucketResult {
+function finish(run: OperationRun, spec: BucketOperationSpec, done: OperationView): LogBucketResult {
   if (done.error || done.state === 'FAILED') {
     throw ApplicationFailure.nonRetryable(
       `${spec.what} failed on the server (operation ${done.name}, state ${done.state}): ${done.error?.message ?? 'no error message'}${done.error ? ` (code ${done.error.code})` : ''}`,
@@ -128,42 +111,35 @@ function finish(status: OperationStatus, show: (op?: OperationView) => void, spe
       { operation: done.name, state: done.state, error: done.error },
     );
   }
-  status.phase = 'done';
-  show(done);
+  run.status.phase = 'done';
+  run.observe(done);
   return { bucket: spec.bucketName, operation: done.name, state: done.state ?? 'SUCCEEDED', response: done.response };
 }
 
 /** `:cancel`, then watch the operation until it ends (bounded). */
-async function cancelOperation(
-  status: OperationStatus,
-  show: (op?: OperationView) => void,
-  spec: BucketOperationSpec,
-  known: OperationView | undefined,
-): Promise<{ cancel: CancelOutcome; final?: OperationView }> {
-  status.phase = 'cancelling';
+async function cancelOperation(run: OperationRun, spec: BucketOperationSpec, known: OperationView | undefined): Promise<{ cancel: CancelOutcome; final?: OperationView }> {
+  run.status.phase = 'cancelling';
   // Cancelled while sending: the create may have started all the same.
   const operation = known ?? (await spec.recover().catch(() => undefined));
   if (!operation) {
     return { cancel: { requested: false, message: `cancelled before ${spec.what} started an operation` } };
   }
-  show(operation);
+  run.observe(operation);
   let request: { accepted: boolean; message?: string } = { accepted: false, message: 'the operation had already finished' };
   let final: OperationView;
   try {
     if (!operation.done) request = await googleApi.cancelLoggingOperation({ name: operation.name });
-    final = await awaitOperation(await googlePoll.getLoggingOperation({ name: operation.name }), {
+    final = await awaitOperation(run, await googlePoll.getLoggingOperation({ name: operation.name }), {
       what: `${spec.what} (after cancel)`,
       bounds: CANCEL_WATCH,
       read: () => googlePoll.getLoggingOperation({ name: operation.name }),
-      onUpdate: show,
-      status,
     });
   } catch (err) {
     // Whatever went wrong here, the workflow still ends cancelled; the status says what is known.
     return {
       cancel: {
         requested: request.accepted,
-        finalState: status.state,
+        finalState: run.status.state,
         message: `cancel ${request.accepted ? 'requested' : 'not confirmed'}; whether it took effect is unknown (operation ${operation.name}): ${err instanceof Error ? err.message : String(err)}`,
       },
     };

@@ -1,7 +1,7 @@
 /**
- * Source import (spec 002, "Source import" and "Import status"), durably: start the import, then
- * follow its status with durable, growing poll timers until `complete`, answering every state of the
- * table on the way:
+ * Source import (spec 002, "Source import" and "Import status"), durably: start the import, then follow its
+ * status with the kit's `pollUntil` (durable timers on one growth schedule, the outage budget) until
+ * `complete`, answering every state of the table on the way:
  *
  * - `detecting`, `importing`, `mapping`, `pushing`: poll; as soon as authors exist, list them (`since`
  *   paging) and PATCH each one the mapping names, before anything is pushed; when large files turn
@@ -12,95 +12,98 @@
  * - `detection_found_nothing`: cancel the import and fail, naming the URL;
  * - `error`: restart (PATCH with no parameters) up to `maxRestarts` times, then fail.
  *
- * Cancelling the workflow cancels the import on the server (DELETE) in a non-cancellable scope.
- * 503 (maintenance) is retried by the activity with backoff and, past that, waited out durably.
+ * Outages (503 maintenance, 502/504, HTML error pages, resets, timeouts, DNS errors) are waited out on the
+ * outage budget: a failed poll is followed only by more polls, a failed call by the same call. Only a
+ * permanent answer or the poll time bound ends the workflow. Between polls, at the run's event budget (or when
+ * the server suggests it), the workflow continues as new, carrying its state in `input.resume`.
+ *
+ * Cancelling the workflow cancels the import on the server (DELETE, retried until it succeeds or fails
+ * permanently) in a non-cancellable scope.
  */
 import {
   allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
   condition,
+  ContinueAsNew,
+  continueAsNew,
   defineQuery,
-  defineUpdate,
   isCancellation,
   proxyActivities,
-  setCurrentDetails,
-  setHandler,
-  sleep,
-  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { API_CALL } from './activity-options';
-import { activityCause, HttpFailure } from './activity-failures';
-import { DEFAULT_POLL, nextPollInterval } from '../common/migration-input';
 import {
-  authorMappingProblems,
-  credentialReferenceProblems,
-  decideLfs,
   DEFAULT_ANSWER_TIMEOUT_MS,
-  DEFAULT_MAINTENANCE,
   DEFAULT_MAX_RESTARTS,
-  desiredIdentity,
-  ImportFailure,
   importInputProblems,
-  mappingMatches,
-  matchingChoices,
-  selectChoice,
-  type AuthorMapping,
-  type ChoiceAccepted,
-  type ChoiceAnswer,
-  type CredentialsAccepted,
-  type CredentialsAnswer,
-  type ImportAuthor,
-  type ImportRecord,
-  type MappedAuthor,
-  type MappingAccepted,
-  type ProjectChoice,
-  type SourceImportInput,
-  type SourceImportResult,
+  matchingChoices, mappingMatches, type ProjectChoice, type SourceImportInput, type SourceImportResult } from '../common/import-input';
+import {
+  DEFAULT_IMPORT_POLL,
+  describeSourceImportStatus,
+  ImportFailure,
+  RUNNING_IMPORT_STATES,
   type SourceImportStatus,
-} from '../common/import-input';
-import { LonghaulOrg, LonghaulProcess, LonghaulProgress, LonghaulState, LonghaulTarget } from '../common/search-attributes';
+} from '../common/source-import';
+import { activityCause, HttpFailure } from './activity-failures';
+import { POLL } from './activity-options';
+import { afterPollAnswered, pollUntil, resolvePollBounds, runBudgetReached, startPolling, trackStatus, type PollState } from './kit';
+import { CREDENTIAL_STATES, importApi, ImportSession } from './source-import-session';
+import { messageOf, registerImportUpdates } from './source-import-updates';
+
+export { importChooseUpdate, importCredentialsUpdate, importMapAuthorUpdate } from './source-import-updates';
 
 export const importStatusQuery = defineQuery<SourceImportStatus>('status');
-export const importCredentialsUpdate = defineUpdate<CredentialsAccepted, [CredentialsAnswer]>('import-credentials');
-export const importChooseUpdate = defineUpdate<ChoiceAccepted, [ChoiceAnswer]>('import-choose');
-export const importMapAuthorUpdate = defineUpdate<MappingAccepted, [AuthorMapping]>('import-map-author');
 
-const api = proxyActivities<Activities>(API_CALL);
+/** Polls: a few attempts each; `pollUntil` polls again later on the outage budget. */
+const importPoll = proxyActivities<Activities>(POLL);
 
-const CREDENTIAL_STATES = ['auth_failed', 'detection_needs_auth'];
-/** Statuses in which every author is known. */
-const AUTHORS_KNOWN_STATES = ['mapping', 'pushing', 'complete'];
-/** Statuses in which a mapping can no longer reach the repository before the push. */
-const PUSHED_STATES = ['pushing', 'complete'];
 
-function httpDetails(failure: ApplicationFailure | undefined): { status?: number; url?: string } {
-  const details = failure?.details?.[0] as { status?: number; url?: string } | undefined;
+function httpDetails(err: unknown): { status?: number; url?: string } {
+  const details = activityCause(err)?.details?.[0] as { status?: number; url?: string } | undefined;
   return { status: details?.status, url: details?.url };
 }
 
-function messageOf(err: unknown): string {
-  const failure = activityCause(err);
-  if (failure) return failure.message;
-  return err instanceof Error ? err.message : String(err);
-}
-
-/** The activity stopped retrying while the server kept answering 503 (under maintenance). */
-function isMaintenance(err: unknown): boolean {
-  return httpDetails(activityCause(err)).status === 503;
-}
-
-/** 404/410 where an import endpoint should be: the API is retired or absent on that server. */
-function isUnavailable(err: unknown): boolean {
-  const failure = activityCause(err);
-  return failure?.type === HttpFailure.NotFound || failure?.type === HttpFailure.Gone;
-}
-
 function serverOf(err: unknown): string {
-  const url = httpDetails(activityCause(err)).url;
+  const url = httpDetails(err).url;
   const match = url ? /^[a-z]+:\/\/[^/]+/i.exec(url) : null;
   return match ? match[0] : 'this server';
+}
+
+/** Why the start was refused, as the workflow's failure (404/410: the API is absent; 422: refused). */
+function startFailure(input: SourceImportInput, err: unknown): unknown {
+  const failure = activityCause(err);
+  if (failure?.type === HttpFailure.NotFound || failure?.type === HttpFailure.Gone) {
+    return ApplicationFailure.nonRetryable(
+      `the source-import API is not available on ${serverOf(err)}: PUT /repos/${input.owner}/${input.repo}/import answered ` +
+        `${httpDetails(err).status ?? 404}. GitHub.com retired these endpoints on 2024-04-12; use a server that still serves them ` +
+        `(or check that ${input.owner}/${input.repo} exists)`,
+      ImportFailure.ApiUnavailable,
+      { server: serverOf(err) },
+    );
+  }
+  if (failure?.type === HttpFailure.ValidationFailed) {
+    return ApplicationFailure.nonRetryable(`the server refused to start the import into ${input.owner}/${input.repo}: ${failure.message}`, ImportFailure.StartRejected);
+  }
+  return err;
+}
+
+function freshStatus(input: SourceImportInput): SourceImportStatus {
+  return {
+    phase: 'starting',
+    owner: input.owner,
+    repo: input.repo,
+    vcsUrl: input.vcsUrl,
+    statesSeen: [],
+    polls: 0,
+    failedPolls: 0,
+    restarts: 0,
+    maxRestarts: input.maxRestarts ?? DEFAULT_MAX_RESTARTS,
+    runs: 1,
+    authorsFound: 0,
+    authorsMapped: [],
+    authorsComplete: false,
+  };
 }
 
 export async function sourceImport(input: SourceImportInput): Promise<SourceImportResult> {
@@ -108,347 +111,85 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
   if (problems.length > 0) {
     throw ApplicationFailure.nonRetryable(`invalid source-import input: ${problems.join('; ')}`, ImportFailure.InvalidInput, { problems });
   }
-  const poll = { ...DEFAULT_POLL, ...input.poll };
-  const maintenance = { ...DEFAULT_MAINTENANCE, ...input.maintenance };
-  const maxRestarts = input.maxRestarts ?? DEFAULT_MAX_RESTARTS;
+  const bounds = resolvePollBounds(DEFAULT_IMPORT_POLL, input.poll);
   const answerTimeoutMs = input.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
-  const lfsPolicy = input.lfs ?? 'opt_in';
-  const target = { owner: input.owner, repo: input.repo };
+  const { resume } = input;
+  const st: SourceImportStatus = resume ? { ...resume.status } : freshStatus(input);
+  const session = new ImportSession(input, st, resume);
+  const { target } = session;
+  session.tracker = trackStatus(importStatusQuery, st, (s) => describeSourceImportStatus(s, workflowInfo().workflowId));
+  registerImportUpdates(session);
 
-  const st: SourceImportStatus = {
-    phase: 'starting',
-    owner: input.owner,
-    repo: input.repo,
-    vcsUrl: input.vcsUrl,
-    statesSeen: [],
-    polls: 0,
-    restarts: 0,
-    authorsFound: 0,
-    authorsMapped: [],
-    authorsComplete: false,
-  };
-  const mappings: AuthorMapping[] = [...(input.authors ?? [])];
-  /** Authors as the server has them, by id. */
-  const authors = new Map<number, ImportAuthor>();
-  const mapped = new Map<number, MappedAuthor>();
-  const warnings: string[] = [];
-  let record: ImportRecord | undefined;
-  let finished = false;
-  /** Bumped by an update that changed the import, so a wait for an answer ends. */
-  let answers = 0;
-  let progressShown: number | undefined;
-
-  const show = () => {
-    const parts = [`${input.vcsUrl} → ${input.owner}/${input.repo}`, `phase: ${st.phase}`];
-    if (st.status) parts.push(`status: ${st.status}`);
-    if (st.status === 'importing' && st.percent !== undefined) parts.push(`${st.percent}%${st.commitCount !== undefined ? ` of ${st.commitCount} commits` : ''}`);
-    if (st.status === 'pushing' && st.pushPercent !== undefined) parts.push(`pushed ${st.pushPercent}%`);
-    if (st.authorsFound > 0) parts.push(`authors mapped ${st.authorsMapped.length}/${st.authorsFound}`);
-    if (st.lfs) parts.push(`LFS ${st.lfs.useLfs}`);
-    if (st.restarts > 0) parts.push(`restarts ${st.restarts}/${maxRestarts}`);
-    if (st.answerDeadline) parts.push(`waiting for an answer until ${st.answerDeadline}`);
-    if (st.failedStep) parts.push(`failed step: ${st.failedStep}`);
-    setCurrentDetails(parts.join(' · '));
-  };
-
-  const observe = (r: ImportRecord) => {
-    record = r;
-    if (st.statesSeen.at(-1) !== r.status) {
-      st.statesSeen.push(r.status);
-      upsertSearchAttributes([{ key: LonghaulState, value: r.status }]);
-    }
-    st.status = r.status;
-    st.statusText = r.statusText;
-    st.percent = r.percent;
-    st.commitCount = r.commitCount ?? st.commitCount;
-    st.pushPercent = r.pushPercent;
-    st.failedStep = r.failedStep;
-    st.errorMessage = r.errorMessage;
-    st.projectChoices = r.status === 'detection_found_multiple' ? r.projectChoices : undefined;
-    const progress = r.status === 'pushing' ? r.pushPercent : r.percent;
-    if (progress !== undefined && Math.floor(progress) !== progressShown) {
-      progressShown = Math.floor(progress);
-      upsertSearchAttributes([{ key: LonghaulProgress, value: progressShown }]);
-    }
-    show();
-  };
-
+  /** The poller's state: schedule position, counts, outage spent, start of the total time bound. */
+  let pollState: PollState | undefined = resume?.poll;
   /**
-   * Runs an API call; when it gave up on 503s (maintenance longer than the activity's retries), waits
-   * durably with a doubling delay and tries again, within the maintenance budget.
+   * Start the schedule over after a change this workflow made (credentials, choice, restart): the import moves
+   * quickly right after one. Counts, the outage spent and the total bound carry over; time spent waiting for a
+   * person's answer does not count against the bound.
    */
-  const call = async <T>(fn: () => Promise<T>): Promise<T> => {
-    let delay = maintenance.initialDelayMs;
-    let waited = 0;
-    for (;;) {
-      try {
-        return await fn();
-      } catch (err) {
-        if (!isMaintenance(err) || waited >= maintenance.timeoutMs) throw err;
-        const phase = st.phase;
-        st.phase = 'waiting-out-maintenance';
-        show();
-        await sleep(delay);
-        waited += delay;
-        delay = Math.min(maintenance.maxDelayMs, delay * 2);
-        st.phase = phase;
-      }
-    }
+  const restartSchedule = (pausedMs = 0) => {
+    const fresh = startPolling(Date.now(), bounds);
+    pollState = pollState ? { ...fresh, startedAtMs: pollState.startedAtMs + pausedMs, polls: pollState.polls, failedPolls: pollState.failedPolls, outage: pollState.outage } : fresh;
   };
-
-  /** One mutating call at a time: updates and the main loop never PATCH the same import concurrently. */
-  let queue: Promise<unknown> = Promise.resolve();
-  const serialized = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = queue.then(fn);
-    queue = run.catch(() => undefined);
-    return run;
-  };
-
-  const authorsComplete = () => record !== undefined && AUTHORS_KNOWN_STATES.includes(record.status) && authors.size >= record.authorsCount;
-
-  /** PATCHes every known author whose identity differs from what the mappings say. */
-  const applyMappings = () =>
-    serialized(async () => {
-      const changed: MappedAuthor[] = [];
-      for (const author of [...authors.values()].sort((a, b) => a.id - b.id)) {
-        const wanted = desiredIdentity(mappings, author);
-        if (!wanted || (author.name === wanted.name && author.email === wanted.email)) continue;
-        const late = record !== undefined && PUSHED_STATES.includes(record.status);
-        const updated = await call(() => api.mapImportAuthor({ ...target, authorId: author.id, name: wanted.name, email: wanted.email }));
-        authors.set(updated.id, updated);
-        const entry = { id: updated.id, remoteId: updated.remoteId, remoteName: updated.remoteName, name: updated.name, email: updated.email };
-        mapped.set(updated.id, entry);
-        changed.push(entry);
-        if (late) warnings.push(`author ${updated.remoteId} was mapped after the push began; the server rewrites and pushes again`);
-      }
-      st.authorsMapped = [...mapped.values()];
-      show();
-      return changed;
-    });
-
-  /** Lists authors found since the last look (`since` paging), then applies the mappings to them. */
-  const syncAuthors = async () => {
-    if (!record) return;
-    let listed = false;
-    while (authors.size < record.authorsCount) {
-      const since = authors.size > 0 ? Math.max(...authors.keys()) : undefined;
-      const page = await call(() => api.listImportAuthors({ ...target, since }));
-      listed = true;
-      if (page.length === 0) break;
-      for (const author of page) authors.set(author.id, author);
-    }
-    st.authorsFound = authors.size;
-    st.authorsComplete = authorsComplete();
-    if (listed) await applyMappings();
-  };
-
-  /** When large files turned up: list them and set `use_lfs` by the policy (once). */
-  const settleLargeFiles = async () => {
-    if (!record?.hasLargeFiles || st.lfs) return;
-    const files = await call(() => api.listImportLargeFiles(target));
-    const decision = decideLfs(lfsPolicy, files);
-    if (record.useLfs !== decision.useLfs) {
-      const r = await serialized(() => call(() => api.setImportLfs({ ...target, useLfs: decision.useLfs })));
-      st.lfs = decision;
-      observe(r);
-    } else {
-      st.lfs = decision;
-    }
-    show();
-  };
-
-  /** Waits (bounded) until an update answered; false when the deadline passed. */
-  const waitForAnswer = async (phase: 'waiting-for-credentials' | 'waiting-for-choice'): Promise<boolean> => {
-    const before = answers;
-    st.phase = phase;
-    st.answerDeadline = new Date(Date.now() + answerTimeoutMs).toISOString();
-    show();
-    const answered = await condition(() => answers !== before, answerTimeoutMs);
-    st.answerDeadline = undefined;
-    st.phase = 'polling';
-    return answered;
-  };
-
   const answerTimedOut = (what: string) =>
     ApplicationFailure.nonRetryable(
       `no ${what} arrived within ${Math.round(answerTimeoutMs / 1000)} s for the import of ${input.vcsUrl} into ${input.owner}/${input.repo} ` +
-        `(status ${record?.status}); the import is left waiting on the server: start this workflow again to resume, or cancel it`,
+        `(status ${session.record?.status}); the import is left waiting on the server: start this workflow again to resume, or cancel it`,
       ImportFailure.AnswerTimedOut,
-      { status: record?.status },
+      { status: session.record?.status },
     );
 
-  // --- Updates: validators refuse bad or untimely answers before anything is recorded. ---
-
-  setHandler(importStatusQuery, () => st);
-
-  setHandler(
-    importCredentialsUpdate,
-    async (answer) => {
-      try {
-        const r = await serialized(() => call(() => api.sendImportCredentials({ ...target, credentials: answer.credentials })));
-        observe(r);
-        answers++;
-        return { credentials: answer.credentials, status: r.status };
-      } catch (err) {
-        throw ApplicationFailure.create({
-          message: `the credentials were not applied: ${messageOf(err)}`,
-          type: activityCause(err)?.type ?? ImportFailure.CredentialReference,
-          nonRetryable: true,
-        });
-      }
-    },
-    {
-      validator: (answer) => {
-        const problems = credentialReferenceProblems((answer as Partial<CredentialsAnswer> | undefined)?.credentials);
-        if (problems.length > 0) throw new Error(problems.join('; '));
-        if (finished || !record || !CREDENTIAL_STATES.includes(record.status)) {
-          throw new Error(`the import is not waiting for credentials (status: ${record?.status ?? 'not started'})`);
-        }
-      },
-      description: 'Credentials for the source repository, as a reference (env:NAME or file:/path) resolved on the worker.',
-    },
-  );
-
-  setHandler(
-    importChooseUpdate,
-    async (answer) => {
-      const picked = selectChoice(answer, record?.projectChoices ?? []);
-      if (!('choice' in picked)) throw ApplicationFailure.nonRetryable(picked.problem, 'InvalidChoice');
-      try {
-        const r = await serialized(() => call(() => api.chooseImportProject({ ...target, choice: picked.choice })));
-        st.chosenProject = picked.choice;
-        observe(r);
-        answers++;
-        return { choice: picked.choice, status: r.status };
-      } catch (err) {
-        throw ApplicationFailure.nonRetryable(`the choice was not applied: ${messageOf(err)}`, activityCause(err)?.type ?? 'ChoiceFailed');
-      }
-    },
-    {
-      validator: (answer) => {
-        if (finished || record?.status !== 'detection_found_multiple') {
-          throw new Error(`the import is not waiting for a project choice (status: ${record?.status ?? 'not started'})`);
-        }
-        const picked = selectChoice(answer, record.projectChoices ?? []);
-        if ('problem' in picked) throw new Error(picked.problem);
-      },
-      description: 'Chooses one of project_choices: { index } or fields matching exactly one choice.',
-    },
-  );
-
-  setHandler(
-    importMapAuthorUpdate,
-    async (mapping) => {
-      const accepted: AuthorMapping = { remote: mapping.remote, name: mapping.name, email: mapping.email };
-      mappings.push(accepted);
-      let changed: MappedAuthor[];
-      try {
-        changed = await applyMappings();
-      } catch (err) {
-        throw ApplicationFailure.nonRetryable(`the mapping was recorded but not applied yet: ${messageOf(err)}`, activityCause(err)?.type ?? 'MappingFailed');
-      }
-      const matching = [...authors.values()].filter((a) => mappingMatches(accepted, a));
-      return {
-        mapping: accepted,
-        mappedAuthors: changed.filter((m) => matching.some((a) => a.id === m.id)),
-        waitingForAuthors: matching.length === 0,
-      };
-    },
-    {
-      validator: (mapping) => {
-        const problems = authorMappingProblems(mapping);
-        if (problems.length > 0) throw new Error(problems.join('; '));
-        if (finished || (record && PUSHED_STATES.includes(record.status))) {
-          throw new Error(`too late: the import is ${finished ? 'finished' : record?.status}; authors can only be mapped before the push`);
-        }
-        if (authorsComplete() && ![...authors.values()].some((a) => mappingMatches(mapping, a))) {
-          const known = [...authors.values()].map((a) => a.remoteId).join(', ');
-          throw new Error(`no author of this import matches ${JSON.stringify(mapping.remote)} (authors: ${known})`);
-        }
-      },
-      description: 'Maps a foreign author (remote id, name or email) to a Git name and email before the push.',
-    },
-  );
-
-  upsertSearchAttributes([
-    { key: LonghaulProcess, value: 'source-import' },
-    { key: LonghaulOrg, value: input.owner },
-    { key: LonghaulTarget, value: `${input.owner}/${input.repo}` },
-  ]);
-  show();
-
-  let started = false;
+  let started = resume !== undefined;
   try {
-    try {
-      observe(
-        await call(() =>
-          api.startImport({ ...target, vcsUrl: input.vcsUrl, vcs: input.vcs, tfvcProject: input.tfvcProject, credentials: input.credentials }),
-        ),
-      );
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      if (isUnavailable(err)) {
-        throw ApplicationFailure.nonRetryable(
-          `the source-import API is not available on ${serverOf(err)}: PUT /repos/${input.owner}/${input.repo}/import answered ` +
-            `${httpDetails(activityCause(err)).status ?? 404}. GitHub.com retired these endpoints on 2024-04-12; use a server that still serves them ` +
-            `(or check that ${input.owner}/${input.repo} exists)`,
-          ImportFailure.ApiUnavailable,
-          { server: serverOf(err) },
-        );
+    if (!started) {
+      try {
+        const { vcsUrl, vcs, tfvcProject, credentials } = input;
+        session.observe(await session.call(() => importApi.startImport({ ...target, vcsUrl, vcs, tfvcProject, credentials })));
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        throw startFailure(input, err);
       }
-      const failure = activityCause(err);
-      if (failure?.type === HttpFailure.ValidationFailed) {
-        throw ApplicationFailure.nonRetryable(`the server refused to start the import into ${input.owner}/${input.repo}: ${failure.message}`, ImportFailure.StartRejected);
-      }
-      throw err;
+      started = true;
     }
-    started = true;
     st.phase = 'polling';
 
-    // Poll times are anchored to a schedule (not to the end of the previous poll), so the latency of
-    // each poll does not push the schedule back. The schedule starts over after each change this
-    // workflow makes (credentials, choice, restart): the import moves quickly right after one.
-    let interval = poll.initialIntervalMs;
-    let nextPollAt = Date.now() + interval;
-    let waited = 0;
-    const restartSchedule = () => {
-      interval = poll.initialIntervalMs;
-      nextPollAt = Date.now() + interval;
-    };
     for (;;) {
-      const r = record!;
-      await syncAuthors();
-      await settleLargeFiles();
+      const r = session.record!;
+      await session.syncAuthors();
+      await session.settleLargeFiles();
 
       if (r.status === 'complete') break;
       if (CREDENTIAL_STATES.includes(r.status)) {
-        if (!(await waitForAnswer('waiting-for-credentials'))) throw answerTimedOut('credentials');
-        restartSchedule();
+        const since = Date.now();
+        if (!(await session.waitForAnswer('waiting-for-credentials', answerTimeoutMs))) throw answerTimedOut('credentials');
+        restartSchedule(Date.now() - since);
         continue;
       }
       if (r.status === 'detection_found_multiple') {
         const choices = r.projectChoices ?? [];
         const byRule = input.projectChoice ? matchingChoices(input.projectChoice, choices) : [];
+        const since = Date.now();
         if (byRule.length === 1) {
           const choice: ProjectChoice = choices[byRule[0]];
           st.chosenProject = choice;
-          observe(await serialized(() => call(() => api.chooseImportProject({ ...target, choice }))));
-        } else if (!(await waitForAnswer('waiting-for-choice'))) {
+          session.observe(await session.serialized(() => session.call(() => importApi.chooseImportProject({ ...target, choice }))));
+        } else if (!(await session.waitForAnswer('waiting-for-choice', answerTimeoutMs))) {
           throw answerTimedOut('project choice');
         }
-        restartSchedule();
+        restartSchedule(Date.now() - since);
         continue;
       }
       if (r.status === 'detection_found_nothing') {
-        await call(() => api.cancelImport(target));
+        const leftOver = await session.cancelOnServer();
         throw ApplicationFailure.nonRetryable(
-          `no source control was detected at ${input.vcsUrl}; the import into ${input.owner}/${input.repo} was cancelled. Check the URL and start again`,
+          `no source control was detected at ${input.vcsUrl}; the import into ${input.owner}/${input.repo} was ${leftOver ? 'not' : ''} cancelled. ` +
+            `${leftOver ?? 'Check the URL and start again'}`,
           ImportFailure.SourceNotFound,
           { vcsUrl: input.vcsUrl },
         );
       }
       if (r.status === 'error') {
-        if (st.restarts >= maxRestarts) {
+        if (st.restarts >= st.maxRestarts) {
           throw ApplicationFailure.nonRetryable(
             `the import of ${input.vcsUrl} into ${input.owner}/${input.repo} failed at step ${r.failedStep ?? '(not given)'}: ` +
               `${r.errorMessage ?? '(no message)'} (after ${st.restarts} restart${st.restarts === 1 ? '' : 's'})`,
@@ -457,44 +198,62 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
           );
         }
         st.restarts++;
-        observe(await serialized(() => call(() => api.restartImport(target))));
+        session.observe(await session.serialized(() => session.call(() => importApi.restartImport(target))));
         restartSchedule();
         continue;
       }
+      if (!RUNNING_IMPORT_STATES.includes(r.status)) {
+        throw ApplicationFailure.nonRetryable(`the import into ${input.owner}/${input.repo} reports an unknown status ${JSON.stringify(r.status)}`, ImportFailure.ImportFailed);
+      }
 
-      // Running on its own (detecting, importing, mapping, pushing): wait, then look again.
-      if (waited >= poll.timeoutMs) {
-        throw ApplicationFailure.nonRetryable(
-          `the import into ${input.owner}/${input.repo} was still ${r.status} after ${Math.round(waited / 1000)} s of polling`,
-          ImportFailure.TimedOut,
-          { status: r.status },
-        );
+      // Running on its own: poll until it needs the workflow (a new state, new authors, large files).
+      const outcome = await pollUntil(
+        {
+          what: `the import into ${input.owner}/${input.repo}`,
+          poll: async () => {
+            try {
+              const next = await importPoll.getImport(target);
+              session.observe(next);
+              return next;
+            } catch (err) {
+              if (activityCause(err)?.type !== HttpFailure.NotFound) throw err;
+              throw ApplicationFailure.nonRetryable(`the import into ${input.owner}/${input.repo} no longer exists on the server (cancelled elsewhere?)`, ImportFailure.ImportGone);
+            }
+          },
+          done: (next) => !RUNNING_IMPORT_STATES.includes(next.status) || session.needsAttention(next),
+          bounds,
+          outage: input.outage,
+          state: pollState,
+          onProgress: (progress) => {
+            st.polls = progress.polls;
+            st.failedPolls = progress.failedPolls;
+            st.nextPollInMs = progress.nextPollInMs;
+            st.phase = progress.failuresInRow > 0 ? 'waiting-out-outage' : 'polling';
+            session.show();
+          },
+          suspend: () => runBudgetReached(input.eventsPerRun),
+          failureTypes: { timedOut: ImportFailure.TimedOut, pollFailed: ImportFailure.PollFailed },
+          describeLast: (last) => `still ${(last ?? r).status}`,
+          details: { status: r.status },
+        },
+        r,
+      );
+      st.phase = 'polling';
+      if (outcome.kind === 'suspended') {
+        // Between polls: hand the state to the next run once no update is mid-way.
+        await condition(allHandlersFinished);
+        return await continueAsNew<typeof sourceImport>({ ...input, resume: session.resume(outcome.state) });
       }
-      // After a long pause (a maintenance wait), poll once now rather than catching up on missed slots.
-      nextPollAt = Math.max(nextPollAt, Date.now());
-      st.nextPollInMs = nextPollAt - Date.now();
-      show();
-      if (st.nextPollInMs > 0) await sleep(st.nextPollInMs);
-      waited += interval;
-      interval = nextPollInterval(interval, poll);
-      nextPollAt += interval;
-      try {
-        observe(await call(() => api.getImport(target)));
-      } catch (err) {
-        if (activityCause(err)?.type === HttpFailure.NotFound) {
-          throw ApplicationFailure.nonRetryable(`the import into ${input.owner}/${input.repo} no longer exists on the server (cancelled elsewhere?)`, ImportFailure.ImportGone);
-        }
-        throw err;
-      }
-      st.polls++;
+      // Keep the schedule's place: the next wait starts from the poll that just answered.
+      pollState = { ...afterPollAnswered(outcome.state, bounds, Date.now()).state, polls: outcome.state.polls };
     }
 
     st.nextPollInMs = undefined;
     st.phase = 'done';
-    finished = true;
-    show();
+    session.finished = true;
+    session.show();
     await condition(allHandlersFinished);
-    const final = record!;
+    const final = session.record!;
     return {
       status: 'complete',
       owner: input.owner,
@@ -502,34 +261,37 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
       vcsUrl: input.vcsUrl,
       vcs: final.vcs,
       commitCount: final.commitCount ?? 0,
-      authorsMapped: [...mapped.values()],
-      unmatchedMappings: mappings.filter((m) => ![...authors.values()].some((a) => mappingMatches(m, a))),
+      authorsMapped: [...session.mapped.values()],
+      unmatchedMappings: session.mappings.filter((m) => ![...session.authors.values()].some((a) => mappingMatches(m, a))),
       lfs: st.lfs,
       chosenProject: st.chosenProject,
       repositoryUrl: final.repositoryUrl,
       htmlUrl: final.htmlUrl,
       restarts: st.restarts,
       polls: st.polls,
-      warnings,
+      warnings: session.warnings,
     };
   } catch (err) {
-    finished = true;
+    if (err instanceof ContinueAsNew) throw err;
+    session.finished = true;
     const cancelled = isCancellation(err);
     st.error = messageOf(err);
     if (cancelled) {
       // Stop the import on the server even though this workflow is being cancelled. When the start
       // call's outcome is unknown, only an import from our URL is ours to delete.
-      await CancellationScope.nonCancellable(async () => {
+      const leftOver = await CancellationScope.nonCancellable(async () => {
         if (!started) {
-          const existing = await api.getImport(target).catch(() => undefined);
-          if (existing?.vcsUrl !== input.vcsUrl) return;
+          const existing = await importApi.getImport(target).catch(() => undefined);
+          if (existing?.vcsUrl !== input.vcsUrl) return undefined;
         }
-        await api.cancelImport(target);
+        return session.cancelOnServer();
       });
+      if (leftOver) st.error = leftOver;
     }
     st.phase = cancelled ? 'cancelled' : 'failed';
     st.nextPollInMs = undefined;
-    show();
+    session.show();
     throw err;
   }
 }
+

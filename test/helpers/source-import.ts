@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
 import { importStatusQuery } from '../../src/workflows/source-import';
-import type { SourceImportStatus } from '../../src/common/import-input';
+import type { SourceImportStatus } from '../../src/common/source-import';
 
 /** The default fixture plus empty repositories `octo-org/<prefix>-1..count` to import into. */
 export function fixtureWithImportRepos(prefix: string, count: number): GithubFixture {

@@ -7,13 +7,16 @@ import { describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { apiKeyDelete } from '../../src/workflows/apikey-delete';
-import { GoogleOperationFailure, operationStatusQuery } from '../../src/workflows/google-operation';
+import { operationStatusQuery } from '../../src/workflows/google-operation';
+import { GoogleOperationFailure } from '../../src/common/google-operation';
 import type { ApiKeyDeleteInput } from '../../src/common/google-input';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulProcess, LonghaulState } from '../../src/common/search-attributes';
 import { rejectionOf, requestsTo, timersStarted, useGoogleStack } from '../helpers/google';
+import { expectFailure } from '../helpers/failures';
 
-const FAST_POLL = { initialIntervalMs: 200, maxIntervalMs: 400 };
+/** The kit's floor: no poll interval under 1 s. */
+const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: 5 * 60_000 };
 const DAY_MS = 24 * 60 * 60 * 1000;
 const keyName = (id: string) => `projects/demo-project/locations/global/keys/${id}`;
 
@@ -108,9 +111,7 @@ describe('API-key deletion workflow', () => {
     ['a bad project id', 'projects/Demo_Project/locations/global/keys/k', 'is not a project id'],
   ])('rejects %s before any call', async (_what, name, problem) => {
     stack.emulator.resetStats();
-    const err = await rejectionOf(start({ name, poll: FAST_POLL }, 'bad-name').then((h) => h.result()));
-    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-    expect(cause.type).toBe(GoogleOperationFailure.InvalidInput);
+    const cause = await expectFailure(start({ name, poll: FAST_POLL }, 'bad-name').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
     expect(cause.message).toContain(problem);
     expect(stack.emulator.stats.requests).toBe(0);
   });

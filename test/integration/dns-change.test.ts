@@ -7,12 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, type ApplicationFailure } from '@temporalio/common';
 import { dnsChange } from '../../src/workflows/dns-change';
-import { GoogleOperationFailure, operationStatusQuery } from '../../src/workflows/google-operation';
+import { operationStatusQuery } from '../../src/workflows/google-operation';
+import { GoogleOperationFailure } from '../../src/common/google-operation';
 import type { DnsChangeInput, ResourceRecordSet } from '../../src/common/google-input';
 import { FailureType } from '../../src/http/retry-policy';
 import { rejectionOf, requestsTo, timersStarted, useGoogleStack } from '../helpers/google';
+import { expectFailure } from '../helpers/failures';
 
-const FAST_POLL = { initialIntervalMs: 200, maxIntervalMs: 400 };
+/** The kit's floor: no poll interval under 1 s. */
+const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: 5 * 60_000 };
 let seq = 0;
 const record = (label: string, ip = '192.0.2.30'): ResourceRecordSet => ({ name: `${label}-${Date.now().toString(36)}-${seq++}.demo.example.com.`, type: 'A', ttl: 300, rrdatas: [ip] });
 
@@ -87,9 +90,7 @@ describe('DNS change workflow', () => {
     ['an unknown record type', { additions: [{ name: 'x.demo.example.com.', type: 'BOGUS', ttl: 60, rrdatas: ['1'] }] }, 'is not a record type'],
   ])('rejects %s before any call', async (_what, input, problem) => {
     stack.emulator.resetStats();
-    const err = await rejectionOf(start(input, 'bad').then((h) => h.result()));
-    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-    expect(cause.type).toBe(GoogleOperationFailure.InvalidInput);
+    const cause = await expectFailure(start(input, 'bad').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
     expect(cause.message).toContain(problem);
     expect(stack.emulator.stats.requests).toBe(0);
   });

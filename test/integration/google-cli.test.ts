@@ -5,7 +5,7 @@ import { useGoogleStack } from '../helpers/google';
 
 describe('starter Google commands', () => {
   const stack = useGoogleStack({ google: { apikeys: { deleteOperationMs: 300 }, buckets: { scheduledMs: 200, waitingForPermissionsMs: 200, runningMs: 400 }, dns: { changeMs: 300 } } });
-  const fast = ['--poll-initial', '0.2', '--poll-max', '0.4'];
+  const fast = ['--poll-initial', '1', '--poll-max', '1', '--poll-timeout', '300'];
 
   it('bucket-create --wait --json prints one JSON object with the result, workflowId and workflowStatus, and exits 0', async () => {
     const { code, stdout } = await runStarter(
@@ -28,7 +28,7 @@ describe('starter Google commands', () => {
     );
     stack.emulator.googleState.buckets.options.runningMs = 400;
     expect(code).toBe(0);
-    expect(stdout).toMatch(/waiting · operation projects\/demo-project\/locations\/global\/operations\/\S+ · state (SCHEDULED|WAITING_FOR_PERMISSIONS|RUNNING)/);
+    expect(stdout).toMatch(/phase: waiting · operation projects\/demo-project\/locations\/global\/operations\/\S+ · state: (SCHEDULED|WAITING_FOR_PERMISSIONS|RUNNING)/);
     expect(stdout).toContain('log bucket projects/demo-project/locations/global/buckets/cli-follow: operation');
     expect(stdout).toContain('retention: 90 days');
   });

@@ -8,15 +8,19 @@ import { describe, expect, it } from 'vitest';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ActivityFailure, type ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { logBucketCreate, logBucketUpdate } from '../../src/workflows/log-bucket';
-import { GoogleOperationFailure, operationStatusQuery } from '../../src/workflows/google-operation';
+import { operationStatusQuery } from '../../src/workflows/google-operation';
+import { GoogleOperationFailure } from '../../src/common/google-operation';
 import type { LogBucketCreateInput, LogBucketUpdateInput } from '../../src/common/google-input';
-import type { OperationStatus } from '../../src/common/google-operations';
+import type { OperationStatus } from '../../src/common/google-operation';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
 import { type defaultLogBucketOptions } from '../../src/emulator/google/logging-buckets';
 import { eventually, rejectionOf, requestsTo, serverDemandedRetries, useGoogleStack } from '../helpers/google';
+import { expectFailure } from '../helpers/failures';
+import { call } from '../helpers/emulator-http';
 
-const FAST_POLL = { initialIntervalMs: 150, backoffFactor: 1, maxIntervalMs: 150 };
+/** The kit's floor: no poll interval under 1 s. */
+const FAST_POLL = { initialIntervalMs: 1_000, backoffFactor: 1, maxIntervalMs: 1_000, timeoutMs: 5 * 60_000 };
 const TIMING = { scheduledMs: 400, waitingForPermissionsMs: 400, runningMs: 800 };
 const LIFECYCLE = ['SCHEDULED', 'WAITING_FOR_PERMISSIONS', 'RUNNING', 'SUCCEEDED'];
 let seq = 0;
@@ -78,10 +82,7 @@ describe('log bucket workflows', () => {
   it('fails with the operation error when the bucket operation ends FAILED', async () => {
     const bucketId = uniqueId('doomed');
     await withBucketOptions({ failBucketIds: [bucketId] }, async () => {
-      const err = await rejectionOf(create({ parent: 'folders/demo-folder/locations/global', bucketId, poll: FAST_POLL }, 'fails').then((h) => h.result()));
-      expect(err).toBeInstanceOf(WorkflowFailedError);
-      const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-      expect(cause.type).toBe(GoogleOperationFailure.OperationFailed);
+      const cause = await expectFailure(create({ parent: 'folders/demo-folder/locations/global', bucketId, poll: FAST_POLL }, 'fails').then((h) => h.result()), GoogleOperationFailure.OperationFailed);
       expect(cause.message).toContain('state FAILED');
       expect(cause.message).toContain('rejected the configuration');
     });
@@ -125,7 +126,7 @@ describe('log bucket workflows', () => {
     });
   });
 
-  it('never creates twice: an ALREADY_EXISTS after a lost answer is resolved by reading the bucket and its operation', async () => {
+  it('never creates twice: after a lost answer, a missed first lookup is followed by more lookups, not by a re-send', async () => {
     const parent = 'billingAccounts/demo-billing/locations/global';
     const bucketId = uniqueId('once');
     const name = `${parent}/buckets/${bucketId}`;
@@ -133,15 +134,82 @@ describe('log bucket workflows', () => {
       stack.emulator.setFaults([
         // The create happens, but its answer is lost…
         { method: 'POST', path: 'buckets:createAsync', kind: 'reset', afterProcessing: true, times: 1 },
-        // …and the first look for it misses (as an eventually consistent read can), so the create is sent again.
+        // …and the first look for it misses (as an eventually consistent read can): the lookups go on over the
+        // grace period instead of sending the create again.
         { method: 'GET', path: `/buckets/${bucketId}`, kind: 'status', status: 404, times: 1 },
       ]);
       const createsBefore = requestsTo(stack.emulator, 'POST', 'buckets:createAsync');
       const handle = await create({ parent, bucketId, poll: FAST_POLL }, 'once');
       const result = await handle.result();
-      expect(requestsTo(stack.emulator, 'POST', 'buckets:createAsync') - createsBefore).toBe(2);
+      expect(requestsTo(stack.emulator, 'POST', 'buckets:createAsync') - createsBefore).toBe(1);
       expect(createOps(name)).toHaveLength(1);
       expect(result).toMatchObject({ bucket: name, state: 'SUCCEEDED', operation: createOps(name)[0]!.name });
+    });
+  });
+
+  it('a cancel while the create is in flight waits for its answer, then cancels that operation: no unknown bucket is left', async () => {
+    const parent = 'projects/demo-project/locations/global';
+    const bucketId = uniqueId('inflight');
+    const name = `${parent}/buckets/${bucketId}`;
+    await withBucketOptions({ runningMs: 30_000, cancel: 'takes-effect', cancelEffectMs: 300 }, async () => {
+      // The create is held before the server acts on it, so the cancel arrives while the POST is in flight.
+      stack.emulator.setFaults([{ method: 'POST', path: 'buckets:createAsync', kind: 'slow', delayMs: 3_000, times: 1 }]);
+      const faultsBefore = stack.emulator.stats.faultsInjected;
+      const handle = await create({ parent, bucketId, poll: FAST_POLL }, 'inflight');
+      await eventually(() => (stack.emulator.stats.faultsInjected > faultsBefore ? true : undefined), 'the create to be in flight');
+      await handle.cancel();
+      const err = await rejectionOf(handle.result());
+      expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+      // The held create did happen (waited for, since without the fix it lands after the workflow ended)…
+      const ops = await eventually(() => (createOps(name).length > 0 ? createOps(name) : undefined), 'the held create to land');
+      expect(ops).toHaveLength(1);
+      // …and the workflow knew its operation and cancelled it.
+      const status = await handle.query(operationStatusQuery);
+      expect(status.operation).toBe(ops[0]!.name);
+      expect(status.cancel).toMatchObject({ requested: true, tookEffect: true, finalState: 'CANCELLED' });
+      expect(buckets().state(ops[0]!.name)).toBe('CANCELLED');
+      expect(buckets().bucket(name)).toBeUndefined();
+    });
+  });
+
+  it('update recovery refuses another client\'s recent update of the bucket and sends its own', async () => {
+    const parent = 'projects/demo-project/locations/global';
+    const bucketId = uniqueId('foreign');
+    const name = `${parent}/buckets/${bucketId}`;
+    await (await create({ parent, bucketId, retentionDays: 30, poll: FAST_POLL }, 'for-foreign')).result();
+    // Another client updates the same bucket, a moment before this workflow's update.
+    const logging = stack.emulator.serviceUrl('google-logging');
+    const foreign = await call(logging, 'POST', `${logging}/v2/${name}:updateAsync?updateMask=description`, { body: { description: 'someone else' } });
+    expect(foreign.status).toBe(200);
+    const foreignOp = (foreign.json as { name: string }).name;
+    await eventually(() => (buckets().bucket(name)?.lifecycleState === 'ACTIVE' ? true : undefined), 'the foreign update to finish');
+    await withBucketOptions({}, async () => {
+      // Our update's first try fails with an unknown outcome (502 before processing), so the workflow looks for it.
+      stack.emulator.setFaults([{ method: 'POST', path: ':updateAsync', kind: 'status', status: 502, times: 1 }]);
+      const updatesBefore = requestsTo(stack.emulator, 'POST', ':updateAsync');
+      // A short grace period: the lookups find nothing of ours, so the update is sent again soon.
+      const result = await (await update({ name, updateMask: ['description'], description: 'ours', poll: FAST_POLL, recoveryGraceMs: 2_000 }, 'foreign')).result();
+      expect(result.operation).not.toBe(foreignOp);
+      expect(result.response).toMatchObject({ description: 'ours' });
+      expect(requestsTo(stack.emulator, 'POST', ':updateAsync') - updatesBefore).toBe(2);
+      expect(buckets().bucket(name)?.description).toBe('ours');
+    });
+  });
+
+  it('update recovery adopts its own update whose answer was lost (same mask and values), without sending it again', async () => {
+    const parent = 'projects/demo-project/locations/global';
+    const bucketId = uniqueId('lost-update');
+    const name = `${parent}/buckets/${bucketId}`;
+    await (await create({ parent, bucketId, retentionDays: 30, poll: FAST_POLL }, 'for-lost-update')).result();
+    await withBucketOptions({}, async () => {
+      stack.emulator.setFaults([{ method: 'POST', path: ':updateAsync', kind: 'reset', afterProcessing: true, times: 1 }]);
+      const updatesBefore = requestsTo(stack.emulator, 'POST', ':updateAsync');
+      const result = await (await update({ name, updateMask: ['retentionDays'], retentionDays: 90, poll: FAST_POLL }, 'lost')).result();
+      expect(requestsTo(stack.emulator, 'POST', ':updateAsync') - updatesBefore).toBe(1);
+      const updates = [...buckets().operations.values()].filter((op) => op.kind === 'update' && op.bucketName === name);
+      expect(updates).toHaveLength(1);
+      expect(result.operation).toBe(updates[0]!.name);
+      expect(buckets().bucket(name)?.retentionDays).toBe(90);
     });
   });
 
@@ -173,9 +241,7 @@ describe('log bucket workflows', () => {
     const bucketId = uniqueId('slow');
     await withBucketOptions({ runningMs: 60_000 }, async () => {
       const input = { parent: 'projects/demo-project/locations/global', bucketId, poll: { ...FAST_POLL, timeoutMs: 1_000 } };
-      const err = await rejectionOf(create(input, 'slow').then((h) => h.result()));
-      const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-      expect(cause.type).toBe(GoogleOperationFailure.TimedOut);
+      const cause = await expectFailure(create(input, 'slow').then((h) => h.result()), GoogleOperationFailure.TimedOut);
       expect(cause.message).toContain('continues on the server');
       const [op] = createOps(`projects/demo-project/locations/global/buckets/${bucketId}`);
       expect(cause.message).toContain(op!.name);
@@ -200,9 +266,7 @@ describe('log bucket workflows', () => {
     ['a retention out of range', { parent: 'projects/demo-project/locations/global', bucketId: 'b', retentionDays: 0 }, 'retentionDays'],
   ])('rejects %s before any call', async (_what, input, problem) => {
     stack.emulator.resetStats();
-    const err = await rejectionOf(create({ ...input, poll: FAST_POLL }, 'bad').then((h) => h.result()));
-    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-    expect(cause.type).toBe(GoogleOperationFailure.InvalidInput);
+    const cause = await expectFailure(create({ ...input, poll: FAST_POLL }, 'bad').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
     expect(cause.message).toContain(problem);
     expect(stack.emulator.stats.requests).toBe(0);
   });
@@ -210,9 +274,7 @@ describe('log bucket workflows', () => {
   it('rejects an update whose mask names a field it cannot update before any call', async () => {
     stack.emulator.resetStats();
     const input = { name: 'projects/demo-project/locations/global/buckets/b', updateMask: ['name'], poll: FAST_POLL };
-    const err = await rejectionOf(update(input, 'bad-mask').then((h) => h.result()));
-    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-    expect(cause.type).toBe(GoogleOperationFailure.InvalidInput);
+    const cause = await expectFailure(update(input, 'bad-mask').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
     expect(cause.message).toContain('updateMask field "name"');
     expect(stack.emulator.stats.requests).toBe(0);
   });

@@ -11,7 +11,7 @@ import { runStarter } from '../helpers/starter';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
 
 const SVN = 'https://svn.example.test/repos';
-const fast = ['--poll-initial', '0.1', '--poll-max', '0.25'];
+const fast = ['--poll-initial', '1', '--poll-max', '1'];
 
 describe('starter import commands', () => {
   let emulator: Emulator;
@@ -92,8 +92,8 @@ describe('starter import commands', () => {
   it('import --follow shows the state and a progress bar until the end', async () => {
     const { code, stdout } = await runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-3', '--vcs-url', `${SVN}/happy`, ...fast, '--follow'], tw.taskQueue);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/\[[#-]+\]\s+\d+% importing · importing 1234 commits/);
-    expect(stdout).toMatch(/\[[#-]+\]\s+\d+% pushing · pushing/);
+    expect(stdout).toMatch(/\[[#-]+\]\s+\d+% \S+ → octo-org\/\S+ · importing · importing \d+% of 1234 commits/);
+    expect(stdout).toMatch(/\[[#-]+\]\s+\d+% \S+ → octo-org\/\S+ · pushing · pushed \d+%/);
     expect(stdout).toContain('import of https://svn.example.test/repos/happy into octo-org/cli-3: complete (subversion, 1234 commits)');
   });
 

@@ -13,7 +13,8 @@ import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
 
-const FAST_POLL = { initialIntervalMs: 100, maxIntervalMs: 250, backoffFactor: 1.5 };
+/** The kit's floor: no poll interval under 1 s. */
+const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
 const SVN = 'https://svn.example.test/repos';
 
 async function failureOf(promise: Promise<unknown>): Promise<Error> {
@@ -107,14 +108,48 @@ describe('source import: durability and server trouble', () => {
     try {
       const target = repo();
       const handle = await start(
-        { repo: target, vcsUrl: `${SVN}/happy`, maintenance: { initialDelayMs: 500, maxDelayMs: 1_000, timeoutMs: 60_000 } },
+        { repo: target, vcsUrl: `${SVN}/happy`, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 60_000 } },
         impatient,
       );
       await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
       emulator.imports.startMaintenance(4_000);
-      await waitForImportStatus(handle, (s) => s.phase === 'waiting-out-maintenance', 'the maintenance wait');
+      await waitForImportStatus(handle, (s) => s.phase === 'waiting-out-outage', 'the maintenance wait');
       const result = await handle.result();
       expect(result.status).toBe('complete');
+    } finally {
+      await impatient.stop();
+    }
+  });
+
+  it('waits out 502, 504 and connection resets on the import polls instead of failing (issue 8)', async () => {
+    // The HTTP core gives up after two attempts here, so every burst below exhausts an activity and the
+    // workflow's own durable wait takes over; before the fix, the first exhausted 502 ended the workflow.
+    const impatient = await startTestWorker(await emulatorDeps(emulator, { policy: { ...githubRetryPolicy, maxTransientAttempts: 2 } }));
+    try {
+      const target = repo();
+      const handle = await start(
+        { repo: target, vcsUrl: `${SVN}/happy`, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 60_000 } },
+        impatient,
+      );
+      await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
+      const poll = /\/repos\/[^/]+\/[^/]+\/import$/;
+      const before = emulator.stats.faultsInjected;
+      emulator.setFaults([
+        { method: 'GET', path: poll, kind: 'status', status: 502, times: 3 },
+        { method: 'GET', path: poll, kind: 'status', status: 504, times: 3 },
+        { method: 'GET', path: poll, kind: 'reset', times: 3 },
+      ]);
+      try {
+        const result = await handle.result();
+        expect(result.status).toBe('complete');
+      } finally {
+        emulator.setFaults([]);
+      }
+      expect(emulator.stats.faultsInjected - before).toBe(9);
+      const { events } = await handle.fetchHistory();
+      const exhausted = (events ?? []).filter((e) => e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type === 'TransientRetriesExhaustedError');
+      expect(exhausted.length).toBeGreaterThanOrEqual(3);
+      expect(emulator.imports.get('octo-org', target)!.events.filter((e) => e.kind === 'put')).toHaveLength(1);
     } finally {
       await impatient.stop();
     }

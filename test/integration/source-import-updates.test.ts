@@ -22,7 +22,8 @@ import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
 import { fixtureWithImportRepos, historyText, waitForImportStatus } from '../helpers/source-import';
 
-const FAST_POLL = { initialIntervalMs: 100, maxIntervalMs: 200, backoffFactor: 1.5 };
+/** The kit's floor: no poll interval under 1 s. */
+const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
 const SVN = 'https://svn.example.test/repos';
 
 // Secrets this file hands to the worker (and one pasted by mistake into an update).

@@ -3,7 +3,8 @@
  * in polls at the default bounds, against google-gax's default LRO backoff and a fixed 10-second poller.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_OPERATION_POLL, pollDelayMs, pollScheduleMs, pollsToObserve } from '../../src/common/google-operations';
+import { DEFAULT_OPERATION_POLL } from '../../src/common/google-operation';
+import { pollDelayMs, pollScheduleMs, pollsToObserve } from '../../src/workflows/kit/poll-schedule';
 
 const HOUR = 60 * 60 * 1000;
 /** google-gax's default for `google.longrunning.Operations`: 100 ms, × 1.3, capped at 60 s. */

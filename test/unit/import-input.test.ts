@@ -19,6 +19,7 @@ import {
   type LargeFile,
   type SourceImportInput,
 } from '../../src/common/import-input';
+import { describeSourceImportStatus, type SourceImportStatus } from '../../src/common/source-import';
 import { resolveCredentialReference } from '../../src/activities/github/imports';
 import { parseAuthorsFile } from '../../src/cli/import';
 
@@ -38,7 +39,8 @@ describe('source-import input validation', () => {
         projectChoice: { humanName: 'Contoso (tfs)' },
         maxRestarts: 0,
         answerTimeoutMs: 60_000,
-        maintenance: { initialDelayMs: 1_000 },
+        outage: { initialBackoffMs: 1_000 },
+        eventsPerRun: 500,
         poll: { initialIntervalMs: 1_000, maxIntervalMs: 30_000, backoffFactor: 1.5 },
       }),
     ).toEqual([]);
@@ -67,9 +69,15 @@ describe('source-import input validation', () => {
       'projectChoice needs at least one of vcs, tfvcProject, humanName',
       'maxRestarts must be an integer from 0 to 100',
       'answerTimeoutMs must be a positive number',
-      'poll.backoffFactor must be at least 1',
-      'poll.maxIntervalMs must be at least poll.initialIntervalMs',
+      'poll.backoffFactor must be between 1 and 10 (got 0.5)',
     ]);
+  });
+
+  it('checks poll bounds, the outage budget and the event budget by the kit\'s rules (floor 1 s, max ≥ initial against the defaults)', () => {
+    expect(importInputProblems({ ...valid, poll: { initialIntervalMs: 100 } })).toEqual(['poll.initialIntervalMs must be between 1000 and 604800000 ms (got 100)']);
+    expect(importInputProblems({ ...valid, poll: { initialIntervalMs: 90_000 } })).toEqual(['poll.maxIntervalMs (60000) must be at least poll.initialIntervalMs (90000)']);
+    expect(importInputProblems({ ...valid, outage: { budgetMs: 10 } })[0]).toContain('outage.budgetMs must be a number of milliseconds between 1000');
+    expect(importInputProblems({ ...valid, eventsPerRun: 20_000 })).toEqual(['eventsPerRun must be an integer between 50 and 8000']);
   });
 
   it('refuses credentials inside the URL or in place of a reference without repeating them', () => {
@@ -207,5 +215,39 @@ describe('author mapping files for the starter', () => {
     expect(() => parseAuthorsFile('ok,Ok,ok@example.com\nbad,Bad,bad-at-example\n', 'a.csv')).toThrow(
       'a.csv entry 2: author mapping for "bad": email "bad-at-example" is not an email address',
     );
+  });
+});
+
+describe('describeSourceImportStatus', () => {
+  const base: SourceImportStatus = {
+    phase: 'polling',
+    owner: 'octo-org',
+    repo: 'alpha',
+    vcsUrl: 'https://svn.example.test/repos/happy',
+    statesSeen: ['detecting', 'importing'],
+    status: 'importing',
+    percent: 42.7,
+    commitCount: 1234,
+    polls: 7,
+    failedPolls: 0,
+    restarts: 1,
+    maxRestarts: 2,
+    runs: 1,
+    authorsFound: 2,
+    authorsMapped: [{ id: 1, remoteId: 'alice', remoteName: 'alice', name: 'Alice', email: 'alice@example.com' }],
+    authorsComplete: false,
+  };
+
+  it('gives the one line the UI and the CLI show, the percent and the search attributes', () => {
+    const view = describeSourceImportStatus(base, 'import-alpha');
+    expect(view.line).toBe('https://svn.example.test/repos/happy → octo-org/alpha · importing · importing 42.7% of 1234 commits · authors mapped 1/2 · restarts 1/2');
+    expect(view.percent).toBe(42.7);
+    expect(view.attributes).toEqual({ process: 'source-import', org: 'octo-org', target: 'octo-org/alpha', state: 'importing', progress: 42 });
+  });
+
+  it('names the command that answers a waiting import, with the workflow id, and an outage being waited out', () => {
+    const waiting = describeSourceImportStatus({ ...base, phase: 'waiting-for-credentials', status: 'auth_failed', answerDeadline: '2026-11-24T10:00:00.000Z' }, 'import-alpha');
+    expect(waiting.line).toContain('npm run starter -- import-credentials --workflow-id import-alpha --credentials env:NAME');
+    expect(describeSourceImportStatus({ ...base, phase: 'waiting-out-outage', failedPolls: 3 }).line).toContain('calls failing (3 failed polls so far): waiting the outage out');
   });
 });

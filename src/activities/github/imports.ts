@@ -8,9 +8,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from '../context';
 import { readSecret } from '../../config';
 import { FailureType } from '../../http/retry-policy';
+import { ImportFailure } from '../../common/source-import';
 import {
   credentialReferenceProblems,
-  ImportFailure,
   type ImportAuthor,
   type ImportRecord,
   type LargeFile,

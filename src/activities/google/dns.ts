@@ -3,7 +3,7 @@
  * Cloud DNS's long-running operation: `status` `pending` until it is `done`.
  */
 import type { ActivityDeps } from '../context';
-import type { OperationView } from '../../common/google-operations';
+import type { OperationView } from '../../common/google-operation';
 import type { ResourceRecordSet } from '../../common/google-input';
 
 interface DnsChange {

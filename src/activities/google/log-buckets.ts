@@ -4,7 +4,7 @@
  * for the bucket and its operation (`getLogBucket`, `findLogBucketOperation`) before sending again.
  */
 import type { ActivityDeps } from '../context';
-import type { OperationView } from '../../common/google-operations';
+import type { OperationView } from '../../common/google-operation';
 import { FailureType } from '../../http/retry-policy';
 import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
 
@@ -25,6 +25,29 @@ export interface BucketFieldsInput {
 
 function bucketBody(fields: BucketFieldsInput): Record<string, unknown> {
   return pick(fields as Record<string, unknown>, ['retentionDays', 'description', 'locked', 'analyticsEnabled']);
+}
+
+/** What an update sent: the mask and the values of the masked fields. */
+export interface BucketUpdateRequest extends BucketFieldsInput {
+  updateMask: string[];
+}
+
+/**
+ * Whether an `updateBucketRequest` (as an operation's metadata reports it) is this update: same bucket, the same
+ * set of masked fields and the same value for each. Another client's update of the same bucket, even a recent
+ * one, is not ours: adopting it would report an update that never happened.
+ */
+export function isSameBucketUpdate(request: unknown, bucketName: string, update: BucketUpdateRequest): boolean {
+  const req = request as { name?: unknown; updateMask?: unknown; bucket?: Record<string, unknown> } | undefined;
+  if (req?.name !== bucketName) return false;
+  const sentMask = (typeof req.updateMask === 'string' ? req.updateMask.split(',') : Array.isArray(req.updateMask) ? req.updateMask : [])
+    .map((f) => String(f).trim())
+    .filter(Boolean);
+  const mask = new Set(update.updateMask);
+  if (sentMask.length !== mask.size || !sentMask.every((f) => mask.has(f))) return false;
+  const wanted = bucketBody(update);
+  const sent = req.bucket ?? {};
+  return update.updateMask.every((field) => JSON.stringify(sent[field]) === JSON.stringify(wanted[field]));
 }
 
 /** What a cancel request came to. */
@@ -86,9 +109,15 @@ export function createLogBucketActivities(deps: ActivityDeps) {
 
     /**
      * GET /v2/{parent}/operations (paged) — the newest create (or update) operation of `bucketName` started at
-     * or after `notBefore`: the one an earlier try with an unknown outcome started.
+     * or after `notBefore`: the one an earlier try with an unknown outcome started. An update matches only with
+     * the same mask and values (`update`); without `update`, no update operation matches.
      */
-    async findLogBucketOperation(input: { bucketName: string; kind: 'create' | 'update'; notBefore: string }): Promise<OperationView | undefined> {
+    async findLogBucketOperation(input: {
+      bucketName: string;
+      kind: 'create' | 'update';
+      notBefore: string;
+      update?: BucketUpdateRequest;
+    }): Promise<OperationView | undefined> {
       const parent = input.bucketName.replace(/\/buckets\/[^/]+$/, '');
       const bucketId = input.bucketName.slice(parent.length + '/buckets/'.length);
       const notBefore = Date.parse(input.notBefore);
@@ -107,7 +136,7 @@ export function createLogBucketActivities(deps: ActivityDeps) {
             const req = meta.createBucketRequest as { parent?: string; bucketId?: string } | undefined;
             return req?.parent === parent && req.bucketId === bucketId;
           }
-          return (meta.updateBucketRequest as { name?: string } | undefined)?.name === input.bucketName;
+          return input.update !== undefined && isSameBucketUpdate(meta.updateBucketRequest, input.bucketName, input.update);
         });
         if (candidates.length > 0) {
           candidates.sort((a, b) => Date.parse(String(b.metadata?.startTime)) - Date.parse(String(a.metadata?.startTime)));

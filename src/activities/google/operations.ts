@@ -3,7 +3,7 @@
  * little helpers every Google activity shares.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { OperationView } from '../../common/google-operations';
+import type { OperationView } from '../../common/google-operation';
 import { FailureType } from '../../http/retry-policy';
 
 /** A `google.longrunning.Operation` as JSON. */

@@ -1,0 +1,169 @@
+/**
+ * The Google long-running-operation processes (API-key delete, log-bucket create/update, DNS change): the
+ * model file shared by the workflows, activities, the CLI and tests. The normalized view of an operation
+ * (API Keys and Logging `Operation`s, Cloud DNS `Change`s), the status the workflows answer to the `status`
+ * query and its one `describe`, the failure types, and the poll bounds with their per-run event check.
+ * Deterministic: no I/O.
+ */
+import { DEFAULT_OUTAGE, outageBackoffMs, outageBoundsProblems, resolveOutageBounds, type OutageBounds } from '../workflows/kit/outage';
+import { nextPollAtMs, pollBoundsProblems, resolvePollBounds, type PollBounds, type ResolvedPollBounds } from '../workflows/kit/poll-schedule';
+import { MAX_EVENTS_PER_RUN } from '../workflows/kit/run-budget';
+import type { StatusView } from '../workflows/kit/status-tracker';
+
+export type { PollBounds } from '../workflows/kit/poll-schedule';
+export type { OutageBounds } from '../workflows/kit/outage';
+
+/**
+ * What a workflow keeps of one operation: small, so history stays small. Logging's `OperationState` is
+ * reported without its `OPERATION_STATE_` prefix (`SCHEDULED`, `WAITING_FOR_PERMISSIONS`, `RUNNING`,
+ * `SUCCEEDED`, `FAILED`, `CANCELLED`); DNS changes report `pending` / `done`.
+ */
+export interface OperationView {
+  /** Operation name (`projects/P/locations/L/operations/ID`, `operations/…`) or DNS change id. */
+  name: string;
+  done: boolean;
+  state?: string;
+  /** `google.rpc.Status` of a failed (or cancelled) operation. */
+  error?: { code: number; message: string };
+  /** A summary of the operation's response (bucket, key or change), when done without error. */
+  response?: Record<string, unknown>;
+}
+
+/** `google.rpc.Code.CANCELLED`: what a cancelled operation's `error.code` is. */
+export const RPC_CODE_CANCELLED = 1;
+
+/** Whether the operation ended cancelled (by state or by its error code). */
+export function operationCancelled(op: OperationView): boolean {
+  return op.state === 'CANCELLED' || (op.done && op.error?.code === RPC_CODE_CANCELLED);
+}
+
+/** Failure types the Google operation workflows end with (stable strings for callers). */
+export const GoogleOperationFailure = {
+  InvalidInput: 'InvalidGoogleOperationInput',
+  /** The operation finished with an `error` (or a bucket operation ended FAILED). */
+  OperationFailed: 'GoogleOperationFailed',
+  /** The operation was still running when the poller's total time ran out. */
+  TimedOut: 'GoogleOperationTimedOut',
+  /** Polls failed permanently or for longer than the outage budget; the operation itself may still be running. */
+  PollFailed: 'GoogleOperationPollFailed',
+  /** The mutating call could not be made within its tries (or an unknown outcome could not be resolved). */
+  SendFailed: 'GoogleOperationSendFailed',
+} as const;
+
+/**
+ * Poll bounds of the Google operation poller. 60 minutes of waiting cost 40 polls with these (see
+ * `pollsToObserve`), against 82 for google-gax's default (100 ms × 1.3, capped at 60 s) and 361 for a fixed
+ * 10-second poller; a finished operation is noticed at most 2 minutes late.
+ */
+export const DEFAULT_OPERATION_POLL: ResolvedPollBounds = {
+  initialIntervalMs: 1_000,
+  maxIntervalMs: 120_000,
+  backoffFactor: 1.5,
+  timeoutMs: 12 * 60 * 60 * 1000,
+};
+
+/**
+ * History events one poll costs: a timer (started, fired), the activity (scheduled, started, completed or
+ * failed) and the two workflow tasks around them (3 events each).
+ */
+export const EVENTS_PER_POLL = 11;
+/** Events of a run besides its polls: start, validation, the mutating call and its lookups, cancel, search attributes. */
+const RUN_OVERHEAD_EVENTS = 200;
+
+/**
+ * The most polls a run of these bounds can make: the schedule's polls over the whole time bound plus one
+ * continuous outage's failed polls (backoff from the outage bounds, over the outage budget or the time bound).
+ */
+export function maxPollsPerRun(bounds: ResolvedPollBounds, outage: Required<OutageBounds> = DEFAULT_OUTAGE, stopAt = Number.POSITIVE_INFINITY): number {
+  let polls = 0;
+  for (let n = 1, t = 0; polls <= stopAt; n++) {
+    t = nextPollAtMs(t, n, bounds, t);
+    if (t > bounds.timeoutMs) break;
+    polls++;
+  }
+  const outageMs = Math.min(outage.budgetMs, bounds.timeoutMs);
+  for (let n = 1, t = 0; polls <= stopAt; n++) {
+    t += outageBackoffMs(n, outage);
+    if (t > outageMs) break;
+    polls++;
+  }
+  return polls;
+}
+
+/**
+ * Problems with a Google input's poll and outage bounds: the kit's rules (floor, ceiling, factor, max ≥
+ * initial) and, since these workflows do not continue as new, a ceiling on what one run can cost in history
+ * events (a fixed 1-second poll for 12 hours would pass 10,000 events long before the time bound).
+ */
+export function operationPollProblems(poll: PollBounds | undefined, outage: OutageBounds | undefined): string[] {
+  const problems = [...pollBoundsProblems(poll, 'poll', DEFAULT_OPERATION_POLL), ...outageBoundsProblems(outage)];
+  if (problems.length > 0) return problems;
+  const limit = Math.floor((MAX_EVENTS_PER_RUN - RUN_OVERHEAD_EVENTS) / EVENTS_PER_POLL);
+  const polls = maxPollsPerRun(resolvePollBounds(DEFAULT_OPERATION_POLL, poll), resolveOutageBounds(outage), limit);
+  if (polls > limit) {
+    problems.push(
+      `poll bounds allow more than ${limit} polls in one run (poll.timeoutMs at this poll rate, plus an outage's failed polls), ` +
+        `which would pass the per-run budget of ${MAX_EVENTS_PER_RUN} history events: raise poll.maxIntervalMs or lower poll.timeoutMs`,
+    );
+  }
+  return problems;
+}
+
+export type OperationPhase = 'starting' | 'waiting' | 'cancelling' | 'done' | 'failed' | 'cancelled';
+
+export type GoogleProcess = 'apikey-delete' | 'log-bucket-create' | 'log-bucket-update' | 'dns-change';
+
+/** What the `status` query of every Google operation workflow answers. */
+export interface OperationStatus {
+  process: GoogleProcess;
+  /** The resource the workflow works on (key, bucket or zone name). */
+  target: string;
+  phase: OperationPhase;
+  operation?: string;
+  /** The operation's state as last seen. */
+  state?: string;
+  /** Every distinct state seen, in order. */
+  states: string[];
+  polls: number;
+  /** Polls that failed (the mutating call is never re-sent because of them). */
+  failedPolls: number;
+  /** Failed polls since the last answer: an outage in progress when > 0. */
+  failingPolls?: number;
+  /** @format milliseconds */
+  nextPollInMs?: number;
+  /** Set once the workflow was cancelled while the operation ran. */
+  cancel?: CancelOutcome;
+  error?: string;
+}
+
+/** What came of cancelling a running operation. */
+export interface CancelOutcome {
+  /** Whether `:cancel` was accepted by the server (a done operation refuses it). */
+  requested: boolean;
+  /** True when the operation ended CANCELLED; false when it finished anyway; undefined while unknown. */
+  tookEffect?: boolean;
+  /** The operation's state when the workflow last looked. */
+  finalState?: string;
+  message: string;
+}
+
+/** A fresh status for a process. */
+export function newOperationStatus(process: GoogleProcess, target: string): OperationStatus {
+  return { process, target, phase: 'starting', states: [], polls: 0, failedPolls: 0 };
+}
+
+/**
+ * The one description of a status: the UI's current details, the CLI's progress line, and the search
+ * attributes (process, target, the operation's state).
+ */
+export function describeOperationStatus(s: OperationStatus): StatusView {
+  const parts = [`${s.process} ${s.target}`, `phase: ${s.phase}`];
+  if (s.operation) parts.push(`operation ${s.operation}`);
+  if (s.state) parts.push(`state: ${s.state}`);
+  parts.push(`${s.polls} polls${s.failedPolls ? ` (${s.failedPolls} failed)` : ''}`);
+  if (s.failingPolls) parts.push(`polls failing (${s.failingPolls} in a row): waiting the outage out`);
+  if (s.nextPollInMs !== undefined) parts.push(`next poll in ${Math.max(1, Math.round(s.nextPollInMs / 1000))} s`);
+  if (s.cancel) parts.push(s.cancel.message);
+  if (s.error) parts.push(`error: ${s.error}`);
+  return { line: parts.join(' · '), attributes: { process: s.process, target: s.target, state: s.state } };
+}
