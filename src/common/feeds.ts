@@ -5,6 +5,7 @@
  *
  * Deterministic: shared by workflows, activities, the starter and tests.
  */
+import { credentialInUrlProblems } from './url-secrets';
 
 /** The feed kinds of spec 001, each with its path template. */
 export const FEED_TEMPLATES = [
@@ -131,7 +132,7 @@ export function sinkProblems(sink: SinkConfig): string[] {
         problems.push(`http sink url ${JSON.stringify(sink.url)} is not a URL`);
       }
       if (url && url.protocol !== 'http:' && url.protocol !== 'https:') problems.push('http sink url must be http(s)');
-      if (url && (url.username || url.password)) problems.push('http sink url must not carry credentials (the secret is read from the environment)');
+      if (url) problems.push(...credentialInUrlProblems(sink.url, 'the http sink url'));
       if (sink.secretEnv !== undefined && !/^[A-Z_][A-Z0-9_]*$/.test(sink.secretEnv)) problems.push('secretEnv must be an environment variable name');
       break;
     }
