@@ -3,15 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PACING, maxInAnyWindow, nextPacedSlot, parseHookTarget, planRepair, type DeliverySummary, type Pacing } from '../../src/common/hook-repair';
 
 let nextId = 1;
-const d = (guid: string, ok: boolean, at: number, redelivery = false): DeliverySummary => ({
-  id: nextId++,
-  guid,
-  status: ok ? 'OK' : 'Invalid HTTP Response: 500',
-  statusCode: ok ? 200 : 500,
-  deliveredAt: at,
-  redelivery,
-  event: 'issues',
-});
+// (`_redelivery` documents the seeded history; the plan does not need it.)
+const d = (guid: string, ok: boolean, at: number, _redelivery = false): DeliverySummary => ({ id: nextId++, guid, ok, deliveredAt: at });
 
 describe('repair plan', () => {
   it('redelivers each guid without an OK delivery once, from its newest failure, and skips guids that succeeded', () => {
