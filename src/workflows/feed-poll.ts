@@ -76,6 +76,8 @@ const FeedFailure = { InvalidInput: 'InvalidFeedInput', CursorStopping: 'FeedCur
  * `bench:feeds`: about 0.3 MB per poll, released by continue-as-new), so runs are kept short.
  */
 export const POLLS_PER_RUN = 20;
+/** A poll costs about 10–20 history events: 200 polls keep a run well under 10,000. */
+export const MAX_POLLS_PER_RUN = 200;
 
 export interface FeedCursorInput {
   feed: string;
@@ -129,6 +131,9 @@ class FifoMutex {
 export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStatus> {
   const ref = parseFeed(input?.feed);
   if (isFeedProblem(ref)) throw ApplicationFailure.nonRetryable(`invalid feed: ${ref.problem}`, FeedFailure.InvalidInput);
+  if (input.pollsPerRun !== undefined && !(Number.isInteger(input.pollsPerRun) && input.pollsPerRun >= 1 && input.pollsPerRun <= MAX_POLLS_PER_RUN)) {
+    throw ApplicationFailure.nonRetryable(`invalid feed cursor: pollsPerRun must be a whole number from 1 to ${MAX_POLLS_PER_RUN}`, FeedFailure.InvalidInput);
+  }
   const cursor: FeedCursor = input.cursor ?? newCursor(ref.path);
   // Older cursors (carried by continue-as-new from an earlier version) lack newer counters.
   cursor.counters = { ...newCursor(cursor.feed).counters, ...cursor.counters };

@@ -187,5 +187,22 @@ describe('webhook delivery repair on a Schedule', () => {
     // Paused: no further runs.
     expect((await w.client.schedule.getHandle(scheduleId).describe()).state.paused).toBe(true);
   });
+
+  it('bounds a run: past maxRedeliveriesPerRun the rest is deferred, the window stays, and later runs finish the job', async () => {
+    const { e, w } = await start();
+    const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
+    const guids = Array.from({ length: 5 }, (_, i) => e.hooks.addDelivery(hookId, { at: Date.now() - HOUR + i, statusCode: 500 }).guid);
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, maxRedeliveriesPerRun: 2 });
+    const first = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(first.counts).toMatchObject({ failed: 5, redelivered: 2, deferred: 3 });
+    expect(first.stoppedEarly).toMatch(/maxRedeliveriesPerRun 2/);
+    expect(first.lastCheckedAt).toBe(Date.parse(first.windowStart));
+    const second = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(second.counts).toMatchObject({ failed: 3, redelivered: 2, deferred: 1, skippedAlreadyOk: 2 });
+    const third = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(third.counts).toMatchObject({ failed: 1, redelivered: 1, deferred: 0 });
+    expect(third.lastCheckedAt).toBe(Date.parse(third.runStartedAt));
+    expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...guids].sort());
+  });
 });
 
