@@ -109,6 +109,14 @@ const control = proxyActivities<Activities>({
 });
 
 /**
+ * A page's event ids. Histories recorded before events were spooled carry the events themselves in the
+ * fetch results; replaying them (a cursor that was running during the upgrade) must give the same ids.
+ */
+function pageIds(page: { ids?: string[]; events?: { id: string | number }[] }): string[] {
+  return page.ids ?? (page.events ?? []).map((e) => String(e.id));
+}
+
+/**
  * One holder at a time, in arrival order: each caller chains on the completion of the one before. (A
  * `condition(() => !busy)` lets every waiter through in the same activation, before `busy` is set.)
  */
@@ -210,7 +218,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
     }
 
     const known = new Set(cursor.knownIds);
-    const scan = scanPage(emptyScan(), first.ids, known);
+    const scan = scanPage(emptyScan(), pageIds(first), known);
     let next = first.next;
     let pages = 1;
     let fetchedBytes = first.bytes;
@@ -225,7 +233,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
       cursor.counters.extraPages++;
       pages++;
       fetchedBytes += page.bytes;
-      scanPage(scan, page.ids, known);
+      scanPage(scan, pageIds(page), known);
       next = page.next;
     }
     const gap = possibleGap({

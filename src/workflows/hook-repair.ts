@@ -76,6 +76,14 @@ function describe(s: HookRepairStatus): string {
   return `${s.hook} · ${s.phase} · since ${s.windowStart} · seen ${c.seen} deliveries (${c.guids} guids, ${c.pages} pages) · failed ${c.failed} · redelivered ${c.redelivered} · skipped as already OK ${c.skippedAlreadyOk}${extra}`;
 }
 
+/**
+ * Pages recorded before the activity filtered the window and reduced deliveries to `ok` carry every
+ * delivery with its `status`; a run replaying such a history must decide the same way.
+ */
+function compatibleDeliveries(deliveries: (DeliverySummary & { status?: string })[]): DeliverySummary[] {
+  return deliveries.map((d) => (typeof d.ok === 'boolean' ? d : { ...d, ok: d.status === 'OK' }));
+}
+
 /** Whether this run's history has room for more work (no run nears 10,000 events). */
 const historyHasRoom = () => workflowInfo().historyLength < HOOK_RUN_EVENT_BUDGET && !workflowInfo().continueAsNewSuggested;
 
@@ -136,10 +144,11 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
     }
     const page = await call(() => api.listHookDeliveries({ target, hookId, since, url }));
     status.counts.pages++;
-    inWindow.push(...page.deliveries);
+    const deliveries = compatibleDeliveries(page.deliveries);
+    inWindow.push(...deliveries.filter((d) => d.deliveredAt >= since));
     status.counts.seen = inWindow.length;
     show();
-    if (page.reachedPastWindow) break;
+    if (page.reachedPastWindow ?? deliveries.some((d) => d.deliveredAt < since)) break;
     url = page.next;
   } while (url);
 
