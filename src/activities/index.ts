@@ -12,6 +12,7 @@ import { createFeedActivities } from './github/feeds';
 import { createHookActivities } from './github/hooks';
 import { createSinkActivities } from './sinks';
 import { createFeedCursorActivities } from './temporal/feed-cursor';
+import { createScheduleHealthActivities } from './temporal/schedule-health';
 
 export type { ActivityDeps } from './context';
 
@@ -26,6 +27,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createHookActivities(deps),
     ...createSinkActivities(deps),
     ...createFeedCursorActivities(),
+    ...createScheduleHealthActivities(),
   };
 }
 

@@ -99,10 +99,25 @@ function listingLine(s: ScheduleListing, extra = ''): string {
   const parts = [`${s.scheduleId}`, `every ${seconds(s.everyMs)}`, s.paused ? 'PAUSED' : 'active'];
   if (s.lastActionAt) parts.push(`last run ${s.lastActionAt}`);
   if (!s.paused && s.nextActionAt) parts.push(`next ${s.nextActionAt}`);
-  return parts.join(' · ') + extra;
+  // Why it is paused (by hand, or by longhaul after failed runs).
+  const note = s.paused && s.note ? `\n    note: ${s.note}` : '';
+  return parts.join(' · ') + extra + note;
 }
 
-interface FeedScheduleFlags extends ManageFlags {
+/** The options every schedule command shares: outage budget and auto-pause. */
+interface RecurringFlags {
+  outageBudget?: number;
+  pauseAfterFailures?: number;
+}
+
+function recurringInput(flags: RecurringFlags): { outage?: { budgetMs: number }; pauseAfterFailures?: number } {
+  return {
+    ...(flags.outageBudget !== undefined ? { outage: { budgetMs: flags.outageBudget } } : {}),
+    ...(flags.pauseAfterFailures !== undefined ? { pauseAfterFailures: flags.pauseAfterFailures } : {}),
+  };
+}
+
+interface FeedScheduleFlags extends ManageFlags, RecurringFlags {
   feed?: string;
   every: number;
   sink?: string;
@@ -120,7 +135,8 @@ interface FeedPollFlags extends OutputFlags {
   workflowId?: string;
 }
 
-interface HookFlags extends ManageFlags {
+interface HookFlags extends ManageFlags, RecurringFlags {
+  maxRedeliveries?: number;
   org?: string;
   repo?: string;
   hookId?: number;
@@ -178,7 +194,12 @@ async function feedSchedule(flags: FeedScheduleFlags, context: CliContext): Prom
     console.log(`schedule ${scheduleId} ${what}`);
     return;
   }
-  const input: FeedPollRunInput = { feed, sink: sinkFrom(flags.sink, flags.sinkSecretEnv) ?? { kind: 'file' }, graceMs: flags.grace === undefined ? undefined : flags.grace * 1000 };
+  const input: FeedPollRunInput = {
+    feed,
+    sink: sinkFrom(flags.sink, flags.sinkSecretEnv) ?? { kind: 'file' },
+    graceMs: flags.grace === undefined ? undefined : flags.grace * 1000,
+    ...recurringInput(flags),
+  };
   const problems = feedRunProblems(input);
   if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, 2);
   const { created } = await upsertFeedSchedule(client, { taskQueue: context.config.taskQueue, everyMs: flags.every, input, paused: flags.paused });
@@ -222,10 +243,10 @@ async function hookRepairSchedule(flags: HookFlags, context: CliContext): Promis
     hookId,
     ...(flags.lookback ? { lookbackMs: flags.lookback } : {}),
     ...(flags.perMinute || flags.perHour ? { pacing: { ...(flags.perMinute ? { perMinute: flags.perMinute } : {}), ...(flags.perHour ? { perHour: flags.perHour } : {}) } } : {}),
+    ...(flags.maxRedeliveries !== undefined ? { maxRedeliveriesPerGuid: flags.maxRedeliveries } : {}),
+    ...recurringInput(flags),
   };
   const problems = hookRepairProblems(input);
-  if (flags.perMinute !== undefined && flags.perMinute > 80) problems.push('--per-minute must stay under the content-creation limit of 80');
-  if (flags.perHour !== undefined && flags.perHour > 500) problems.push('--per-hour must stay under the content-creation limit of 500');
   if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, 2);
   const { created } = await upsertHookRepairSchedule(client, { taskQueue: context.config.taskQueue, everyMs: flags.every, input, paused: flags.paused });
   if (flags.json) return printJson({ scheduleId, created, hook: hookLabel(target, hookId), everyMs: flags.every, input, paused: Boolean(flags.paused) });
@@ -237,6 +258,8 @@ async function hookRepairSchedule(flags: HookFlags, context: CliContext): Promis
 
 const manageOptions = (cmd: Command) =>
   cmd
+    .option('--outage-budget <duration>', 'how long a run waits out an API outage before it fails (default 6h)', duration)
+    .option('--pause-after-failures <n>', 'pause the schedule after this many failed runs in a row (default 5, at most 10)', wholeNumber)
     .option('--list', 'list the schedules of this kind')
     .option('--pause', 'pause the schedule')
     .option('--unpause', 'resume a paused schedule')
@@ -299,7 +322,8 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
       .option('--every <duration>', 'how often the schedule fires', duration, 60 * 60_000)
       .option('--lookback <duration>', 'how far back the first run looks (default 24h)', duration)
       .option('--per-minute <n>', 'redeliveries per minute at most (default 70; the limit is 80)', wholeNumber)
-      .option('--per-hour <n>', 'redeliveries per hour at most (default 450; the limit is 500)', wholeNumber),
+      .option('--per-hour <n>', 'redeliveries per hour at most (default 450; the limit is 500)', wholeNumber)
+      .option('--max-redeliveries <n>', 'redeliveries of one delivery (guid) over all runs before giving up on it (default 3)', wholeNumber),
   ).action(async (flags: HookFlags) => hookRepairSchedule(flags, ctx()));
 
   program

@@ -5,6 +5,11 @@
  *
  * Deterministic: shared by workflows, activities, the starter and tests.
  */
+import { sinkProblems, type SinkConfig } from './feed-sinks';
+import { outageProblems, type OutageBudget } from './outage';
+import { pauseAfterFailuresProblems } from './schedule-health';
+
+export * from './feed-sinks';
 
 /** The feed kinds of spec 001, each with its path template. */
 export const FEED_TEMPLATES = [
@@ -86,81 +91,6 @@ export function feedScheduleId(feedPath: string): string {
   return `feed:${feedPath}`;
 }
 
-/** Where a feed's new events go. Secrets are named, never carried: the activity reads them itself. */
-export type SinkConfig =
-  | {
-      kind: 'file';
-      /** JSON-lines file; relative paths resolve under the worker's data directory. Default `feeds/<feed>.jsonl`. */
-      path?: string;
-    }
-  | {
-      kind: 'http';
-      url: string;
-      /** Environment variable (or `<NAME>_FILE`) holding the HMAC-SHA256 secret. Default `LONGHAUL_SINK_SECRET`. */
-      secretEnv?: string;
-    }
-  | {
-      kind: 'logging';
-      /** `projects/P`, `organizations/O`, `folders/F` or `billingAccounts/B`. */
-      parent: string;
-      /** Log id under the parent. Default `longhaul-feeds`. */
-      logId?: string;
-    };
-
-export const DEFAULT_SINK_SECRET_ENV = 'LONGHAUL_SINK_SECRET';
-export const DEFAULT_LOG_ID = 'longhaul-feeds';
-
-/** The default JSON-lines file of a feed: `feeds/repos_octo-org_alpha_events.jsonl`. */
-export function defaultSinkFile(feedPath: string): string {
-  return `feeds/${feedPath.replace(/^\//, '').replace(/\//g, '_')}.jsonl`;
-}
-
-/** Every problem with a sink configuration (empty when valid). */
-export function sinkProblems(sink: SinkConfig): string[] {
-  const problems: string[] = [];
-  if (!sink || typeof sink !== 'object') return ['sink must be an object'];
-  switch (sink.kind) {
-    case 'file':
-      if (sink.path !== undefined && (typeof sink.path !== 'string' || sink.path.trim() === '')) problems.push('file sink path must be a non-empty string');
-      break;
-    case 'http': {
-      let url: URL | undefined;
-      try {
-        url = new URL(sink.url);
-      } catch {
-        problems.push(`http sink url ${JSON.stringify(sink.url)} is not a URL`);
-      }
-      if (url && url.protocol !== 'http:' && url.protocol !== 'https:') problems.push('http sink url must be http(s)');
-      if (url && (url.username || url.password)) problems.push('http sink url must not carry credentials (the secret is read from the environment)');
-      if (sink.secretEnv !== undefined && !/^[A-Z_][A-Z0-9_]*$/.test(sink.secretEnv)) problems.push('secretEnv must be an environment variable name');
-      break;
-    }
-    case 'logging':
-      if (!/^(projects|organizations|folders|billingAccounts)\/[^/]+$/.test(sink.parent ?? '')) {
-        problems.push('logging sink parent must be projects/P, organizations/O, folders/F or billingAccounts/B');
-      }
-      if (sink.logId !== undefined && !/^[A-Za-z0-9._\-/]{1,512}$/.test(sink.logId)) problems.push('logId may contain letters, digits, . _ - / only');
-      break;
-    default:
-      problems.push(`unknown sink kind ${JSON.stringify((sink as { kind?: unknown }).kind)}`);
-  }
-  return problems;
-}
-
-/**
- * Parses the starter's `--sink` value: `file`, `file:PATH`, an `http(s)://` URL, or
- * `logging:projects/P[/logs/LOG_ID]`.
- */
-export function parseSinkSpec(spec: string, secretEnv?: string): SinkConfig | { problem: string } {
-  const s = spec.trim();
-  if (s === 'file') return { kind: 'file' };
-  if (s.startsWith('file:')) return { kind: 'file', path: s.slice('file:'.length) };
-  if (/^https?:\/\//.test(s)) return { kind: 'http', url: s, ...(secretEnv ? { secretEnv } : {}) };
-  const logging = /^logging:((?:projects|organizations|folders|billingAccounts)\/[^/]+)(?:\/logs\/(.+))?$/.exec(s);
-  if (logging) return { kind: 'logging', parent: logging[1], ...(logging[2] ? { logId: logging[2] } : {}) };
-  return { problem: `--sink ${JSON.stringify(spec)}: expected file, file:PATH, http(s)://URL or logging:projects/P[/logs/LOG_ID]` };
-}
-
 /** A feed event with the spec's fields. */
 export interface FeedEvent {
   id: string;
@@ -204,6 +134,8 @@ export interface FeedCounters {
   sinkFailures: number;
   /** Extra page requests (pages 2 and 3). */
   extraPages: number;
+  /** Polls that could not reach the API (an outage; the cursor did not move and the run waits and asks again). */
+  unavailable: number;
 }
 
 export function newCursor(feed: string): FeedCursor {
@@ -211,7 +143,7 @@ export function newCursor(feed: string): FeedCursor {
     feed,
     pollIntervalSeconds: DEFAULT_POLL_INTERVAL_SECONDS,
     knownIds: [],
-    counters: { polls: 0, notModified: 0, skippedEarly: 0, waited: 0, delivered: 0, gaps: 0, sinkFailures: 0, extraPages: 0 },
+    counters: { polls: 0, notModified: 0, skippedEarly: 0, waited: 0, delivered: 0, gaps: 0, sinkFailures: 0, extraPages: 0, unavailable: 0 },
   };
 }
 
@@ -240,8 +172,8 @@ export function pollDecision(cursor: Pick<FeedCursor, 'lastPolledAt' | 'pollInte
 export interface WindowScan {
   /** Ids seen in this poll, in feed order (newest first), each once. */
   windowIds: string[];
-  /** Events not delivered before, in feed order (newest first). */
-  fresh: FeedEvent[];
+  /** Ids of events not delivered before, in feed order (newest first). */
+  fresh: string[];
   /** Whether some page contained an id already delivered (the new events end there). */
   overlap: boolean;
   /** Same id seen again on a later page (the feed moved while paging). */
@@ -252,11 +184,10 @@ export function emptyScan(): WindowScan {
   return { windowIds: [], fresh: [], overlap: false, repeatedAcrossPages: 0 };
 }
 
-/** Adds one page (feed order) to the scan. Returns the scan (mutated) for chaining. */
-export function scanPage(scan: WindowScan, page: readonly FeedEvent[], known: ReadonlySet<string>): WindowScan {
+/** Adds one page's event ids (feed order) to the scan. Returns the scan (mutated) for chaining. */
+export function scanPage(scan: WindowScan, pageIds: readonly string[], known: ReadonlySet<string>): WindowScan {
   const seen = new Set(scan.windowIds);
-  for (const event of page) {
-    const id = String(event.id);
+  for (const id of pageIds) {
     if (seen.has(id)) {
       scan.repeatedAcrossPages++;
       continue;
@@ -264,7 +195,7 @@ export function scanPage(scan: WindowScan, page: readonly FeedEvent[], known: Re
     seen.add(id);
     scan.windowIds.push(id);
     if (known.has(id)) scan.overlap = true;
-    else scan.fresh.push(event);
+    else scan.fresh.push(id);
   }
   return scan;
 }
@@ -324,6 +255,8 @@ export type FeedPollOutcome = FeedPollOutcomeBase &
     | { kind: 'not-modified' }
     | { kind: 'delivered'; delivered: number; pages: number; possibleGap: boolean; repeatedAcrossPages: number }
     | { kind: 'sink-failed'; pending: number; error: string }
+    /** The API could not be reached (after the fetch's own retries): nothing was delivered, the cursor did not move. */
+    | { kind: 'unavailable'; error: string }
   );
 
 export interface FeedPollOutcomeBase {
@@ -336,6 +269,10 @@ export interface FeedPollOutcomeBase {
   /** How long the run waited for the interval (0 when it did not wait). @format milliseconds */
   waitedMs: number;
   counters: FeedCounters;
+  /** Set by the scheduled run when it waited out an outage before this outcome. */
+  outage?: { waits: number; spentMs: number; lastError?: string };
+  /** Bytes of event JSON this poll fetched (spooled on the worker, never in history). */
+  fetchedBytes?: number;
 }
 
 /** What the feed entity's `status` query answers. */
@@ -350,6 +287,8 @@ export interface FeedCursorStatus {
   lastOutcome?: FeedPollOutcome;
   /** Polls handled by this run (the workflow continues as new after a bounded number). */
   pollsThisRun: number;
+  /** Poll requests waiting for the one in progress (polls are strictly one at a time). */
+  queuedPolls?: number;
 }
 
 /** Input of the scheduled (or one-off) run. */
@@ -358,6 +297,10 @@ export interface FeedPollRunInput {
   sink: SinkConfig;
   graceMs?: number;
   origin?: 'schedule' | 'manual';
+  /** How long a run waits out an outage of the API (default 6 h, waits 10 s doubling to 3 min). */
+  outage?: Partial<OutageBudget>;
+  /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */
+  pauseAfterFailures?: number;
 }
 
 /** Every problem with a scheduled run's input (empty when valid). */
@@ -367,6 +310,7 @@ export function feedRunProblems(input: FeedPollRunInput): string[] {
   if (isFeedProblem(feed)) problems.push(feed.problem);
   problems.push(...sinkProblems(input?.sink));
   if (input?.graceMs !== undefined && !(Number.isFinite(input.graceMs) && input.graceMs >= 0)) problems.push('graceMs must be a non-negative number');
+  problems.push(...outageProblems(input?.outage), ...pauseAfterFailuresProblems(input?.pauseAfterFailures));
   return problems;
 }
 
@@ -380,8 +324,11 @@ export function describeFeedOutcome(o: FeedPollOutcome): string[] {
         ? `${o.feed}: not modified (304, did not count against the rate limit)`
         : o.kind === 'delivered'
           ? `${o.feed}: delivered ${o.delivered} new event(s) from ${o.pages} page(s)`
-          : `${o.feed}: the sink failed; ${o.pending} event(s) will be delivered by a later poll: ${o.error}`;
+          : o.kind === 'unavailable'
+            ? `${o.feed}: the API could not be reached; nothing delivered, the cursor did not move: ${o.error}`
+            : `${o.feed}: the sink failed; ${o.pending} event(s) will be delivered by a later poll: ${o.error}`;
   const lines = [head];
+  if (o.outage && o.outage.waits > 0) lines.push(`waited out an outage first: ${o.outage.waits} wait(s), ${Math.round(o.outage.spentMs / 1000)} s (last error: ${o.outage.lastError ?? '?'})`);
   if (o.kind === 'delivered' && o.possibleGap) lines.push('GAP: the feed\u2019s 300-event window no longer reaches the last delivered event; events in between may be lost');
   lines.push(`cursor totals: ${c.polls} polls, ${c.notModified} × 304, ${c.skippedEarly} skipped early, ${c.delivered} delivered, ${c.gaps} gap(s), ${c.sinkFailures} sink failure(s)`);
   return lines;

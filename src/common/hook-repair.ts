@@ -5,6 +5,8 @@
  *
  * Deterministic: shared by the workflow, activities, the starter and tests.
  */
+import { outageProblems, type OutageBudget } from './outage';
+import { pauseAfterFailuresProblems } from './schedule-health';
 
 export type HookTarget = { org: string } | { owner: string; repo: string };
 
@@ -22,6 +24,19 @@ export interface Pacing {
 }
 
 export const DEFAULT_PACING: Pacing = { perMinute: 70, perHour: 450, minuteMs: 60_000, hourMs: 3_600_000, marginMs: 250 };
+/** The content-creation limits of spec 001: pacing may not promise more. */
+export const CONTENT_LIMITS = { perMinute: 80, perHour: 500 } as const;
+/** Redeliveries of one guid across runs before the repair gives up on it (its target keeps failing). */
+export const DEFAULT_MAX_REDELIVERIES_PER_GUID = 3;
+/** Bounds of one run, so no run's history nears 10,000 events (a redelivery costs up to ~11 events, a page ~6). */
+export const DEFAULT_MAX_REDELIVERIES_PER_RUN = 500;
+export const DEFAULT_MAX_PAGES_PER_RUN = 100;
+/** A run stops listing and redelivering once its history is this long, whatever its other bounds. */
+export const HOOK_RUN_EVENT_BUDGET = 8_000;
+/** How long redelivery counts are remembered (GitHub keeps deliveries for days, not weeks). */
+export const ATTEMPTS_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+/** At most this many guids' counts travel to the next run (newest kept). */
+export const MAX_CARRIED_ATTEMPTS = 2_000;
 export const DEFAULT_LOOKBACK_MS = 24 * 60 * 60 * 1000;
 /** The next run starts this much before the last one did, so deliveries near the edge are not missed. */
 export const DEFAULT_CLOCK_SKEW_MS = 5 * 60 * 1000;
@@ -34,18 +49,34 @@ export interface HookRepairInput {
   /** @format milliseconds */
   clockSkewMs?: number;
   pacing?: Partial<Pacing>;
+  /** Redeliveries of one guid, over all runs, before giving up on it (default 3). */
+  maxRedeliveriesPerGuid?: number;
+  /** Redeliveries in one run (default 500); the rest waits for the next run. */
+  maxRedeliveriesPerRun?: number;
+  /** Pages of deliveries listed in one run (default 100, i.e. 10,000 deliveries). */
+  maxPagesPerRun?: number;
+  /** How long a run waits out an outage of the API (default 6 h). */
+  outage?: Partial<OutageBudget>;
+  /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */
+  pauseAfterFailures?: number;
 }
 
-/** The part of a delivery the repair needs (keeps history small). */
+/** The part of a delivery the repair needs: ids and the outcome only (pages of it pass through history). */
 export interface DeliverySummary {
   id: number;
   guid: string;
-  status: string;
-  statusCode: number;
+  /** Whether the delivery succeeded (`status: "OK"`). */
+  ok: boolean;
   /** epoch ms */
   deliveredAt: number;
-  redelivery: boolean;
-  event: string;
+}
+
+/** How often a guid was redelivered, carried from run to run (the per-guid cap holds across runs). */
+export interface RedeliveryAttempts {
+  guid: string;
+  attempts: number;
+  /** epoch ms of the last attempt */
+  lastAt: number;
 }
 
 export interface RepairCounts {
@@ -63,6 +94,10 @@ export interface RepairCounts {
   notAccepted: number;
   /** Pages of deliveries read. */
   pages: number;
+  /** Failed guids not redelivered because they reached the per-guid cap (see `gaveUpGuids`). */
+  gaveUp: number;
+  /** Failed guids left for the next run because this run reached its bounds. */
+  deferred: number;
 }
 
 export interface HookRepairResult {
@@ -75,12 +110,20 @@ export interface HookRepairResult {
   allAccepted: boolean;
   counts: RepairCounts;
   redeliveredGuids: string[];
+  /** Guids that still fail after `maxRedeliveriesPerGuid` redeliveries: left alone, for a person to look at. */
+  gaveUpGuids: string[];
   /** Send times (epoch ms) of this hook's redeliveries within the last pacing hour, carried to the next run. */
   recentRedeliveries: number[];
+  /** Redeliveries per guid so far, carried to the next run. */
+  redeliveryAttempts: RedeliveryAttempts[];
+  /** Why the run stopped before the end of its window, if it did (its bounds). */
+  stoppedEarly?: string;
+  /** Outages waited out by this run. */
+  outage?: { waits: number; spentMs: number; lastError?: string };
 }
 
 export interface HookRepairStatus {
-  phase: 'listing' | 'redelivering' | 'waiting-for-pacing' | 'done';
+  phase: 'listing' | 'redelivering' | 'waiting-for-pacing' | 'waiting-out-outage' | 'done';
   hook: string;
   windowStart: string;
   counts: RepairCounts;
@@ -123,7 +166,32 @@ export function hookRepairProblems(input: HookRepairInput): string[] {
   positive('lookbackMs', input?.lookbackMs);
   if (input?.clockSkewMs !== undefined && !(Number.isFinite(input.clockSkewMs) && input.clockSkewMs >= 0)) problems.push('clockSkewMs must be a non-negative number');
   for (const key of ['perMinute', 'perHour', 'minuteMs', 'hourMs'] as const) positive(`pacing.${key}`, input?.pacing?.[key]);
+  const pacing = { ...DEFAULT_PACING, ...input?.pacing };
+  if (pacing.perMinute > CONTENT_LIMITS.perMinute) problems.push(`pacing.perMinute must stay under the content-creation limit of ${CONTENT_LIMITS.perMinute}`);
+  if (pacing.perHour > CONTENT_LIMITS.perHour) problems.push(`pacing.perHour must stay under the content-creation limit of ${CONTENT_LIMITS.perHour}`);
+  if (pacing.minuteMs < 100 || pacing.hourMs < pacing.minuteMs) problems.push('pacing.minuteMs must be at least 100 and pacing.hourMs at least pacing.minuteMs');
+  if (!(Number.isFinite(pacing.marginMs) && pacing.marginMs >= 0)) problems.push('pacing.marginMs must be a non-negative number');
+  if ((input?.lookbackMs ?? 0) > 30 * 24 * 3_600_000) problems.push('lookbackMs may be at most 30 days');
+  if ((input?.clockSkewMs ?? 0) > 3_600_000) problems.push('clockSkewMs may be at most 1 hour');
+  const whole = (name: string, v: unknown, max: number) => {
+    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 1 && (v as number) <= max)) problems.push(`${name} must be a whole number from 1 to ${max}`);
+  };
+  whole('maxRedeliveriesPerGuid', input?.maxRedeliveriesPerGuid, 20);
+  whole('maxRedeliveriesPerRun', input?.maxRedeliveriesPerRun, 700);
+  whole('maxPagesPerRun', input?.maxPagesPerRun, 200);
+  problems.push(...outageProblems(input?.outage), ...pauseAfterFailuresProblems(input?.pauseAfterFailures));
   return problems;
+}
+
+/**
+ * The redelivery counts to carry to the next run: this run's, then earlier ones not older than the
+ * retention, newest first, at most `MAX_CARRIED_ATTEMPTS`.
+ */
+export function carriedAttempts(counts: ReadonlyMap<string, RedeliveryAttempts>, nowMs: number): RedeliveryAttempts[] {
+  return [...counts.values()]
+    .filter((a) => a.lastAt > nowMs - ATTEMPTS_RETENTION_MS)
+    .sort((a, b) => b.lastAt - a.lastAt)
+    .slice(0, MAX_CARRIED_ATTEMPTS);
 }
 
 /** Parses `OWNER/REPO` or an organization name into a target. */
@@ -138,10 +206,6 @@ export function parseHookTarget(opts: { org?: string; repo?: string }): HookTarg
   return { problem: 'give --org ORG or --repo OWNER/REPO' };
 }
 
-export function isOk(d: Pick<DeliverySummary, 'status'>): boolean {
-  return d.status === 'OK';
-}
-
 /**
  * Groups deliveries by guid. Every guid without an `OK` delivery is redelivered once, from its newest
  * failed delivery; guids that failed but also succeeded are skipped.
@@ -150,7 +214,7 @@ export function planRepair(deliveries: readonly DeliverySummary[]): { seen: numb
   const byGuid = new Map<string, { ok: boolean; failedId?: number; failedAt?: number; anyFailed: boolean }>();
   for (const d of deliveries) {
     const g = byGuid.get(d.guid) ?? { ok: false, anyFailed: false };
-    if (isOk(d)) g.ok = true;
+    if (d.ok) g.ok = true;
     else {
       g.anyFailed = true;
       if (g.failedAt === undefined || d.deliveredAt > g.failedAt || (d.deliveredAt === g.failedAt && d.id > (g.failedId ?? 0))) {

@@ -11,6 +11,7 @@ import type { Workflow } from '@temporalio/common';
 import { feedScheduleId, type FeedPollRunInput } from '../common/feeds';
 import { hookLabel, hookRepairScheduleId, type HookRepairInput } from '../common/hook-repair';
 import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
+import { outageBudget } from '../common/outage';
 
 export const FEED_SCHEDULE_PREFIX = 'feed:';
 export const HOOK_SCHEDULE_PREFIX = 'hook-repair:';
@@ -85,8 +86,9 @@ export function upsertFeedSchedule(client: Client, o: FeedScheduleOptions): Prom
       taskQueue: o.taskQueue,
       workflowId: `feed-poll:${feed}`,
       args: [{ ...o.input, origin: 'schedule' }],
-      // A run that hangs must not hold the schedule (overlap SKIP) forever.
-      workflowExecutionTimeout: '30 minutes',
+      // A run that hangs must not hold the schedule (overlap SKIP) forever; one that waits out an outage
+      // may take its whole outage budget (later ticks are skipped meanwhile, not piled up).
+      workflowExecutionTimeout: outageBudget(o.input.outage).budgetMs + 30 * 60_000,
     },
   });
 }

@@ -13,6 +13,9 @@
  * page 1 with `If-None-Match` (a 304 ends the poll), follow `Link` until a page reaches events already
  * delivered, dedupe by id, flag a possible gap when the 300-event window no longer reaches back to what
  * was delivered, deliver the new events oldest first, and only then advance the cursor.
+ *
+ * Events never enter history: the fetch activity spools each page's events on the worker and returns
+ * their ids; the delivery activity reads them back by id. History holds ids, counts and the cursor.
  */
 import {
   ApplicationFailure,
@@ -28,6 +31,7 @@ import {
   setHandler,
   sleep,
   upsertSearchAttributes,
+  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -46,6 +50,7 @@ import {
   possibleGap,
   scanPage,
   sinkProblems,
+  feedScheduleId,
   type FeedCursor,
   type FeedCursorStatus,
   type FeedPollOutcome,
@@ -54,6 +59,9 @@ import {
   type FeedPollRunInput,
 } from '../common/feeds';
 import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
+import { outageBudget, outageCause } from '../common/outage';
+import { DEFAULT_PAUSE_AFTER_FAILURES } from '../common/schedule-health';
+import { OutageWatch, reportingFailureToSchedule } from './recurring-run';
 
 export const pollFeedUpdate = defineUpdate<FeedPollOutcome, [FeedPollRequest]>('pollFeed');
 export const stopFeedCursorSignal = defineSignal('stopFeedCursor');
@@ -68,6 +76,8 @@ const FeedFailure = { InvalidInput: 'InvalidFeedInput', CursorStopping: 'FeedCur
  * `bench:feeds`: about 0.3 MB per poll, released by continue-as-new), so runs are kept short.
  */
 export const POLLS_PER_RUN = 20;
+/** A poll costs about 10–20 history events: 200 polls keep a run well under 10,000. */
+export const MAX_POLLS_PER_RUN = 200;
 
 export interface FeedCursorInput {
   feed: string;
@@ -82,7 +92,13 @@ const api = proxyActivities<Activities>(API_CALL);
 /** Sink retries: enough to ride out a restart of the receiver; after that the poll reports the failure. */
 const sink = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8, nonRetryableErrorTypes: ['SinkSecretMissing', 'SinkRejected'] },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: ['SinkSecretMissing', 'SinkRejected', 'FeedSpoolMissing'],
+  },
 });
 
 const control = proxyActivities<Activities>({
@@ -92,11 +108,44 @@ const control = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 
+/**
+ * A page's event ids. Histories recorded before events were spooled carry the events themselves in the
+ * fetch results; replaying them (a cursor that was running during the upgrade) must give the same ids.
+ */
+function pageIds(page: { ids?: string[]; events?: { id: string | number }[] }): string[] {
+  return page.ids ?? (page.events ?? []).map((e) => String(e.id));
+}
+
+/**
+ * One holder at a time, in arrival order: each caller chains on the completion of the one before. (A
+ * `condition(() => !busy)` lets every waiter through in the same activation, before `busy` is set.)
+ */
+class FifoMutex {
+  private tail: Promise<void> = Promise.resolve();
+  /** Callers holding or waiting for the mutex. */
+  pending = 0;
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    this.pending++;
+    const result = this.tail.then(fn).finally(() => this.pending--);
+    this.tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}
+
 export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStatus> {
   const ref = parseFeed(input?.feed);
   if (isFeedProblem(ref)) throw ApplicationFailure.nonRetryable(`invalid feed: ${ref.problem}`, FeedFailure.InvalidInput);
+  if (input.pollsPerRun !== undefined && !(Number.isInteger(input.pollsPerRun) && input.pollsPerRun >= 1 && input.pollsPerRun <= MAX_POLLS_PER_RUN)) {
+    throw ApplicationFailure.nonRetryable(`invalid feed cursor: pollsPerRun must be a whole number from 1 to ${MAX_POLLS_PER_RUN}`, FeedFailure.InvalidInput);
+  }
   const cursor: FeedCursor = input.cursor ?? newCursor(ref.path);
-  let busy = false;
+  // Older cursors (carried by continue-as-new from an earlier version) lack newer counters.
+  cursor.counters = { ...newCursor(cursor.feed).counters, ...cursor.counters };
+  const mutex = new FifoMutex();
   let stopping = false;
   let pollsThisRun = 0;
   let lastOutcome: FeedPollOutcome | undefined;
@@ -113,6 +162,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
     counters: { ...cursor.counters },
     lastOutcome,
     pollsThisRun,
+    queuedPolls: Math.max(0, mutex.pending - 1),
   });
 
   upsertSearchAttributes([
@@ -144,7 +194,21 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
     }
 
     const previousPollAt = cursor.lastPolledAt;
-    const first = await api.fetchFeedPage({ feed: cursor.feed, etag: cursor.etag });
+    // The events of this poll wait in the worker's spool under this id; history gets their ids only.
+    const pollId = uuid4();
+    const unavailable = (err: unknown): FeedPollOutcome => {
+      const error = outageCause(err);
+      if (error === undefined) throw err;
+      // Nothing delivered and the cursor unchanged: the run waits out the outage and asks again.
+      cursor.counters.unavailable++;
+      return { ...base(req, waitedMs), kind: 'unavailable', error };
+    };
+    let first: Awaited<ReturnType<typeof api.fetchFeedPage>>;
+    try {
+      first = await api.fetchFeedPage({ feed: cursor.feed, etag: cursor.etag, spool: { pollId, page: 1 } });
+    } catch (err) {
+      return unavailable(err);
+    }
     cursor.lastPolledAt = first.sentAt;
     if (first.pollIntervalSeconds !== undefined) cursor.pollIntervalSeconds = first.pollIntervalSeconds;
     cursor.counters.polls++;
@@ -154,15 +218,22 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
     }
 
     const known = new Set(cursor.knownIds);
-    const scan = scanPage(emptyScan(), first.events, known);
+    const scan = scanPage(emptyScan(), pageIds(first), known);
     let next = first.next;
     let pages = 1;
+    let fetchedBytes = first.bytes;
     // New events are at the head: read on until a page reaches what was delivered, or the window ends.
     while (!scan.overlap && next && scan.windowIds.length < FEED_WINDOW) {
-      const page = await api.fetchFeedPage({ feed: cursor.feed, url: next });
+      let page: typeof first;
+      try {
+        page = await api.fetchFeedPage({ feed: cursor.feed, url: next, spool: { pollId, page: pages + 1 } });
+      } catch (err) {
+        return unavailable(err);
+      }
       cursor.counters.extraPages++;
       pages++;
-      scanPage(scan, page.events, known);
+      fetchedBytes += page.bytes;
+      scanPage(scan, pageIds(page), known);
       next = page.next;
     }
     const gap = possibleGap({
@@ -175,20 +246,20 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
     const fresh = [...scan.fresh].reverse();
     if (fresh.length > 0) {
       try {
-        await sink.deliverFeedEvents({ feed: cursor.feed, sink: req.sink, events: fresh });
+        await sink.deliverFeedEvents({ feed: cursor.feed, sink: req.sink, spool: { pollId }, ids: fresh });
       } catch (err) {
         if (isCancellation(err)) throw err;
         // The cursor does not advance: the next poll sends the old ETag and gets these events again.
         cursor.counters.sinkFailures++;
         const message = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-        return { ...base(req, waitedMs), kind: 'sink-failed', pending: fresh.length, error: message };
+        return { ...base(req, waitedMs), kind: 'sink-failed', pending: fresh.length, error: message, fetchedBytes };
       }
     }
     cursor.etag = first.etag;
     cursor.knownIds = mergeKnownIds(scan.windowIds, cursor.knownIds);
     cursor.counters.delivered += fresh.length;
     if (gap) cursor.counters.gaps++;
-    return { ...base(req, waitedMs), kind: 'delivered', delivered: fresh.length, pages, possibleGap: gap, repeatedAcrossPages: scan.repeatedAcrossPages };
+    return { ...base(req, waitedMs), kind: 'delivered', delivered: fresh.length, pages, possibleGap: gap, repeatedAcrossPages: scan.repeatedAcrossPages, fetchedBytes };
   };
 
   setHandler(
@@ -196,9 +267,10 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
     async (req) => {
       const earlier = handled.get(req.requestId);
       if (earlier) return earlier;
-      await condition(() => !busy);
-      busy = true;
-      try {
+      return mutex.run(async () => {
+        // The same request may have been queued twice (a retried activity): answer it once.
+        const done = handled.get(req.requestId);
+        if (done) return done;
         const outcome = await pollOnce(req);
         pollsThisRun++;
         lastOutcome = outcome;
@@ -207,9 +279,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
         setCurrentDetails(describeFeedOutcome(outcome).join(' · '));
         upsertSearchAttributes([{ key: LonghaulState, value: outcome.kind }]);
         return outcome;
-      } finally {
-        busy = false;
-      }
+      });
     },
     {
       validator: (req) => {
@@ -233,7 +303,12 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
   return continueAsNew<typeof feedCursor>({ feed: cursor.feed, cursor, pollsPerRun: input.pollsPerRun });
 }
 
-/** The scheduled run (and the one-off `feed-poll`): one poll of the feed through its entity workflow. */
+/**
+ * The scheduled run (and the one-off `feed-poll`): one poll of the feed through its entity workflow.
+ * When the API cannot be reached, the run waits (durable timer, backoff) and asks for another poll,
+ * within its outage budget; the Schedule's overlap policy skips the ticks that fall in meanwhile. A
+ * run that fails (a permanent answer, a spent budget) counts towards pausing its Schedule.
+ */
 export async function feedPollRun(input: FeedPollRunInput): Promise<FeedPollOutcome> {
   const problems = feedRunProblems(input);
   if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid feed poll: ${problems.join('; ')}`, FeedFailure.InvalidInput, { problems });
@@ -243,12 +318,33 @@ export async function feedPollRun(input: FeedPollRunInput): Promise<FeedPollOutc
     { key: LonghaulProcess, value: 'feed-poll' },
     { key: LonghaulTarget, value: feed },
   ]);
-  const info = workflowInfo();
-  const outcome = await control.requestFeedPoll({
-    feed,
-    request: { requestId: `${info.workflowId}/${info.runId}`, sink: input.sink, graceMs: input.graceMs, origin: input.origin ?? 'schedule' },
+  const pauseAfterFailures = input.pauseAfterFailures ?? DEFAULT_PAUSE_AFTER_FAILURES;
+  return reportingFailureToSchedule({ scheduleId: feedScheduleId(feed), pauseAfterFailures }, async () => {
+    const watch = new OutageWatch(`polling ${feed}`, outageBudget(input.outage), (delayMs, error, state) => {
+      upsertSearchAttributes([{ key: LonghaulState, value: 'waiting-out-outage' }]);
+      setCurrentDetails(`${feed}: the API cannot be reached (${error}); asking again in ${Math.round(delayMs / 1000)} s (wait ${state.waits})`);
+    });
+    const info = workflowInfo();
+    for (let attempt = 0; ; attempt++) {
+      const startedAt = Date.now();
+      const outcome = await control.requestFeedPoll({
+        feed,
+        request: {
+          requestId: `${info.workflowId}/${info.runId}${attempt === 0 ? '' : `/${attempt}`}`,
+          sink: input.sink,
+          graceMs: input.graceMs,
+          origin: input.origin ?? 'schedule',
+        },
+      });
+      if (outcome.kind === 'unavailable') {
+        await watch.wait(outcome.error, startedAt);
+        continue;
+      }
+      watch.recovered();
+      const result: FeedPollOutcome = watch.state.waits > 0 ? { ...outcome, outage: { ...watch.state } } : outcome;
+      upsertSearchAttributes([{ key: LonghaulState, value: result.kind }]);
+      setCurrentDetails(describeFeedOutcome(result).join(' · '));
+      return result;
+    }
   });
-  upsertSearchAttributes([{ key: LonghaulState, value: outcome.kind }]);
-  setCurrentDetails(describeFeedOutcome(outcome).join(' · '));
-  return outcome;
 }

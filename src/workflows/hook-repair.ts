@@ -7,6 +7,11 @@
  * `cursor` in `Link`) until they are older than the window; group them by `guid`; redeliver once every
  * guid with no `OK` delivery, paced with durable timers under the content-creation limits; and advance
  * the last-checked time only when every redelivery of the run was accepted.
+ *
+ * Permanent failures stop: a guid is redelivered at most `maxRedeliveriesPerGuid` times over all runs
+ * (the counts travel in the result), then reported in `gaveUpGuids`. Outages are waited out within the
+ * run's outage budget. Runs are bounded (pages, redeliveries and events per run), and a failed run
+ * counts towards pausing the Schedule.
  */
 import {
   ApplicationFailure,
@@ -23,9 +28,15 @@ import { API_CALL } from './activity-options';
 import {
   DEFAULT_CLOCK_SKEW_MS,
   DEFAULT_LOOKBACK_MS,
+  DEFAULT_MAX_PAGES_PER_RUN,
+  DEFAULT_MAX_REDELIVERIES_PER_GUID,
+  DEFAULT_MAX_REDELIVERIES_PER_RUN,
   DEFAULT_PACING,
+  HOOK_RUN_EVENT_BUDGET,
+  carriedAttempts,
   hookLabel,
   hookRepairProblems,
+  hookRepairScheduleId,
   hookTargetProblems,
   nextPacedSlot,
   planRepair,
@@ -35,8 +46,12 @@ import {
   type HookRepairStatus,
   type HookTarget,
   type Pacing,
+  type RedeliveryAttempts,
 } from '../common/hook-repair';
+import { outageBudget } from '../common/outage';
+import { DEFAULT_PAUSE_AFTER_FAILURES } from '../common/schedule-health';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
+import { OutageWatch, reportingFailureToSchedule } from './recurring-run';
 
 export const hookRepairStatusQuery = defineQuery<HookRepairStatus>('status');
 
@@ -54,14 +69,37 @@ function previousResult(): HookRepairResult | undefined {
 
 function describe(s: HookRepairStatus): string {
   const c = s.counts;
-  return `${s.hook} · ${s.phase} · since ${s.windowStart} · seen ${c.seen} deliveries (${c.guids} guids, ${c.pages} pages) · failed ${c.failed} · redelivered ${c.redelivered} · skipped as already OK ${c.skippedAlreadyOk}${c.notAccepted ? ` · not accepted ${c.notAccepted}` : ''}`;
+  const extra = [c.notAccepted ? `not accepted ${c.notAccepted}` : '', c.gaveUp ? `gave up on ${c.gaveUp} (still failing after the cap)` : '', c.deferred ? `deferred ${c.deferred}` : '']
+    .filter(Boolean)
+    .map((x) => ` · ${x}`)
+    .join('');
+  return `${s.hook} · ${s.phase} · since ${s.windowStart} · seen ${c.seen} deliveries (${c.guids} guids, ${c.pages} pages) · failed ${c.failed} · redelivered ${c.redelivered} · skipped as already OK ${c.skippedAlreadyOk}${extra}`;
 }
+
+/**
+ * Pages recorded before the activity filtered the window and reduced deliveries to `ok` carry every
+ * delivery with its `status`; a run replaying such a history must decide the same way.
+ */
+function compatibleDeliveries(deliveries: (DeliverySummary & { status?: string })[]): DeliverySummary[] {
+  return deliveries.map((d) => (typeof d.ok === 'boolean' ? d : { ...d, ok: d.status === 'OK' }));
+}
+
+/** Whether this run's history has room for more work (no run nears 10,000 events). */
+const historyHasRoom = () => workflowInfo().historyLength < HOOK_RUN_EVENT_BUDGET && !workflowInfo().continueAsNewSuggested;
 
 export async function hookRepair(input: HookRepairInput): Promise<HookRepairResult> {
   const problems = hookRepairProblems(input);
   if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid hook repair input: ${problems.join('; ')}`, HookFailure.InvalidInput, { problems });
+  const pauseAfterFailures = input.pauseAfterFailures ?? DEFAULT_PAUSE_AFTER_FAILURES;
+  return reportingFailureToSchedule({ scheduleId: hookRepairScheduleId(input.target, input.hookId), pauseAfterFailures }, () => repair(input));
+}
+
+async function repair(input: HookRepairInput): Promise<HookRepairResult> {
   const { target, hookId } = input;
   const pacing: Pacing = { ...DEFAULT_PACING, ...input.pacing };
+  const perGuid = input.maxRedeliveriesPerGuid ?? DEFAULT_MAX_REDELIVERIES_PER_GUID;
+  const perRun = input.maxRedeliveriesPerRun ?? DEFAULT_MAX_REDELIVERIES_PER_RUN;
+  const maxPages = input.maxPagesPerRun ?? DEFAULT_MAX_PAGES_PER_RUN;
   const hook = hookLabel(target, hookId);
   const previous = previousResult();
   const runStartedAt = Date.now();
@@ -71,7 +109,7 @@ export async function hookRepair(input: HookRepairInput): Promise<HookRepairResu
     phase: 'listing',
     hook,
     windowStart: new Date(since).toISOString(),
-    counts: { seen: 0, guids: 0, failed: 0, redelivered: 0, skippedAlreadyOk: 0, notAccepted: 0, pages: 0 },
+    counts: { seen: 0, guids: 0, failed: 0, redelivered: 0, skippedAlreadyOk: 0, notAccepted: 0, pages: 0, gaveUp: 0, deferred: 0 },
   };
   setHandler(hookRepairStatusQuery, () => status);
   const show = () => setCurrentDetails(describe(status));
@@ -82,17 +120,35 @@ export async function hookRepair(input: HookRepairInput): Promise<HookRepairResu
     { key: LonghaulState, value: 'listing' },
   ]);
   show();
+  let phaseBeforeOutage = status.phase;
+  const watch = new OutageWatch(`repairing ${hook}`, outageBudget(input.outage), (delayMs, error) => {
+    if (status.phase !== 'waiting-out-outage') phaseBeforeOutage = status.phase;
+    status.phase = 'waiting-out-outage';
+    setCurrentDetails(`${describe(status)} · the API cannot be reached (${error}); trying again in ${Math.round(delayMs / 1000)} s`);
+  });
+  /** An API call that waits out outages within the run's budget. */
+  const call = async <T>(fn: () => Promise<T>): Promise<T> => {
+    const result = await watch.call(fn);
+    if (status.phase === 'waiting-out-outage') status.phase = phaseBeforeOutage;
+    return result;
+  };
+  let stoppedEarly: string | undefined;
 
   // Newest first: stop at the first page that reaches past the window.
   const inWindow: DeliverySummary[] = [];
   let url: string | undefined;
   do {
-    const page = await api.listHookDeliveries({ target, hookId, url });
+    if (status.counts.pages >= maxPages || !historyHasRoom()) {
+      stoppedEarly = `listed ${status.counts.pages} pages, the most one run may (maxPagesPerRun ${maxPages} or its event budget); the rest of the window is left for the next run`;
+      break;
+    }
+    const page = await call(() => api.listHookDeliveries({ target, hookId, since, url }));
     status.counts.pages++;
-    inWindow.push(...page.deliveries.filter((d) => d.deliveredAt >= since));
+    const deliveries = compatibleDeliveries(page.deliveries);
+    inWindow.push(...deliveries.filter((d) => d.deliveredAt >= since));
     status.counts.seen = inWindow.length;
     show();
-    if (page.deliveries.some((d) => d.deliveredAt < since)) break;
+    if (page.reachedPastWindow ?? deliveries.some((d) => d.deliveredAt < since)) break;
     url = page.next;
   } while (url);
 
@@ -103,11 +159,25 @@ export async function hookRepair(input: HookRepairInput): Promise<HookRepairResu
   show();
 
   const recent = (previous?.recentRedeliveries ?? []).filter((t) => t > runStartedAt - pacing.hourMs);
+  const attempts = new Map<string, RedeliveryAttempts>((previous?.redeliveryAttempts ?? []).map((a) => [a.guid, { ...a }]));
   const redeliveredGuids: string[] = [];
+  const gaveUpGuids: string[] = [];
   let refused = false;
   for (const { guid, deliveryId } of plan.failed) {
+    const counted = attempts.get(guid) ?? { guid, attempts: 0, lastAt: 0 };
+    if (counted.attempts >= perGuid) {
+      // Its target keeps failing: redelivering again would fail again. Report it instead.
+      gaveUpGuids.push(guid);
+      status.counts.gaveUp++;
+      continue;
+    }
     if (refused) {
       status.counts.notAccepted++;
+      continue;
+    }
+    if (status.counts.redelivered >= perRun || !historyHasRoom()) {
+      stoppedEarly ??= `redelivered ${status.counts.redelivered}, the most one run may (maxRedeliveriesPerRun ${perRun} or its event budget); the rest is left for the next run`;
+      status.counts.deferred++;
       continue;
     }
     let accepted = false;
@@ -121,7 +191,11 @@ export async function hookRepair(input: HookRepairInput): Promise<HookRepairResu
         status.phase = 'redelivering';
         status.nextRedeliveryAt = undefined;
       }
-      const result = await api.redeliverHookDelivery({ target, hookId, deliveryId, notBefore: slot });
+      // Counted before it is sent: a redelivery whose answer an outage lost may still have happened.
+      counted.attempts++;
+      counted.lastAt = Date.now();
+      attempts.set(guid, counted);
+      const result = await call(() => api.redeliverHookDelivery({ target, hookId, deliveryId, notBefore: slot }));
       if (result.accepted) {
         accepted = true;
         recent.push(result.sentAt);
@@ -129,7 +203,9 @@ export async function hookRepair(input: HookRepairInput): Promise<HookRepairResu
         status.counts.redelivered++;
         show();
       } else {
-        // Someone else spent this caller's budget: back off a whole pacing minute before trying again.
+        // Refused, so not sent: it does not count against the guid. Someone else spent this caller's
+        // budget: back off a whole pacing minute before trying again.
+        counted.attempts--;
         recent.push(result.sentAt);
         await sleep(pacing.minuteMs);
       }
@@ -140,20 +216,24 @@ export async function hookRepair(input: HookRepairInput): Promise<HookRepairResu
     }
   }
 
-  const allAccepted = status.counts.notAccepted === 0;
+  const complete = status.counts.notAccepted === 0 && status.counts.deferred === 0 && stoppedEarly === undefined;
   status.phase = 'done';
-  upsertSearchAttributes([{ key: LonghaulState, value: allAccepted ? 'repaired' : 'incomplete' }]);
+  upsertSearchAttributes([{ key: LonghaulState, value: complete ? (gaveUpGuids.length ? 'repaired-with-give-ups' : 'repaired') : 'incomplete' }]);
   show();
   return {
     hook,
-    // Unaccepted redeliveries must be seen again: keep the window where it was.
-    lastCheckedAt: allAccepted ? runStartedAt : (previous?.lastCheckedAt ?? since),
+    // Unaccepted or deferred redeliveries must be seen again: keep the window where it was.
+    lastCheckedAt: complete ? runStartedAt : (previous?.lastCheckedAt ?? since),
     windowStart: status.windowStart,
     runStartedAt: new Date(runStartedAt).toISOString(),
-    allAccepted,
+    allAccepted: status.counts.notAccepted === 0,
     counts: { ...status.counts },
     redeliveredGuids,
+    gaveUpGuids,
     recentRedeliveries: recent.filter((t) => t > Date.now() - pacing.hourMs),
+    redeliveryAttempts: carriedAttempts(attempts, Date.now()),
+    ...(stoppedEarly ? { stoppedEarly } : {}),
+    ...(watch.state.waits > 0 ? { outage: { ...watch.state } } : {}),
   };
 }
 

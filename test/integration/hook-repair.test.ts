@@ -9,25 +9,26 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import { hookRepairScheduleId, maxInAnyWindow, type HookRepairInput, type HookRepairResult } from '../../src/common/hook-repair';
-import { upsertHookRepairSchedule } from '../../src/temporal/schedules';
+import { githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';
+import { listSchedules, upsertHookRepairSchedule } from '../../src/temporal/schedules';
 import { hookPing, hookRepair } from '../../src/workflows/hook-repair';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
+import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { cleanUp, triggerAndWait } from '../helpers/schedules';
+import { cleanUp, scheduleRuns, triggerAndWait, waitFor } from '../helpers/schedules';
 
 const HOUR = 3_600_000;
 let emulator: Emulator | undefined;
 let tw: TestWorker | undefined;
 let schedules: string[] = [];
 
-async function start(options: EmulatorOptions = {}): Promise<{ e: Emulator; w: TestWorker }> {
+async function start(options: EmulatorOptions = {}, policy?: RetryPolicy): Promise<{ e: Emulator; w: TestWorker }> {
   emulator = await startTestEmulator(options);
-  tw = await startTestWorker(await emulatorDeps(emulator));
+  tw = await startTestWorker(await emulatorDeps(emulator, { policy }));
   return { e: emulator, w: tw };
 }
 
-async function schedule(w: TestWorker, input: HookRepairInput): Promise<string> {
-  const { scheduleId } = await upsertHookRepairSchedule(w.client, { taskQueue: w.taskQueue, everyMs: HOUR, input });
+async function schedule(w: TestWorker, input: HookRepairInput, everyMs = HOUR): Promise<string> {
+  const { scheduleId } = await upsertHookRepairSchedule(w.client, { taskQueue: w.taskQueue, everyMs, input });
   schedules.push(scheduleId);
   return scheduleId;
 }
@@ -135,4 +136,73 @@ describe('webhook delivery repair on a Schedule', () => {
     expect(e.stats.requests).toBe(requests);
     expect(hookRepairScheduleId({ org: 'Octo-Org' }, 7)).toBe('hook-repair:orgs/octo-org/hooks/7');
   });
+
+  it('redelivers a guid whose target keeps failing at most 3 times over all runs, then reports it as given up', async () => {
+    // Every delivery to this target fails, redeliveries included.
+    const { e, w } = await start({ hooks: { outcome: () => 500 } });
+    const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://broken.example.test/hook' });
+    const failing = [0, 1].map((i) => e.hooks.addDelivery(hookId, { at: Date.now() - HOUR + i, statusCode: 500 }).guid);
+    e.hooks.addDelivery(hookId, { at: Date.now() - HOUR + 5, statusCode: 200 });
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId });
+
+    const results: HookRepairResult[] = [];
+    for (let run = 1; run <= 5; run++) results.push(await triggerAndWait<HookRepairResult>(w.client, scheduleId));
+    expect(results.map((r) => r.counts.redelivered)).toEqual([2, 2, 2, 0, 0]);
+    expect(results.map((r) => r.counts.gaveUp)).toEqual([0, 0, 0, 2, 2]);
+    expect([...results[3].gaveUpGuids].sort()).toEqual([...failing].sort());
+    expect(results[3].redeliveryAttempts.map((a) => a.attempts)).toEqual([3, 3]);
+    // The count travelled from run to run: each guid was redelivered exactly three times in all.
+    const perGuid = new Map<string, number>();
+    for (const r of e.hooks.redeliveries()) perGuid.set(r.guid, (perGuid.get(r.guid) ?? 0) + 1);
+    expect(Object.fromEntries(perGuid)).toEqual(Object.fromEntries(failing.map((g) => [g, 3])));
+    expect(results[4].allAccepted).toBe(true);
+  });
+
+  it('waits out an outage of the deliveries API (502s, then a reset of a redelivery) and redelivers each failed guid once', async () => {
+    const { e, w } = await start({}, { ...githubRetryPolicy, maxTransientAttempts: 1 });
+    const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
+    const guids = [0, 1, 2].map((i) => e.hooks.addDelivery(hookId, { at: Date.now() - HOUR + i, statusCode: 502 }).guid);
+    e.setFaults([
+      { method: 'GET', path: '/deliveries', kind: 'status', status: 502, times: 3 },
+      { method: 'POST', path: '/attempts', kind: 'reset', times: 1 },
+    ]);
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, outage: { initialDelayMs: 200, maxDelayMs: 400, budgetMs: 120_000 } });
+    const result = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(result.counts).toMatchObject({ failed: 3, redelivered: 3, notAccepted: 0 });
+    expect(result.outage?.waits).toBe(4);
+    expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...guids].sort());
+  });
+
+  it('pauses the Schedule of a deleted hook after N failed runs in a row, with a note saying why', async () => {
+    const { e, w } = await start();
+    const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
+    await fetch(`${e.apiUrl}/orgs/octo-org/hooks/${hookId}`, { method: 'DELETE', headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, pauseAfterFailures: 3 }, 1_000);
+    const [listing] = await waitFor('the schedule to pause itself', () => listSchedules(w.client, scheduleId), (l) => l[0]?.paused === true, 90_000, 500);
+    expect(listing.note).toMatch(/paused by longhaul after 3 consecutive failed runs; last failure: .*Not Found/);
+    const runs = await scheduleRuns(w.client, scheduleId);
+    const statuses = await Promise.all(runs.map((id) => w.client.workflow.getHandle(id).describe().then((d) => d.status.name)));
+    expect(statuses.length).toBeGreaterThanOrEqual(3);
+    expect(statuses.every((st) => st === 'FAILED')).toBe(true);
+    // Paused: no further runs.
+    expect((await w.client.schedule.getHandle(scheduleId).describe()).state.paused).toBe(true);
+  });
+
+  it('bounds a run: past maxRedeliveriesPerRun the rest is deferred, the window stays, and later runs finish the job', async () => {
+    const { e, w } = await start();
+    const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
+    const guids = Array.from({ length: 5 }, (_, i) => e.hooks.addDelivery(hookId, { at: Date.now() - HOUR + i, statusCode: 500 }).guid);
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, maxRedeliveriesPerRun: 2 });
+    const first = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(first.counts).toMatchObject({ failed: 5, redelivered: 2, deferred: 3 });
+    expect(first.stoppedEarly).toMatch(/maxRedeliveriesPerRun 2/);
+    expect(first.lastCheckedAt).toBe(Date.parse(first.windowStart));
+    const second = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(second.counts).toMatchObject({ failed: 3, redelivered: 2, deferred: 1, skippedAlreadyOk: 2 });
+    const third = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(third.counts).toMatchObject({ failed: 1, redelivered: 1, deferred: 0 });
+    expect(third.lastCheckedAt).toBe(Date.parse(third.runStartedAt));
+    expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...guids].sort());
+  });
 });
+

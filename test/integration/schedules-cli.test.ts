@@ -48,6 +48,8 @@ describe('starter schedule commands', () => {
 
     expect((await runStarter(['feed-schedule', '--feed', FEED, '--pause'], tw.taskQueue)).code).toBe(0);
     expect((await tw.client.schedule.getHandle(feedScheduleId(FEED)).describe()).state.paused).toBe(true);
+    // A paused schedule shows why (here: by hand; longhaul's own pause after failed runs says so the same way).
+    expect((await runStarter(['feed-schedule', '--list'], tw.taskQueue)).stdout).toMatch(/PAUSED.*\n\s+note: paused from the longhaul starter/);
     const deleted = await runStarter(['feed-schedule', '--feed', FEED, '--delete', '--json'], tw.taskQueue);
     expect(JSON.parse(deleted.stdout)).toMatchObject({ action: 'delete', cursorForgotten: false });
     const again = await runStarter(['feed-schedule', '--feed', FEED, '--delete'], tw.taskQueue);
@@ -63,16 +65,27 @@ describe('starter schedule commands', () => {
     expect((await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'ftp://x'], tw.taskQueue)).code).toBe(2);
     expect((await runStarter(['hook-repair-schedule', '--repo', 'alpha', '--hook-id', '1'], tw.taskQueue)).code).toBe(2);
     expect((await runStarter(['hook-repair-schedule', '--org', 'octo-org', '--hook-id', '1', '--per-minute', '90'], tw.taskQueue)).code).toBe(2);
+    expect((await runStarter(['feed-schedule', '--feed', FEED, '--pause-after-failures', '11'], tw.taskQueue)).code).toBe(2);
+    // A secret in the sink URL is refused, with how to pass it by reference instead.
+    const secret = await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'https://hooks.example.test/x?access_token=abc'], tw.taskQueue);
+    expect(secret.code).toBe(2);
+    expect(secret.stderr).toMatch(/"access_token" parameter.*--sink-secret-env NAME/);
+    const userinfo = await runStarter(['feed-poll', '--feed', FEED, '--sink', 'https://me:pw@hooks.example.test/x'], tw.taskQueue);
+    expect(userinfo.code).toBe(2);
+    expect(userinfo.stderr).toMatch(/user-info/);
   });
 
   it('schedules a repository hook’s repair and pings the hook', async () => {
     const { id } = emulator.hooks.create({ owner: 'octo-org', repo: 'alpha' }, { url: 'https://receiver.example.test/h' });
-    const created = await runStarter(['hook-repair-schedule', '--repo', 'octo-org/alpha', '--hook-id', String(id), '--every', '30m', '--lookback', '6h', '--paused', '--json'], tw.taskQueue);
+    const created = await runStarter(
+      ['hook-repair-schedule', '--repo', 'octo-org/alpha', '--hook-id', String(id), '--every', '30m', '--lookback', '6h', '--max-redeliveries', '2', '--pause-after-failures', '3', '--outage-budget', '2h', '--paused', '--json'],
+      tw.taskQueue,
+    );
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({
       scheduleId: hookRepairScheduleId({ owner: 'octo-org', repo: 'alpha' }, id),
       created: true,
-      input: { target: { owner: 'octo-org', repo: 'alpha' }, hookId: id, lookbackMs: 6 * 3_600_000 },
+      input: { target: { owner: 'octo-org', repo: 'alpha' }, hookId: id, lookbackMs: 6 * 3_600_000, maxRedeliveriesPerGuid: 2, pauseAfterFailures: 3, outage: { budgetMs: 2 * 3_600_000 } },
     });
     const ping = await runStarter(['hook-ping', '--repo', 'octo-org/alpha', '--hook-id', String(id), '--wait'], tw.taskQueue);
     expect(ping.code).toBe(0);

@@ -28,7 +28,7 @@ describe('emulated activity feeds', () => {
       expect(list.length, path).toBeGreaterThan(0);
       for (const ev of list) {
         expect(Object.keys(ev)).toEqual(expect.arrayContaining(['id', 'type', 'actor', 'repo', 'payload', 'public', 'created_at']));
-        expect(['PushEvent', 'WatchEvent', 'CreateEvent']).toContain(ev.type);
+        expect(['PushEvent', 'WatchEvent', 'CreateEvent', 'IssuesEvent']).toContain(ev.type);
       }
       const orgScoped = path.startsWith('/orgs/') || path.includes('/events/orgs/');
       expect(list.every((ev) => (ev.org?.login === 'octo-org') === orgScoped), path).toBe(true);
@@ -147,5 +147,39 @@ describe('emulated activity feeds', () => {
     await e.close();
     const asOther = await em.start({ feeds: { initialEvents: 50, eventsPerMinute: 0, privateFraction: 0.3, authenticatedUser: 'someone-else' } });
     expect(events((await call(asOther.apiUrl, 'GET', '/users/octocat/events?per_page=100')).json).every((ev) => ev.public)).toBe(true);
+  });
+});
+
+describe('emulated event sizes', () => {
+  const sizes = (list: unknown[]) => list.map((ev) => Buffer.byteLength(JSON.stringify(ev)));
+
+  it('serves realistic sizes by default: mostly a few KB, with a long tail up to 60 KB', async () => {
+    const e = await em.start({ feeds: { eventsPerMinute: 0, initialEvents: 0 } });
+    e.feeds.burst('/repos/octo-org/alpha/events', 300);
+    const all = e.feeds.window('/repos/octo-org/alpha/events');
+    const s = sizes(all).sort((a, b) => a - b);
+    const median = s[Math.floor(s.length / 2)];
+    expect(median).toBeGreaterThan(1_000);
+    expect(median).toBeLessThan(5_000);
+    expect(s.at(-1)).toBeGreaterThan(20_000);
+    expect(s.at(-1)).toBeLessThanOrEqual(60_000);
+    expect(s.filter((n) => n > 8_000).length).toBeGreaterThan(10);
+    // Large events fill their type's own fields: commits, a description, an issue body.
+    const types = new Set(all.map((ev) => ev.type));
+    expect([...types].every((t) => ['PushEvent', 'WatchEvent', 'CreateEvent', 'IssuesEvent'].includes(t as string))).toBe(true);
+    const push = all.find((ev) => ev.type === 'PushEvent' && Buffer.byteLength(JSON.stringify(ev)) > 8_000) as { payload: { commits: { message: string }[]; size: number } } | undefined;
+    expect(push?.payload.commits.length).toBe(push?.payload.size);
+  });
+
+  it('serves a fixed size per event when configured, over HTTP as well', async () => {
+    const e = await em.start({ feeds: { eventsPerMinute: 0, initialEvents: 0, eventBytes: 40_000 } });
+    e.feeds.burst('/orgs/octo-org/events', 12);
+    const res = await call(e.apiUrl, 'GET', '/orgs/octo-org/events?per_page=100');
+    const list = events(res.json);
+    expect(list).toHaveLength(12);
+    for (const n of sizes(list)) {
+      expect(n).toBeGreaterThan(39_900);
+      expect(n).toBeLessThanOrEqual(40_000);
+    }
   });
 });

@@ -14,6 +14,7 @@ import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink-re
 import { appendEventsOnce, tailEventIds } from '../../src/activities/sinks/file';
 import { batchDeliveryId, postSignedBatches } from '../../src/activities/sinks/http';
 import { logEntriesFor } from '../../src/activities/sinks/logging';
+import { eventBatches } from '../../src/activities/sinks/batches';
 import type { FeedEvent } from '../../src/common/feeds';
 import { call, clockedEmulators } from '../helpers/emulator-http';
 
@@ -165,5 +166,20 @@ describe('emulated Cloud Logging entries:write', () => {
     const unknown = await call(base, 'POST', path, { body: { entries: [], colour: 1 } });
     expect(unknown.status).toBe(400);
     expect(e.loggingEntries.entries()).toEqual([]);
+  });
+});
+
+describe('sink batches', () => {
+  const big = (id: number, bytes: number) => ({ ...ev(id), payload: { body: 'x'.repeat(bytes) } }) as unknown as FeedEvent;
+
+  it('splits by count and by bytes, the same way every time, an oversized event alone', () => {
+    const small = Array.from({ length: 250 }, (_, i) => ev(i));
+    expect(eventBatches(small).map((b) => b.length)).toEqual([100, 100, 50]);
+    const large = Array.from({ length: 60 }, (_, i) => big(i, 40_000));
+    const batches = eventBatches(large);
+    for (const b of batches) expect(Buffer.byteLength(JSON.stringify(b))).toBeLessThanOrEqual(1024 * 1024 + 100);
+    expect(batches.flat().map((e) => e.id)).toEqual(large.map((e) => e.id));
+    expect(eventBatches(large)).toEqual(batches);
+    expect(eventBatches([big(1, 2_000_000), ev(2)]).map((b) => b.length)).toEqual([1, 1]);
   });
 });

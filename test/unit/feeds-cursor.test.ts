@@ -16,10 +16,7 @@ import {
   possibleGap,
   scanPage,
   sinkProblems,
-  type FeedEvent,
 } from '../../src/common/feeds';
-
-const ev = (id: number | string) => ({ id: String(id), type: 'WatchEvent' }) as FeedEvent;
 
 describe('feed paths', () => {
   it('accepts every feed of the spec in any case and canonicalises it', () => {
@@ -62,11 +59,11 @@ describe('poll decision', () => {
 describe('window scan', () => {
   it('collects events until it meets a delivered id, deduping ids repeated across pages', () => {
     const known = new Set(['5', '4']);
-    const scan = scanPage(emptyScan(), [ev(9), ev(8), ev(7)], known);
+    const scan = scanPage(emptyScan(), ['9', '8', '7'], known);
     expect(scan.overlap).toBe(false);
     // The feed moved while paging: page 2 starts with an event page 1 already had.
-    scanPage(scan, [ev(7), ev(6), ev(5), ev(4)], known);
-    expect(scan.fresh.map((e) => e.id)).toEqual(['9', '8', '7', '6']);
+    scanPage(scan, ['7', '6', '5', '4'], known);
+    expect(scan.fresh).toEqual(['9', '8', '7', '6']);
     expect(scan.windowIds).toEqual(['9', '8', '7', '6', '5', '4']);
     expect(scan.overlap).toBe(true);
     expect(scan.repeatedAcrossPages).toBe(1);

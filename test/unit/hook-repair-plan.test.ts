@@ -1,17 +1,22 @@
 /** The pure parts of webhook delivery repair: grouping by guid, and pacing under the content-creation limits. */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PACING, maxInAnyWindow, nextPacedSlot, parseHookTarget, planRepair, type DeliverySummary, type Pacing } from '../../src/common/hook-repair';
+import {
+  DEFAULT_PACING,
+  MAX_CARRIED_ATTEMPTS,
+  carriedAttempts,
+  hookRepairProblems,
+  maxInAnyWindow,
+  nextPacedSlot,
+  parseHookTarget,
+  planRepair,
+  type DeliverySummary,
+  type Pacing,
+  type RedeliveryAttempts,
+} from '../../src/common/hook-repair';
 
 let nextId = 1;
-const d = (guid: string, ok: boolean, at: number, redelivery = false): DeliverySummary => ({
-  id: nextId++,
-  guid,
-  status: ok ? 'OK' : 'Invalid HTTP Response: 500',
-  statusCode: ok ? 200 : 500,
-  deliveredAt: at,
-  redelivery,
-  event: 'issues',
-});
+// (`_redelivery` documents the seeded history; the plan does not need it.)
+const d = (guid: string, ok: boolean, at: number, _redelivery = false): DeliverySummary => ({ id: nextId++, guid, ok, deliveredAt: at });
 
 describe('repair plan', () => {
   it('redelivers each guid without an OK delivery once, from its newest failure, and skips guids that succeeded', () => {
@@ -69,5 +74,33 @@ describe('hook targets', () => {
     expect(parseHookTarget({ repo: 'octo-org/alpha' })).toEqual({ owner: 'octo-org', repo: 'alpha' });
     expect('problem' in parseHookTarget({ repo: 'alpha' })).toBe(true);
     expect('problem' in parseHookTarget({ org: 'a', repo: 'a/b' })).toBe(true);
+  });
+});
+
+describe('hook repair input and carried counts', () => {
+  const base = { target: { org: 'octo-org' }, hookId: 1 };
+
+  it('bounds pacing, the per-guid cap and per-run limits with clear messages', () => {
+    expect(hookRepairProblems(base)).toEqual([]);
+    expect(hookRepairProblems({ ...base, pacing: { perMinute: 81 } }).join()).toMatch(/content-creation limit of 80/);
+    expect(hookRepairProblems({ ...base, pacing: { perHour: 501 } }).join()).toMatch(/content-creation limit of 500/);
+    expect(hookRepairProblems({ ...base, pacing: { minuteMs: 50 } }).join()).toMatch(/minuteMs must be at least 100/);
+    expect(hookRepairProblems({ ...base, maxRedeliveriesPerGuid: 0 }).join()).toMatch(/maxRedeliveriesPerGuid must be a whole number from 1 to 20/);
+    expect(hookRepairProblems({ ...base, maxRedeliveriesPerRun: 5_000 }).join()).toMatch(/maxRedeliveriesPerRun/);
+    expect(hookRepairProblems({ ...base, maxPagesPerRun: 1_000 }).join()).toMatch(/maxPagesPerRun/);
+    expect(hookRepairProblems({ ...base, lookbackMs: 90 * 24 * 3_600_000 }).join()).toMatch(/at most 30 days/);
+    expect(hookRepairProblems({ ...base, outage: { initialDelayMs: 1 } }).join()).toMatch(/outage.initialDelayMs/);
+    expect(hookRepairProblems({ ...base, pauseAfterFailures: 20 }).join()).toMatch(/pauseAfterFailures/);
+  });
+
+  it('carries the newest counts within the retention, at most the cap', () => {
+    const now = 100 * 24 * 3_600_000;
+    const counts = new Map<string, RedeliveryAttempts>();
+    counts.set('old', { guid: 'old', attempts: 3, lastAt: now - 8 * 24 * 3_600_000 });
+    for (let i = 0; i < MAX_CARRIED_ATTEMPTS + 5; i++) counts.set(`g${i}`, { guid: `g${i}`, attempts: 1, lastAt: now - i });
+    const carried = carriedAttempts(counts, now);
+    expect(carried).toHaveLength(MAX_CARRIED_ATTEMPTS);
+    expect(carried[0].guid).toBe('g0');
+    expect(carried.some((a) => a.guid === 'old')).toBe(false);
   });
 });

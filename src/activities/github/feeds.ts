@@ -2,12 +2,16 @@
  * Activity-feed reads (spec 001): one HTTP call per activity. Page 1 is a conditional request with the
  * cursor's ETag (a 304 comes back as `notModified`, not as a failure); later pages follow `Link`. The
  * feed's entity workflow decides when to poll and which events are new; this only fetches.
+ *
+ * The events themselves never leave the worker: they go to the poll's spool (`../sinks/spool.ts`) and
+ * only their ids return to the workflow, so no history payload grows with event sizes.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from '../context';
 import { FEED_PAGE_SIZE, type FeedEvent } from '../../common/feeds';
 import { parseLinkHeader } from '../../http/api-client';
 import { FailureType } from '../../http/retry-policy';
+import { spoolPage } from '../sinks/spool';
 
 export interface FeedPageInput {
   /** Canonical feed path (`/repos/octo-org/alpha/events`). */
@@ -16,6 +20,8 @@ export interface FeedPageInput {
   url?: string;
   /** The ETag of the last delivered poll (page 1 only). */
   etag?: string;
+  /** Where this page's events are kept until delivery: the poll and the page number (1, 2, 3). */
+  spool: { pollId: string; page: number };
 }
 
 export interface FeedPage {
@@ -25,13 +31,15 @@ export interface FeedPage {
   etag?: string;
   /** `X-Poll-Interval` in seconds, when the server sent one. */
   pollIntervalSeconds?: number;
-  /** The page's events in feed order (newest first), with the spec's fields only. */
-  events: FeedEvent[];
+  /** The ids of the page's events in feed order (newest first); the events are in the spool. */
+  ids: string[];
+  /** Bytes of the page's events as spooled (for the UI and the tests; never the events themselves). */
+  bytes: number;
   /** `Link: rel="next"`, when there is a next page. */
   next?: string;
 }
 
-/** Keeps the spec's fields (and drops whatever else a server adds) so history holds only what sinks get. */
+/** Keeps the spec's fields (and drops whatever else a server adds): sinks get exactly the spec's event. */
 export function specEvent(raw: Record<string, unknown>): FeedEvent {
   const e: Record<string, unknown> = {};
   for (const key of ['id', 'type', 'actor', 'repo', 'payload', 'public', 'created_at', 'org']) if (raw[key] !== undefined) e[key] = raw[key];
@@ -56,14 +64,17 @@ export function createFeedActivities(deps: ActivityDeps) {
         notModified: res.notModified,
         etag: res.headers.etag,
         pollIntervalSeconds: Number.isFinite(interval) && interval > 0 ? interval : undefined,
-        events: [],
+        ids: [],
+        bytes: 0,
         next: parseLinkHeader(res.headers.link).next,
       };
       if (res.notModified) return page;
       if (!Array.isArray(res.body)) {
         throw ApplicationFailure.nonRetryable(`GET ${input.url ?? input.feed} answered ${res.status} without an array of events`, FailureType.UnexpectedResponse);
       }
-      page.events = (res.body as Record<string, unknown>[]).map(specEvent);
+      const events = (res.body as Record<string, unknown>[]).map(specEvent);
+      page.bytes = (await spoolPage(deps.dataDir, input.feed, input.spool, events)).bytes;
+      page.ids = events.map((e) => e.id);
       return page;
     },
   };

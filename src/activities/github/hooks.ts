@@ -10,7 +10,10 @@ import { parseLinkHeader } from '../../http/api-client';
 import { FailureType } from '../../http/retry-policy';
 
 export interface DeliveriesPage {
+  /** The page's deliveries inside the window (delivered at or after `since`), reduced to ids and outcome. */
   deliveries: DeliverySummary[];
+  /** Whether the page reached deliveries older than the window (listing can stop). */
+  reachedPastWindow: boolean;
   /** `Link: rel="next"` (carries the `cursor`). */
   next?: string;
 }
@@ -31,15 +34,7 @@ interface RawDelivery {
 }
 
 export function summarizeDelivery(d: RawDelivery): DeliverySummary {
-  return {
-    id: Number(d.id),
-    guid: d.guid,
-    status: d.status,
-    statusCode: d.status_code,
-    deliveredAt: Date.parse(d.delivered_at),
-    redelivery: Boolean(d.redelivery),
-    event: d.event,
-  };
+  return { id: Number(d.id), guid: d.guid, ok: d.status === 'OK', deliveredAt: Date.parse(d.delivered_at) };
 }
 
 /** A 422 whose message says the endpoint has been spammed (the content-creation limit). */
@@ -50,13 +45,21 @@ export function isSpammed(err: unknown): err is ApplicationFailure {
 export function createHookActivities(deps: ActivityDeps) {
   const { github } = deps;
   return {
-    /** GET …/hooks/{id}/deliveries?per_page=100 (page 1), or the `Link` URL of a later page. */
-    async listHookDeliveries(input: { target: HookTarget; hookId: number; url?: string }): Promise<DeliveriesPage> {
+    /**
+     * GET …/hooks/{id}/deliveries?per_page=100 (page 1), or the `Link` URL of a later page. Returns only
+     * the deliveries at or after `since` (epoch ms), as ids and outcomes: the page itself stays here.
+     */
+    async listHookDeliveries(input: { target: HookTarget; hookId: number; since: number; url?: string }): Promise<DeliveriesPage> {
       const res = await github.request<RawDelivery[]>(
         input.url ? { method: 'GET', path: input.url } : { method: 'GET', path: `${hookPath(input.target, input.hookId)}/deliveries`, query: { per_page: 100 } },
       );
       if (!Array.isArray(res.body)) throw ApplicationFailure.nonRetryable(`deliveries of hook ${input.hookId} answered ${res.status} without an array`, FailureType.UnexpectedResponse);
-      return { deliveries: res.body.map(summarizeDelivery), next: parseLinkHeader(res.headers.link).next };
+      const all = res.body.map(summarizeDelivery);
+      return {
+        deliveries: all.filter((d) => d.deliveredAt >= input.since),
+        reachedPastWindow: all.some((d) => d.deliveredAt < input.since),
+        next: parseLinkHeader(res.headers.link).next,
+      };
     },
 
     /**

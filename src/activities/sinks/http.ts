@@ -1,5 +1,5 @@
 /**
- * The HTTP sink: POSTs each batch (at most 100 events) as `{ feed, delivery, events }`, signed with
+ * The HTTP sink: POSTs each batch (at most 100 events and about 1 MB) as `{ feed, delivery, events }`, signed with
  * HMAC-SHA256 in `X-Hub-Signature-256`, the scheme of spec 001's webhook deliveries. The secret is read
  * here, at call time, from the environment (or `<NAME>_FILE`); it never enters workflow history.
  *
@@ -13,6 +13,7 @@ import type { FeedEvent } from '../../common/feeds';
 import { readSecret } from '../../config';
 import { parseRetryAfterMs } from '../../http/retry-policy';
 import { SIGNATURE_HEADER, signBody } from '../../http/signature';
+import { eventBatches } from './batches';
 
 export const SinkFailure = {
   SecretMissing: 'SinkSecretMissing',
@@ -25,16 +26,14 @@ export function batchDeliveryId(feed: string, events: readonly Pick<FeedEvent, '
 }
 
 export async function postSignedBatches(
-  opts: { url: string; secretEnv: string; feed: string; events: readonly FeedEvent[]; batchSize?: number; dispatcher?: Dispatcher },
+  opts: { url: string; secretEnv: string; feed: string; events: readonly FeedEvent[]; batchSize?: number; batchBytes?: number; dispatcher?: Dispatcher },
 ): Promise<{ batches: number }> {
   const secret = readSecret(opts.secretEnv);
   if (!secret) {
     throw ApplicationFailure.nonRetryable(`the HTTP sink needs a signing secret: set ${opts.secretEnv} (or ${opts.secretEnv}_FILE) on the worker`, SinkFailure.SecretMissing);
   }
-  const size = opts.batchSize ?? 100;
   let batches = 0;
-  for (let i = 0; i < opts.events.length; i += size) {
-    const events = opts.events.slice(i, i + size);
+  for (const events of eventBatches(opts.events, opts.batchSize, opts.batchBytes)) {
     const delivery = batchDeliveryId(opts.feed, events);
     const body = JSON.stringify({ feed: opts.feed, delivery, events });
     let res: Dispatcher.ResponseData;

@@ -1,7 +1,8 @@
 /**
  * Feed sinks: where a feed's new events go. One activity, `deliverFeedEvents`, idempotent by event id
  * for every sink (file: tail check; HTTP: same batch bytes, receivers dedupe by id; Cloud Logging:
- * `insertId`), so a retry after a failure whose outcome was unknown never duplicates an event.
+ * `insertId`), so a retry after a failure whose outcome was unknown never duplicates an event. It takes
+ * ids, not events: the events wait in the poll's spool (`spool.ts`), never in workflow history.
  */
 import { isAbsolute, resolve } from 'node:path';
 import type { ActivityDeps } from '../context';
@@ -9,12 +10,15 @@ import { DEFAULT_LOG_ID, DEFAULT_SINK_SECRET_ENV, defaultSinkFile, type FeedEven
 import { appendEventsOnce } from './file';
 import { postSignedBatches } from './http';
 import { writeLogEntries } from './logging';
+import { markDelivered, readSpooled, type SpoolRef } from './spool';
 
 export interface DeliverFeedEventsInput {
   feed: string;
   sink: SinkConfig;
-  /** Oldest first. */
-  events: FeedEvent[];
+  /** The poll whose spooled events are delivered. */
+  spool: SpoolRef;
+  /** Ids of the events to deliver, oldest first (the events are read from the spool). */
+  ids: string[];
 }
 
 export interface DeliverFeedEventsResult {
@@ -28,22 +32,40 @@ export interface DeliverFeedEventsResult {
 
 export function createSinkActivities(deps: ActivityDeps) {
   return {
+    /** Delivers a poll's spooled events by id, then marks the poll delivered (a retry returns at once). */
     async deliverFeedEvents(input: DeliverFeedEventsInput): Promise<DeliverFeedEventsResult> {
-      const { sink, feed, events } = input;
-      switch (sink.kind) {
-        case 'file': {
-          const file = sink.path ?? defaultSinkFile(feed);
-          const path = isAbsolute(file) ? file : resolve(deps.dataDir, file);
-          const { written, alreadyPresent } = await appendEventsOnce(path, feed, events);
-          return { sink: 'file', delivered: written, alreadyPresent, destination: path };
-        }
-        case 'http':
-          await postSignedBatches({ url: sink.url, secretEnv: sink.secretEnv ?? DEFAULT_SINK_SECRET_ENV, feed, events });
-          return { sink: 'http', delivered: events.length, alreadyPresent: 0, destination: sink.url };
-        case 'logging':
-          await writeLogEntries(deps.google.logging, { parent: sink.parent, logId: sink.logId, feed, events });
-          return { sink: 'logging', delivered: events.length, alreadyPresent: 0, destination: `${sink.parent}/logs/${sink.logId ?? DEFAULT_LOG_ID}` };
-      }
+      const { sink, feed } = input;
+      const spooled = await readSpooled(deps.dataDir, feed, input.spool, input.ids);
+      if (spooled.done) return { sink: sink.kind, delivered: 0, alreadyPresent: input.ids.length, destination: destinationOf(deps.dataDir, feed, sink) };
+      const result = await deliver(deps, feed, sink, spooled.events);
+      await markDelivered(deps.dataDir, feed, input.spool);
+      return result;
     },
   };
+}
+
+function fileSinkPath(dataDir: string, feed: string, sink: { path?: string }): string {
+  const file = sink.path ?? defaultSinkFile(feed);
+  return isAbsolute(file) ? file : resolve(dataDir, file);
+}
+
+function destinationOf(dataDir: string, feed: string, sink: SinkConfig): string {
+  if (sink.kind === 'file') return fileSinkPath(dataDir, feed, sink);
+  return sink.kind === 'http' ? sink.url : `${sink.parent}/logs/${sink.logId ?? DEFAULT_LOG_ID}`;
+}
+
+async function deliver(deps: ActivityDeps, feed: string, sink: SinkConfig, events: FeedEvent[]): Promise<DeliverFeedEventsResult> {
+  const destination = destinationOf(deps.dataDir, feed, sink);
+  switch (sink.kind) {
+    case 'file': {
+      const { written, alreadyPresent } = await appendEventsOnce(destination, feed, events);
+      return { sink: 'file', delivered: written, alreadyPresent, destination };
+    }
+    case 'http':
+      await postSignedBatches({ url: sink.url, secretEnv: sink.secretEnv ?? DEFAULT_SINK_SECRET_ENV, feed, events });
+      return { sink: 'http', delivered: events.length, alreadyPresent: 0, destination };
+    case 'logging':
+      await writeLogEntries(deps.google.logging, { parent: sink.parent, logId: sink.logId, feed, events });
+      return { sink: 'logging', delivered: events.length, alreadyPresent: 0, destination };
+  }
 }

@@ -5,6 +5,7 @@
  */
 import type { ApiClient } from '../../http/api-client';
 import { DEFAULT_LOG_ID, type FeedEvent } from '../../common/feeds';
+import { eventBatches } from './batches';
 
 export function logEntriesFor(parent: string, logId: string | undefined, feed: string, events: readonly FeedEvent[]) {
   const logName = `${parent}/logs/${encodeURIComponent(logId ?? DEFAULT_LOG_ID)}`;
@@ -21,10 +22,9 @@ export function logEntriesFor(parent: string, logId: string | undefined, feed: s
 }
 
 export async function writeLogEntries(logging: ApiClient, opts: { parent: string; logId?: string; feed: string; events: readonly FeedEvent[]; batchSize?: number }): Promise<{ batches: number }> {
-  const size = opts.batchSize ?? 100;
   let batches = 0;
-  for (let i = 0; i < opts.events.length; i += size) {
-    const entries = logEntriesFor(opts.parent, opts.logId, opts.feed, opts.events.slice(i, i + size));
+  for (const batch of eventBatches(opts.events, opts.batchSize)) {
+    const entries = logEntriesFor(opts.parent, opts.logId, opts.feed, batch);
     await logging.request({ method: 'POST', path: '/v2/entries:write', body: { entries, partialSuccess: false } });
     batches++;
   }

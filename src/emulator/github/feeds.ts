@@ -15,6 +15,7 @@ import { EmulatorHttpError } from '../http-error';
 import type { Account, Repository } from './fixture';
 import { accountOr404, repositoryOr404 } from './lookup';
 import { paginate } from './pagination';
+import { sizedPayload, targetEventBytes, type EventSizeOption } from './feed-event-sizes';
 
 export interface FeedBurst {
   /** When, relative to the emulator's start. @format milliseconds */
@@ -41,6 +42,11 @@ export interface FeedOptions {
   authenticatedUser: string;
   /** Share of events on user feeds that are private (shown only to that user). */
   privateFraction: number;
+  /**
+   * Bytes of JSON per event: `'realistic'` (default: most 1–4 KB, a long tail up to 60 KB, as real pushes,
+   * issues and pull requests are) or a fixed size for every event.
+   */
+  eventBytes: EventSizeOption;
 }
 
 export const defaultFeedOptions: FeedOptions = {
@@ -52,6 +58,7 @@ export const defaultFeedOptions: FeedOptions = {
   bursts: [],
   authenticatedUser: 'octocat',
   privateFraction: 0.2,
+  eventBytes: 'realistic',
 };
 
 interface StoredEvent {
@@ -156,6 +163,11 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
       created_at: new Date(at).toISOString(),
     };
     if (s.scope.org) event.org = orgObject(s.scope.org);
+    const sized = sizedPayload({ id: event.id, type, payload }, targetEventBytes(id, options.eventBytes), { repoUrl: `${ctx.apiUrl()}/repos/${repo.owner}/${repo.name}`, actorLogin: actor.login, actorUrl: actorObject(actor).url }, (p, t) =>
+      Buffer.byteLength(JSON.stringify({ ...event, type: t, payload: p })),
+    );
+    event.type = sized.type;
+    event.payload = sized.payload;
     return { event, at, served: false };
   };
 

@@ -17,6 +17,7 @@ import { signBody } from '../../http/signature';
 import type { Account, Repository } from './fixture';
 import { accountOr404, repositoryOr404 } from './lookup';
 import { paginate } from './pagination';
+import { parseConfig, type HookConfig } from './hook-config';
 
 export interface SpamLimits {
   perMinute: number;
@@ -44,7 +45,7 @@ interface Hook {
   scope: { kind: 'org'; org: Account } | { kind: 'repo'; repo: Repository };
   events: string[];
   active: boolean;
-  config: { url: string; content_type: string; insecure_ssl: string; secret?: string };
+  config: HookConfig;
   createdAt: number;
   updatedAt: number;
 }
@@ -72,8 +73,6 @@ export interface RedeliveryRecord {
   at: number;
   caller: string;
 }
-
-const KNOWN_CONFIG = ['url', 'content_type', 'secret', 'insecure_ssl'];
 
 function statusText(code: number): string {
   if (code >= 200 && code < 300) return 'OK';
@@ -209,38 +208,6 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
     };
     deliveries.push(d);
     return d;
-  };
-
-  const parseConfig = (value: unknown, urlRequired: boolean, extra: string[] = []): Partial<Hook['config']> => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new EmulatorHttpError(422, 'Invalid request.\n\nFor "config", value is not an object.');
-    const c = value as Record<string, unknown>;
-    for (const key of Object.keys(c)) {
-      if (!KNOWN_CONFIG.includes(key) && !extra.includes(key)) throw new EmulatorHttpError(422, `Invalid request.\n\n"${key}" is not a permitted key.`);
-    }
-    if (urlRequired && c.url === undefined) throw new EmulatorHttpError(422, 'Invalid request.\n\n"url" wasn\'t supplied.');
-    for (const key of ['url', 'content_type', 'secret', ...extra]) {
-      if (c[key] !== undefined && typeof c[key] !== 'string') throw new EmulatorHttpError(422, `Invalid request.\n\nFor "${key}", ${JSON.stringify(c[key])} is not a string.`);
-    }
-    if (c.insecure_ssl !== undefined && typeof c.insecure_ssl !== 'string' && typeof c.insecure_ssl !== 'number') {
-      throw new EmulatorHttpError(422, 'Invalid request.\n\nFor "insecure_ssl", value is not a string or number.');
-    }
-    if (c.url !== undefined) {
-      try {
-        const u = new URL(c.url as string);
-        if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
-      } catch {
-        throw new EmulatorHttpError(422, 'Validation Failed', { errors: [{ resource: 'Hook', code: 'custom', message: 'Config url is not a valid URL' }] });
-      }
-    }
-    if (c.content_type !== undefined && c.content_type !== 'json' && c.content_type !== 'form') {
-      throw new EmulatorHttpError(422, 'Validation Failed', { errors: [{ resource: 'Hook', code: 'custom', message: 'Config content_type must be json or form' }] });
-    }
-    const out: Partial<Hook['config']> = {};
-    if (c.url !== undefined) out.url = c.url as string;
-    if (c.content_type !== undefined) out.content_type = c.content_type as string;
-    if (c.secret !== undefined) out.secret = c.secret as string;
-    if (c.insecure_ssl !== undefined) out.insecure_ssl = String(c.insecure_ssl);
-    return out;
   };
 
   const createHook = (scope: Hook['scope'], body: unknown, now: number, caller: string): Hook => {
