@@ -297,6 +297,9 @@ function contentFreeAt(state: GovernorState, at: number): number {
   return t;
 }
 
+/** The snapshot's reason when the gate is closed only because the window's budget is spent. */
+export const BUDGET_SPENT = 'budget of the window spent';
+
 /** What `limits` shows and the workflow's current details say. */
 export interface GovernorSnapshot {
   credential: string;
@@ -323,14 +326,17 @@ export interface GovernorSnapshot {
   totals: GovernorState['totals'];
 }
 
-export function snapshot(state: GovernorState, now: number): GovernorSnapshot {
+/** The state as of `now`. Pure: a query handler calls it, and queries must not change workflow state. */
+export function snapshot(current: GovernorState, now: number): GovernorSnapshot {
+  const state = JSON.parse(JSON.stringify(current)) as GovernorState;
   roll(state, now);
-  const closed = state.blockedUntil > now || (state.budget !== undefined && state.budget <= 0 && state.windowResetAt !== undefined);
+  const blocked = state.blockedUntil > now;
+  const spent = state.budget !== undefined && state.budget <= 0 && state.windowResetAt !== undefined;
   const waits = Object.values(state.waiting);
   return {
     credential: state.credential,
-    gate: closed ? 'closed' : 'open',
-    ...(closed ? { blockedUntil: Math.max(state.blockedUntil, state.windowResetAt ?? 0), reason: state.blockedUntil > now ? state.blockedReason : 'budget of the window spent' } : {}),
+    gate: blocked || spent ? 'closed' : 'open',
+    ...(blocked ? { blockedUntil: state.blockedUntil, reason: state.blockedReason } : spent ? { blockedUntil: state.windowResetAt, reason: BUDGET_SPENT } : {}),
     limit: state.limit,
     budget: state.budget,
     reserve: reserveOf(state),

@@ -19,11 +19,13 @@ import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import {
+  BUDGET_SPENT,
   governorWorkflowId,
   MUTATION_SLOT_TOLERANCE_MS,
   type AcquireGrant,
   type AcquireRequest,
   type GovernorConfig,
+  type GovernorSnapshot,
   type LimitReport,
   type RateObservation,
   type RequestKind,
@@ -55,7 +57,9 @@ interface Waiter {
   resolve(answer: Answer): void;
 }
 
-const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+/** @format milliseconds — how long before a far slot its holder re-reads the gate. */
+const CONFIRM_AHEAD_MS = 400;
 
 export class GovernorLink implements RequestBudget {
   readonly workerId: string;
@@ -108,26 +112,59 @@ export class GovernorLink implements RequestBudget {
           : await this.ask(kind);
       if (answer.ok) {
         if (answer.slotAt === undefined) return;
+        // A slot far ahead was granted before limits reported meanwhile: confirm the gate just before it.
+        if (answer.slotAt - this.clock() > CONFIRM_AHEAD_MS + 100) {
+          await this.sleep(answer.slotAt - CONFIRM_AHEAD_MS - this.clock());
+          const closed = await this.closedFor(kind);
+          if (closed) {
+            if (waited + closed.retryInMs > maxWait) throw this.refusal(closed, call);
+            await this.sleep(closed.retryInMs);
+            waited += closed.retryInMs;
+            continue;
+          }
+        }
         const early = answer.slotAt - this.clock();
         if (early > 0) await this.sleep(early);
         // Received too late to keep the spacing: let the slot go and ask for a new one.
         if (this.clock() <= answer.slotAt + MUTATION_SLOT_TOLERANCE_MS) return;
         continue;
       }
-      if (waited + answer.retryInMs > maxWait) {
-        throw failureFromDecision(
-          {
-            kind: 'retry',
-            type: /spent|primary/i.test(answer.reason) ? FailureType.PrimaryRateLimit : FailureType.SecondaryRateLimit,
-            delayMs: answer.retryInMs,
-            message: `not sent: ${this.opts.credential} waits on a shared rate limit until ${new Date(this.clock() + answer.retryInMs).toISOString()} (${answer.reason})`,
-          },
-          call,
-        );
-      }
+      if (waited + answer.retryInMs > maxWait) throw this.refusal(answer, call);
       await this.sleep(answer.retryInMs);
       waited += answer.retryInMs;
     }
+  }
+
+  private refusal(answer: { retryInMs: number; reason: string }, call: CallDescription) {
+    return failureFromDecision(
+      {
+        kind: 'retry',
+        type: /spent|primary/i.test(answer.reason) ? FailureType.PrimaryRateLimit : FailureType.SecondaryRateLimit,
+        delayMs: answer.retryInMs,
+        message: `not sent: ${this.opts.credential} waits on a shared rate limit until ${new Date(this.clock() + answer.retryInMs).toISOString()} (${answer.reason})`,
+      },
+      call,
+    );
+  }
+
+  /** Reads the governor's gate (a Query: no history written); undefined when open for this kind. */
+  private async closedFor(kind: RequestKind): Promise<{ retryInMs: number; reason: string } | undefined> {
+    let snap: GovernorSnapshot;
+    try {
+      const client = await this.client();
+      snap = await client.workflow.getHandle(governorWorkflowId(this.opts.credential)).query<GovernorSnapshot>('limits');
+    } catch (err) {
+      return { retryInMs: 1000 + Math.round(this.random() * 1000), reason: `rate governor unreachable: ${(err as Error).message}` };
+    }
+    const now = this.clock();
+    const jitter = Math.round(this.random() * 1000);
+    if (snap.blockedUntil !== undefined && snap.blockedUntil > now && snap.reason !== BUDGET_SPENT) {
+      return { retryInMs: snap.blockedUntil - now + jitter, reason: snap.reason ?? 'rate limited' };
+    }
+    if (kind === 'content' && snap.contentBlockedUntil !== undefined && snap.contentBlockedUntil > now) {
+      return { retryInMs: snap.contentBlockedUntil - now + jitter, reason: 'content creation closed after a 422 "spammed" answer' };
+    }
+    return undefined;
   }
 
   /** Queues the ask; one Update per kind is out at a time, carrying every request queued meanwhile. */
