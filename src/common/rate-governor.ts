@@ -88,6 +88,8 @@ export interface AcquireRequest {
   count: number;
   /** The worker's latest rate-limit facts since its previous ask. */
   observation?: RateObservation;
+  /** Granted requests the server did not count (304 Not Modified), by the window they were granted in. */
+  refunds?: { window: number; count: number }[];
 }
 
 export interface AcquireGrant {
@@ -101,6 +103,8 @@ export interface AcquireGrant {
   reason?: string;
   /** This worker's share of the fleet-wide concurrency cap. */
   concurrency: number;
+  /** The window the permits were granted from (for refunds). */
+  window: number;
   /** The governor knows no window yet: report this response's headers at once. */
   observe?: boolean;
 }
@@ -114,6 +118,8 @@ export interface GovernorState {
   budget?: number;
   /** Permits granted for slots after the current window's reset (charged to the next window). */
   debt: number;
+  /** Counts windows, so a refund reaches only the window its permits came from. */
+  windowSeq: number;
   /** Epoch ms (workflow clock) when the current window ends, margin included. */
   windowResetAt?: number;
   /** A probe request is out (no limit known yet); no second one before this. */
@@ -138,6 +144,7 @@ export function newGovernorState(credential: string, config: Partial<GovernorCon
     credential,
     config: { ...defaultGovernorConfig, ...config },
     debt: 0,
+    windowSeq: 0,
     probeUntil: 0,
     blockedUntil: 0,
     contentBlockedUntil: 0,
@@ -159,6 +166,7 @@ export function reserveOf(state: GovernorState): number {
 function roll(state: GovernorState, now: number): void {
   if (state.windowResetAt !== undefined && now >= state.windowResetAt) {
     state.windowResetAt = undefined;
+    state.windowSeq++;
     state.budget = state.limit === undefined ? undefined : Math.max(0, state.limit - reserveOf(state) - state.debt);
     state.debt = 0;
   }
@@ -177,8 +185,13 @@ export function observe(state: GovernorState, obs: RateObservation, now: number)
   // Facts of a window that has already reset are stale.
   if (resetAt <= now) return;
   const known = state.windowResetAt;
-  if (known === undefined || resetAt > known + 2 * state.config.resetMarginMs) state.windowResetAt = resetAt;
-  else if (resetAt < known - 2 * state.config.resetMarginMs) return;
+  if (known !== undefined && resetAt > known + 2 * state.config.resetMarginMs) {
+    // A later window than the one we thought current: it reset without our noticing.
+    state.windowResetAt = now;
+    roll(state, now);
+  }
+  if (state.windowResetAt === undefined) state.windowResetAt = resetAt;
+  else if (known !== undefined && resetAt < known - 2 * state.config.resetMarginMs) return;
   if (state.limit !== undefined && state.budget === undefined) state.budget = state.limit - reserveOf(state);
   // The server's remaining counts what reached it; our budget also counts grants still on their way, so
   // it is normally lower. Only another consumer of the same token makes the server's figure the lower one.
@@ -211,6 +224,9 @@ export function concurrencyShare(state: GovernorState): number {
 export function acquire(state: GovernorState, req: AcquireRequest, now: number, random: () => number): AcquireGrant {
   if (req.observation) observe(state, req.observation, now);
   roll(state, now);
+  if (state.budget !== undefined) {
+    for (const r of req.refunds ?? []) if (r.window === state.windowSeq && r.count > 0) state.budget += r.count;
+  }
   state.workers[req.workerId] = now;
   const jitter = () => Math.round(random() * state.config.jitterMs);
   const refuse = (granted: number, untilMs: number, reason: string, slotTimes?: number[]): AcquireGrant => {
@@ -224,6 +240,7 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
       ...(slotTimes ? { slotTimes } : {}),
       ...(refused > 0 ? { retryInMs: Math.max(0, untilMs - now) + jitter(), reason } : {}),
       concurrency: concurrencyShare(state),
+      window: state.windowSeq,
     };
   };
 

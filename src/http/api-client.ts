@@ -260,7 +260,8 @@ export class ApiClient {
 
       const nowMs = this.clock();
       if (res.statusCode === 304 && req.ifNoneMatch) {
-        ticket?.done({ at: nowMs });
+        // GitHub does not count a 304 to a conditional request against the limit.
+        ticket?.done({ at: nowMs, notCounted: true });
         return { status: 304, headers: resHeaders, body: undefined as T, url: url.href, notModified: true };
       }
       const decision = decideRetry(facts, { nowMs, attempt }, this.policy);

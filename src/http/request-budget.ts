@@ -20,6 +20,8 @@ export interface ResponseOutcome {
   limited?: { kind: 'primary' | 'secondary' | 'content'; waitMs: number; message: string };
   /** Local epoch ms when the answer arrived. */
   at: number;
+  /** The server did not count the request (a 304 to a conditional request): its permit goes back. */
+  notCounted?: boolean;
 }
 
 export interface BudgetTicket {

@@ -126,3 +126,14 @@ describe('rate governor pacing', () => {
     expect(acquire(s, { workerId: 'w3', kind: 'read', count: 1 }, T0 + 40_000, noJitter).concurrency).toBe(50);
   });
 });
+
+describe('rate governor refunds', () => {
+  it('gives back permits of requests the server did not count (304), only to the window they came from', () => {
+    const s = known();
+    const grant = acquire(s, { workerId: 'w1', kind: 'read', count: 56 }, T0, noJitter);
+    expect(acquire(s, { workerId: 'w1', kind: 'read', count: 1, refunds: [{ window: grant.window, count: 2 }] }, T0 + 10, noJitter).granted).toBe(1);
+    // A refund from a window that has since reset is dropped.
+    const next = acquire(s, { workerId: 'w1', kind: 'read', count: 100, refunds: [{ window: grant.window, count: 5 }] }, T0 + 11_000, noJitter);
+    expect(next.granted).toBe(57);
+  });
+});

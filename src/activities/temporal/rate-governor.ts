@@ -51,7 +51,7 @@ export interface GovernorLinkOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-type Answer = { ok: true; slotAt?: number } | { ok: false; retryInMs: number; reason: string };
+type Answer = { ok: true; slotAt?: number; window: number } | { ok: false; retryInMs: number; reason: string };
 
 interface Waiter {
   resolve(answer: Answer): void;
@@ -84,8 +84,9 @@ export class GovernorLink implements RequestBudget {
 
   async acquire(kind: RequestKind, call: CallDescription): Promise<BudgetTicket> {
     await this.takeSlot();
+    let window: number;
     try {
-      await this.permit(kind, call);
+      window = await this.permit(kind, call);
     } catch (err) {
       this.releaseSlot();
       throw err;
@@ -96,12 +97,14 @@ export class GovernorLink implements RequestBudget {
         if (done) return;
         done = true;
         this.releaseSlot();
+        if (outcome?.notCounted) this.refunds.set(window, (this.refunds.get(window) ?? 0) + 1);
         if (outcome) this.learn(outcome);
       },
     };
   }
 
-  private async permit(kind: RequestKind, call: CallDescription): Promise<void> {
+  /** Waits for a permit; returns the window it was granted from. */
+  private async permit(kind: RequestKind, call: CallDescription): Promise<number> {
     const maxWait = this.opts.maxLocalWaitMs ?? 20_000;
     let waited = 0;
     for (;;) {
@@ -111,7 +114,7 @@ export class GovernorLink implements RequestBudget {
           ? { ok: false, retryInMs: this.closedUntil - now + Math.round(this.random() * 1000), reason: this.closedReason }
           : await this.ask(kind);
       if (answer.ok) {
-        if (answer.slotAt === undefined) return;
+        if (answer.slotAt === undefined) return answer.window;
         // A slot far ahead was granted before limits reported meanwhile: confirm the gate just before it.
         if (answer.slotAt - this.clock() > CONFIRM_AHEAD_MS + 100) {
           await this.sleep(answer.slotAt - CONFIRM_AHEAD_MS - this.clock());
@@ -126,7 +129,7 @@ export class GovernorLink implements RequestBudget {
         const early = answer.slotAt - this.clock();
         if (early > 0) await this.sleep(early);
         // Received too late to keep the spacing: let the slot go and ask for a new one.
-        if (this.clock() <= answer.slotAt + MUTATION_SLOT_TOLERANCE_MS) return;
+        if (this.clock() <= answer.slotAt + MUTATION_SLOT_TOLERANCE_MS) return answer.window;
         continue;
       }
       if (waited + answer.retryInMs > maxWait) throw this.refusal(answer, call);
@@ -182,7 +185,7 @@ export class GovernorLink implements RequestBudget {
         const waiters = this.pending[kind].splice(0);
         let grant: AcquireGrant;
         try {
-          grant = await this.update({ workerId: this.workerId, kind, count: waiters.length, observation: this.takeObservation() });
+          grant = await this.update({ workerId: this.workerId, kind, count: waiters.length, observation: this.takeObservation(), refunds: this.takeRefunds() });
         } catch (err) {
           const reason = `rate governor unreachable: ${(err as Error).message}`;
           for (const w of waiters) w.resolve({ ok: false, retryInMs: 1000 + Math.round(this.random() * 1000), reason });
@@ -192,7 +195,7 @@ export class GovernorLink implements RequestBudget {
         this.wakeSlots();
         waiters.forEach((w, i) => {
           if (i < grant.granted) {
-            w.resolve({ ok: true, slotAt: grant.slotTimes?.[i] });
+            w.resolve({ ok: true, slotAt: grant.slotTimes?.[i], window: grant.window });
           } else {
             w.resolve({ ok: false, retryInMs: (grant.retryInMs ?? 1000) + Math.round(this.random() * 500), reason: grant.reason ?? 'refused' });
           }
@@ -250,6 +253,15 @@ export class GovernorLink implements RequestBudget {
       const report: LimitReport | undefined = limited ? { ...limited, ageMs: this.clock() - outcome.at, workerId: this.workerId } : undefined;
       void this.signal({ limit: report, observation: this.takeObservation() });
     }
+  }
+
+  private readonly refunds = new Map<number, number>();
+
+  private takeRefunds(): { window: number; count: number }[] | undefined {
+    if (this.refunds.size === 0) return undefined;
+    const out = [...this.refunds].map(([window, count]) => ({ window, count }));
+    this.refunds.clear();
+    return out;
   }
 
   private takeObservation(): RateObservation | undefined {
