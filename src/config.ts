@@ -26,6 +26,84 @@ export interface LonghaulConfig {
   taskQueue: string;
   /** Where downloads and the embedded server's state go (`LONGHAUL_DATA_DIR`). */
   dataDir: string;
+  /** GitHub credentials by name: the default one first, then `LONGHAUL_GITHUB_CREDENTIALS`. */
+  githubCredentials: GithubCredentialConfig[];
+  /** The fleet-wide rate governor (`LONGHAUL_RATE_GOVERNOR=off` keeps every limit per process). */
+  rateGovernor: { enabled: boolean; settings: RateGovernorSettings };
+}
+
+/**
+ * One GitHub credential: a named budget. Secrets stay in the environment (or files) and are read at call
+ * time; workflow inputs name the credential, never the secret.
+ */
+export interface GithubCredentialConfig {
+  name: string;
+  apiUrl: string;
+  auth:
+    | { kind: 'token'; env: string }
+    | { kind: 'app'; appId: string; privateKeyFile: string; installationId: number };
+}
+
+/** Governor settings from the environment; unset ones take the governor's defaults. */
+export interface RateGovernorSettings {
+  maxConcurrent?: number;
+  reserve?: number;
+  mutationSpacingMs?: number;
+  contentPerMinute?: number;
+  contentPerHour?: number;
+  spammedWaitMs?: number;
+}
+
+export const DEFAULT_GITHUB_CREDENTIAL = 'github';
+
+/** `GITHUB_<NAME>_…` prefix of a named credential's variables (the default one uses `GITHUB_…`). */
+function credentialPrefix(name: string, isDefault: boolean): string {
+  return isDefault ? 'GITHUB_' : `GITHUB_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_`;
+}
+
+function githubCredential(env: NodeJS.ProcessEnv, name: string, isDefault: boolean, fallbackUrl: string): GithubCredentialConfig {
+  const p = credentialPrefix(name, isDefault);
+  const apiUrl = httpUrl(env, `${p}API_URL`, fallbackUrl);
+  const appId = env[`${p}APP_ID`];
+  if (!appId) return { name, apiUrl, auth: { kind: 'token', env: `${p}TOKEN` } };
+  const privateKeyFile = env[`${p}APP_PRIVATE_KEY_FILE`];
+  const installationId = Number(env[`${p}APP_INSTALLATION_ID`]);
+  if (!privateKeyFile) throw new ConfigError(`${p}APP_ID is set: ${p}APP_PRIVATE_KEY_FILE must name the App's private key (.pem)`);
+  if (!Number.isInteger(installationId) || installationId <= 0) throw new ConfigError(`${p}APP_ID is set: ${p}APP_INSTALLATION_ID must be the installation's numeric id`);
+  return { name, apiUrl, auth: { kind: 'app', appId, privateKeyFile, installationId } };
+}
+
+function githubCredentials(env: NodeJS.ProcessEnv, defaultUrl: string): GithubCredentialConfig[] {
+  const defaultName = env.LONGHAUL_GITHUB_CREDENTIAL || DEFAULT_GITHUB_CREDENTIAL;
+  const names = (env.LONGHAUL_GITHUB_CREDENTIALS ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+  for (const name of [defaultName, ...names]) {
+    if (!/^[a-z0-9][a-z0-9._-]{0,62}$/i.test(name)) throw new ConfigError(`credential name ${JSON.stringify(name)} must be letters, digits, ".", "_" or "-"`);
+  }
+  const extra = names.filter((n) => n !== defaultName).map((n) => githubCredential(env, n, false, DEFAULT_GITHUB_API_URL));
+  return [githubCredential(env, defaultName, true, defaultUrl), ...extra];
+}
+
+function optionalInt(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function rateGovernorSettings(env: NodeJS.ProcessEnv): LonghaulConfig['rateGovernor'] {
+  const flag = (env.LONGHAUL_RATE_GOVERNOR ?? 'on').toLowerCase();
+  if (flag !== 'on' && flag !== 'off') throw new ConfigError(`LONGHAUL_RATE_GOVERNOR must be on or off, got ${JSON.stringify(env.LONGHAUL_RATE_GOVERNOR)}`);
+  const settings: RateGovernorSettings = {
+    maxConcurrent: optionalInt(env, 'LONGHAUL_MAX_CONCURRENT_REQUESTS', 1),
+    reserve: optionalInt(env, 'LONGHAUL_RATE_RESERVE', 0),
+    mutationSpacingMs: optionalInt(env, 'LONGHAUL_MUTATION_SPACING_MS', 0),
+    contentPerMinute: optionalInt(env, 'LONGHAUL_CONTENT_PER_MINUTE', 1),
+    contentPerHour: optionalInt(env, 'LONGHAUL_CONTENT_PER_HOUR', 1),
+    spammedWaitMs: optionalInt(env, 'LONGHAUL_SPAMMED_WAIT_MS', 0),
+  };
+  for (const key of Object.keys(settings) as (keyof RateGovernorSettings)[]) if (settings[key] === undefined) delete settings[key];
+  return { enabled: flag === 'on', settings };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): LonghaulConfig {
@@ -38,6 +116,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LonghaulConfig
     googleDnsUrl: httpUrl(env, 'GOOGLE_DNS_URL', DEFAULT_GOOGLE_DNS_URL),
     taskQueue: env.LONGHAUL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
     dataDir: env.LONGHAUL_DATA_DIR || '.longhaul',
+    githubCredentials: githubCredentials(env, githubApiUrl),
+    rateGovernor: rateGovernorSettings(env),
   };
 }
 

@@ -12,6 +12,7 @@ import { registerMigrateCommands } from './cli/migrate';
 import { registerGoogleCommands } from './cli/google';
 import { registerImportCommands } from './cli/import';
 import { registerScheduleCommands } from './cli/schedules';
+import { registerLimitsCommands } from './cli/limits';
 
 export function buildProgram(ctx: () => CliContext): Command {
   const program = new Command()
@@ -23,6 +24,7 @@ export function buildProgram(ctx: () => CliContext): Command {
   registerGoogleCommands(program, ctx);
   registerImportCommands(program, ctx);
   registerScheduleCommands(program, ctx);
+  registerLimitsCommands(program, ctx);
   return program;
 }
 

@@ -12,6 +12,9 @@ import { createActivities, type ActivityDeps } from './activities';
 import { createGithubClient } from './activities/context';
 import { createGoogleClients } from './activities/google/client';
 import { loadConfig, type LonghaulConfig } from './config';
+import { githubTokenProvider } from './http/github-auth';
+import { GovernorLink } from './activities/temporal/rate-governor';
+import type { ApiClient } from './http/api-client';
 import { resolveTemporal } from './temporal/connection';
 
 export interface LonghaulWorkerOptions {
@@ -44,10 +47,30 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
   });
 }
 
+/**
+ * One client per configured GitHub credential. With the rate governor on (the default), each asks its
+ * credential's `rate-governor:<name>` workflow before every request, so the whole fleet shares its budget.
+ */
+export function githubClientsFromConfig(config: LonghaulConfig): Record<string, ApiClient> {
+  const clients: Record<string, ApiClient> = {};
+  const { enabled, settings } = config.rateGovernor;
+  for (const credential of config.githubCredentials) {
+    clients[credential.name] = createGithubClient({
+      baseUrl: credential.apiUrl,
+      token: githubTokenProvider(credential),
+      budget: enabled ? new GovernorLink({ credential: credential.name, config: settings }) : undefined,
+      spammedWaitMs: settings.spammedWaitMs,
+    });
+  }
+  return clients;
+}
+
 /** Activity dependencies from the environment (`GITHUB_API_URL`, `GITHUB_TOKEN`, …). */
 export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partial<ActivityDeps> = {}): ActivityDeps {
+  const githubClients = githubClientsFromConfig(config);
   return {
-    github: createGithubClient({ baseUrl: config.githubApiUrl }),
+    github: githubClients[config.githubCredentials[0].name],
+    githubClients,
     google: createGoogleClients({ apikeys: config.googleApikeysUrl, logging: config.googleLoggingUrl, dns: config.googleDnsUrl }),
     dataDir: config.dataDir,
     clock: Date.now,
@@ -67,7 +90,9 @@ async function main(): Promise<void> {
     // A pre-built bundle (`npm run build:bundle`) spares each worker start the webpack build and its memory.
     workflowBundle: process.env.LONGHAUL_WORKFLOW_BUNDLE ? { codePath: process.env.LONGHAUL_WORKFLOW_BUNDLE } : undefined,
   });
-  console.log(`longhaul worker polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub API ${config.githubApiUrl})`);
+  const credentials = config.githubCredentials.map((c) => `${c.name} → ${c.apiUrl}`).join(', ');
+  const governor = config.rateGovernor.enabled ? 'fleet-wide rate governor' : 'per-process rate limits (LONGHAUL_RATE_GOVERNOR=off)';
+  console.log(`longhaul worker polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
   await worker.run();
   await connection.close();

@@ -7,12 +7,16 @@ import { ApiClient, GITHUB_DEFAULT_HEADERS, type TokenProvider } from '../http/a
 import { RateLimitGate } from '../http/rate-limit-gate';
 import { githubRetryPolicy, type RetryPolicy } from '../http/retry-policy';
 import { readSecret } from '../config';
+import type { RequestBudget } from '../http/request-budget';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Dispatcher } from 'undici';
 import type { GoogleClients } from './google/client';
 
 export interface ActivityDeps {
-  /** The GitHub REST client (base URL, token, retry policy, shared rate-limit gate). */
+  /** The GitHub REST client of the default credential (base URL, token, retry policy, rate-limit gate). */
   github: ApiClient;
+  /** Every configured GitHub credential's client by name (the default one included), for inputs naming one. */
+  githubClients?: Readonly<Record<string, ApiClient>>;
   /** Google Cloud clients (API Keys, Cloud Logging, Cloud DNS) with Google's error model and ADC/static tokens. */
   google: GoogleClients;
   /** Directory archives and other downloads are written to (relative paths in inputs resolve here). */
@@ -38,6 +42,24 @@ export interface GithubClientOptions {
   policy?: RetryPolicy;
   clock?: () => number;
   gate?: RateLimitGate;
+  /** The fleet-wide budget of this credential (the rate governor); per process without it. */
+  budget?: RequestBudget;
+  /** @format milliseconds — how long a 422 "spammed" closes content creation for the fleet. */
+  spammedWaitMs?: number;
+}
+
+/**
+ * The client of the credential a workflow input names (`credential`), or the default one. An unknown name
+ * is a clear non-retryable failure: the worker fleet was not configured with it.
+ */
+export function githubFor(deps: ActivityDeps, credential?: string): ApiClient {
+  if (credential === undefined) return deps.github;
+  const client = deps.githubClients?.[credential];
+  if (!client) {
+    const known = Object.keys(deps.githubClients ?? {}).join(', ') || '(only the default)';
+    throw ApplicationFailure.nonRetryable(`no GitHub credential named ${JSON.stringify(credential)} on this worker (configured: ${known})`, 'UnknownCredential');
+  }
+  return client;
 }
 
 export function createGithubClient(opts: GithubClientOptions): ApiClient {
@@ -50,6 +72,10 @@ export function createGithubClient(opts: GithubClientOptions): ApiClient {
     policy: opts.policy ?? githubRetryPolicy,
     clock,
     gate: opts.gate ?? new RateLimitGate(clock),
+    budget: opts.budget,
+    spammedWaitMs: opts.spammedWaitMs,
+    // A fleet's refused activities are spread out, not all retried at the reset.
+    retryJitterMs: opts.budget ? 1500 : 0,
     attempt: currentAttempt,
   });
 }

@@ -154,6 +154,7 @@ export class Emulator {
 
   resetStats(): void {
     Object.assign(this.stats, emptyStats());
+    this.rateLimiter.resetHistory();
   }
 
   async listen(): Promise<this> {
@@ -228,6 +229,7 @@ export class Emulator {
     const limiter = service.rateLimiter;
     const caller = token;
     const arrival = limiter?.arrival(caller, now) ?? 'open';
+    limiter?.noteMethod(caller, method, now);
     if (arrival === 'while-limited') this.stats.requestsWhileLimited++;
     if (arrival === 'in-flight') this.stats.requestsInFlightWhenLimited++;
     if (match === undefined) return fail(404, 'Not Found', {}, limiter?.headers(caller, now) ?? {});
@@ -336,7 +338,7 @@ export class Emulator {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if (method === 'GET' && url.pathname === '/_emulator/stats') return json(200, this.stats);
+    if (method === 'GET' && url.pathname === '/_emulator/stats') return json(200, { ...this.stats, fleet: this.rateLimiter.fleetStats() });
     if (method === 'POST' && url.pathname === '/_emulator/stats/reset') {
       this.resetStats();
       return json(200, this.stats);

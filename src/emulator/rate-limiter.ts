@@ -34,7 +34,8 @@ export interface RateLimitConfig {
   /**
    * @format milliseconds — requests arriving this soon after the first answer that told the caller to wait
    * were already in flight when it was sent (a concurrent client cannot un-send them): they are counted as
-   * `requestsInFlightWhenLimited`, not as requests sent while limited.
+   * `requestsInFlightWhenLimited`, not as requests sent while limited. 250 ms: a fleet that shares its
+   * limits must stop every worker within that time of the first limiting answer of a window.
    */
   inFlightGraceMs: number;
 }
@@ -53,7 +54,7 @@ export const defaultRateLimitConfig: RateLimitConfig = {
     waitWithoutRetryAfterMs: 60_000,
   },
   primaryStatus: 403,
-  inFlightGraceMs: 500,
+  inFlightGraceMs: 250,
 };
 
 export type LimitVerdict =
@@ -71,6 +72,28 @@ interface CallerState {
   limitedUntil: number;
   /** When the current wait was first announced. */
   noticeAt: number;
+  /** Every primary window so far, for fleet figures (the last one is the current). */
+  windows: WindowRecord[];
+  /** Arrival of the last mutation (non-GET/HEAD), and the smallest gap between two so far. */
+  lastMutationAt?: number;
+  minMutationGapMs?: number;
+  peakConcurrent: number;
+}
+
+/** One primary window of a caller: requests counted against it, limited answers and requests sent while limited in it. */
+export interface WindowRecord {
+  startMs: number;
+  used: number;
+  limitedAnswers: number;
+  whileLimited: number;
+}
+
+/** Per-caller figures of how a fleet of clients shared one token. */
+export interface CallerFleetStats {
+  windows: WindowRecord[];
+  /** null until two mutations arrived. */
+  minMutationGapMs: number | null;
+  peakConcurrent: number;
 }
 
 /** How a request relates to the caller's rate-limit state when it arrives. */
@@ -88,12 +111,14 @@ export class RateLimiter {
   private state(caller: string, now: number): CallerState {
     let s = this.callers.get(caller);
     if (!s) {
-      s = { windowStart: now, used: 0, points: new Map(), content: [], inFlight: 0, limitedUntil: 0, noticeAt: 0 };
+      s = { windowStart: now, used: 0, points: new Map(), content: [], inFlight: 0, limitedUntil: 0, noticeAt: 0, windows: [], peakConcurrent: 0 };
+      s.windows.push({ startMs: now, used: 0, limitedAnswers: 0, whileLimited: 0 });
       this.callers.set(caller, s);
     }
     if (now - s.windowStart >= this.config.windowMs) {
       s.windowStart = now;
       s.used = 0;
+      s.windows.push({ startMs: now, used: 0, limitedAnswers: 0, whileLimited: 0 });
     }
     return s;
   }
@@ -106,7 +131,35 @@ export class RateLimiter {
   arrival(caller: string, now: number): ArrivalKind {
     const s = this.state(caller, now);
     if (s.limitedUntil <= now) return 'open';
-    return now - s.noticeAt < this.config.inFlightGraceMs ? 'in-flight' : 'while-limited';
+    if (now - s.noticeAt < this.config.inFlightGraceMs) return 'in-flight';
+    s.windows[s.windows.length - 1].whileLimited++;
+    return 'while-limited';
+  }
+
+  /** Notes a request's method at arrival: the gap between mutations is a figure of how a fleet paces them. */
+  noteMethod(caller: string, method: string, now: number): void {
+    if (method === 'GET' || method === 'HEAD') return;
+    const s = this.state(caller, now);
+    if (s.lastMutationAt !== undefined) s.minMutationGapMs = Math.min(s.minMutationGapMs ?? Infinity, now - s.lastMutationAt);
+    s.lastMutationAt = now;
+  }
+
+  fleetStats(): Record<string, CallerFleetStats> {
+    const out: Record<string, CallerFleetStats> = {};
+    for (const [caller, s] of this.callers) {
+      out[caller] = { windows: s.windows.map((w) => ({ ...w })), minMutationGapMs: s.minMutationGapMs ?? null, peakConcurrent: s.peakConcurrent };
+    }
+    return out;
+  }
+
+  /** Forgets the fleet figures (with the stats reset), keeping the limits' state. */
+  resetHistory(): void {
+    for (const s of this.callers.values()) {
+      s.windows = [{ startMs: s.windowStart, used: 0, limitedAnswers: 0, whileLimited: 0 }];
+      s.lastMutationAt = undefined;
+      s.minMutationGapMs = undefined;
+      s.peakConcurrent = s.inFlight;
+    }
   }
 
   /** Tells the caller to wait until `untilMs`; a new wait (not an extension of one) starts a new notice. */
@@ -127,6 +180,7 @@ export class RateLimiter {
     const cfg = this.config;
     const resetMs = s.windowStart + cfg.windowMs;
     if (s.used >= cfg.limit) {
+      s.windows[s.windows.length - 1].limitedAnswers++;
       this.limit(s, now, resetMs);
       return { ok: false, kind: 'primary', status: cfg.primaryStatus, message: PRIMARY_LIMIT_MESSAGE, limitedUntilMs: resetMs };
     }
@@ -150,6 +204,7 @@ export class RateLimiter {
   }
 
   private secondary(s: CallerState, now: number, freeAtMs: number): LimitVerdict {
+    s.windows[s.windows.length - 1].limitedAnswers++;
     const sec = this.config.secondary;
     const retryAfterSeconds = sec.retryAfter ? Math.max(1, Math.ceil((freeAtMs - now) / 1000)) : undefined;
     // Without retry-after the client is told nothing; it must wait at least a minute (spec 001). A client
@@ -162,7 +217,10 @@ export class RateLimiter {
   /** Counts a request against the primary window (not for 304s). Returns the headers to send. */
   count(caller: string, now: number, countsAgainstPrimary: boolean): Record<string, string> {
     const s = this.state(caller, now);
-    if (countsAgainstPrimary) s.used++;
+    if (countsAgainstPrimary) {
+      s.used++;
+      s.windows[s.windows.length - 1].used++;
+    }
     const remaining = Math.max(0, this.config.limit - s.used);
     // A response that spends the window tells the caller to wait until the reset.
     if (remaining === 0) this.limit(s, now, s.windowStart + this.config.windowMs);
@@ -181,7 +239,9 @@ export class RateLimiter {
   }
 
   enter(caller: string, now: number): void {
-    this.state(caller, now).inFlight++;
+    const s = this.state(caller, now);
+    s.inFlight++;
+    s.peakConcurrent = Math.max(s.peakConcurrent, s.inFlight);
   }
   leave(caller: string, now: number): void {
     this.state(caller, now).inFlight--;

@@ -7,9 +7,13 @@ export interface EmulatorStats {
   /** By response status. */
   byStatus: Record<string, number>;
   rateLimited: { primary: number; secondary: number };
-  /** Requests that arrived while the caller had already been told to wait (the number that gets an integration banned). */
+  /**
+   * Requests that arrived while the caller had already been told to wait (the number that gets an
+   * integration banned): more than 250 ms (`inFlightGraceMs`) after the first answer of that wait that
+   * said "limited" (a limit status, or `remaining: 0`) and before the wait ended.
+   */
   requestsWhileLimited: number;
-  /** Requests that arrived right after the caller was told to wait, too soon to have been sent after it (concurrent requests in flight). */
+  /** Requests that arrived within 250 ms of that first limiting answer: already in flight when it was sent (a concurrent client cannot un-send them). */
   requestsInFlightWhenLimited: number;
   /** Responses that did not count against the primary limit (e.g. 304). */
   notCounted: number;

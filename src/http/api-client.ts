@@ -18,6 +18,7 @@ import {
 } from './retry-policy';
 import { failureFromDecision } from './failures';
 import { RateLimitGate } from './rate-limit-gate';
+import { githubRequestKind, outcomeOf, type BudgetTicket, type RequestBudget, type RequestKind } from './request-budget';
 
 /** Resolves the bearer token at call time (env var, file, ADC…); `undefined` sends no `Authorization`. */
 export type TokenProvider = () => string | undefined | Promise<string | undefined>;
@@ -34,6 +35,18 @@ export interface ApiClientOptions {
   dispatcher?: Dispatcher;
   policy?: RetryPolicy;
   gate?: RateLimitGate;
+  /** A fleet-wide budget asked before every request (the rate governor); without it the gate is per process. */
+  budget?: RequestBudget;
+  /** Classifies a request for pacing (read, mutation, content creation); GitHub's rules by default. */
+  requestKind?: (method: string, pathname: string) => RequestKind;
+  /** @format milliseconds — how long a 422 "spammed" closes content creation for the fleet. */
+  spammedWaitMs?: number;
+  /**
+   * @format milliseconds — up to this much (random) is added to rate-limit waits handed to Temporal, so
+   * activities refused together do not all retry at the reset. 0 (default) keeps waits exact.
+   */
+  retryJitterMs?: number;
+  random?: () => number;
   clock?: () => number;
   /** The attempt number of the running activity (1 outside activities). */
   attempt?: () => number;
@@ -133,6 +146,11 @@ export class ApiClient {
     this.gate = opts.gate ?? new RateLimitGate(this.clock);
   }
 
+  private jitter(): number {
+    const max = this.opts.retryJitterMs ?? 0;
+    return max > 0 ? Math.round((this.opts.random ?? Math.random)() * max) : 0;
+  }
+
   get dispatcher(): Dispatcher {
     return this.opts.dispatcher ?? defaultDispatcher();
   }
@@ -153,7 +171,7 @@ export class ApiClient {
    * Sends nothing while the rate-limit gate is closed for this API.
    */
   async request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>> {
-    let url = this.url(req.path, req.query);
+    const url = this.url(req.path, req.query);
     if (url.origin !== this.origin) {
       throw ApplicationFailure.nonRetryable(`refusing to send API credentials to ${url.origin} (API is ${this.origin})`, FailureType.UnexpectedResponse);
     }
@@ -163,11 +181,21 @@ export class ApiClient {
     const closedForMs = this.gate.remainingMs(this.origin);
     if (closedForMs > 0) {
       throw failureFromDecision(
-        { kind: 'retry', type: FailureType.PrimaryRateLimit, delayMs: closedForMs, message: `not sent: API is rate limited for another ${Math.ceil(closedForMs / 1000)} s` },
+        { kind: 'retry', type: FailureType.PrimaryRateLimit, delayMs: closedForMs + this.jitter(), message: `not sent: API is rate limited for another ${Math.ceil(closedForMs / 1000)} s` },
         call,
       );
     }
 
+    const ticket = await this.opts.budget?.acquire((this.opts.requestKind ?? githubRequestKind)(req.method, url.pathname), call);
+    try {
+      return await this.send<T>(req, url, call, attempt, ticket);
+    } finally {
+      // Without an answer from the API (network failure, a redirect elsewhere) the permit's slot is freed all the same.
+      ticket?.done();
+    }
+  }
+
+  private async send<T>(req: ApiRequest, url: URL, call: { method: string; url: string }, attempt: number, ticket: BudgetTicket | undefined): Promise<ApiResponse<T>> {
     const token = await this.opts.token();
     let headers: Record<string, string> = {
       'user-agent': this.opts.userAgent ?? 'longhaul/0.1',
@@ -232,9 +260,12 @@ export class ApiClient {
 
       const nowMs = this.clock();
       if (res.statusCode === 304 && req.ifNoneMatch) {
+        // GitHub does not count a 304 to a conditional request against the limit.
+        ticket?.done({ at: nowMs, notCounted: true });
         return { status: 304, headers: resHeaders, body: undefined as T, url: url.href, notModified: true };
       }
       const decision = decideRetry(facts, { nowMs, attempt }, this.policy);
+      if (ticket && url.origin === this.origin) ticket.done(outcomeOf(facts, decision, nowMs, this.policy, this.opts.spammedWaitMs ?? 60_000));
       if (decision.kind === 'success') {
         const spentUntil = url.origin === this.origin ? blockedUntilFromHeaders(facts, nowMs, this.policy) : undefined;
         if (spentUntil !== undefined) this.gate.block(this.origin, spentUntil);
@@ -242,6 +273,7 @@ export class ApiClient {
       }
       if (decision.kind === 'retry' && decision.blockedUntilMs !== undefined && url.origin === this.origin) {
         this.gate.block(this.origin, decision.blockedUntilMs);
+        throw failureFromDecision({ ...decision, delayMs: decision.delayMs + this.jitter() }, call);
       }
       throw failureFromDecision(decision, call);
     }

@@ -6,3 +6,4 @@ export * from './log-bucket';
 export * from './dns-change';
 export * from './feed-poll';
 export * from './hook-repair';
+export * from './rate-governor';

@@ -49,16 +49,38 @@ describe('emulator primary rate limit', () => {
     expect(e.stats.requestsWhileLimited).toBe(1);
   });
 
-  it('counts a request as sent while limited only once the in-flight grace after the first notice has passed', async () => {
-    const e = await start({ rateLimit: { limit: 1, windowMs: 10_000, inFlightGraceMs: 500 } });
+  it('counts a request as sent while limited only once the in-flight grace (250 ms by default) after the first notice has passed', async () => {
+    const e = await start({ rateLimit: { limit: 1, windowMs: 10_000 } });
     await call(e.apiUrl, 'GET', LIST);
-    em.now = START + 499;
+    em.now = START + 249;
     await call(e.apiUrl, 'GET', LIST);
     expect(e.stats).toMatchObject({ requestsInFlightWhenLimited: 1, requestsWhileLimited: 0 });
     // A later rejection does not restart the grace: the wait was announced at START.
-    em.now = START + 500;
+    em.now = START + 250;
     await call(e.apiUrl, 'GET', LIST);
     expect(e.stats).toMatchObject({ requestsInFlightWhenLimited: 1, requestsWhileLimited: 1 });
+  });
+
+  it('reports per-window figures, the smallest gap between mutations and the peak of concurrent requests per caller', async () => {
+    const e = await start({ rateLimit: { limit: 2, windowMs: 10_000 } });
+    await call(e.apiUrl, 'GET', LIST);
+    em.now = START + 700;
+    await call(e.apiUrl, 'POST', LIST, { body: { repositories: ['alpha'] } });
+    em.now = START + 1_000;
+    await call(e.apiUrl, 'GET', LIST); // limited, and sent 300 ms after the POST's answer said remaining 0
+    em.now = START + 2_000;
+    await call(e.apiUrl, 'GET', LIST); // limited, sent while limited
+    em.now = START + 2_400;
+    await call(e.apiUrl, 'DELETE', `${LIST}/1/archive`); // limited, sent while limited, 1 700 ms after the POST
+    em.now = START + 10_000;
+    await call(e.apiUrl, 'GET', LIST);
+    const figures = Object.values(e.rateLimiter.fleetStats())[0];
+    expect(figures.windows).toEqual([
+      { startMs: START, used: 2, limitedAnswers: 3, whileLimited: 3 },
+      { startMs: START + 10_000, used: 1, limitedAnswers: 0, whileLimited: 0 },
+    ]);
+    expect(figures.minMutationGapMs).toBe(1_700);
+    expect(figures.peakConcurrent).toBe(1);
   });
 
   it('answers the primary limit with 429 when configured so', async () => {

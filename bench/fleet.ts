@@ -1,0 +1,219 @@
+/**
+ * `npm run bench:fleet` — one token shared by a fleet of worker PROCESSES (the compiled worker, as the
+ * Docker image runs it), against an emulator with a primary limit of 60 requests per 10 s:
+ * 40 org migrations plus feed polls on Schedules, one worker SIGKILLed and restarted mid-run. Then the
+ * same with one worker, and both side by side.
+ *
+ *   npm run bench:fleet -- --workers 3 --migrations 40
+ *
+ * Figures (from the emulator, the judge): requests sent while limited (arriving > 250 ms after the first
+ * limiting answer of a wait), limited answers per window, budget utilisation while work was queued
+ * (requests the server counted ÷ the limit, over the windows before the last migration finished), the
+ * smallest gap between two mutations, and the peak of concurrent requests on the token.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { Client, Connection } from '@temporalio/client';
+import { startDevServer } from '../src/temporal/dev-server';
+import { startEmulator } from '../src/emulator/emulator';
+import { writeWorkflowBundle } from '../src/temporal/bundle';
+import { defaultGithubFixture } from '../src/emulator/github/fixture';
+import { upsertFeedSchedule } from '../src/temporal/schedules';
+import type { OrgMigrationInput } from '../src/common/migration-input';
+import { BUDGET_SPENT, governorWorkflowId, type GovernorSnapshot } from '../src/common/rate-governor';
+import { buildWorker, startWorkerProcess } from './worker-process';
+
+interface Options {
+  workers: number;
+  migrations: number;
+  repos: number;
+  exportMin: number;
+  exportMax: number;
+  feeds: number;
+  feedEvery: number;
+  limit: number;
+  window: number;
+  killAt: number;
+  compare: boolean;
+}
+
+const program = new Command()
+  .option('--workers <n>', 'worker processes on the one token', Number, 3)
+  .option('--migrations <n>', 'concurrent migrations', Number, 40)
+  .option('--repos <n>', 'repositories per migration', Number, 2)
+  .option('--export-min <s>', 'shortest export (seconds)', Number, 2)
+  .option('--export-max <s>', 'longest export (seconds)', Number, 10)
+  .option('--feeds <n>', 'feeds polled on Schedules meanwhile', Number, 5)
+  .option('--feed-every <s>', 'Schedule interval and X-Poll-Interval of each feed (seconds)', Number, 5)
+  .option('--limit <n>', 'primary limit per window', Number, 60)
+  .option('--window <s>', 'primary window (seconds)', Number, 10)
+  .option('--kill-at <s>', 'SIGKILL one worker (and restart it) this long into the run', Number, 20)
+  .option('--no-compare', 'skip the run with one worker');
+
+interface Figures {
+  workers: number;
+  completed: number;
+  failed: number;
+  wallS: number;
+  requests: number;
+  whileLimited: number;
+  inFlightWhenLimited: number;
+  limitedAnswers: number;
+  maxLimitedPerWindow: number;
+  windows: number;
+  utilisation: number;
+  minUtilisation: number;
+  /** Windows in which the governor's gate closed because the budget was spent (work waiting on the limit). */
+  boundWindows: number;
+  boundUtilisation: number;
+  minMutationGapMs: number | null;
+  peakConcurrent: number;
+  firstFailure?: string;
+}
+
+const TOKEN = 'bench-token';
+
+async function run(o: Options, workers: number, server: Awaited<ReturnType<typeof startDevServer>>, bundlePath: string, dataDir: string): Promise<Figures> {
+  const fixture = defaultGithubFixture();
+  fixture.accounts.push({ id: 5000, login: 'bench-org', type: 'Organization' });
+  for (let i = 0; i < o.migrations * o.repos; i++) fixture.repositories.push({ id: 10_000 + i, name: `repo-${i}`, owner: 'bench-org', private: false, workflowsEnabled: false });
+  const emulator = await startEmulator({
+    fixture,
+    migrations: { exportMs: [o.exportMin * 1000, o.exportMax * 1000], archiveBytes: 64 * 1024 },
+    feeds: { eventsPerMinute: 12, initialEvents: 5, pollIntervalSeconds: o.feedEvery },
+    rateLimit: { limit: o.limit, windowMs: o.window * 1000 },
+  });
+  const taskQueue = `bench-fleet-${workers}-${Date.now()}`;
+  const env = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: server.namespace,
+    GITHUB_API_URL: emulator.apiUrl,
+    GITHUB_TOKEN: TOKEN,
+    LONGHAUL_GITHUB_CREDENTIAL: `bench-${workers}-${Date.now()}`,
+    LONGHAUL_TASK_QUEUE: taskQueue,
+    LONGHAUL_DATA_DIR: join(dataDir, `w${workers}`),
+    LONGHAUL_WORKFLOW_BUNDLE: bundlePath,
+  };
+  const fleet = await Promise.all(Array.from({ length: workers }, () => startWorkerProcess(env)));
+  const governor = () => client.workflow.getHandle(governorWorkflowId(env.LONGHAUL_GITHUB_CREDENTIAL));
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace: server.namespace });
+
+  const feeds = Array.from({ length: o.feeds }, (_, i) => `/repos/bench-org/repo-${i}/events`);
+  const scheduleIds: string[] = [];
+  for (const feed of feeds) {
+    emulator.feeds.ensure(feed);
+    const { scheduleId } = await upsertFeedSchedule(client, { taskQueue, everyMs: o.feedEvery * 1000, input: { feed, sink: { kind: 'file' } } });
+    scheduleIds.push(scheduleId);
+  }
+
+  console.log(`run: ${workers} worker process(es), ${o.migrations} migrations × ${o.repos} repos, ${feeds.length} feeds every ${o.feedEvery} s, limit ${o.limit}/${o.window} s`);
+  const started = Date.now();
+  const handles = await Promise.all(
+    Array.from({ length: o.migrations }, (_, m) => {
+      const input: OrgMigrationInput = { org: 'bench-org', repositories: Array.from({ length: o.repos }, (_, r) => `repo-${m * o.repos + r}`), lockRepositories: true, downloadDir: 'archives' };
+      return client.workflow.start('orgMigration', { taskQueue, workflowId: `bench-fleet-${taskQueue}-${m}`, args: [input] });
+    }),
+  );
+  const killer = setTimeout(() => {
+    void (async () => {
+      const victim = fleet[0];
+      console.log(`  ${((Date.now() - started) / 1000).toFixed(1)} s: SIGKILL worker pid ${victim.pid}, restarting it`);
+      victim.child.kill('SIGKILL');
+      await new Promise((r) => victim.child.once('exit', r));
+      fleet[0] = await startWorkerProcess(env);
+      console.log(`  ${((Date.now() - started) / 1000).toFixed(1)} s: worker restarted as pid ${fleet[0].pid}`);
+    })();
+  }, o.killAt * 1000);
+  // When the governor's gate is closed because the window's budget is spent, work is waiting on the limit.
+  const budgetBound: number[] = [];
+  const sampler = setInterval(() => {
+    void governor()
+      .query<GovernorSnapshot>('limits')
+      .then((g) => g.reason === BUDGET_SPENT && budgetBound.push(Date.now()))
+      .catch(() => undefined);
+  }, 1000);
+  const progress = setInterval(() => console.log(`  ${((Date.now() - started) / 1000).toFixed(0)} s: ${emulator.stats.requests} requests, ${emulator.migrations.all().length} migrations started`), 30_000);
+  const results = await Promise.allSettled(handles.map((h) => h.result()));
+  const finishedAt = Date.now();
+  clearInterval(progress);
+  clearInterval(sampler);
+  clearTimeout(killer);
+
+  for (const id of scheduleIds) await client.schedule.getHandle(id).delete().catch(() => undefined);
+  const stats = emulator.stats;
+  const caller = emulator.rateLimiter.fleetStats()[TOKEN];
+  // Windows that ended while migrations were still queued (the last, partial one left out).
+  const busy = caller.windows.filter((w) => w.startMs + o.window * 1000 <= finishedAt);
+  const shares = busy.map((w) => w.used / o.limit);
+  const bound = busy.filter((w) => budgetBound.some((t) => t >= w.startMs && t < w.startMs + o.window * 1000)).map((w) => w.used / o.limit);
+  const failed = results.filter((r) => r.status === 'rejected');
+  const figures: Figures = {
+    workers,
+    completed: results.length - failed.length,
+    failed: failed.length,
+    wallS: (finishedAt - started) / 1000,
+    requests: stats.requests,
+    whileLimited: stats.requestsWhileLimited,
+    inFlightWhenLimited: stats.requestsInFlightWhenLimited,
+    limitedAnswers: stats.rateLimited.primary + stats.rateLimited.secondary,
+    maxLimitedPerWindow: Math.max(0, ...caller.windows.map((w) => w.limitedAnswers)),
+    windows: busy.length,
+    utilisation: shares.length ? shares.reduce((a, b) => a + b, 0) / shares.length : 0,
+    minUtilisation: shares.length ? Math.min(...shares) : 0,
+    boundWindows: bound.length,
+    boundUtilisation: bound.length ? bound.reduce((a, b) => a + b, 0) / bound.length : 0,
+    minMutationGapMs: caller.minMutationGapMs,
+    peakConcurrent: caller.peakConcurrent,
+    firstFailure: failed.length ? String((failed[0] as PromiseRejectedResult).reason) : undefined,
+  };
+  await Promise.all(fleet.map((w) => w.stop()));
+  await connection.close();
+  await emulator.close();
+  return figures;
+}
+
+function print(all: Figures[]): void {
+  const row = (label: string, f: (x: Figures) => string, target = '') =>
+    console.log(`  ${label.padEnd(44)} ${all.map((x) => f(x).padEnd(14)).join(' ')} ${target}`);
+  console.log('results');
+  row('worker processes', (x) => String(x.workers));
+  row('migrations completed / failed', (x) => `${x.completed} / ${x.failed}`);
+  row('wall time', (x) => `${x.wallS.toFixed(1)} s`);
+  row('API requests', (x) => String(x.requests));
+  row('requests sent while limited (> 250 ms)', (x) => String(x.whileLimited), 'target 0');
+  row('  in flight when limited (≤ 250 ms)', (x) => String(x.inFlightWhenLimited));
+  row('limited answers: total / max per window', (x) => `${x.limitedAnswers} / ${x.maxLimitedPerWindow}`, 'target ≤ 1 per window');
+  row('budget utilisation while work was queued', (x) => `${(x.boundUtilisation * 100).toFixed(1)} %`, 'target ≥ 90 % (windows where requests waited on the budget)');
+  row('  such windows', (x) => String(x.boundWindows));
+  row('  utilisation over every window of the run', (x) => `${(x.utilisation * 100).toFixed(1)} %`);
+  row('  lowest window / windows of the run', (x) => `${(x.minUtilisation * 100).toFixed(0)} % / ${x.windows}`);
+  row('smallest gap between two mutations', (x) => (x.minMutationGapMs === null ? '-' : `${x.minMutationGapMs} ms`), 'target ≥ 1000 ms');
+  row('peak concurrent requests on the token', (x) => String(x.peakConcurrent), 'cap 50');
+  for (const x of all) if (x.firstFailure) console.log(`  W=${x.workers} first failure: ${x.firstFailure}`);
+}
+
+async function main(): Promise<void> {
+  const o = program.parse().opts<Options>();
+  const server = await startDevServer({ port: 0, uiPort: false, log: () => undefined });
+  const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-bench-fleet-'));
+  buildWorker();
+  const bundlePath = await writeWorkflowBundle(join(dataDir, 'workflow-bundle.js'));
+  const all: Figures[] = [];
+  try {
+    all.push(await run(o, o.workers, server, bundlePath, dataDir));
+    if (o.compare && o.workers !== 1) all.push(await run(o, 1, server, bundlePath, dataDir));
+    print(all);
+  } finally {
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  process.exitCode = all.some((x) => x.failed > 0) ? 1 : 0;
+}
+
+main().catch((err) => {
+  console.error(`bench: ${(err as Error).stack ?? err}`);
+  process.exit(1);
+});

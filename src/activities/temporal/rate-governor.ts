@@ -1,0 +1,310 @@
+/**
+ * The worker's link to a credential's `rateGovernor` entity workflow: the `RequestBudget` the HTTP core
+ * asks before every request.
+ *
+ * - Asks are coalesced: while one `acquire` Update is out, further requests of the same kind queue and
+ *   go together in the next one, so a busy worker costs the governor one Update per round trip, not per
+ *   request.
+ * - A local mirror of the gate closes at once on this worker's own limited answers (and on refusals), so
+ *   its other requests wait without asking; the limit is reported by Signal-with-Start so every other
+ *   worker's next ask is refused.
+ * - Refused requests wait here (jittered) when the wait is short, and otherwise fail with a retryable
+ *   typed failure whose `nextRetryDelay` is the wait — Temporal's retry timer then does the waiting.
+ * - A worker's concurrent requests stay within its share of the fleet-wide cap (cap ÷ live workers).
+ * - If the governor cannot be reached, nothing is sent (fail closed) and the request is retried.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Context } from '@temporalio/activity';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import type { Workflow } from '@temporalio/common';
+import {
+  BUDGET_SPENT,
+  governorWorkflowId,
+  MUTATION_SLOT_TOLERANCE_MS,
+  type AcquireGrant,
+  type AcquireRequest,
+  type GovernorConfig,
+  type GovernorSnapshot,
+  type LimitReport,
+  type RateObservation,
+  type RequestKind,
+} from '../../common/rate-governor';
+import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
+import { failureFromDecision, type CallDescription } from '../../http/failures';
+import type { BudgetTicket, RequestBudget, ResponseOutcome } from '../../http/request-budget';
+import { FailureType } from '../../http/retry-policy';
+
+export interface GovernorLinkOptions {
+  credential: string;
+  /** The task queue the governor workflow runs on; default: the running activity's (the worker's own). */
+  taskQueue?: () => string;
+  /** The Temporal client to reach the governor with; default: the running activity's (the worker's connection). */
+  client?: () => Client | Promise<Client>;
+  /** Settings a fresh governor starts with (from this worker's environment). */
+  config?: Partial<GovernorConfig>;
+  workerId?: string;
+  /** @format milliseconds — the longest a request waits here before failing to let Temporal retry it. */
+  maxLocalWaitMs?: number;
+  clock?: () => number;
+  random?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+type Answer = { ok: true; slotAt?: number; window: number } | { ok: false; retryInMs: number; reason: string };
+
+interface Waiter {
+  resolve(answer: Answer): void;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+/** @format milliseconds — how long before a far slot its holder re-reads the gate. */
+const CONFIRM_AHEAD_MS = 400;
+
+export class GovernorLink implements RequestBudget {
+  readonly workerId: string;
+  private readonly clock: () => number;
+  private readonly random: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly pending: Record<RequestKind, Waiter[]> = { read: [], mutation: [], content: [] };
+  private readonly asking: Record<RequestKind, boolean> = { read: false, mutation: false, content: false };
+  private observation?: { obs: Omit<RateObservation, 'ageMs'>; at: number };
+  private closedUntil = 0;
+  private closedReason = '';
+  private concurrency = 1;
+  private active = 0;
+  private readonly slotQueue: (() => void)[] = [];
+
+  constructor(private readonly opts: GovernorLinkOptions) {
+    this.workerId = opts.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.clock = opts.clock ?? Date.now;
+    this.random = opts.random ?? Math.random;
+    this.sleep = opts.sleep ?? defaultSleep;
+  }
+
+  async acquire(kind: RequestKind, call: CallDescription): Promise<BudgetTicket> {
+    await this.takeSlot();
+    let window: number;
+    try {
+      window = await this.permit(kind, call);
+    } catch (err) {
+      this.releaseSlot();
+      throw err;
+    }
+    let done = false;
+    return {
+      done: (outcome?: ResponseOutcome) => {
+        if (done) return;
+        done = true;
+        this.releaseSlot();
+        if (outcome?.notCounted) this.refunds.set(window, (this.refunds.get(window) ?? 0) + 1);
+        if (outcome) this.learn(outcome);
+      },
+    };
+  }
+
+  /** Waits for a permit; returns the window it was granted from. */
+  private async permit(kind: RequestKind, call: CallDescription): Promise<number> {
+    const maxWait = this.opts.maxLocalWaitMs ?? 20_000;
+    let waited = 0;
+    for (;;) {
+      const now = this.clock();
+      const answer: Answer =
+        this.closedUntil > now
+          ? { ok: false, retryInMs: this.closedUntil - now + Math.round(this.random() * 1000), reason: this.closedReason }
+          : await this.ask(kind);
+      if (answer.ok) {
+        if (answer.slotAt === undefined) return answer.window;
+        // A slot far ahead was granted before limits reported meanwhile: confirm the gate just before it.
+        if (answer.slotAt - this.clock() > CONFIRM_AHEAD_MS + 100) {
+          await this.sleep(answer.slotAt - CONFIRM_AHEAD_MS - this.clock());
+          const closed = await this.closedFor(kind);
+          if (closed) {
+            if (waited + closed.retryInMs > maxWait) throw this.refusal(closed, call);
+            await this.sleep(closed.retryInMs);
+            waited += closed.retryInMs;
+            continue;
+          }
+        }
+        const early = answer.slotAt - this.clock();
+        if (early > 0) await this.sleep(early);
+        // Received too late to keep the spacing: let the slot go and ask for a new one.
+        if (this.clock() <= answer.slotAt + MUTATION_SLOT_TOLERANCE_MS) return answer.window;
+        continue;
+      }
+      if (waited + answer.retryInMs > maxWait) throw this.refusal(answer, call);
+      await this.sleep(answer.retryInMs);
+      waited += answer.retryInMs;
+    }
+  }
+
+  private refusal(answer: { retryInMs: number; reason: string }, call: CallDescription) {
+    return failureFromDecision(
+      {
+        kind: 'retry',
+        type: /spent|primary/i.test(answer.reason) ? FailureType.PrimaryRateLimit : FailureType.SecondaryRateLimit,
+        delayMs: answer.retryInMs,
+        message: `not sent: ${this.opts.credential} waits on a shared rate limit until ${new Date(this.clock() + answer.retryInMs).toISOString()} (${answer.reason})`,
+      },
+      call,
+    );
+  }
+
+  /** Reads the governor's gate (a Query: no history written); undefined when open for this kind. */
+  private async closedFor(kind: RequestKind): Promise<{ retryInMs: number; reason: string } | undefined> {
+    let snap: GovernorSnapshot;
+    try {
+      const client = await this.client();
+      snap = await client.workflow.getHandle(governorWorkflowId(this.opts.credential)).query<GovernorSnapshot>('limits');
+    } catch (err) {
+      return { retryInMs: 1000 + Math.round(this.random() * 1000), reason: `rate governor unreachable: ${(err as Error).message}` };
+    }
+    const now = this.clock();
+    const jitter = Math.round(this.random() * 1000);
+    if (snap.blockedUntil !== undefined && snap.blockedUntil > now && snap.reason !== BUDGET_SPENT) {
+      return { retryInMs: snap.blockedUntil - now + jitter, reason: snap.reason ?? 'rate limited' };
+    }
+    if (kind === 'content' && snap.contentBlockedUntil !== undefined && snap.contentBlockedUntil > now) {
+      return { retryInMs: snap.contentBlockedUntil - now + jitter, reason: 'content creation closed after a 422 "spammed" answer' };
+    }
+    return undefined;
+  }
+
+  /** Queues the ask; one Update per kind is out at a time, carrying every request queued meanwhile. */
+  private ask(kind: RequestKind): Promise<Answer> {
+    return new Promise((resolve) => {
+      this.pending[kind].push({ resolve });
+      if (!this.asking[kind]) void this.flush(kind);
+    });
+  }
+
+  private async flush(kind: RequestKind): Promise<void> {
+    this.asking[kind] = true;
+    try {
+      while (this.pending[kind].length > 0) {
+        const waiters = this.pending[kind].splice(0);
+        let grant: AcquireGrant;
+        try {
+          grant = await this.update({ workerId: this.workerId, kind, count: waiters.length, observation: this.takeObservation(), refunds: this.takeRefunds() });
+        } catch (err) {
+          const reason = `rate governor unreachable: ${(err as Error).message}`;
+          for (const w of waiters) w.resolve({ ok: false, retryInMs: 1000 + Math.round(this.random() * 1000), reason });
+          continue;
+        }
+        this.concurrency = grant.concurrency;
+        this.wakeSlots();
+        waiters.forEach((w, i) => {
+          if (i < grant.granted) {
+            w.resolve({ ok: true, slotAt: grant.slotTimes?.[i], window: grant.window });
+          } else {
+            w.resolve({ ok: false, retryInMs: (grant.retryInMs ?? 1000) + Math.round(this.random() * 500), reason: grant.reason ?? 'refused' });
+          }
+        });
+        if (grant.observe) this.wantObservationNow = true;
+      }
+    } finally {
+      this.asking[kind] = false;
+    }
+  }
+
+  private wantObservationNow = false;
+
+  private async update(req: AcquireRequest): Promise<AcquireGrant> {
+    const client = await this.client();
+    return client.workflow.executeUpdateWithStart<Workflow, AcquireGrant, [AcquireRequest]>('acquire', {
+      args: [req],
+      startWorkflowOperation: this.startOperation(),
+    });
+  }
+
+  private client(): Client | Promise<Client> {
+    return this.opts.client ? this.opts.client() : Context.current().client;
+  }
+
+  private taskQueue(): string {
+    return this.opts.taskQueue ? this.opts.taskQueue() : Context.current().info.taskQueue;
+  }
+
+  private startOperation() {
+    return new WithStartWorkflowOperation('rateGovernor', {
+      workflowId: governorWorkflowId(this.opts.credential),
+      taskQueue: this.taskQueue(),
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [{ credential: this.opts.credential, config: this.opts.config }],
+      typedSearchAttributes: [
+        { key: LonghaulProcess, value: 'rate-governor' },
+        { key: LonghaulTarget, value: this.opts.credential },
+      ],
+    });
+  }
+
+  /** Keeps the newest facts for the next ask; a limit closes the local mirror and is told to the fleet at once. */
+  private learn(outcome: ResponseOutcome): void {
+    if (outcome.remaining !== undefined && (!this.observation || outcome.at >= this.observation.at)) {
+      this.observation = { obs: { remaining: outcome.remaining, limit: outcome.limit, resetInMs: outcome.resetInMs }, at: outcome.at };
+    }
+    const limited = outcome.limited;
+    if (limited && limited.kind !== 'content' && outcome.at + limited.waitMs > this.closedUntil) {
+      this.closedUntil = outcome.at + limited.waitMs;
+      this.closedReason = `${limited.kind} rate limit: ${limited.message}`;
+    }
+    if (limited || this.wantObservationNow) {
+      this.wantObservationNow = false;
+      const report: LimitReport | undefined = limited ? { ...limited, ageMs: this.clock() - outcome.at, workerId: this.workerId } : undefined;
+      void this.signal({ limit: report, observation: this.takeObservation() });
+    }
+  }
+
+  private readonly refunds = new Map<number, number>();
+
+  private takeRefunds(): { window: number; count: number }[] | undefined {
+    if (this.refunds.size === 0) return undefined;
+    const out = [...this.refunds].map(([window, count]) => ({ window, count }));
+    this.refunds.clear();
+    return out;
+  }
+
+  private takeObservation(): RateObservation | undefined {
+    const o = this.observation;
+    this.observation = undefined;
+    return o ? { ...o.obs, ageMs: Math.max(0, this.clock() - o.at) } : undefined;
+  }
+
+  private async signal(msg: { limit?: LimitReport; observation?: RateObservation }): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        const client = await this.client();
+        await client.workflow.signalWithStart('rateGovernor', {
+          workflowId: governorWorkflowId(this.opts.credential),
+          taskQueue: this.taskQueue(),
+          args: [{ credential: this.opts.credential, config: this.opts.config }],
+          signal: 'report',
+          signalArgs: [msg],
+        });
+        return;
+      } catch {
+        await this.sleep(200 * (attempt + 1));
+      }
+    }
+  }
+
+  private takeSlot(): Promise<void> {
+    if (this.active < this.concurrency) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.slotQueue.push(() => resolve()));
+  }
+
+  private releaseSlot(): void {
+    this.active--;
+    this.wakeSlots();
+  }
+
+  private wakeSlots(): void {
+    while (this.active < this.concurrency && this.slotQueue.length > 0) {
+      this.active++;
+      this.slotQueue.shift()!();
+    }
+  }
+}

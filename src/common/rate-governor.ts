@@ -1,0 +1,399 @@
+/**
+ * The fleet-wide rate budget of one API credential: the pure state and decisions the `rateGovernor`
+ * entity workflow (`rate-governor:<credential>`) holds, so every worker process on the namespace shares
+ * one gate, one request budget, one mutation queue and one content-creation allowance per credential.
+ *
+ * Deterministic (no I/O, time injected as `now`): the workflow, the worker's link and tests share it.
+ *
+ * The budget is kept, not guessed: a worker asks before each request (`acquire`) and the governor grants
+ * permits out of the window's remaining budget (`limit - reserve`, lowered by what responses report), so
+ * the fleet spends the window down to the reserve and then waits for the reset instead of learning about
+ * exhaustion from a limited answer. Limited answers any worker receives still close the gate for all.
+ */
+
+/** What a request is, for pacing: reads are only counted; mutations are spaced; content creation is also capped per minute/hour. */
+export type RequestKind = 'read' | 'mutation' | 'content';
+
+export interface GovernorConfig {
+  /** Fleet-wide concurrent requests on the credential (GitHub allows 100). */
+  maxConcurrent: number;
+  /**
+   * Permits kept back from each window. Unset: `min(maxConcurrent, ceil(5 % of the limit))`, enough for
+   * requests granted just before a reset that reach the server just after it.
+   */
+  reserve?: number;
+  /** @format milliseconds — minimum gap between two mutations on the credential, across the fleet. */
+  mutationSpacingMs: number;
+  /** Content-creating requests per minute and per hour (GitHub: 80 and 500). */
+  contentPerMinute: number;
+  contentPerHour: number;
+  /** @format milliseconds — how long a 422 "spammed" closes content creation (GitHub says nothing). */
+  spammedWaitMs: number;
+  /** @format milliseconds — refused requests retry after the wait plus up to this much, so they do not all fire at the reset. */
+  jitterMs: number;
+  /** @format milliseconds — a mutation slot further out than this is refused (retry later) rather than held. */
+  maxSlotWaitMs: number;
+  /** @format milliseconds — added after a header-derived reset before the next window's budget is granted. */
+  resetMarginMs: number;
+  /** @format milliseconds — a worker that has not asked for this long no longer counts for the concurrency split. */
+  workerTtlMs: number;
+}
+
+export const defaultGovernorConfig: GovernorConfig = {
+  maxConcurrent: 50,
+  mutationSpacingMs: 1000,
+  contentPerMinute: 75,
+  contentPerHour: 480,
+  spammedWaitMs: 60_000,
+  jitterMs: 1500,
+  maxSlotWaitMs: 30_000,
+  resetMarginMs: 1000,
+  workerTtlMs: 30_000,
+};
+
+/**
+ * Mutation slots are instants (epoch ms, the governor's clock — the Temporal server's): a worker sends at
+ * its slot, or up to this much later; one that gets its answer later than that lets the slot go and asks
+ * again. Slots are spaced by `mutationSpacingMs + tolerance + 50 ms`, so two mutations never reach the
+ * server closer than the configured spacing (workers' clocks are assumed NTP-synchronised).
+ */
+export const MUTATION_SLOT_TOLERANCE_MS = 300;
+/** @format milliseconds — the earliest slot is this far ahead, so the answer reaches the worker before it. */
+export const MUTATION_SLOT_LEAD_MS = 250;
+
+/** Rate-limit facts from one response, as a worker saw them. */
+export interface RateObservation {
+  /** `x-ratelimit-remaining` / `-limit` of the response. */
+  remaining?: number;
+  limit?: number;
+  /** @format milliseconds — until `x-ratelimit-reset`, measured on the server's clock (`Date` header). */
+  resetInMs?: number;
+  /** @format milliseconds — how long ago the response arrived (the governor dates the facts back). */
+  ageMs: number;
+}
+
+/** A limit a worker was told about: closes the gate (or content creation) for the whole fleet. */
+export interface LimitReport {
+  kind: 'primary' | 'secondary' | 'content';
+  /** @format milliseconds — the wait the answer demanded (from when it arrived). */
+  waitMs: number;
+  ageMs: number;
+  message: string;
+  workerId: string;
+}
+
+export interface AcquireRequest {
+  workerId: string;
+  kind: RequestKind;
+  count: number;
+  /** The worker's latest rate-limit facts since its previous ask. */
+  observation?: RateObservation;
+  /** Granted requests the server did not count (304 Not Modified), by the window they were granted in. */
+  refunds?: { window: number; count: number }[];
+}
+
+export interface AcquireGrant {
+  /** How many of the requested permits were granted (the first `granted` waiters may send). */
+  granted: number;
+  /** For mutations/content: when (epoch ms) each granted request may go out. */
+  slotTimes?: number[];
+  /** @format milliseconds — for the refused rest: when to ask again (jittered). */
+  retryInMs?: number;
+  /** Why the rest were refused (shown in failures and the UI). */
+  reason?: string;
+  /** This worker's share of the fleet-wide concurrency cap. */
+  concurrency: number;
+  /** The window the permits were granted from (for refunds). */
+  window: number;
+  /** The governor knows no window yet: report this response's headers at once. */
+  observe?: boolean;
+}
+
+export interface GovernorState {
+  credential: string;
+  config: GovernorConfig;
+  /** `x-ratelimit-limit` last seen. */
+  limit?: number;
+  /** Permits left in the current window (undefined until a response told the limit). */
+  budget?: number;
+  /** Permits granted for slots after the current window's reset (charged to the next window). */
+  debt: number;
+  /** Counts windows, so a refund reaches only the window its permits came from. */
+  windowSeq: number;
+  /** Epoch ms (workflow clock) when the current window ends, margin included. */
+  windowResetAt?: number;
+  /** A probe request is out (no limit known yet); no second one before this. */
+  probeUntil: number;
+  /** The shared gate: nothing goes out before this. */
+  blockedUntil: number;
+  blockedReason?: string;
+  contentBlockedUntil: number;
+  /** The last mutation slot granted (epoch ms). */
+  lastMutationAt: number;
+  /** Content slots granted in the past hour. */
+  contentTimes: number[];
+  /** workerId → last ask (epoch ms). */
+  workers: Record<string, number>;
+  /** workerId → requests refused at its last ask, and when: the work waiting on the limit. */
+  waiting: Record<string, { count: number; at: number; until: number }>;
+  totals: { granted: number; refused: number; limitedReports: number; observations: number };
+}
+
+export function newGovernorState(credential: string, config: Partial<GovernorConfig> = {}): GovernorState {
+  return {
+    credential,
+    config: { ...defaultGovernorConfig, ...config },
+    debt: 0,
+    windowSeq: 0,
+    probeUntil: 0,
+    blockedUntil: 0,
+    contentBlockedUntil: 0,
+    lastMutationAt: 0,
+    contentTimes: [],
+    workers: {},
+    waiting: {},
+    totals: { granted: 0, refused: 0, limitedReports: 0, observations: 0 },
+  };
+}
+
+export function reserveOf(state: GovernorState): number {
+  const { config } = state;
+  if (config.reserve !== undefined) return config.reserve;
+  return state.limit === undefined ? 0 : Math.min(config.maxConcurrent, Math.ceil(state.limit * 0.05));
+}
+
+/** Opens the next window once the current one has reset. */
+function roll(state: GovernorState, now: number): void {
+  if (state.windowResetAt !== undefined && now >= state.windowResetAt) {
+    state.windowResetAt = undefined;
+    state.windowSeq++;
+    state.budget = state.limit === undefined ? undefined : Math.max(0, state.limit - reserveOf(state) - state.debt);
+    state.debt = 0;
+  }
+  state.contentTimes = state.contentTimes.filter((t) => now - t < 3_600_000);
+  for (const [id, seen] of Object.entries(state.workers)) if (now - seen > state.config.workerTtlMs) delete state.workers[id];
+  for (const [id, w] of Object.entries(state.waiting)) if (w.until < now) delete state.waiting[id];
+}
+
+/** Folds a worker's rate-limit facts in: learns the limit and the window's reset, never raises the budget. */
+export function observe(state: GovernorState, obs: RateObservation, now: number): void {
+  roll(state, now);
+  state.totals.observations++;
+  if (obs.limit !== undefined && obs.limit > 0) state.limit = obs.limit;
+  if (obs.remaining === undefined || obs.resetInMs === undefined) return;
+  const resetAt = now - obs.ageMs + obs.resetInMs + state.config.resetMarginMs;
+  // Facts of a window that has already reset are stale.
+  if (resetAt <= now) return;
+  const known = state.windowResetAt;
+  if (known !== undefined && resetAt > known + 2 * state.config.resetMarginMs) {
+    // A later window than the one we thought current: it reset without our noticing.
+    state.windowResetAt = now;
+    roll(state, now);
+  }
+  if (state.windowResetAt === undefined) state.windowResetAt = resetAt;
+  else if (known !== undefined && resetAt < known - 2 * state.config.resetMarginMs) return;
+  if (state.limit !== undefined && state.budget === undefined) state.budget = state.limit - reserveOf(state);
+  // The server's remaining counts what reached it; our budget also counts grants still on their way, so
+  // it is normally lower. Only another consumer of the same token makes the server's figure the lower one.
+  const fromServer = Math.max(0, obs.remaining - reserveOf(state));
+  if (state.budget !== undefined) state.budget = Math.min(state.budget, fromServer);
+}
+
+/** A limited answer somewhere in the fleet: nobody sends (or creates content) until it has passed. */
+export function reportLimit(state: GovernorState, report: LimitReport, now: number): void {
+  roll(state, now);
+  state.totals.limitedReports++;
+  const until = now - report.ageMs + report.waitMs;
+  if (report.kind === 'content') {
+    state.contentBlockedUntil = Math.max(state.contentBlockedUntil, until);
+    return;
+  }
+  if (until > state.blockedUntil) {
+    state.blockedUntil = until;
+    state.blockedReason = `${report.kind} rate limit reported by ${report.workerId}: ${report.message}`;
+  }
+  if (report.kind === 'primary') state.budget = 0;
+}
+
+export function concurrencyShare(state: GovernorState): number {
+  const live = Math.max(1, Object.keys(state.workers).length);
+  return Math.max(1, Math.floor(state.config.maxConcurrent / live));
+}
+
+/** Grants up to `count` permits now (and, for mutations, their slots); refuses the rest with a jittered retry time. */
+export function acquire(state: GovernorState, req: AcquireRequest, now: number, random: () => number): AcquireGrant {
+  if (req.observation) observe(state, req.observation, now);
+  roll(state, now);
+  if (state.budget !== undefined) {
+    for (const r of req.refunds ?? []) if (r.window === state.windowSeq && r.count > 0) state.budget += r.count;
+  }
+  state.workers[req.workerId] = now;
+  const jitter = () => Math.round(random() * state.config.jitterMs);
+  const refuse = (granted: number, untilMs: number, reason: string, slotTimes?: number[]): AcquireGrant => {
+    const refused = req.count - granted;
+    state.totals.granted += granted;
+    state.totals.refused += refused;
+    if (refused > 0) state.waiting[req.workerId] = { count: refused, at: now, until: untilMs };
+    else delete state.waiting[req.workerId];
+    return {
+      granted,
+      ...(slotTimes ? { slotTimes } : {}),
+      ...(refused > 0 ? { retryInMs: Math.max(0, untilMs - now) + jitter(), reason } : {}),
+      concurrency: concurrencyShare(state),
+      window: state.windowSeq,
+    };
+  };
+
+  if (state.blockedUntil > now) return refuse(0, state.blockedUntil, state.blockedReason ?? 'rate limited');
+  if (req.kind === 'content' && state.contentBlockedUntil > now) {
+    return refuse(0, state.contentBlockedUntil, 'content creation closed after a 422 "spammed" answer');
+  }
+  if (state.budget === undefined) {
+    // No window known yet: one request at a time until a response tells the limit and the reset.
+    if (state.probeUntil > now) return refuse(0, now + 250, 'waiting for the first response to tell the rate limit');
+    state.probeUntil = now + 10_000;
+    const grant = refuse(1, now + 250, 'waiting for the first response to tell the rate limit', req.kind === 'read' ? undefined : [now + MUTATION_SLOT_LEAD_MS]);
+    if (req.kind !== 'read') state.lastMutationAt = now + MUTATION_SLOT_LEAD_MS;
+    if (req.kind === 'content') state.contentTimes.push(now + MUTATION_SLOT_LEAD_MS);
+    return { ...grant, observe: true };
+  }
+  if (req.kind === 'read') {
+    const granted = Math.min(req.count, state.budget);
+    state.budget -= granted;
+    return refuse(granted, state.windowResetAt ?? now + 1000, `request budget of the window spent (reserve ${reserveOf(state)} kept)`);
+  }
+  // While the new window's reset is unknown, every slot belongs to it.
+  return grantSlots(state, req, now, state.windowResetAt ?? Infinity, refuse);
+}
+
+function grantSlots(
+  state: GovernorState,
+  req: AcquireRequest,
+  now: number,
+  windowEnd: number,
+  refuse: (granted: number, untilMs: number, reason: string, slotTimes?: number[]) => AcquireGrant,
+): AcquireGrant {
+  const { config } = state;
+  const spacing = config.mutationSpacingMs + MUTATION_SLOT_TOLERANCE_MS + 50;
+  const slots: number[] = [];
+  let retryAt = now;
+  let reason = '';
+  for (let i = 0; i < req.count; i++) {
+    let slot = Math.max(now + MUTATION_SLOT_LEAD_MS, state.lastMutationAt + spacing);
+    if (req.kind === 'content') slot = Math.max(slot, contentFreeAt(state, slot));
+    if (slot - now > config.maxSlotWaitMs) {
+      retryAt = slot - config.maxSlotWaitMs / 2;
+      reason = req.kind === 'content' ? 'content-creation allowance spent' : 'mutations queued for the next slots';
+      break;
+    }
+    // A slot after the reset is charged to the next window.
+    const inThisWindow = slot < windowEnd;
+    if (inThisWindow && state.budget! <= 0) {
+      retryAt = windowEnd;
+      reason = `request budget of the window spent (reserve ${reserveOf(state)} kept)`;
+      break;
+    }
+    if (inThisWindow) state.budget!--;
+    else state.debt++;
+    state.lastMutationAt = slot;
+    if (req.kind === 'content') state.contentTimes.push(slot);
+    slots.push(slot);
+  }
+  return refuse(slots.length, retryAt, reason, slots);
+}
+
+/** The earliest time ≥ `at` when one more content-creating request stays within both allowances. */
+function contentFreeAt(state: GovernorState, at: number): number {
+  const { contentPerMinute, contentPerHour } = state.config;
+  const sorted = [...state.contentTimes].sort((a, b) => a - b);
+  let t = at;
+  const inMinute = sorted.filter((x) => x > t - 60_000);
+  if (inMinute.length >= contentPerMinute) t = Math.max(t, inMinute[inMinute.length - contentPerMinute] + 60_000);
+  const inHour = sorted.filter((x) => x > t - 3_600_000);
+  if (inHour.length >= contentPerHour) t = Math.max(t, inHour[inHour.length - contentPerHour] + 3_600_000);
+  return t;
+}
+
+/** The snapshot's reason when the gate is closed only because the window's budget is spent. */
+export const BUDGET_SPENT = 'budget of the window spent';
+
+/** What `limits` shows and the workflow's current details say. */
+export interface GovernorSnapshot {
+  credential: string;
+  gate: 'open' | 'closed';
+  /** Epoch ms; set while closed. */
+  blockedUntil?: number;
+  reason?: string;
+  limit?: number;
+  /** Permits left in the current window (after the reserve). */
+  budget?: number;
+  reserve: number;
+  /** Epoch ms when the current window resets (margin included). */
+  windowResetAt?: number;
+  contentBlockedUntil?: number;
+  contentLastMinute: number;
+  contentLastHour: number;
+  /** Epoch ms of the last mutation slot granted. */
+  lastMutationAt?: number;
+  workers: number;
+  concurrencyPerWorker: number;
+  /** Requests refused at their workers' last ask that wait on the limit, and the latest time they wait for. */
+  queued: number;
+  queuedUntil?: number;
+  totals: GovernorState['totals'];
+}
+
+/** The state as of `now`. Pure: a query handler calls it, and queries must not change workflow state. */
+export function snapshot(current: GovernorState, now: number): GovernorSnapshot {
+  const state = JSON.parse(JSON.stringify(current)) as GovernorState;
+  roll(state, now);
+  const blocked = state.blockedUntil > now;
+  const spent = state.budget !== undefined && state.budget <= 0 && state.windowResetAt !== undefined;
+  const waits = Object.values(state.waiting);
+  return {
+    credential: state.credential,
+    gate: blocked || spent ? 'closed' : 'open',
+    ...(blocked ? { blockedUntil: state.blockedUntil, reason: state.blockedReason } : spent ? { blockedUntil: state.windowResetAt, reason: BUDGET_SPENT } : {}),
+    limit: state.limit,
+    budget: state.budget,
+    reserve: reserveOf(state),
+    windowResetAt: state.windowResetAt,
+    ...(state.contentBlockedUntil > now ? { contentBlockedUntil: state.contentBlockedUntil } : {}),
+    contentLastMinute: state.contentTimes.filter((t) => t > now - 60_000 && t <= now + 60_000).length,
+    contentLastHour: state.contentTimes.length,
+    lastMutationAt: state.lastMutationAt || undefined,
+    workers: Object.keys(state.workers).length,
+    concurrencyPerWorker: concurrencyShare(state),
+    queued: waits.reduce((n, w) => n + w.count, 0),
+    queuedUntil: waits.length ? Math.max(...waits.map((w) => w.until)) : undefined,
+    totals: { ...state.totals },
+  };
+}
+
+/** One line for the UI's current details and the starter. */
+export function describeGovernor(s: GovernorSnapshot): string {
+  const time = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+  const parts = [`${s.credential}: gate ${s.gate}`];
+  if (s.gate === 'closed' && s.blockedUntil) parts.push(`until ${time(s.blockedUntil)} UTC (${s.reason ?? 'limited'})`);
+  if (s.budget !== undefined) parts.push(`budget ${s.budget}/${s.limit ?? '?'} (reserve ${s.reserve})`);
+  if (s.windowResetAt) parts.push(`window resets ${time(s.windowResetAt)} UTC`);
+  if (s.contentBlockedUntil) parts.push(`content creation closed until ${time(s.contentBlockedUntil)} UTC`);
+  if (s.queued > 0) parts.push(`${s.queued} request(s) waiting${s.queuedUntil ? ` until ${time(s.queuedUntil)} UTC` : ''}`);
+  parts.push(`${s.workers} worker(s), ${s.concurrencyPerWorker} concurrent each`);
+  return parts.join(' · ');
+}
+
+export function governorWorkflowId(credential: string): string {
+  return `rate-governor:${credential}`;
+}
+
+/** Checks an Update's input (the workflow's validator): bad input is refused before it reaches history. */
+export function acquireRequestProblems(req: unknown): string[] {
+  const r = req as Partial<AcquireRequest> | undefined;
+  const problems: string[] = [];
+  if (!r || typeof r !== 'object') return ['request must be an object'];
+  if (typeof r.workerId !== 'string' || !r.workerId) problems.push('workerId must be a non-empty string');
+  if (r.kind !== 'read' && r.kind !== 'mutation' && r.kind !== 'content') problems.push('kind must be read, mutation or content');
+  if (!Number.isInteger(r.count) || (r.count as number) < 1 || (r.count as number) > 1000) problems.push('count must be an integer 1..1000');
+  return problems;
+}

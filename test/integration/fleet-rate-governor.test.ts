@@ -1,0 +1,156 @@
+/**
+ * One rate budget for a fleet of worker PROCESSES (spawned as `npm run worker` does, not in-process):
+ * a limit one worker learns stops the other, a worker started during a known wait sends nothing until it
+ * ends, and a 422 "spammed" on one hook closes content creation for every hook. The emulator (in this
+ * process) is the judge: it counts every request that arrives more than 250 ms after the first answer
+ * of a wait that said "limited".
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import { governorWorkflowId, type GovernorSnapshot } from '../../src/common/rate-governor';
+import { orgMigration } from '../../src/workflows/org-migration';
+import { hookRepair } from '../../src/workflows/hook-repair';
+import { startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
+import { testClient } from '../helpers/temporal';
+import { startWorkerProcess, stopWorkerProcesses, type WorkerProcess } from '../helpers/worker-process';
+
+let emulator: Emulator | undefined;
+let client: Client | undefined;
+let handles: WorkflowHandle[] = [];
+
+afterEach(async () => {
+  await Promise.all(handles.map((h) => h.terminate('test over').catch(() => undefined)));
+  await stopWorkerProcesses();
+  await client?.connection.close();
+  await emulator?.close();
+  emulator = undefined;
+  client = undefined;
+  handles = [];
+});
+
+async function setUp(options: EmulatorOptions, repos: number) {
+  const fixture = defaultGithubFixture();
+  for (let i = 0; i < repos; i++) fixture.repositories.push({ id: 7000 + i, name: `repo-${i}`, owner: 'octo-org', private: false, workflowsEnabled: false });
+  emulator = await startTestEmulator({ fixture, ...options });
+  client = await testClient();
+  const credential = `fleet-${randomUUID().slice(0, 8)}`;
+  const env = (taskQueue: string, extra: Record<string, string> = {}) => ({
+    LONGHAUL_TASK_QUEUE: taskQueue,
+    LONGHAUL_GITHUB_CREDENTIAL: credential,
+    GITHUB_API_URL: emulator!.apiUrl,
+    GITHUB_TOKEN: TEST_TOKEN,
+    LONGHAUL_DATA_DIR: `/tmp/longhaul-fleet-test-${credential}`,
+    ...extra,
+  });
+  return { e: emulator, c: client, credential, env };
+}
+
+async function startMigration(c: Client, taskQueue: string, repositories: string[], poll = { initialIntervalMs: 300, maxIntervalMs: 600 }) {
+  const handle = await c.workflow.start(orgMigration, {
+    taskQueue,
+    workflowId: `fleet-migration-${randomUUID()}`,
+    args: [{ org: 'octo-org', repositories, lockRepositories: true, poll }],
+  });
+  handles.push(handle);
+  return handle;
+}
+
+/** The identities (`pid@host`) of the workers that ran a workflow's activities. */
+async function activityWorkers(handle: WorkflowHandle): Promise<Set<string>> {
+  const { events } = await handle.fetchHistory();
+  return new Set((events ?? []).map((e) => e.activityTaskStartedEventAttributes?.identity).filter((id): id is string => Boolean(id)));
+}
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const pidOf = (w: WorkerProcess) => `${w.pid}@`;
+
+describe('one rate budget for the whole fleet', () => {
+  it('stops every worker process once one of them is told it is limited', async () => {
+    const { e, c, env } = await setUp(
+      { migrations: { exportMs: [1_000, 4_000], archiveBytes: 4_096 }, rateLimit: { secondary: { pointsPerWindow: 8, windowMs: 2_000, retryAfter: true, status: 403 } } },
+      16,
+    );
+    const taskQueue = `fleet-${randomUUID()}`;
+    const workers = await Promise.all([startWorkerProcess(env(taskQueue)), startWorkerProcess(env(taskQueue))]);
+    const runs = [];
+    for (let w = 0; w < 8; w++) runs.push(await startMigration(c, taskQueue, [`repo-${2 * w}`, `repo-${2 * w + 1}`]));
+    const results = await Promise.all(runs.map((h) => h.result()));
+
+    expect(results.map((r) => r.unlockedRepositories.length)).toEqual(Array(8).fill(2));
+    // The limit was really in play, and both processes did the work…
+    expect(e.stats.rateLimited.secondary).toBeGreaterThan(0);
+    const identities = [...(await Promise.all(runs.map(activityWorkers)))].flatMap((s) => [...s]);
+    for (const w of workers) expect(identities.some((id) => id.startsWith(pidOf(w)))).toBe(true);
+    // …yet no request reached the API more than 250 ms after it had said "limited".
+    expect(e.stats.requestsWhileLimited).toBe(0);
+  }, 240_000);
+
+  it('keeps a worker started during a known wait from sending anything until the wait ends', async () => {
+    const windowMs = 20_000;
+    const { e, c, env } = await setUp({ migrations: { exportMs: [1_000, 1_000], archiveBytes: 4_096 }, rateLimit: { limit: 5, windowMs } }, 3);
+    // Reserve 0: the fleet spends the window to `remaining: 0`, the answer that starts the known wait.
+    const queueA = `fleet-a-${randomUUID()}`;
+    const queueB = `fleet-b-${randomUUID()}`;
+    const a = await startWorkerProcess(env(queueA, { LONGHAUL_RATE_RESERVE: '0' }));
+    const slowPoll = { initialIntervalMs: 1_500, maxIntervalMs: 3_000 };
+    const first = await startMigration(c, queueA, ['repo-0', 'repo-1'], slowPoll);
+    const window = () => Object.values(e.rateLimiter.fleetStats())[0]?.windows ?? [];
+    await waitFor('worker A to spend the first window', () => (window()[0]?.used ?? 0) >= 5);
+    const waitEnds = window()[0].startMs + windowMs;
+
+    const b = await startWorkerProcess(env(queueB, { LONGHAUL_RATE_RESERVE: '0' }));
+    // Worker B (a fresh process on its own task queue) came up while the wait was known…
+    expect(Date.now()).toBeLessThan(waitEnds);
+    const second = await startMigration(c, queueB, ['repo-2'], slowPoll);
+    await Promise.all([first.result(), second.result()]);
+
+    // …and sent nothing before it ended: the first window got exactly its 5 requests, no limited answer,
+    // and the next window opened only with requests that arrived after the reset.
+    const windows = window();
+    expect(windows[0]).toMatchObject({ used: 5, limitedAnswers: 0, whileLimited: 0 });
+    expect(windows[1].startMs).toBeGreaterThanOrEqual(waitEnds);
+    expect(windows.reduce((n, w) => n + w.limitedAnswers, 0)).toBe(0);
+    expect(e.stats.requestsWhileLimited).toBe(0);
+    expect([...(await activityWorkers(second))].every((id) => id.startsWith(pidOf(b)))).toBe(true);
+    expect([...(await activityWorkers(first))].every((id) => id.startsWith(pidOf(a)))).toBe(true);
+  }, 240_000);
+
+  it('closes content creation for every hook on every worker after one 422 "spammed"', async () => {
+    const { e, c, env, credential } = await setUp({ hooks: { spam: { perMinute: 2, perHour: 500, minuteMs: 60_000, hourMs: 3_600_000 } } }, 0);
+    const taskQueue = `fleet-${randomUUID()}`;
+    // The governor's own allowance is set above the emulator's so that the emulator answers "spammed".
+    const extra = { LONGHAUL_CONTENT_PER_MINUTE: '100', LONGHAUL_SPAMMED_WAIT_MS: '60000' };
+    await Promise.all([startWorkerProcess(env(taskQueue, extra)), startWorkerProcess(env(taskQueue, extra))]);
+    const now = Date.now();
+    for (let h = 0; h < 3; h++) {
+      const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: `https://receiver.example.test/hook-${h}` });
+      for (let i = 0; i < 3; i++) e.hooks.addDelivery(hookId, { at: now - 60_000 + i * 1000, statusCode: 500 });
+      const handle = await c.workflow.start(hookRepair, { taskQueue, workflowId: `fleet-hook-${h}-${randomUUID()}`, args: [{ target: { org: 'octo-org' }, hookId }] });
+      handles.push(handle);
+    }
+    const governor = c.workflow.getHandle(governorWorkflowId(credential));
+    const limits = () => governor.query<GovernorSnapshot>('limits');
+    await waitFor('a "spammed" answer', () => e.hooks.spammedCount() > 0);
+    // The other hooks still want to redeliver: wait until at least one more content slot was granted than the
+    // 3 requests that reached the API (a holder re-reads the gate before its slot and finds it closed), or refused.
+    await waitFor('content requests held back by the governor', async () => {
+      const s = await limits();
+      return s.contentBlockedUntil !== undefined && (s.contentLastHour >= 4 || s.totals.refused >= 1);
+    });
+
+    const attempts = e.stats.byRoute['POST /orgs/:org/hooks/:hook_id/deliveries/:delivery_id/attempts'];
+    expect(e.hooks.redeliveries()).toHaveLength(2);
+    expect(e.hooks.spammedCount()).toBe(1);
+    expect(attempts).toBe(3);
+  }, 240_000);
+});
