@@ -1,0 +1,57 @@
+/**
+ * The time-skipping test server works here: a migration that waits out its whole 24-hour poll window on durable
+ * timers ends (as documented: MigrationTimedOut, repositories unlocked) after a day of workflow time and a few
+ * seconds of wall time.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { orgMigration } from '../../src/workflows/org-migration';
+import type { Emulator } from '../../src/emulator/emulator';
+import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
+import { createTimeSkippingEnv, startTimeSkippingWorker, type TimeSkippingWorker } from '../helpers/time-skipping';
+import { countEvents } from '../helpers/history';
+
+const DAY_MS = 24 * 3_600_000;
+
+describe('time-skipping test server', () => {
+  let env: TestWorkflowEnvironment;
+  let emulator: Emulator;
+  let tw: TimeSkippingWorker;
+
+  beforeAll(async () => {
+    env = await createTimeSkippingEnv((m) => console.log(`[time-skipping] ${m}`));
+    // The emulator runs on the wall clock, so within the test this export never finishes.
+    emulator = await startTestEmulator({ migrations: { exportMs: 10 * DAY_MS } });
+    tw = await startTimeSkippingWorker(env, await emulatorDeps(emulator));
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await emulator?.close();
+    await env?.teardown();
+  });
+
+  it('runs a migration that waits 24 hours of workflow time to its documented timeout, with every repository unlocked', async () => {
+    const startedAt = await env.currentTimeMs();
+    const workflowId = `ts-migration-24h-${Date.now()}`;
+    const handle = await env.client.workflow.start(orgMigration, {
+      taskQueue: tw.taskQueue,
+      workflowId,
+      args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: { initialIntervalMs: 60_000, maxIntervalMs: 600_000, timeoutMs: DAY_MS } }],
+    });
+    const failure = await handle.result().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const cause = (failure as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect(cause.type).toBe('MigrationTimedOut');
+    expect(await env.currentTimeMs()).toBeGreaterThanOrEqual(startedAt + DAY_MS - 600_000);
+    expect(emulator.migrations.isLocked('octo-org', 'alpha')).toBe(false);
+    expect(emulator.migrations.isLocked('octo-org', 'beta')).toBe(false);
+    // 1-minute polls growing to 10 minutes: well over a hundred polls, each a timer and an activity.
+    expect(await countEvents(env.client, workflowId)).toBeGreaterThan(100 * 6);
+  });
+});
