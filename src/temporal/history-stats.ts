@@ -6,7 +6,7 @@
 import { Client, type WorkflowExecutionStatusName, type WorkflowExecutionInfo } from '@temporalio/client';
 
 /** longhaul's own bound on the events of one run. */
-export const MAX_EVENTS_PER_RUN = 10_000;
+export const EVENT_CAP_PER_RUN = 10_000;
 
 export interface RunHistorySize {
   namespace: string;
@@ -21,7 +21,7 @@ export interface HistorySizeReport {
   /** Runs looked at. */
   runs: number;
   largest?: RunHistorySize;
-  /** Runs over {@link MAX_EVENTS_PER_RUN}, largest first. */
+  /** Runs over {@link EVENT_CAP_PER_RUN}, largest first. */
   overLimit: RunHistorySize[];
 }
 
@@ -70,7 +70,7 @@ export async function historySizeReport(client: Client, opts: { namespaces?: str
       };
       report.runs++;
       if (!report.largest || size.historyLength > report.largest.historyLength) report.largest = size;
-      if (size.historyLength > MAX_EVENTS_PER_RUN) report.overLimit.push(size);
+      if (size.historyLength > EVENT_CAP_PER_RUN) report.overLimit.push(size);
     }
   }
   report.overLimit.sort((a, b) => b.historyLength - a.historyLength);
@@ -88,7 +88,7 @@ export function describeHistorySizes(report: HistorySizeReport): string {
       .slice(0, 10)
       .map((r) => `${r.workflowType} ${r.workflowId} run ${r.runId}: ${r.historyLength}`)
       .join('; ');
-    line += `\nOVER ${MAX_EVENTS_PER_RUN} EVENTS in ${report.overLimit.length} run(s): ${list}`;
+    line += `\nOVER ${EVENT_CAP_PER_RUN} EVENTS in ${report.overLimit.length} run(s): ${list}`;
   }
   return line;
 }

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/workflows/org-migration';
-import { describeHistorySizes, historySizeReport, MAX_EVENTS_PER_RUN, userNamespaces } from '../../src/temporal/history-stats';
+import { describeHistorySizes, historySizeReport, EVENT_CAP_PER_RUN, userNamespaces } from '../../src/temporal/history-stats';
 import { startStack, type TestStack } from '../helpers/stack';
 import { countEvents, largestPayload, fetchHistory } from '../helpers/history';
 
@@ -44,9 +44,9 @@ describe('history size report', () => {
 
   it('names every run over the bound, largest first', () => {
     const run = (workflowId: string, historyLength: number) => ({ namespace: 'default', workflowId, runId: `r-${workflowId}`, workflowType: 'orgMigration', status: 'COMPLETED' as const, historyLength });
-    const line = describeHistorySizes({ runs: 3, largest: run('big', 12_000), overLimit: [run('big', 12_000), run('over', MAX_EVENTS_PER_RUN + 1)] });
+    const line = describeHistorySizes({ runs: 3, largest: run('big', 12_000), overLimit: [run('big', 12_000), run('over', EVENT_CAP_PER_RUN + 1)] });
     expect(line).toContain('largest history: 12000 events (orgMigration big; 3 runs looked at)');
-    expect(line).toContain(`OVER 10000 EVENTS in 2 run(s): orgMigration big run r-big: 12000; orgMigration over run r-over: ${MAX_EVENTS_PER_RUN + 1}`);
+    expect(line).toContain(`OVER 10000 EVENTS in 2 run(s): orgMigration big run r-big: 12000; orgMigration over run r-over: ${EVENT_CAP_PER_RUN + 1}`);
   });
 
   it('finds the largest payload of a history', async () => {
