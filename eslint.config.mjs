@@ -1,5 +1,6 @@
-// Lint rules that keep the architecture honest: workflows stay deterministic (no Node built-ins,
-// no I/O libraries) and import activities as types only.
+// Lint rules that keep the architecture honest: workflows, the workflow kit and the shared model files in
+// src/common (which workflows import) stay deterministic (no Node built-ins, no I/O libraries) and import
+// activities as types only.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
@@ -18,7 +19,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/workflows/**/*.ts'],
+    files: ['src/workflows/**/*.ts', 'src/common/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -30,8 +31,12 @@ export default tseslint.config(
             { name: '@temporalio/activity', message: 'Workflows use @temporalio/workflow only.' },
           ],
           patterns: [
-            { group: ['../activities', '../activities/*', '../activities/**'], allowTypeImports: true, message: 'Import activities as types only.' },
-            { group: ['../http/*', '../emulator/*', '../temporal/*'], message: 'Workflows do no I/O.' },
+            {
+              group: ['../activities', '../activities/*', '../activities/**', '../../activities', '../../activities/*', '../../activities/**'],
+              allowTypeImports: true,
+              message: 'Import activities as types only.',
+            },
+            { group: ['../http/*', '../emulator/*', '../temporal/*', '../cli/*', '../../http/*', '../../emulator/*', '../../temporal/*', '../../cli/*'], message: 'Workflows do no I/O.' },
           ],
         },
       ],

@@ -17,7 +17,7 @@ import { startDevServer } from '../src/temporal/dev-server';
 import { startEmulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
-import type { OrgMigrationInput, OrgMigrationResult } from '../src/common/migration-input';
+import type { OrgMigrationInput, OrgMigrationResult } from '../src/common/org-migration';
 import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 

@@ -4,44 +4,41 @@
  *   npm run starter -- migrate --org octo-org --repo alpha --repo beta --lock --wait
  */
 import type { Command } from 'commander';
-import type { OrgMigrationInput, OrgMigrationResult, OrgMigrationStatus } from '../common/migration-input';
-import { migrationInputProblems } from '../common/migration-input';
+import {
+  describeOrgMigration,
+  MIGRATION_FLAGS,
+  migrationInputProblems,
+  migrationWorkflowId,
+  ORG_MIGRATION,
+  type MigrationFlag,
+  type OrgMigrationInput,
+  type OrgMigrationResult,
+  type OrgMigrationStatus,
+} from '../common/org-migration';
 import type { DownloadProgress } from '../activities/github/migrations';
 import { LonghaulOrg, LonghaulProcess } from '../common/search-attributes';
 import { CliError, type CliContext } from './context';
-import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
+import { runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
 import { positiveSeconds } from './arguments';
 
-interface MigrateFlags extends OutputFlags {
+/** The body flags other than the lock keep their input names as options (`--exclude-git-data` → `excludeGitData`). */
+type SameNamedFlags = Exclude<MigrationFlag, 'lockRepositories'>;
+
+interface MigrateFlags extends OutputFlags, Pick<OrgMigrationInput, SameNamedFlags | 'downloadDir'> {
   org: string;
   repo: string[];
   lock?: boolean;
-  excludeMetadata?: boolean;
-  excludeGitData?: boolean;
-  excludeAttachments?: boolean;
-  excludeReleases?: boolean;
-  excludeOwnerProjects?: boolean;
-  orgMetadataOnly?: boolean;
-  downloadDir?: string;
   deleteArchive?: boolean;
   pollInitial?: number;
   pollMax?: number;
+  outageBudget?: number;
   workflowId?: string;
 }
 
+/** The CLI's progress line: the process's own `describeOrgMigration`, with the download's heartbeat when there is one. */
 export function describeMigrationStatus(s: OrgMigrationStatus, heartbeat?: unknown): { line: string; percent?: number } {
-  const parts = [`${s.phase}`];
-  const progress = heartbeat as DownloadProgress | undefined;
-  if (s.phase === 'downloading' && typeof progress?.offset === 'number') {
-    const kib = (n: number) => `${Math.round(n / 1024)} KiB`;
-    parts.push(`${kib(progress.offset)}${progress.total ? ` of ${kib(progress.total)}` : ''}`);
-    if (progress.total) return { line: [...parts, ...(s.migrationId !== undefined ? [`migration ${s.migrationId}`] : [])].join(' · '), percent: (100 * progress.offset) / progress.total };
-  }
-  if (s.migrationId !== undefined) parts.push(`migration ${s.migrationId}`);
-  if (s.state) parts.push(`state ${s.state}`);
-  if (s.phase === 'waiting') parts.push(`${s.polls} polls`);
-  if (s.unlockedRepositories.length) parts.push(`unlocked ${s.unlockedRepositories.join(', ')}`);
-  return { line: parts.join(' · ') };
+  const { line, percent } = describeOrgMigration(s, heartbeat as DownloadProgress | undefined);
+  return { line, percent };
 }
 
 export function describeMigrationResult(r: OrgMigrationResult): string[] {
@@ -69,24 +66,22 @@ export function registerMigrateCommands(program: Command, ctx: () => CliContext)
       .option('--download-dir <dir>', 'where the archive goes (relative to the worker data dir)')
       .option('--delete-archive', 'delete the archive on the server after download')
       .option('--poll-initial <seconds>', 'first poll interval', positiveSeconds)
-      .option('--poll-max <seconds>', 'largest poll interval', positiveSeconds),
+      .option('--poll-max <seconds>', 'largest poll interval', positiveSeconds)
+      .option('--outage-budget <seconds>', 'how long failing API calls are waited out in a row (default 6 hours)', positiveSeconds),
   ).action(async (flags: MigrateFlags) => {
+    const sameNamed = MIGRATION_FLAGS.filter((f): f is SameNamedFlags => f !== 'lockRepositories');
     const input: OrgMigrationInput = {
       org: flags.org,
       repositories: flags.repo,
       lockRepositories: flags.lock,
-      excludeMetadata: flags.excludeMetadata,
-      excludeGitData: flags.excludeGitData,
-      excludeAttachments: flags.excludeAttachments,
-      excludeReleases: flags.excludeReleases,
-      excludeOwnerProjects: flags.excludeOwnerProjects,
-      orgMetadataOnly: flags.orgMetadataOnly,
+      ...Object.fromEntries(sameNamed.map((f) => [f, flags[f]])),
       downloadDir: flags.downloadDir,
       deleteArchiveAfterDownload: flags.deleteArchive,
       poll: {
         ...(flags.pollInitial ? { initialIntervalMs: flags.pollInitial * 1000 } : {}),
         ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
       },
+      ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}),
     };
     // Fail before starting anything: the workflow would reject it too, but a CLI user wants it now.
     const problems = migrationInputProblems(input);
@@ -95,10 +90,11 @@ export function registerMigrateCommands(program: Command, ctx: () => CliContext)
     process.exitCode = await runWorkflowCommand<[OrgMigrationInput], OrgMigrationResult, OrgMigrationStatus>({
       ctx: context,
       workflowType: 'orgMigration',
-      workflowId: flags.workflowId ?? readableWorkflowId('migrate', [flags.org, ...flags.repo]),
+      // One id per repository set: a second migration of the same repositories is refused while one runs.
+      workflowId: flags.workflowId ?? migrationWorkflowId(flags.org, flags.repo),
       args: [input],
       searchAttributes: [
-        { key: LonghaulProcess, value: 'org-migration' },
+        { key: LonghaulProcess, value: ORG_MIGRATION },
         { key: LonghaulOrg, value: flags.org },
       ],
       flags,

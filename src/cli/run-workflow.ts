@@ -52,7 +52,7 @@ export async function runWorkflowCommand<Args extends unknown[], Result, Status>
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
-      throw new CliError(`a workflow with id ${cmd.workflowId} is already running; watch it in the UI: ${ctx.uiLink(cmd.workflowId) ?? cmd.workflowId}`);
+      throw new CliError(`already running: ${cmd.workflowId} (watch it in the UI: ${ctx.uiLink(cmd.workflowId) ?? cmd.workflowId}; --workflow-id starts another)`);
     }
     throw err;
   }

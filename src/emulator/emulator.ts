@@ -60,6 +60,11 @@ export interface EmulatorContext {
   apiUrl(): string;
 }
 
+/** The page a load balancer or proxy answers with when the API behind it is down: not the API's JSON. */
+function htmlErrorPage(status: number): string {
+  return `<html>\r\n<head><title>${status} Bad Gateway</title></head>\r\n<body>\r\n<center><h1>${status} Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n`;
+}
+
 export class Emulator {
   readonly stats: EmulatorStats = emptyStats();
   readonly storage: StorageOrigin;
@@ -243,10 +248,10 @@ export class Emulator {
     // handlers included), as on the real service.
     limiter?.enter(caller, now);
     try {
-      const fault = pickFault(this.faultStates, method, route.pattern, path);
+      const fault = pickFault(this.faultStates, method, route.pattern, path, Math.random, this.clock());
       if (fault) this.stats.faultsInjected++;
       // A fault before processing: the server never acted on the request.
-      if (fault && !fault.afterProcessing && (await this.applyFault(fault, req, fail)) === 'answered') return;
+      if (fault && !fault.afterProcessing && (await this.applyFault(fault, req, fail, send)) === 'answered') return;
 
       let body: unknown;
       try {
@@ -284,7 +289,7 @@ export class Emulator {
       if (!counts) this.stats.notCounted++;
       const rateHeaders = limiter?.count(caller, now, counts) ?? {};
       // A fault after processing: the server acted, but the caller cannot know (lost or late answer).
-      if (fault?.afterProcessing && (await this.applyFault(fault, req, fail)) === 'answered') return;
+      if (fault?.afterProcessing && (await this.applyFault(fault, req, fail, send)) === 'answered') return;
       send(result, rateHeaders);
     } finally {
       limiter?.leave(caller, now);
@@ -296,9 +301,15 @@ export class Emulator {
     fault: FaultRule,
     req: IncomingMessage,
     fail: (status: number, message: string, extra?: Record<string, unknown>, headers?: Record<string, string>) => void,
+    send: (result: RouteResult, headers: Record<string, string>) => void,
   ): Promise<'answered' | 'continue'> {
     if (fault.kind === 'reset') {
       req.socket.destroy();
+      return 'answered';
+    }
+    if (fault.kind === 'status' && fault.html) {
+      const status = fault.status ?? 502;
+      send({ status, raw: Buffer.from(htmlErrorPage(status)), headers: { 'content-type': 'text/html; charset=utf-8' } }, {});
       return 'answered';
     }
     if (fault.kind === 'status') {

@@ -11,6 +11,8 @@ export interface FaultRule {
   kind: 'status' | 'reset' | 'slow';
   /** For `status`: the status to answer (500, 502, 503…). */
   status?: number;
+  /** For `status`: answer with an HTML error page (`text/html`), as proxies and load balancers do, instead of the API's JSON. */
+  html?: boolean;
   /** For `status`: a `retry-after` header value in seconds. */
   retryAfterSeconds?: number;
   /** For `status` on Google services: a `RetryInfo.retryDelay` (seconds) in the error body, Google's way of saying when to retry. */
@@ -28,6 +30,10 @@ export interface FaultRule {
   every?: number;
   /** Fire with this probability (0..1). */
   probability?: number;
+  /** Only from this time on (emulator clock, epoch ms): with `activeUntilMs`, an outage window. */
+  activeFromMs?: number;
+  /** Only before this time (emulator clock, epoch ms). */
+  activeUntilMs?: number;
 }
 
 export interface FaultState {
@@ -36,9 +42,17 @@ export interface FaultState {
   fired: number;
 }
 
-export function pickFault(states: FaultState[], method: string, pattern: string, path: string, random: () => number = Math.random): FaultRule | undefined {
+export function pickFault(
+  states: FaultState[],
+  method: string,
+  pattern: string,
+  path: string,
+  random: () => number = Math.random,
+  nowMs: number = Date.now(),
+): FaultRule | undefined {
   for (const state of states) {
     const { rule } = state;
+    if ((rule.activeFromMs !== undefined && nowMs < rule.activeFromMs) || (rule.activeUntilMs !== undefined && nowMs >= rule.activeUntilMs)) continue;
     if (rule.method && rule.method.toUpperCase() !== method) continue;
     if (rule.path !== undefined) {
       const matches =

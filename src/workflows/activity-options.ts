@@ -1,16 +1,50 @@
 /**
- * Activity options shared by workflows. Retries are bounded: permanent failures are non-retryable at
- * the source, and every other failure stops after a fixed number of attempts, so no workflow retries
- * forever. Server-demanded waits arrive as `nextRetryDelay` and override the intervals below.
+ * Named retry presets for activities, one per kind of call. Permanent failures are non-retryable at the
+ * source (the HTTP core), so every preset stops on those at once; server-demanded waits arrive as
+ * `nextRetryDelay` and override the intervals below. What happens after an activity gives up is the kit's
+ * business (`pollUntil`, `sendOnce`, `keepTrying`), not Temporal's retry policy.
  */
 import type { ActivityOptions } from '@temporalio/workflow';
 
-export const API_CALL: ActivityOptions = {
+/** Reads (lookups, listings): bounded retries, then the workflow decides. */
+export const READ: ActivityOptions = {
   startToCloseTimeout: '60 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '2 minutes',
-    maximumAttempts: 12,
-  },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 12 },
 };
+
+/** Kept for the workflows that still use the old name: the same as `READ`. */
+export const API_CALL: ActivityOptions = READ;
+
+/**
+ * Mutating calls that must happen at most once in effect: one attempt per activity; `sendOnce` decides
+ * whether another try is safe (after looking for what the previous one did).
+ */
+export const SEND_ONCE: ActivityOptions = { ...READ, retry: { ...READ.retry, maximumAttempts: 1 } };
+
+/**
+ * Polls: a few attempts each, since `pollUntil` tolerates a failed poll and polls again later on its outage
+ * budget (a poll that fails for minutes must not block the workflow inside one activity).
+ */
+export const POLL: ActivityOptions = { ...READ, retry: { ...READ.retry, maximumAttempts: 5 } };
+
+/**
+ * Cleanup (unlock, archive delete, import cancel): retried for a long time. Temporal retries each call up to
+ * the HTTP core's own attempt bound; `keepTrying` then keeps calling on the outage budget until the call
+ * succeeds or fails permanently.
+ */
+export const CLEANUP: ActivityOptions = {
+  startToCloseTimeout: '60 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+};
+
+/** Streaming downloads: long, heartbeating, resumed by the next attempt. */
+export const DOWNLOAD: ActivityOptions = {
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+};
+
+/** A preset with another start-to-close timeout (e.g. an input's `apiCallTimeoutMs`), when one is given. */
+export function withCallTimeout(preset: ActivityOptions, timeoutMs: number | undefined): ActivityOptions {
+  return timeoutMs === undefined ? preset : { ...preset, startToCloseTimeout: timeoutMs };
+}

@@ -5,15 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { CancelledFailure } from '@temporalio/common';
 import { migrationStatusQuery, MigrationFailure, orgMigration } from '../../src/workflows/org-migration';
-import type { OrgMigrationInput, OrgMigrationStatus } from '../../src/common/migration-input';
+import type { OrgMigrationInput, OrgMigrationStatus } from '../../src/common/org-migration';
 import { LonghaulOrg, LonghaulProcess, LonghaulState } from '../../src/common/search-attributes';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { expectFailure } from '../helpers/failures';
 
-const FAST_POLL = { initialIntervalMs: 300, maxIntervalMs: 600 };
+const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
 const REPOS = ['alpha', 'beta', 'gamma'];
 
 interface Stack {
@@ -63,14 +64,9 @@ describe('org migration: export failed', () => {
 
   it('unlocks every locked repository and fails with a typed, non-retryable MigrationExportFailed', async () => {
     const handle = await s.start({ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, 'export-failed');
-    const err = await rejectionOf(handle.result());
-
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    const cause = (err as WorkflowFailedError).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect((cause as ApplicationFailure).type).toBe(MigrationFailure.ExportFailed);
-    expect((cause as ApplicationFailure).nonRetryable).toBe(true);
-    expect((cause as ApplicationFailure).message).toContain('failed on the server');
+    const failure = await expectFailure(handle.result(), MigrationFailure.ExportFailed);
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toContain('failed on the server');
 
     const [migration] = s.emulator.migrations.all();
     expect(s.emulator.migrations.stateOf(migration.id)).toBe('failed');
@@ -170,13 +166,14 @@ describe('org migration: bad input', () => {
     ['a malformed repository name', { org: 'octo-org', repositories: ['alpha', '../etc/passwd'] }, 'is not a valid repository name'],
     ['a malformed org name', { org: 'octo org!', repositories: ['alpha'] }, 'is not a valid organization name'],
     ['a duplicated repository', { org: 'octo-org', repositories: ['alpha', 'Alpha'] }, 'listed twice'],
-    ['a zero API-call timeout', { org: 'octo-org', repositories: ['alpha'], apiCallTimeoutMs: 0 }, 'apiCallTimeoutMs must be a positive'],
+    ['a zero API-call timeout', { org: 'octo-org', repositories: ['alpha'], apiCallTimeoutMs: 0 }, 'apiCallTimeoutMs must be a number of milliseconds between 1000'],
+    ['an org name with an underscore (the one GitHub rule everywhere)', { org: 'octo_org', repositories: ['alpha'] }, 'is not a valid organization name'],
+    ['a lock flag that is a string', { org: 'octo-org', repositories: ['alpha'], lockRepositories: 'yes' as unknown as boolean }, 'lockRepositories must be true or false'],
+    ['a poll interval under the 1 s floor', { org: 'octo-org', repositories: ['alpha'], poll: { initialIntervalMs: 1 } }, 'poll.initialIntervalMs must be between 1000'],
+    ['a poll time bound over the 7-day ceiling', { org: 'octo-org', repositories: ['alpha'], poll: { timeoutMs: 1e15 } }, 'poll.timeoutMs must be between'],
+    ['an event budget over the per-run cap', { org: 'octo-org', repositories: ['alpha'], eventsPerRun: 20_000 }, 'eventsPerRun must be an integer between 50 and 8000'],
   ])('fails fast with a non-retryable InvalidMigrationInput for %s, before any API call', async (_label, input, problem) => {
-    const err = await rejectionOf((await s.start(input, 'bad-input')).result());
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect(cause.type).toBe(MigrationFailure.InvalidInput);
+    const cause = await expectFailure((await s.start(input, 'bad-input')).result(), MigrationFailure.InvalidInput);
     expect(cause.nonRetryable).toBe(true);
     expect(cause.message).toContain(problem);
     expect(s.emulator.stats.requests).toBe(0);

@@ -73,7 +73,7 @@ async function runMany(options: EmulatorOptions, policy?: RetryPolicy) {
             org: 'octo-org',
             repositories: Array.from({ length: REPOS_EACH }, (_, r) => `repo-${w * REPOS_EACH + r}`),
             lockRepositories: true,
-            poll: { initialIntervalMs: 300, maxIntervalMs: 600 },
+            poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 },
           },
         ],
       });

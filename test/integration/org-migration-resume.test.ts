@@ -35,7 +35,7 @@ describe('org migration: worker killed during the download', () => {
     const handle = await first.client.workflow.start(orgMigration, {
       taskQueue: first.taskQueue,
       workflowId: `migration-resume-${Date.now()}`,
-      args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: { initialIntervalMs: 300, maxIntervalMs: 600 } }],
+      args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
     });
 
     // Kill the first worker once a good part (but not all) of the archive went out.

@@ -23,7 +23,7 @@ describe('org migration workflow', () => {
     const result = await tw.client.workflow.execute(orgMigration, {
       taskQueue: tw.taskQueue,
       workflowId: `migration-happy-${Date.now()}`,
-      args: [{ org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: { initialIntervalMs: 500, maxIntervalMs: 1000 } }],
+      args: [{ org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
     });
     expect(result.state).toBe('exported');
     expect(result.unlockedRepositories.sort()).toEqual(['alpha', 'beta', 'gamma']);

@@ -21,7 +21,7 @@ describe('starter CLI', () => {
   });
 
   it('migrate --wait --json prints one JSON object with the result, workflowId and workflowStatus, and exits 0', async () => {
-    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--lock', '--poll-initial', '0.5', '--wait', '--json'], tw.taskQueue);
+    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--lock', '--poll-initial', '1', '--wait', '--json'], tw.taskQueue);
     expect(code).toBe(0);
     const out = JSON.parse(stdout);
     expect(out.workflowStatus).toBe('COMPLETED');
@@ -34,7 +34,7 @@ describe('starter CLI', () => {
 
   it('a failed migration exits 1 and --json carries the typed error', async () => {
     emulator.migrations.options.failRepositories.push('gamma');
-    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'gamma', '--lock', '--poll-initial', '0.5', '--wait', '--json'], tw.taskQueue);
+    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'gamma', '--lock', '--poll-initial', '1', '--wait', '--json'], tw.taskQueue);
     expect(code).toBe(1);
     const out = JSON.parse(stdout);
     expect(out.workflowStatus).toBe('FAILED');

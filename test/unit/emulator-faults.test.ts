@@ -100,4 +100,19 @@ describe('emulator faults', () => {
     expect(stats.faultsInjected).toBe(1);
     expect(stats.requestsWhileLimited).toBe(0);
   });
+
+  it('answers a 502 with an HTML error page (as a load balancer does) and only inside its time window', async () => {
+    const e = await start({ faults: [{ kind: 'status', status: 502, html: true, path: LIST, activeFromMs: START + 1_000, activeUntilMs: START + 6_000 }] });
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(200);
+    em.now = START + 1_000;
+    const down = await call(e.apiUrl, 'GET', LIST);
+    expect(down.status).toBe(502);
+    expect(down.headers['content-type']).toMatch(/^text\/html/);
+    expect(down.text).toContain('<h1>502 Bad Gateway</h1>');
+    em.now = START + 5_999;
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(502);
+    em.now = START + 6_000;
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(200);
+    expect(e.stats.faultsInjected).toBe(2);
+  });
 });

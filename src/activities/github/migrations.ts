@@ -13,7 +13,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { request } from 'undici';
 import type { components } from '@octokit/openapi-types';
 import type { ActivityDeps } from '../context';
-import type { OrgMigrationInput } from '../../common/migration-input';
+import { MIGRATION_FLAGS, type MigrationFlag, type OrgMigrationInput } from '../../common/org-migration';
+import { LonghaulMigrationGuid } from '../../common/search-attributes';
 import { FailureType } from '../../http/retry-policy';
 
 type Migration = components['schemas']['migration'];
@@ -26,6 +27,19 @@ export interface MigrationSummary {
   lockRepositories: boolean;
   repositories: string[];
   createdAt: string;
+  /** The body flags the migration was started with (`lockRepositories`… as the workflow input names them). */
+  flags: Record<MigrationFlag, boolean>;
+}
+
+/** What a lookup after an unknown start outcome may adopt. */
+export interface FindMigrationInput {
+  org: string;
+  repositories: string[];
+  /** The flags this workflow sends: a migration started with other flags is not ours. */
+  flags: Partial<Record<MigrationFlag, boolean>>;
+  /** This workflow's attempt window (ISO times): a migration created outside it is not ours. */
+  notBefore: string;
+  notAfter: string;
 }
 
 /** What the start call sends: the spec's body fields, as the workflow input names them. */
@@ -64,8 +78,20 @@ export interface DownloadProgress {
   total?: number;
 }
 
+/** The API's name of each body flag. */
+const FLAG_FIELDS: Record<MigrationFlag, keyof Migration> = {
+  lockRepositories: 'lock_repositories',
+  excludeMetadata: 'exclude_metadata',
+  excludeGitData: 'exclude_git_data',
+  excludeAttachments: 'exclude_attachments',
+  excludeReleases: 'exclude_releases',
+  excludeOwnerProjects: 'exclude_owner_projects',
+  orgMetadataOnly: 'org_metadata_only',
+};
+
 export function summarizeMigration(m: Migration): MigrationSummary {
   return {
+    flags: Object.fromEntries(MIGRATION_FLAGS.map((f) => [f, m[FLAG_FIELDS[f]] === true])) as Record<MigrationFlag, boolean>,
     id: Number(m.id),
     guid: m.guid,
     state: m.state,
@@ -84,31 +110,28 @@ export function createMigrationActivities(deps: ActivityDeps) {
     /** POST /orgs/{org}/migrations — starts an export. Not idempotent: the workflow guards re-sends. */
     async startMigration(input: StartMigrationInput): Promise<MigrationSummary> {
       const body: Record<string, unknown> = { repositories: input.repositories };
-      const flags: [keyof StartMigrationInput, string][] = [
-        ['lockRepositories', 'lock_repositories'],
-        ['excludeMetadata', 'exclude_metadata'],
-        ['excludeGitData', 'exclude_git_data'],
-        ['excludeAttachments', 'exclude_attachments'],
-        ['excludeReleases', 'exclude_releases'],
-        ['excludeOwnerProjects', 'exclude_owner_projects'],
-        ['orgMetadataOnly', 'org_metadata_only'],
-      ];
-      for (const [from, to] of flags) if (input[from] !== undefined) body[to] = input[from];
+      for (const flag of MIGRATION_FLAGS) if (input[flag] !== undefined) body[FLAG_FIELDS[flag]] = input[flag];
       const res = await github.request<Migration>({ method: 'POST', path: `/orgs/${enc(input.org)}/migrations`, body });
       return summarizeMigration(res.body);
     },
 
     /**
-     * Finds a migration this workflow may already have created (after a start call whose outcome is
-     * unknown): the newest one created at or after `notBefore` with exactly these repositories.
+     * Finds the migration this workflow may already have created (after a start call whose outcome is
+     * unknown), the newest that matches all of: exactly these repositories, the same flags, created inside
+     * this workflow's attempt window, and not recorded by another workflow (`LonghaulMigrationGuid`).
      */
-    async findMigration(input: { org: string; repositories: string[]; notBefore: string }): Promise<MigrationSummary | undefined> {
+    async findMigration(input: FindMigrationInput): Promise<MigrationSummary | undefined> {
       const wanted = [...input.repositories].map((r) => r.toLowerCase()).sort().join(',');
-      const notBefore = Date.parse(input.notBefore);
+      const [notBefore, notAfter] = [Date.parse(input.notBefore), Date.parse(input.notAfter)];
       for await (const page of github.paginate<Migration>(`/orgs/${enc(input.org)}/migrations`, { per_page: 100 }, 10)) {
         for (const m of page.items) {
-          const names = (m.repositories ?? []).map((r) => r.name.toLowerCase()).sort().join(',');
-          if (names === wanted && Date.parse(m.created_at) >= notBefore) return summarizeMigration(m);
+          const candidate = summarizeMigration(m);
+          const names = candidate.repositories.map((r) => r.toLowerCase()).sort().join(',');
+          const created = Date.parse(candidate.createdAt);
+          if (names !== wanted || !(created >= notBefore && created <= notAfter)) continue;
+          if (MIGRATION_FLAGS.some((f) => candidate.flags[f] !== (input.flags[f] ?? false))) continue;
+          if (await recordedByAnotherWorkflow(candidate.guid)) continue;
+          return candidate;
         }
       }
       return undefined;
@@ -225,6 +248,18 @@ export function createMigrationActivities(deps: ActivityDeps) {
       return { path, bytes: offset, sha256: hash.digest('hex'), fetchedBytes: offset - resumedFrom, resumedFrom };
     },
   };
+}
+
+/**
+ * Whether another workflow has recorded this migration as its own (search attribute `LonghaulMigrationGuid`,
+ * set as soon as a workflow knows its migration): such a migration is never adopted.
+ */
+async function recordedByAnotherWorkflow(guid: string): Promise<boolean> {
+  const ctx = Context.current();
+  const own = ctx.info.workflowExecution?.workflowId ?? '';
+  const quote = (v: string) => `'${v.replace(/['\\]/g, '')}'`;
+  const { count } = await ctx.client.workflow.count(`${LonghaulMigrationGuid.name} = ${quote(guid)} AND WorkflowId != ${quote(own)}`);
+  return count > 0;
 }
 
 async function fileSize(path: string): Promise<number> {

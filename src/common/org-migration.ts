@@ -1,0 +1,226 @@
+/**
+ * The org-migration process (spec 002), as every layer sees it: input, result and status types, the
+ * failure types the workflow ends with, input validation (before any API call; the CLI runs the same), the
+ * deterministic workflow id per repository set, and `describeOrgMigration`, the one status text shown by
+ * the workflow (current details, search attributes) and the CLI. Deterministic: workflows import this.
+ */
+import { loginProblems, repositoryListProblems } from './github-names';
+import { summarizeList, type StatusView } from './search-attributes';
+import { pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '../workflows/kit/poll-schedule';
+import { formatDuration, outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
+import type { PollState } from '../workflows/kit/poll-decision';
+import { eventBudgetProblems } from '../workflows/kit/run-budget';
+
+export type { PollBounds } from '../workflows/kit/poll-schedule';
+
+/** The process id: `LonghaulProcess` search attribute, workflow id prefix. */
+export const ORG_MIGRATION = 'org-migration';
+
+/** Failure types the org-migration workflow ends with (stable strings for callers). */
+export const MigrationFailure = {
+  InvalidInput: 'InvalidMigrationInput',
+  ExportFailed: 'MigrationExportFailed',
+  TimedOut: 'MigrationTimedOut',
+  /** Polling the export failed permanently (404, 401/403 that is not a rate limit, 410) or for the whole outage budget. */
+  PollFailed: 'MigrationPollFailed',
+  StartFailed: 'MigrationStartFailed',
+  /** Some repositories could not be unlocked; `details[0].stillLocked` names them. */
+  UnlockFailed: 'MigrationUnlockFailed',
+  /** The archive could not be deleted on the server (after the download); the message says how to by hand. */
+  ArchiveDeleteFailed: 'MigrationArchiveDeleteFailed',
+} as const;
+
+/** The body flags of the start call, as the workflow input names them (adoption requires them to match). */
+export const MIGRATION_FLAGS = [
+  'lockRepositories',
+  'excludeMetadata',
+  'excludeGitData',
+  'excludeAttachments',
+  'excludeReleases',
+  'excludeOwnerProjects',
+  'orgMetadataOnly',
+] as const;
+export type MigrationFlag = (typeof MIGRATION_FLAGS)[number];
+
+export interface OrgMigrationInput {
+  org: string;
+  /** Repository names in `org` (1..N); empty only with `orgMetadataOnly`. */
+  repositories: string[];
+  lockRepositories?: boolean;
+  excludeMetadata?: boolean;
+  excludeGitData?: boolean;
+  excludeAttachments?: boolean;
+  excludeReleases?: boolean;
+  excludeOwnerProjects?: boolean;
+  orgMetadataOnly?: boolean;
+  /** Where the archive goes, relative to the worker's data directory unless absolute. Default `archives`. */
+  downloadDir?: string;
+  /** Delete the archive on the server once it is safely on disk. */
+  deleteArchiveAfterDownload?: boolean;
+  poll?: PollBounds;
+  /** How long failing polls, lookups and cleanup calls are retried in a row. Default 6 h, backoff 5 s doubling to 3 min. */
+  outage?: OutageBounds;
+  /**
+   * @format milliseconds — start-to-close timeout of each API-call activity (default 60 000). A call that
+   * takes longer is abandoned and treated as an unknown outcome (the start call then looks for the
+   * migration it may have created before trying again).
+   */
+  apiCallTimeoutMs?: number;
+  /** @format milliseconds — how long the start lookups go on after an unknown outcome. Default 2 × apiCallTimeoutMs + 60 s. */
+  startGraceMs?: number;
+  /** History events per run before continuing as new between polls (50..8,000; default 8,000). */
+  eventsPerRun?: number;
+  /** Set by the workflow itself when it continues as new: what the previous run knew. */
+  resume?: OrgMigrationResume;
+}
+
+/** What one run hands to the next when it continues as new. */
+export interface OrgMigrationResume {
+  migrationId: number;
+  /** The repositories the migration locked (unlocked at the end, whatever happens). */
+  locked: string[];
+  /** The export's state as last polled. */
+  state: string;
+  /** The poller: schedule position, counters, outage budget spent, start of the total time bound. */
+  poll: PollState;
+  status: OrgMigrationStatus;
+}
+
+export interface OrgMigrationResult {
+  migrationId: number;
+  state: 'exported';
+  archive: { path: string; bytes: number; sha256: string };
+  unlockedRepositories: string[];
+}
+
+export type MigrationPhase = 'starting' | 'waiting' | 'downloading' | 'unlocking' | 'deleting-archive' | 'done' | 'failed' | 'cancelled';
+
+/** What the `status` query answers. */
+export interface OrgMigrationStatus {
+  phase: MigrationPhase;
+  org: string;
+  /** The repositories, summarised within the search-attribute limit. */
+  target: string;
+  migrationId?: number;
+  /** The migration's server-side state as last polled. */
+  state?: string;
+  polls: number;
+  /** Polls that failed (each followed by another poll). */
+  failedPolls: number;
+  /** Failed polls since the last answer: an outage in progress when > 0. */
+  failuresInRow: number;
+  /** @format milliseconds */
+  nextPollInMs?: number;
+  download?: { offset: number; total?: number };
+  unlockedRepositories: string[];
+  /** Runs this migration continued as new. */
+  continuedAsNew: number;
+  error?: string;
+}
+
+export const DEFAULT_POLL: ResolvedPollBounds = {
+  initialIntervalMs: 2_000,
+  maxIntervalMs: 60_000,
+  backoffFactor: 1.2,
+  timeoutMs: 24 * 60 * 60 * 1000,
+};
+
+/** A fresh status for the input. */
+export function newMigrationStatus(input: Pick<OrgMigrationInput, 'org' | 'repositories'>): OrgMigrationStatus {
+  return {
+    phase: 'starting',
+    org: input.org,
+    target: input.repositories.length > 0 ? summarizeList(input.repositories) : '(org metadata)',
+    polls: 0,
+    failedPolls: 0,
+    failuresInRow: 0,
+    unlockedRepositories: [],
+    continuedAsNew: 0,
+  };
+}
+
+/** Returns every problem with the input (empty when valid). */
+export function migrationInputProblems(input: OrgMigrationInput): string[] {
+  if (typeof input !== 'object' || input === null) return ['input must be an object'];
+  const problems = loginProblems(input.org, 'org');
+  if (!Array.isArray(input.repositories)) problems.push('repositories must be an array of repository names');
+  else {
+    if (input.repositories.length === 0 && !input.orgMetadataOnly) problems.push('at least one repository is required unless orgMetadataOnly is true');
+    if (input.repositories.length > 0 && input.orgMetadataOnly) problems.push('orgMetadataOnly exports take no repositories');
+    problems.push(...repositoryListProblems(input.repositories));
+  }
+  for (const flag of [...MIGRATION_FLAGS, 'deleteArchiveAfterDownload'] as const) {
+    if (input[flag] !== undefined && typeof input[flag] !== 'boolean') problems.push(`${flag} must be true or false (got ${JSON.stringify(input[flag])})`);
+  }
+  if (input.downloadDir !== undefined && (typeof input.downloadDir !== 'string' || input.downloadDir.trim() === '')) problems.push('downloadDir must be a non-empty path');
+  for (const name of ['apiCallTimeoutMs', 'startGraceMs'] as const) {
+    const v = input[name];
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 1_000 && v <= 24 * 60 * 60 * 1000)) {
+      problems.push(`${name} must be a number of milliseconds between 1000 and 86400000`);
+    }
+  }
+  problems.push(...pollBoundsProblems(input.poll, 'poll', DEFAULT_POLL));
+  problems.push(...outageBoundsProblems(input.outage, 'outage'));
+  problems.push(...eventBudgetProblems(input.eventsPerRun, 'eventsPerRun'));
+  if (input.resume !== undefined) {
+    const r = input.resume;
+    if (typeof r !== 'object' || r === null || !Number.isInteger(r.migrationId) || !Array.isArray(r.locked) || typeof r.poll !== 'object' || typeof r.status !== 'object') {
+      problems.push('resume is set by the workflow when it continues as new; it is malformed');
+    } else if (Array.isArray(input.repositories) && r.locked.some((repo) => !input.repositories.includes(repo))) {
+      problems.push('resume.locked names repositories that are not in repositories');
+    }
+  }
+  return problems;
+}
+
+/** FNV-1a, 32 bits: a small deterministic hash (no Node crypto in workflow-safe code). */
+function fnv1a(text: string, seed = 0x811c9dc5): string {
+  let hash = seed;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, '0');
+}
+
+/**
+ * The workflow id of a migration of these repositories: `migrate-<org>-<first names>-<hash of the sorted
+ * set>`. The same set (in any order or case) gives the same id, so a second migration of the same
+ * repositories is refused while the first runs; `--workflow-id` overrides it deliberately.
+ */
+export function migrationWorkflowId(org: string, repositories: readonly string[]): string {
+  const sorted = [...repositories].map((r) => r.toLowerCase()).sort();
+  const key = `${org.toLowerCase()}/${sorted.join('\n')}`;
+  const readable = (sorted.length > 0 ? sorted.join('-') : 'org-metadata').replace(/[^a-z0-9._-]+/g, '-').slice(0, 60).replace(/-+$/, '');
+  return `migrate-${org.toLowerCase()}-${readable}-${fnv1a(key)}${fnv1a(key, 0x01234567)}`;
+}
+
+/**
+ * The one status text of a migration: the UI's current details and the CLI's progress line, plus the search
+ * attributes. `heartbeat` is the download's progress when the CLI has it.
+ */
+export function describeOrgMigration(s: OrgMigrationStatus, heartbeat?: { offset?: number; total?: number }): StatusView & { percent?: number } {
+  const parts: string[] = [s.phase];
+  if (s.migrationId !== undefined) parts.push(`migration ${s.migrationId}`);
+  if (s.state) parts.push(`state ${s.state}`);
+  if (s.phase === 'waiting') {
+    parts.push(`${s.polls} polls${s.failedPolls ? ` (${s.failedPolls} failed)` : ''}`);
+    if (s.failuresInRow > 0) parts.push(`API failing: ${s.failuresInRow} polls in a row`);
+    if (s.nextPollInMs !== undefined) parts.push(`next poll in ${formatDuration(s.nextPollInMs)}`);
+  }
+  let percent: number | undefined;
+  const progress = heartbeat ?? s.download;
+  if (s.phase === 'downloading' && typeof progress?.offset === 'number') {
+    const kib = (n: number) => `${Math.round(n / 1024)} KiB`;
+    parts.push(`${kib(progress.offset)}${progress.total ? ` of ${kib(progress.total)}` : ''}`);
+    if (progress.total) percent = (100 * progress.offset) / progress.total;
+  }
+  if (s.unlockedRepositories.length) parts.push(`unlocked ${summarizeList(s.unlockedRepositories, 200)}`);
+  if (s.continuedAsNew > 0) parts.push(`run ${s.continuedAsNew + 1}`);
+  if (s.error) parts.push(`error: ${s.error}`);
+  return {
+    line: parts.join(' · '),
+    percent,
+    attributes: { process: ORG_MIGRATION, org: s.org, target: s.target, state: s.state ?? s.phase },
+  };
+}

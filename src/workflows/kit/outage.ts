@@ -1,0 +1,113 @@
+/**
+ * The outage budget (pure): how long a process keeps retrying calls that fail transiently — 5xx, HTML error
+ * pages, resets, timeouts, DNS errors, rate limits, even after the activity's own retries ran out — before it
+ * gives up. The budget counts *consecutive* failure time: one success refills it. Its state is plain data, so
+ * a workflow carries what it spent across continue-as-new.
+ */
+import type { FailureFacts } from '../activity-failures';
+import { POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS } from './poll-schedule';
+
+export interface OutageBounds {
+  /** @format milliseconds — how long calls may keep failing in a row before the process gives up. Default 6 h. */
+  budgetMs?: number;
+  /** @format milliseconds — the first wait after a failure. Default 5 s. */
+  initialBackoffMs?: number;
+  /** @format milliseconds — the wait after failures never grows past this. Default 3 min. */
+  maxBackoffMs?: number;
+}
+
+export type ResolvedOutageBounds = Required<OutageBounds>;
+
+export const DEFAULT_OUTAGE: ResolvedOutageBounds = {
+  budgetMs: 6 * 60 * 60 * 1000,
+  initialBackoffMs: 5_000,
+  maxBackoffMs: 3 * 60 * 1000,
+};
+
+/** What the budget has spent. Plain data: carried across continue-as-new. */
+export interface OutageState {
+  /** Calls that failed since the last success. */
+  failuresInRow: number;
+  /** Workflow time of the first failure since the last success. @format epoch milliseconds */
+  failingSinceMs?: number;
+  /** Calls that failed transiently in total. */
+  failures: number;
+}
+
+export const NO_OUTAGE: OutageState = { failuresInRow: 0, failures: 0 };
+
+export type OutageDecision =
+  | { action: 'retry'; delayMs: number; state: OutageState }
+  | { action: 'give-up'; why: 'permanent' | 'budget' | 'cancelled'; message: string; state: OutageState };
+
+/** Every problem with the given outage bounds (empty when valid). */
+export function outageBoundsProblems(bounds: OutageBounds | undefined, prefix = 'outage'): string[] {
+  if (bounds === undefined || bounds === null) return [];
+  if (typeof bounds !== 'object' || Array.isArray(bounds)) return [`${prefix} must be an object`];
+  const problems: string[] = [];
+  for (const name of ['budgetMs', 'initialBackoffMs', 'maxBackoffMs'] as const) {
+    const v = bounds[name];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < POLL_INTERVAL_FLOOR_MS || v > POLL_TOTAL_CEILING_MS) {
+      problems.push(`${prefix}.${name} must be a number of milliseconds between ${POLL_INTERVAL_FLOOR_MS} and ${POLL_TOTAL_CEILING_MS}`);
+    }
+  }
+  const initial = bounds.initialBackoffMs ?? DEFAULT_OUTAGE.initialBackoffMs;
+  const max = bounds.maxBackoffMs ?? DEFAULT_OUTAGE.maxBackoffMs;
+  if (problems.length === 0 && max < initial) problems.push(`${prefix}.maxBackoffMs (${max}) must be at least ${prefix}.initialBackoffMs (${initial})`);
+  return problems;
+}
+
+export function resolveOutageBounds(given: OutageBounds | undefined): ResolvedOutageBounds {
+  return { ...DEFAULT_OUTAGE, ...Object.fromEntries(Object.entries(given ?? {}).filter(([, v]) => v !== undefined)) };
+}
+
+/** How long calls have been failing in a row at `nowMs` (0 when the last call succeeded). */
+export function outageSpentMs(state: OutageState, nowMs: number): number {
+  return state.failingSinceMs === undefined ? 0 : Math.max(0, nowMs - state.failingSinceMs);
+}
+
+/** The wait after the `failuresInRow`-th failure in a row: doubling from the initial backoff, capped. */
+export function outageBackoffMs(failuresInRow: number, bounds: ResolvedOutageBounds): number {
+  return Math.round(Math.min(bounds.maxBackoffMs, bounds.initialBackoffMs * Math.pow(2, Math.max(0, failuresInRow - 1))));
+}
+
+/**
+ * What to do after a call failed: give up on a permanent answer or once the budget is spent, else wait and
+ * call again. A wait the server demanded is honoured (within the budget).
+ */
+export function afterFailure(state: OutageState, failure: FailureFacts, nowMs: number, bounds: ResolvedOutageBounds): OutageDecision {
+  const next: OutageState = {
+    failuresInRow: state.failuresInRow + 1,
+    failingSinceMs: state.failingSinceMs ?? nowMs,
+    failures: state.failures + (failure.kind === 'transient' ? 1 : 0),
+  };
+  if (failure.kind === 'cancelled') return { action: 'give-up', why: 'cancelled', message: failure.message, state: next };
+  if (failure.kind === 'permanent') return { action: 'give-up', why: 'permanent', message: failure.message, state: next };
+  const spent = outageSpentMs(next, nowMs);
+  if (spent >= bounds.budgetMs) {
+    return {
+      action: 'give-up',
+      why: 'budget',
+      message: `calls kept failing for ${formatDuration(spent)} (${next.failuresInRow} in a row; outage budget ${formatDuration(bounds.budgetMs)}); last: ${failure.message}`,
+      state: next,
+    };
+  }
+  const wanted = Math.max(outageBackoffMs(next.failuresInRow, bounds), failure.demandedDelayMs ?? 0);
+  // The last try lands at the end of the budget, not past it.
+  return { action: 'retry', delayMs: Math.max(0, Math.min(wanted, bounds.budgetMs - spent)), state: next };
+}
+
+/** After a success: the budget is whole again (the total count stays). */
+export function afterSuccess(state: OutageState): OutageState {
+  return { failuresInRow: 0, failures: state.failures };
+}
+
+/** "2 h 5 min", "45 s": for messages and status lines. */
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 120) return `${s} s`;
+  const m = Math.round(s / 60);
+  if (m < 120) return `${m} min`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}

@@ -1,0 +1,99 @@
+/**
+ * `pollUntil`: the one poller of every process that waits on a remote state. Durable timers on one growth
+ * schedule anchored to the start of the wait, one total time bound, an outage budget for failed polls, a
+ * progress callback for status, and a suspension point between polls for continue-as-new. A failed poll is
+ * only ever followed by another poll: never by the mutating call, never by cleanup.
+ */
+import { ApplicationFailure, sleep } from '@temporalio/workflow';
+import { failureFacts } from '../activity-failures';
+import { afterSuccess, formatDuration, resolveOutageBounds, type OutageBounds } from './outage';
+import { afterPollAnswered, afterPollFailed, checkTimeBound, startPolling, type PollState, type PollStep } from './poll-decision';
+import type { ResolvedPollBounds } from './poll-schedule';
+
+/** What a status line shows of a poller. */
+export interface PollProgress {
+  polls: number;
+  failedPolls: number;
+  /** Failed polls since the last answer (an outage in progress when > 0). */
+  failuresInRow: number;
+  /** @format milliseconds — until the next poll, while waiting for it. */
+  nextPollInMs?: number;
+}
+
+export interface PollUntilOptions<T> {
+  /** For messages: "migration 42 of octo-org". */
+  what: string;
+  /** One read of the remote state (an activity with the `POLL` preset). */
+  poll: () => Promise<T>;
+  /** Whether an observation ends the wait (finished, failed, whatever the caller handles next). */
+  done: (value: T) => boolean;
+  bounds: ResolvedPollBounds;
+  outage?: OutageBounds;
+  /** The state a previous run carried across continue-as-new; a fresh wait when absent. */
+  state?: PollState;
+  /** Called before every wait and after every poll, with the last observation (if any). */
+  onProgress?: (progress: PollProgress, last: T | undefined) => void;
+  /** Checked between polls: true ends the wait as `suspended` (the caller continues as new with `state`). */
+  suspend?: () => boolean;
+  /** Failure types this process ends the wait with. */
+  failureTypes: { timedOut: string; pollFailed: string };
+  /** Describes the last observation in messages ("still exporting"). */
+  describeLast?: (last: T | undefined) => string;
+  /** Added to the failures' details. */
+  details?: Record<string, unknown>;
+}
+
+export type PollOutcome<T> = { kind: 'done'; value: T; state: PollState } | { kind: 'suspended'; last: T | undefined; state: PollState };
+
+export async function pollUntil<T>(opts: PollUntilOptions<T>, last?: T): Promise<PollOutcome<T>> {
+  const outage = resolveOutageBounds(opts.outage);
+  let state = opts.state ?? startPolling(Date.now(), opts.bounds);
+  const progress = (nextPollInMs?: number) =>
+    opts.onProgress?.({ polls: state.polls, failedPolls: state.failedPolls, failuresInRow: state.outage.failuresInRow, nextPollInMs }, last);
+  const end = (step: PollStep, cause?: unknown): never => {
+    if (step.action === 'timed-out') {
+      throw ApplicationFailure.create({
+        type: opts.failureTypes.timedOut,
+        nonRetryable: true,
+        message: `${opts.what} was ${opts.describeLast?.(last) ?? 'not done'} after waiting ${formatDuration(step.waitedMs)} (poll time bound ${formatDuration(opts.bounds.timeoutMs)})`,
+        details: [{ ...opts.details, polls: step.state.polls, failedPolls: step.state.failedPolls }],
+      });
+    }
+    throw ApplicationFailure.create({
+      type: opts.failureTypes.pollFailed,
+      nonRetryable: true,
+      message: `${opts.what}: polling ${step.action === 'give-up' && step.why === 'budget' ? 'gave up' : 'failed permanently'}: ${step.action === 'give-up' ? step.message : ''}`,
+      details: [{ ...opts.details, polls: step.state.polls, failedPolls: step.state.failedPolls }],
+      cause: cause instanceof Error ? cause : undefined,
+    });
+  };
+
+  let step = checkTimeBound(state, opts.bounds, Date.now());
+  for (;;) {
+    if (step.action !== 'wait') return end(step);
+    state = step.state;
+    if (opts.suspend?.()) return { kind: 'suspended', last, state };
+    const waitMs = Math.max(0, state.dueAtMs - Date.now());
+    progress(waitMs);
+    if (waitMs > 0) await sleep(waitMs);
+    try {
+      last = await opts.poll();
+    } catch (err) {
+      const facts = failureFacts(err);
+      if (facts.kind === 'cancelled') throw err;
+      step = afterPollFailed(state, facts, opts.bounds, outage, Date.now());
+      if (step.action === 'give-up') {
+        state = step.state;
+        progress();
+        return end(step, err);
+      }
+      continue;
+    }
+    if (opts.done(last)) {
+      state = { ...state, polls: state.polls + 1, outage: afterSuccess(state.outage) };
+      progress();
+      return { kind: 'done', value: last, state };
+    }
+    step = afterPollAnswered(state, opts.bounds, Date.now());
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The decision logic of `sendOnce` (pure): after each outcome of the mutating call or of the lookup that
+ * recovers an earlier try, what comes next. The rules (issue 8, item 5):
+ *
+ * - a try whose outcome is unknown (timeout, reset, 5xx after sending) is followed by lookups, retried over a
+ *   grace period that covers the call's own timeout plus the server's request cutoff, before any re-send;
+ * - a permanent failure (4xx) after an unknown outcome does not end it at once: the earlier try may have done
+ *   it (a conflict, or locks it took), so the lookups go on over the grace period first;
+ * - a failed lookup is retried on the outage budget; a re-send only follows a lookup that answered "not found"
+ *   once the grace period is over;
+ * - a try the server certainly refused (rate limited before processing) is simply sent again after the wait.
+ */
+import type { FailureFacts } from '../activity-failures';
+import { afterFailure, afterSuccess, NO_OUTAGE, type OutageState, type ResolvedOutageBounds } from './outage';
+
+export interface SendOnceConfig {
+  /** Sends at most this many tries in total. */
+  maxTries: number;
+  /** @format milliseconds — lookups continue this long after the last try with an unknown outcome. */
+  graceMs: number;
+  outage: ResolvedOutageBounds;
+  /** Permanent failure types that mean "it exists already" (named in messages). */
+  conflictTypes: readonly string[];
+}
+
+export interface SendOnceState {
+  tries: number;
+  /** When the grace period of the latest unknown outcome (or 4xx after one) began. @format epoch milliseconds (workflow time) */
+  unknownAtMs?: number;
+  /** Some try of this send had an unknown outcome: from then on a 4xx may be caused by that try. */
+  hadUnknown: boolean;
+  /** Lookups since that try. */
+  lookups: number;
+  /** A permanent failure that came after an unknown outcome: it ends the send unless the lookups find the result. */
+  pending?: FailureFacts;
+  lastMessage?: string;
+  /** Failed lookups in a row. */
+  outage: OutageState;
+}
+
+export type SendOnceAction =
+  | { do: 'send'; afterMs: number; state: SendOnceState }
+  | { do: 'recover'; afterMs: number; state: SendOnceState }
+  | { do: 'fail'; why: 'permanent' | 'tries' | 'lookup'; message: string; state: SendOnceState };
+
+export const FRESH_SEND: SendOnceState = { tries: 0, lookups: 0, hadUnknown: false, outage: NO_OUTAGE };
+
+/** The wait between lookups during the grace period: 1 s doubling to 15 s. */
+export function lookupDelayMs(lookups: number): number {
+  return Math.min(15_000, 1_000 * Math.pow(2, Math.max(0, lookups - 1)));
+}
+
+/** The wait before sending again after a refused try: 1 s doubling to 60 s, or what the server demanded. */
+export function resendDelayMs(tries: number, demandedMs?: number): number {
+  return demandedMs ?? Math.min(60_000, 1_000 * Math.pow(2, Math.max(0, tries - 1)));
+}
+
+/** The default grace period for a call with this start-to-close timeout: twice the call plus the server's cutoff. */
+export function defaultGraceMs(callTimeoutMs: number): number {
+  return 2 * callTimeoutMs + 60_000;
+}
+
+/** After a try that failed (not cancelled). */
+export function afterSendFailed(state: SendOnceState, failure: FailureFacts, nowMs: number, config: SendOnceConfig): SendOnceAction {
+  const next: SendOnceState = { ...state, tries: state.tries + 1, lastMessage: failure.message };
+  if (failure.kind === 'permanent') {
+    if (!state.hadUnknown) return { do: 'fail', why: 'permanent', message: failure.message, state: next };
+    // The earlier try may have done it after all (its locks, its name): look again over a fresh grace period.
+    return { do: 'recover', afterMs: 0, state: { ...next, pending: failure, unknownAtMs: nowMs, lookups: 0 } };
+  }
+  if (failure.notProcessed) {
+    if (next.tries >= config.maxTries) return { do: 'fail', why: 'tries', message: triesMessage(next), state: next };
+    return { do: 'send', afterMs: resendDelayMs(next.tries, failure.demandedDelayMs), state: next };
+  }
+  return { do: 'recover', afterMs: 0, state: { ...next, unknownAtMs: nowMs, hadUnknown: true, lookups: 0 } };
+}
+
+/** After a lookup that answered and found nothing. (A lookup that found the result ends `sendOnce`.) */
+export function afterNotFound(state: SendOnceState, nowMs: number, config: SendOnceConfig): SendOnceAction {
+  const next: SendOnceState = { ...state, lookups: state.lookups + 1, outage: afterSuccess(state.outage) };
+  const graceEndsAt = (state.unknownAtMs ?? nowMs) + config.graceMs;
+  if (nowMs < graceEndsAt) return { do: 'recover', afterMs: Math.min(lookupDelayMs(next.lookups), graceEndsAt - nowMs), state: next };
+  if (next.pending) {
+    const conflict = config.conflictTypes.includes(next.pending.type ?? '');
+    return {
+      do: 'fail',
+      why: 'permanent',
+      message: `${next.pending.message}${conflict ? ' (a conflict, yet no earlier try of this workflow was found' : ' (no earlier try of this workflow was found'} within ${Math.round(config.graceMs / 1000)} s)`,
+      state: next,
+    };
+  }
+  if (next.tries >= config.maxTries) return { do: 'fail', why: 'tries', message: triesMessage(next), state: next };
+  return { do: 'send', afterMs: 0, state: { ...next, unknownAtMs: undefined, lookups: 0 } };
+}
+
+/** After a lookup that failed: retried on the outage budget; a permanent failure of the lookup ends it. */
+export function afterLookupFailed(state: SendOnceState, failure: FailureFacts, nowMs: number, config: SendOnceConfig): SendOnceAction {
+  const decision = afterFailure(state.outage, failure, nowMs, config.outage);
+  const next: SendOnceState = { ...state, lookups: state.lookups + 1, outage: decision.state };
+  if (decision.action === 'give-up') {
+    return {
+      do: 'fail',
+      why: 'lookup',
+      message: `an earlier try's outcome is unknown and looking it up failed${decision.why === 'permanent' ? ' permanently' : ''}: ${decision.message}`,
+      state: next,
+    };
+  }
+  return { do: 'recover', afterMs: decision.delayMs, state: next };
+}
+
+function triesMessage(state: SendOnceState): string {
+  return `not sent after ${state.tries} tries: ${state.lastMessage ?? 'unknown error'}`;
+}

@@ -1,0 +1,93 @@
+/**
+ * `sendOnce`: makes a mutating call (create an export, start an import, create a bucket, delete a key) at
+ * most once in effect. One implementation for every process; the rules live in `send-once-decision.ts`.
+ */
+import { ApplicationFailure, CancellationScope, sleep } from '@temporalio/workflow';
+import { failureFacts } from '../activity-failures';
+import { resolveOutageBounds, type OutageBounds } from './outage';
+import { afterLookupFailed, afterNotFound, afterSendFailed, defaultGraceMs, FRESH_SEND, type SendOnceAction, type SendOnceConfig } from './send-once-decision';
+
+export interface SendOnceOptions<T> {
+  /** For messages: "the export of octo-org/alpha, beta". */
+  what: string;
+  /** The mutating call: an activity with the `SEND_ONCE` preset (one attempt). */
+  send: () => Promise<T>;
+  /** What an earlier try with an unknown outcome did, if anything (reads only). */
+  recover: () => Promise<T | undefined>;
+  /** Permanent failure types that mean "it exists already" (e.g. ALREADY_EXISTS): after an unknown outcome, expected. */
+  conflictTypes?: readonly string[];
+  /**
+   * Run each try and the recovery that follows it in a non-cancellable scope, so a cancellation never leaves
+   * an unknown creation behind (the caller learns what was created and can clean it up). Waits before a
+   * re-send stay cancellable.
+   */
+  nonCancellable?: boolean;
+  /** Failure type when the tries run out or the lookup cannot answer. */
+  failureType: string;
+  /** Default 6. */
+  maxTries?: number;
+  /** @format milliseconds — start-to-close timeout of the send activity, for the default grace. Default 60 000. */
+  callTimeoutMs?: number;
+  /** @format milliseconds — how long lookups continue after an unknown outcome. Default `defaultGraceMs(callTimeoutMs)`. */
+  graceMs?: number;
+  /** The budget for failing lookups. */
+  outage?: OutageBounds;
+  /** Added to the failure's details. */
+  details?: Record<string, unknown>;
+}
+
+export async function sendOnce<T>(opts: SendOnceOptions<T>): Promise<T> {
+  const config: SendOnceConfig = {
+    maxTries: opts.maxTries ?? 6,
+    graceMs: opts.graceMs ?? defaultGraceMs(opts.callTimeoutMs ?? 60_000),
+    outage: resolveOutageBounds(opts.outage),
+    conflictTypes: opts.conflictTypes ?? [],
+  };
+  let state = FRESH_SEND;
+  let lastError: unknown;
+  // One try and the recovery that follows it; ends with the result or the next action (send again or fail).
+  const tryOnce = async (): Promise<{ value: T } | { action: SendOnceAction }> => {
+    let action: SendOnceAction;
+    try {
+      return { value: await opts.send() };
+    } catch (err) {
+      const facts = failureFacts(err);
+      if (facts.kind === 'cancelled') throw err;
+      lastError = err;
+      action = afterSendFailed(state, facts, Date.now(), config);
+    }
+    while (action.do === 'recover') {
+      state = action.state;
+      if (action.afterMs > 0) await sleep(action.afterMs);
+      try {
+        const found = await opts.recover();
+        if (found !== undefined) return { value: found };
+        action = afterNotFound(state, Date.now(), config);
+      } catch (err) {
+        const facts = failureFacts(err);
+        if (facts.kind === 'cancelled') throw err;
+        action = afterLookupFailed(state, facts, Date.now(), config);
+      }
+    }
+    return { action };
+  };
+
+  for (;;) {
+    const outcome = opts.nonCancellable ? await CancellationScope.nonCancellable(tryOnce) : await tryOnce();
+    if ('value' in outcome) return outcome.value;
+    const { action } = outcome;
+    state = action.state;
+    if (action.do === 'fail') {
+      // A permanent answer to the only kind of try there was: the caller sees the API's own failure.
+      if (action.why === 'permanent' && !state.hadUnknown) throw lastError;
+      throw ApplicationFailure.create({
+        type: opts.failureType,
+        nonRetryable: true,
+        message: `${opts.what}: ${action.message}`,
+        details: [{ ...opts.details, tries: state.tries, lookups: state.lookups }],
+        cause: lastError instanceof Error ? lastError : undefined,
+      });
+    }
+    if (action.afterMs > 0) await sleep(action.afterMs);
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Exactly-once starts of org migrations (issue 8, item 5), on a real Temporal server, real workers and the
+ * emulator: slowness before processing combined with a client timeout, a 4xx after an unknown outcome, and
+ * two workflows on the same repositories (refused as already running by the CLI; with `--workflow-id`, never
+ * adopting the other's migration).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { migrationStatusQuery, orgMigration } from '../../src/workflows/org-migration';
+import { migrationWorkflowId, type OrgMigrationInput } from '../../src/common/org-migration';
+import { LonghaulMigrationGuid } from '../../src/common/search-attributes';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { runStarter } from '../helpers/starter';
+
+const POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
+const START_ROUTE = 'POST /orgs/:org/migrations';
+
+interface Stack {
+  emulator: Emulator;
+  tw: TestWorker;
+  start(input: OrgMigrationInput, id: string): Promise<WorkflowHandle<typeof orgMigration>>;
+}
+
+function useStack(options: EmulatorOptions): Stack {
+  const stack = {} as Stack;
+  beforeAll(async () => {
+    stack.emulator = await startTestEmulator(options);
+    stack.tw = await startTestWorker(await emulatorDeps(stack.emulator));
+    stack.start = (input, id) => stack.tw.client.workflow.start(orgMigration, { taskQueue: stack.tw.taskQueue, workflowId: `${id}-${Date.now()}`, args: [input] });
+  });
+  afterAll(async () => {
+    await stack.tw?.stop();
+    await stack.emulator?.close();
+  });
+  return stack;
+}
+
+async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('org migration: exactly-once start', () => {
+  const s = useStack({ migrations: { exportMs: 1_000, archiveBytes: 4_096 } });
+
+  it('adopts the migration of a start call that was slow BEFORE the server processed it and outlived the client timeout', async () => {
+    // The server holds the POST for 3 s and only then creates the export; the activity gave up after 1 s.
+    s.emulator.setFaults([{ kind: 'slow', method: 'POST', path: '/orgs/:org/migrations', delayMs: 3_000, times: 1 }]);
+    s.emulator.resetStats();
+    const before = s.emulator.migrations.all().length;
+    const handle = await s.start({ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: POLL, apiCallTimeoutMs: 1_000 }, 'slow-before');
+    const result = await handle.result();
+
+    const created = s.emulator.migrations.all().slice(before);
+    expect(created.map((m) => m.id)).toEqual([result.migrationId]);
+    expect(s.emulator.stats.byRoute[START_ROUTE]).toBe(1);
+    // The lookups went on until the late creation showed up, instead of looking once and re-sending.
+    expect(s.emulator.stats.byRoute['GET /orgs/:org/migrations']).toBeGreaterThanOrEqual(2);
+    const { events } = await handle.fetchHistory();
+    expect((events ?? []).filter((e) => e.activityTaskTimedOutEventAttributes)).toHaveLength(1);
+    expect(result.unlockedRepositories).toEqual(['alpha', 'beta']);
+    for (const repo of ['alpha', 'beta']) expect(s.emulator.migrations.isLocked('octo-org', repo)).toBe(false);
+  });
+
+  it('after an unknown outcome, a 4xx to the re-send leads to the lookup (which finds the export) instead of failing with the locks held', async () => {
+    // Try 1: connection reset before processing (unknown outcome, nothing created). After the 2 s grace the
+    // workflow re-sends; try 2 creates the export (and its locks) but is answered 422.
+    s.emulator.setFaults([
+      { kind: 'reset', method: 'POST', path: '/orgs/:org/migrations', times: 1 },
+      { kind: 'status', status: 422, method: 'POST', path: '/orgs/:org/migrations', times: 1, afterProcessing: true },
+    ]);
+    s.emulator.resetStats();
+    const before = s.emulator.migrations.all().length;
+    const handle = await s.start({ org: 'octo-org', repositories: ['gamma'], lockRepositories: true, poll: POLL, startGraceMs: 2_000 }, 'four-xx');
+    const result = await handle.result();
+
+    expect(s.emulator.stats.faultsInjected).toBe(2);
+    expect(s.emulator.stats.byRoute[START_ROUTE]).toBe(2);
+    const created = s.emulator.migrations.all().slice(before);
+    expect(created.map((m) => m.id)).toEqual([result.migrationId]);
+    expect(result.unlockedRepositories).toEqual(['gamma']);
+    expect(s.emulator.migrations.isLocked('octo-org', 'gamma')).toBe(false);
+  });
+
+  it('with --workflow-id override, a second workflow on the same repositories never adopts the first one\'s migration', async () => {
+    s.emulator.setFaults([]);
+    s.emulator.migrations.options.exportMs = 8_000;
+    const input: OrgMigrationInput = { org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], poll: POLL, startGraceMs: 2_000 };
+    const first = await s.start(input, 'same-repos-first');
+    const firstGuid = await eventually(async () => (await first.describe()).typedSearchAttributes.get(LonghaulMigrationGuid), 'the first workflow to record its migration');
+    const firstId = (await first.query(migrationStatusQuery)).migrationId;
+
+    // The second's start is lost before processing: its lookup sees the first's export (same repositories,
+    // same flags, created a moment ago) and must not take it.
+    s.emulator.setFaults([{ kind: 'reset', method: 'POST', path: '/orgs/:org/migrations', times: 1 }]);
+    s.emulator.resetStats();
+    const second = await s.start(input, 'same-repos-second');
+    const [a, b] = await Promise.all([first.result(), second.result()]);
+
+    expect(a.migrationId).toBe(firstId);
+    expect(b.migrationId).not.toBe(a.migrationId);
+    expect(s.emulator.stats.byRoute[START_ROUTE]).toBe(2);
+    expect(s.emulator.stats.byRoute['GET /orgs/:org/migrations']).toBeGreaterThanOrEqual(1);
+    const secondGuid = (await second.describe()).typedSearchAttributes.get(LonghaulMigrationGuid);
+    expect(secondGuid).toBeDefined();
+    expect(secondGuid).not.toBe(firstGuid);
+  });
+});
+
+describe('org migration: the CLI refuses a second migration of the same repositories while one runs', () => {
+  const s = useStack({ migrations: { exportMs: 15_000, archiveBytes: 4_096 } });
+
+  it('prints "already running: <id>" with the id derived from org and sorted repositories, and --workflow-id overrides it', async () => {
+    const id = migrationWorkflowId('octo-org', ['beta', 'alpha']);
+    expect(id).toBe(migrationWorkflowId('octo-org', ['Alpha', 'beta']));
+    expect(id).not.toBe(migrationWorkflowId('octo-org', ['alpha']));
+
+    const first = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--repo', 'beta', '--poll-initial', '1', '--json'], s.tw.taskQueue);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout).workflowId).toBe(id);
+
+    const again = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'beta', '--repo', 'alpha', '--poll-initial', '1'], s.tw.taskQueue);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain(`already running: ${id}`);
+
+    const override = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--repo', 'beta', '--workflow-id', `${id}-again`, '--json'], s.tw.taskQueue);
+    expect(override.code).toBe(0);
+    expect(JSON.parse(override.stdout).workflowId).toBe(`${id}-again`);
+
+    for (const workflowId of [id, `${id}-again`]) {
+      await s.tw.client.workflow.getHandle(workflowId).result();
+    }
+    expect(s.emulator.migrations.all()).toHaveLength(2);
+  });
+});

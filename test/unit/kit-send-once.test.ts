@@ -1,0 +1,94 @@
+/** The decision logic of the kit's `sendOnce`: pure, in milliseconds. */
+import { describe, expect, it } from 'vitest';
+import {
+  afterLookupFailed,
+  afterNotFound,
+  afterSendFailed,
+  DEFAULT_OUTAGE,
+  defaultGraceMs,
+  FRESH_SEND,
+  type SendOnceAction,
+  type SendOnceConfig,
+} from '../../src/workflows/kit';
+import type { FailureFacts } from '../../src/workflows/activity-failures';
+
+const CONFIG: SendOnceConfig = { maxTries: 6, graceMs: defaultGraceMs(60_000), outage: DEFAULT_OUTAGE, conflictTypes: ['AlreadyExistsError'] };
+const UNKNOWN: FailureFacts = { kind: 'transient', type: 'ActivityTimeout', message: 'activity timed out', notProcessed: false };
+const LIMITED: FailureFacts = { kind: 'transient', type: 'SecondaryRateLimitError', message: '403 secondary', notProcessed: true, demandedDelayMs: 61_000 };
+const INVALID: FailureFacts = { kind: 'permanent', type: 'ValidationFailedError', message: '422 repositories locked', notProcessed: false };
+const LOOKUP_DOWN: FailureFacts = { kind: 'transient', type: 'ServerError', message: '502', notProcessed: false };
+
+/** Runs lookups that find nothing until the decision is no longer "recover"; returns it and when it came. */
+function lookUntilDecided(action: SendOnceAction, now: number, found = () => false, lookupFails = (_t: number) => false) {
+  let lookups = 0;
+  while (action.do === 'recover') {
+    now += action.afterMs;
+    lookups++;
+    if (found()) return { action, now, lookups, found: true };
+    action = lookupFails(now) ? afterLookupFailed(action.state, LOOKUP_DOWN, now, CONFIG) : afterNotFound(action.state, now, CONFIG);
+  }
+  return { action, now, lookups, found: false };
+}
+
+describe('sendOnce decisions', () => {
+  it('defaults the grace period to twice the call timeout plus a minute for the server cutoff', () => {
+    expect(defaultGraceMs(60_000)).toBe(180_000);
+    expect(defaultGraceMs(1_000)).toBe(62_000);
+  });
+
+  it('after an unknown outcome looks up at once and keeps looking for the whole grace period before re-sending', () => {
+    const first = afterSendFailed(FRESH_SEND, UNKNOWN, 10_000, CONFIG);
+    expect(first).toMatchObject({ do: 'recover', afterMs: 0 });
+    const { action, now, lookups } = lookUntilDecided(first, 10_000);
+    expect(action.do).toBe('send');
+    expect(now).toBeGreaterThanOrEqual(10_000 + CONFIG.graceMs);
+    expect(now).toBeLessThan(10_000 + CONFIG.graceMs + 1); // the last lookup lands at the end of the grace
+    expect(lookups).toBeGreaterThan(10);
+  });
+
+  it('sends a refused try (rate limited before processing) again after the demanded wait, without a lookup', () => {
+    expect(afterSendFailed(FRESH_SEND, LIMITED, 0, CONFIG)).toMatchObject({ do: 'send', afterMs: 61_000 });
+  });
+
+  it('fails at once on a permanent answer when no earlier try had an unknown outcome', () => {
+    expect(afterSendFailed(FRESH_SEND, INVALID, 0, CONFIG)).toMatchObject({ do: 'fail', why: 'permanent' });
+  });
+
+  it('keeps looking over the grace period after a 4xx that follows an unknown outcome, then fails with it', () => {
+    const unknown = afterSendFailed(FRESH_SEND, UNKNOWN, 0, CONFIG);
+    const searched = lookUntilDecided(unknown, 0);
+    expect(searched.action.do).toBe('send');
+    // The re-send gets a 422 (the first try's locks, say): the lookups go on over a new grace period.
+    const refused = afterSendFailed(searched.action.state, INVALID, searched.now, CONFIG);
+    expect(refused.do).toBe('recover');
+    const end = lookUntilDecided(refused, searched.now);
+    expect(end.action).toMatchObject({ do: 'fail', why: 'permanent' });
+    expect(end.action.do === 'fail' && end.action.message).toContain('422 repositories locked');
+  });
+
+  it('does not re-send while lookups fail: failed lookups are retried on the outage budget', () => {
+    const unknown = afterSendFailed(FRESH_SEND, UNKNOWN, 0, CONFIG);
+    // The lookups fail for the first ten minutes (an outage), then answer "not found".
+    const outcome = lookUntilDecided(unknown, 0, () => false, (t) => t < 10 * 60_000);
+    expect(outcome.action.do).toBe('send');
+    expect(outcome.now).toBeGreaterThanOrEqual(10 * 60_000);
+  });
+
+  it('gives up (without re-sending) when the lookups fail for the whole outage budget', () => {
+    const unknown = afterSendFailed(FRESH_SEND, UNKNOWN, 0, CONFIG);
+    const outcome = lookUntilDecided(unknown, 0, () => false, () => true);
+    expect(outcome.action).toMatchObject({ do: 'fail', why: 'lookup' });
+    expect(outcome.now).toBe(DEFAULT_OUTAGE.budgetMs);
+  });
+
+  it('fails when the tries run out', () => {
+    let state = FRESH_SEND;
+    let action: SendOnceAction = { do: 'send', afterMs: 0, state };
+    for (let i = 0; i < 10 && action.do === 'send'; i++) {
+      action = afterSendFailed(state, LIMITED, 0, CONFIG);
+      state = action.state;
+    }
+    expect(action).toMatchObject({ do: 'fail', why: 'tries' });
+    expect(action.state.tries).toBe(6);
+  });
+});
