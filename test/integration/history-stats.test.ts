@@ -12,7 +12,7 @@ describe('history size report', () => {
   let stack: TestStack;
 
   beforeAll(async () => {
-    stack = await startStack({ emulator: { migrations: { exportMs: 1_500, archiveBytes: 2_048 } } });
+    stack = await startStack({ emulator: { migrations: { exportMs: 4_500, archiveBytes: 2_048 } } });
   });
   afterAll(() => stack?.stop());
 
@@ -23,7 +23,7 @@ describe('history size report', () => {
         taskQueue: stack.taskQueue,
         workflowId,
         // The second polls more often, so its history is longer.
-        args: [{ org: 'octo-org', repositories: ['alpha'], poll: { initialIntervalMs: i === 0 ? 1_000 : 100, maxIntervalMs: i === 0 ? 1_000 : 100 } }],
+        args: [{ org: 'octo-org', repositories: ['alpha'], poll: { initialIntervalMs: i === 0 ? 3_000 : 1_000, maxIntervalMs: i === 0 ? 3_000 : 1_000 } }],
       });
     }
     const counts = await Promise.all(ids.map((id) => countEvents(stack.client, id)));

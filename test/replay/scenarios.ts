@@ -34,7 +34,8 @@ export interface Scenario {
   run(ctx: ScenarioContext): Promise<string[]>;
 }
 
-const FAST_POLL = { initialIntervalMs: 150, maxIntervalMs: 300 };
+// 1 s: the floor the workflow kit's poll-bounds validator accepts.
+const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
 const SVN = 'https://svn.example.test/repos';
 /** The default fixture plus two empty repositories to import into (the test helper imports vitest, which a script cannot). */
 function fixtureWithImportTargets(): GithubFixture {
@@ -74,6 +75,20 @@ export const scenarios: Scenario[] = [
     async run({ client, taskQueue, id }) {
       const workflowId = id('migration');
       await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: FAST_POLL }] });
+      return [workflowId];
+    },
+  },
+  {
+    // A tiny per-run event budget: the wait continues as new every few polls, carrying the migration with it.
+    name: 'orgMigration--continued-as-new',
+    emulator: { migrations: { exportMs: 9_000, archiveBytes: 4_096 } },
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('migration');
+      await client.workflow.execute(orgMigration, {
+        taskQueue,
+        workflowId,
+        args: [{ org: 'octo-org', repositories: ['gamma'], lockRepositories: true, poll: FAST_POLL, eventsPerRun: 50 }],
+      });
       return [workflowId];
     },
   },
