@@ -26,6 +26,7 @@ import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from '../src/common/feeds';
 import { upsertFeedSchedule } from '../src/temporal/schedules';
 import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
+import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 
 interface Options {
   feeds: number;
@@ -182,6 +183,7 @@ async function main(): Promise<void> {
   row('worker CPU', `${cpu.toFixed(1)} s (${((100 * cpu * 1000) / runMs).toFixed(1)} % of a core)`);
   row('worker peak RSS', `${(peakRss / 1024).toFixed(0)} MB`);
   row('rate-limit rejections / sent while limited', `${emulator.stats.rateLimited.primary + emulator.stats.rateLimited.secondary} / ${emulator.stats.requestsWhileLimited}`);
+  console.log(`  ${describeHistorySizes(await historySizeReport(client))}`);
 
   await worker.stop();
   await connection.close();

@@ -27,6 +27,7 @@ import { activityDepsFromConfig, createLonghaulWorker } from '../src/worker';
 import { loadConfig } from '../src/config';
 import { DEFAULT_POLL, nextPollInterval, type PollBounds } from '../src/common/migration-input';
 import type { SourceImportInput, SourceImportResult } from '../src/common/import-input';
+import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 
 interface Options {
   minutes: number;
@@ -110,6 +111,7 @@ async function main(): Promise<void> {
     console.log(`  API requests in total:        ${emulator.stats.requests}`);
     console.log(`  by route: ${JSON.stringify(byRoute)}`);
   }
+  console.log(`\n${describeHistorySizes(await historySizeReport(client))}`);
 
   worker.shutdown();
   await running;

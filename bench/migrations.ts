@@ -19,6 +19,7 @@ import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import type { OrgMigrationInput, OrgMigrationResult } from '../src/common/org-migration';
 import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
+import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 
 interface Options {
   migrations: number;
@@ -142,6 +143,7 @@ async function main(): Promise<void> {
   row('storage bytes served', `${(stats.storage.bytesServed / 1024 / 1024).toFixed(1)} MiB`);
   console.log(`  requests by route: ${JSON.stringify(stats.byRoute)}`);
   if (failed.length) console.log(`  first failure: ${(failed[0] as PromiseRejectedResult).reason}`);
+  console.log(`  ${describeHistorySizes(await historySizeReport(client))}`);
 
   await worker.stop();
   await connection.close();

@@ -10,7 +10,8 @@ import { createLonghaulWorker } from '../../src/worker';
 import type { ActivityDeps } from '../../src/activities';
 
 let runtimeInstalled = false;
-function quietRuntime(): void {
+/** Installs a Runtime that logs warnings only (once per process; the first helper to run wins). */
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {

@@ -1,0 +1,82 @@
+/**
+ * Time-skipping tests: the real Temporal test server (Java, fetched from Maven Central by
+ * `src/temporal/test-server.ts`) through the SDK's `TestWorkflowEnvironment.createTimeSkipping`, and a real
+ * longhaul worker on it. Timers of hours pass in milliseconds of wall time while a test awaits a result.
+ *
+ * One environment per test file (time skipping is global to a server): tests in a file run one at a time.
+ */
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker, WorkerOptions } from '@temporalio/worker';
+import { ensureTestServer } from '../../src/temporal/test-server';
+import { createLonghaulWorker } from '../../src/worker';
+import type { ActivityDeps } from '../../src/activities';
+import { ALL_SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
+import { quietRuntime } from './temporal';
+
+const START_ATTEMPTS = 3;
+
+/**
+ * Starts a time-skipping test server. The SDK gives a spawned server 5 s to answer; a JVM on a loaded 2-core
+ * machine can miss that once, so a start-up timeout is retried (the second start finds the jars in the page cache).
+ */
+export async function createTimeSkippingEnv(log: (m: string) => void = () => undefined): Promise<TestWorkflowEnvironment> {
+  quietRuntime();
+  const path = await ensureTestServer(log);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+      await registerSearchAttributes(env);
+      return env;
+    } catch (err) {
+      const startupTimeout = /did not start within/i.test((err as Error).message);
+      if (!startupTimeout || attempt >= START_ATTEMPTS) throw err;
+      log(`test server start-up timed out (attempt ${attempt} of ${START_ATTEMPTS}); retrying`);
+    }
+  }
+}
+
+/** Our workflows upsert longhaul's search attributes, which a server must know first (as the dev server is told at start). */
+async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {
+  const indexedValueType: Record<string, number> = { TEXT: 1, KEYWORD: 2, INT: 3, DOUBLE: 4, BOOL: 5, DATETIME: 6, KEYWORD_LIST: 7 };
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(ALL_SEARCH_ATTRIBUTES.map((key) => [key.name, indexedValueType[key.type]])),
+  });
+}
+
+export interface TimeSkippingWorker {
+  worker: Worker;
+  taskQueue: string;
+  running: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A real longhaul worker (the suite's bundle) on the environment's connection and a fresh task queue. */
+export async function startTimeSkippingWorker(
+  env: TestWorkflowEnvironment,
+  deps: ActivityDeps,
+  opts: { taskQueue?: string; workerOptions?: Partial<WorkerOptions> } = {},
+): Promise<TimeSkippingWorker> {
+  const taskQueue = opts.taskQueue ?? `ts-${randomUUID()}`;
+  const worker = await createLonghaulWorker({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    deps,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    workerOptions: opts.workerOptions,
+  });
+  // The connection belongs to the environment: `env.teardown()` closes it.
+  const running = worker.run();
+  return {
+    worker,
+    taskQueue,
+    running,
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    },
+  };
+}

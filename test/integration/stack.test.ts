@@ -1,0 +1,28 @@
+/**
+ * The shared stack helper: one call gives a working emulator + worker + client, and a restarted worker picks up a
+ * workflow that the previous one had started.
+ */
+import { describe, expect, it } from 'vitest';
+import { orgMigration } from '../../src/workflows/org-migration';
+import { useStack } from '../helpers/stack';
+
+describe('test stack helper', () => {
+  const stack = useStack({ emulator: { migrations: { exportMs: 4_000, archiveBytes: 2_048 } } });
+
+  it('finishes on a restarted worker a migration that the first worker started', async () => {
+    const workflowId = `stack-restart-${Date.now()}`;
+    const handle = await stack.client.workflow.start(orgMigration, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+    });
+    // Wait until the first worker has started the export, then replace the worker mid-wait.
+    for (let i = 0; i < 300 && stack.emulator.migrations.all().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(stack.emulator.migrations.all()).toHaveLength(1);
+    await stack.restartWorker();
+    const result = await handle.result();
+    expect(result.state).toBe('exported');
+    expect(stack.emulator.migrations.all()).toHaveLength(1);
+    expect(stack.emulator.migrations.isLocked('octo-org', 'alpha')).toBe(false);
+  });
+});

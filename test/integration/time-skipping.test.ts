@@ -1,0 +1,54 @@
+/**
+ * The time-skipping test server works here: a migration that waits out its whole 24-hour poll window on durable
+ * timers ends (as documented: MigrationTimedOut, repositories unlocked) after a day of workflow time and a few
+ * seconds of wall time.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { orgMigration } from '../../src/workflows/org-migration';
+import { startStack, type TestStack } from '../helpers/stack';
+import { createTimeSkippingEnv } from '../helpers/time-skipping';
+import { followContinueAsNew } from '../helpers/history';
+
+const DAY_MS = 24 * 3_600_000;
+
+describe('time-skipping test server', () => {
+  let env: TestWorkflowEnvironment;
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    env = await createTimeSkippingEnv((m) => console.log(`[time-skipping] ${m}`));
+    // The emulator runs on the wall clock, so within the test this export never finishes.
+    stack = await startStack({ env, emulator: { migrations: { exportMs: 10 * DAY_MS } } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await env?.teardown();
+  });
+
+  it('runs a migration that waits 24 hours of workflow time to its documented timeout, with every repository unlocked', async () => {
+    const startedAt = await env.currentTimeMs();
+    const workflowId = `ts-migration-24h-${Date.now()}`;
+    const handle = await env.client.workflow.start(orgMigration, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: { initialIntervalMs: 60_000, maxIntervalMs: 600_000, timeoutMs: DAY_MS } }],
+    });
+    const failure = await handle.result().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const cause = (failure as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect(cause.type).toBe('MigrationTimedOut');
+    expect(await env.currentTimeMs()).toBeGreaterThanOrEqual(startedAt + DAY_MS - 600_000);
+    expect(stack.emulator.migrations.isLocked('octo-org', 'alpha')).toBe(false);
+    expect(stack.emulator.migrations.isLocked('octo-org', 'beta')).toBe(false);
+    // 1-minute polls growing to 10 minutes: well over a hundred polls, each a timer and an activity.
+    const runs = await followContinueAsNew(env.client, workflowId);
+    expect(runs.reduce((sum, run) => sum + run.events, 0)).toBeGreaterThan(100 * 6);
+  });
+});

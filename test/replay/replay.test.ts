@@ -1,0 +1,66 @@
+/**
+ * Replays every recorded history under `test/replay/histories/` against the current workflow code (the suite's
+ * bundle): a change to a workflow that would break runs already in flight (a command added, removed or reordered
+ * without `patched()`) fails here, in CI, before it reaches a worker. Record with `npm run record:replay`.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker, type ReplayResult } from '@temporalio/worker';
+import type { HistoryAndWorkflowId } from '@temporalio/client';
+import { quietRuntime } from '../helpers/temporal';
+
+const HISTORIES_DIR = join(__dirname, 'histories');
+/**
+ * `histories/*.json` is what `npm run record:replay` writes (and replaces); `histories/kept/*.json` are histories
+ * of older workflow versions kept by hand while runs of that version may still be open (see README, Development).
+ */
+const jsonIn = (dir: string) => (existsSync(join(HISTORIES_DIR, dir)) ? readdirSync(join(HISTORIES_DIR, dir)).filter((f) => f.endsWith('.json')) : []);
+const files = [...jsonIn('.'), ...jsonIn('kept').map((f) => `kept/${f}`)].sort();
+const readHistory = (file: string) => historyFromJSON(JSON.parse(readFileSync(join(HISTORIES_DIR, file), 'utf8')));
+const load = (file: string): HistoryAndWorkflowId => ({ workflowId: file.replace(/\.json$/, ''), history: readHistory(file) });
+
+async function replay(histories: HistoryAndWorkflowId[]): Promise<ReplayResult[]> {
+  quietRuntime();
+  const results: ReplayResult[] = [];
+  for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: inject('workflowBundlePath') } }, histories)) results.push(result);
+  return results;
+}
+
+/** The workflow types the worker registers (src/workflows/index.ts), each of which must have a recorded history. */
+const WORKFLOW_TYPES = ['orgMigration', 'sourceImport', 'apiKeyDelete', 'logBucketCreate', 'logBucketUpdate', 'dnsChange', 'feedCursor', 'feedPollRun', 'hookRepair', 'hookPing'];
+
+describe('replay of recorded histories', () => {
+  it('has a recorded history of every workflow type, including a cancelled run and a continued-as-new one', () => {
+    const typeOf = (file: string) => readHistory(file).events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
+    const types = new Set(files.map(typeOf));
+    for (const type of WORKFLOW_TYPES) expect(types, `no recorded history of ${type}`).toContain(type);
+    expect(files.some((f) => f.includes('--cancelled'))).toBe(true);
+    expect(files.some((f) => /--run\d+\.json$/.test(f))).toBe(true);
+  });
+
+  it('replays every recorded history against the current workflow code without a non-determinism error', async () => {
+    const results = await replay(files.map(load));
+    expect(results.map((r) => r.workflowId)).toEqual(files.map((f) => f.replace(/\.json$/, '')));
+    const failures = results.filter((r) => r.error).map((r) => `${r.workflowId}: ${r.error!.name}: ${r.error!.message}`);
+    expect(failures, failures.join('\n')).toEqual([]);
+  });
+
+  it('detects a history whose commands the code no longer issues (the check can fail)', async () => {
+    // The recorded migration with its activity calls renamed: as if the code had since changed which activity it runs.
+    const original = load('orgMigration--happy.json');
+    const tampered = JSON.parse(readFileSync(join(HISTORIES_DIR, 'orgMigration--happy.json'), 'utf8')) as { events: Array<Record<string, { activityType?: { name: string } }>> };
+    let renamed = 0;
+    for (const event of tampered.events) {
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      if (scheduled?.activityType) {
+        scheduled.activityType.name = `${scheduled.activityType.name}Renamed`;
+        renamed++;
+      }
+    }
+    expect(renamed).toBeGreaterThan(0);
+    const [result] = await replay([{ workflowId: original.workflowId, history: historyFromJSON(tampered) }]);
+    expect(result.error?.name).toBe('DeterminismViolationError');
+  });
+});

@@ -1,0 +1,238 @@
+/**
+ * The runs whose histories the replay test checks: every workflow type's happy path, a cancelled run where the
+ * type can be cancelled midway, and a continued-as-new chain where the type continues as new. Each scenario gets
+ * its own emulator (options below) and worker; `run` returns the workflow ids to save (every run of each id is
+ * saved, so a continue-as-new chain gives one file per run).
+ *
+ * Add a scenario here when a workflow gains a path (a new phase, a new handler) and re-record:
+ * `npm run record:replay`.
+ */
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import { orgMigration } from '../../src/workflows/org-migration';
+import { sourceImport } from '../../src/workflows/source-import';
+import { apiKeyDelete } from '../../src/workflows/apikey-delete';
+import { logBucketCreate, logBucketUpdate } from '../../src/workflows/log-bucket';
+import { dnsChange } from '../../src/workflows/dns-change';
+import { feedCursor, feedPollRun, stopFeedCursorSignal } from '../../src/workflows/feed-poll';
+import { hookPing, hookRepair } from '../../src/workflows/hook-repair';
+import { feedCursorWorkflowId } from '../../src/common/feeds';
+import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
+
+export interface ScenarioContext {
+  client: Client;
+  taskQueue: string;
+  emulator: Emulator;
+  /** A workflow id unique to this recording. */
+  id(suffix: string): string;
+}
+
+export interface Scenario {
+  /** File-name part: `<name>--run<N>.json`. Types first, so a listing groups by workflow type. */
+  name: string;
+  emulator?: EmulatorOptions;
+  run(ctx: ScenarioContext): Promise<string[]>;
+}
+
+// 1 s: the floor the workflow kit's poll-bounds validator accepts.
+const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
+const SVN = 'https://svn.example.test/repos';
+/** The default fixture plus two empty repositories to import into (the test helper imports vitest, which a script cannot). */
+function fixtureWithImportTargets(): GithubFixture {
+  const fixture = defaultGithubFixture();
+  for (const [i, name] of ['replay-1', 'replay-2'].entries()) fixture.repositories.push({ id: 6000 + i, name, owner: 'octo-org', private: false, workflowsEnabled: false });
+  return fixture;
+}
+const keyName = (id: string) => `projects/demo-project/locations/global/keys/${id}`;
+
+/** Waits until the run has started `count` timers (it is in its poll wait), so a cancel lands mid-wait. */
+async function untilTimers(handle: WorkflowHandle, count: number, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const events = (await handle.fetchHistory()).events ?? [];
+    if (events.filter((e) => e.timerStartedEventAttributes).length >= count) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${handle.workflowId} did not start ${count} timer(s) within ${timeoutMs / 1000} s`);
+}
+
+/** Cancels the run mid-wait and waits for it to end (cancelled, or failed by its cleanup). */
+async function cancelMidWait(handle: WorkflowHandle): Promise<string[]> {
+  await untilTimers(handle, 2);
+  await handle.cancel();
+  const outcome = await handle.result().then(
+    () => 'completed',
+    (err: Error) => `ended: ${err.message}`,
+  );
+  if (outcome === 'completed') throw new Error(`${handle.workflowId} completed before the cancel took effect`);
+  return [handle.workflowId];
+}
+
+export const scenarios: Scenario[] = [
+  {
+    name: 'orgMigration--happy',
+    emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 } },
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('migration');
+      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: FAST_POLL }] });
+      return [workflowId];
+    },
+  },
+  {
+    // A tiny per-run event budget: the wait continues as new every few polls, carrying the migration with it.
+    name: 'orgMigration--continued-as-new',
+    emulator: { migrations: { exportMs: 9_000, archiveBytes: 4_096 } },
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('migration');
+      await client.workflow.execute(orgMigration, {
+        taskQueue,
+        workflowId,
+        args: [{ org: 'octo-org', repositories: ['gamma'], lockRepositories: true, poll: FAST_POLL, eventsPerRun: 50 }],
+      });
+      return [workflowId];
+    },
+  },
+  {
+    name: 'orgMigration--cancelled',
+    emulator: { migrations: { exportMs: 600_000 } },
+    async run({ client, taskQueue, id }) {
+      const handle = await client.workflow.start(orgMigration, { taskQueue, workflowId: id('migration'), args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL }] });
+      return cancelMidWait(handle);
+    },
+  },
+  {
+    name: 'sourceImport--happy',
+    emulator: { fixture: fixtureWithImportTargets(), imports: { timeScale: 0.02 } },
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('import');
+      await client.workflow.execute(sourceImport, { taskQueue, workflowId, args: [{ owner: 'octo-org', repo: 'replay-1', vcsUrl: `${SVN}/happy`, poll: FAST_POLL }] });
+      return [workflowId];
+    },
+  },
+  {
+    name: 'sourceImport--cancelled',
+    emulator: { fixture: fixtureWithImportTargets(), imports: { timeScale: 1 } },
+    async run({ client, taskQueue, id }) {
+      const handle = await client.workflow.start(sourceImport, { taskQueue, workflowId: id('import'), args: [{ owner: 'octo-org', repo: 'replay-2', vcsUrl: `${SVN}/happy`, poll: FAST_POLL }] });
+      return cancelMidWait(handle);
+    },
+  },
+  {
+    name: 'apiKeyDelete--happy',
+    emulator: { google: { apikeys: { deleteOperationMs: 700 } } },
+    async run({ client, taskQueue, id, emulator }) {
+      const name = keyName('demo-key-1');
+      const workflowId = id('apikey');
+      await client.workflow.execute(apiKeyDelete, { taskQueue, workflowId, args: [{ name, etag: emulator.googleState.apikeys.etag(name), poll: FAST_POLL }] });
+      return [workflowId];
+    },
+  },
+  {
+    name: 'apiKeyDelete--cancelled',
+    emulator: { google: { apikeys: { deleteOperationMs: 600_000 } } },
+    async run({ client, taskQueue, id }) {
+      const handle = await client.workflow.start(apiKeyDelete, { taskQueue, workflowId: id('apikey'), args: [{ name: keyName('demo-key-2'), poll: FAST_POLL }] });
+      return cancelMidWait(handle);
+    },
+  },
+  {
+    name: 'logBucketCreate--happy',
+    emulator: { google: { buckets: { scheduledMs: 200, waitingForPermissionsMs: 200, runningMs: 400 } } },
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('bucket');
+      await client.workflow.execute(logBucketCreate, {
+        taskQueue,
+        workflowId,
+        args: [{ parent: 'projects/demo-project/locations/global', bucketId: 'replay-audit', retentionDays: 90, description: 'audit logs', poll: FAST_POLL }],
+      });
+      return [workflowId];
+    },
+  },
+  {
+    name: 'logBucketCreate--cancelled',
+    emulator: { google: { buckets: { runningMs: 600_000, cancel: 'takes-effect', cancelEffectMs: 300 } } },
+    async run({ client, taskQueue, id }) {
+      const handle = await client.workflow.start(logBucketCreate, {
+        taskQueue,
+        workflowId: id('bucket'),
+        args: [{ parent: 'organizations/demo-org/locations/global', bucketId: 'replay-cancel', poll: FAST_POLL }],
+      });
+      return cancelMidWait(handle);
+    },
+  },
+  {
+    name: 'logBucketUpdate--happy',
+    emulator: { google: { buckets: { scheduledMs: 100, waitingForPermissionsMs: 100, runningMs: 400 } } },
+    async run({ client, taskQueue, id }) {
+      const parent = 'projects/demo-project/locations/global';
+      await client.workflow.execute(logBucketCreate, { taskQueue, workflowId: id('bucket-for-update'), args: [{ parent, bucketId: 'replay-update', poll: FAST_POLL }] });
+      const workflowId = id('bucket-update');
+      await client.workflow.execute(logBucketUpdate, {
+        taskQueue,
+        workflowId,
+        args: [{ name: `${parent}/buckets/replay-update`, updateMask: ['retentionDays', 'description'], retentionDays: 400, description: 'kept longer', poll: FAST_POLL }],
+      });
+      return [workflowId];
+    },
+  },
+  {
+    name: 'dnsChange--happy',
+    emulator: { google: { dns: { changeMs: 800 } } },
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('dns');
+      const additions = [{ name: 'replay.demo.example.com.', type: 'A', ttl: 300, rrdatas: ['192.0.2.30'] }];
+      await client.workflow.execute(dnsChange, { taskQueue, workflowId, args: [{ project: 'demo-project', zone: 'demo-zone', additions, poll: FAST_POLL }] });
+      return [workflowId];
+    },
+  },
+  {
+    name: 'dnsChange--cancelled',
+    emulator: { google: { dns: { changeMs: 600_000 } } },
+    async run({ client, taskQueue, id }) {
+      const additions = [{ name: 'replay-cancel.demo.example.com.', type: 'A', ttl: 300, rrdatas: ['192.0.2.31'] }];
+      const handle = await client.workflow.start(dnsChange, { taskQueue, workflowId: id('dns'), args: [{ project: 'demo-project', zone: 'demo-zone', additions, poll: FAST_POLL }] });
+      return cancelMidWait(handle);
+    },
+  },
+  {
+    // The cursor entity continues as new every 2 polls here: 3 polls give a run that continued as new and one
+    // that a stop signal ends. The scheduled-run workflow (feedPollRun) is recorded alongside.
+    name: 'feedCursor--continued-as-new',
+    emulator: { feeds: { eventsPerMinute: 120, initialEvents: 5, pollIntervalSeconds: 1 } },
+    async run({ client, taskQueue, id, emulator }) {
+      const feed = '/repos/octo-org/alpha/events';
+      emulator.feeds.ensure(feed);
+      const cursor = await client.workflow.start(feedCursor, { taskQueue, workflowId: feedCursorWorkflowId(feed), args: [{ feed, pollsPerRun: 2 }] });
+      const polls: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const workflowId = id(`feed-poll-${i}`);
+        await client.workflow.execute(feedPollRun, { taskQueue, workflowId, args: [{ feed, sink: { kind: 'file' }, origin: 'manual' }] });
+        polls.push(workflowId);
+      }
+      await client.workflow.getHandle(cursor.workflowId).signal(stopFeedCursorSignal);
+      await client.workflow.getHandle(cursor.workflowId).result();
+      return [cursor.workflowId, polls[0]];
+    },
+  },
+  {
+    name: 'hookRepair--happy',
+    async run({ client, taskQueue, id, emulator }) {
+      const { id: hookId } = emulator.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook', secret: 'x' });
+      const now = Date.now();
+      for (let i = 0; i < 3; i++) emulator.hooks.addDelivery(hookId, { at: now - 3_600_000 + i * 1000, statusCode: 200 });
+      for (let i = 0; i < 2; i++) emulator.hooks.addDelivery(hookId, { at: now - 1_800_000 + i * 1000, statusCode: 502 });
+      const workflowId = id('hook-repair');
+      await client.workflow.execute(hookRepair, { taskQueue, workflowId, args: [{ target: { org: 'octo-org' }, hookId, pacing: { minuteMs: 500, hourMs: 2_000 } }] });
+      return [workflowId];
+    },
+  },
+  {
+    name: 'hookPing--happy',
+    async run({ client, taskQueue, id, emulator }) {
+      const { id: hookId } = emulator.hooks.create({ owner: 'octo-org', repo: 'beta' }, { url: 'https://receiver.example.test/hook' });
+      const workflowId = id('hook-ping');
+      await client.workflow.execute(hookPing, { taskQueue, workflowId, args: [{ target: { owner: 'octo-org', repo: 'beta' }, hookId }] });
+      return [workflowId];
+    },
+  },
+];
