@@ -8,11 +8,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from './activities';
 import { createGithubClient } from './activities/context';
 import { createGoogleClients } from './activities/google/client';
 import { loadConfig, type LonghaulConfig } from './config';
 import { resolveTemporal } from './temporal/connection';
+import { longhaulDataConverter } from './temporal/codec';
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -23,6 +25,8 @@ export interface LonghaulWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Extra worker options (concurrency, shutdown grace…). */
   workerOptions?: Partial<WorkerOptions>;
+  /** Payload encryption; defaults to the keys in `LONGHAUL_CODEC_KEYS` / `LONGHAUL_CODEC_KEY_FILE`, if any. */
+  dataConverter?: DataConverter;
 }
 
 /** The workflows entry point, from sources (tsx, vitest) or compiled output (dist). */
@@ -39,6 +43,7 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     activities: createActivities(opts.deps),
+    dataConverter: opts.dataConverter ?? longhaulDataConverter(),
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
     ...opts.workerOptions,
   });
