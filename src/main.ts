@@ -9,7 +9,8 @@
  * `demo` then drives one organization migration of the emulator's fixture to the end with live
  * progress, prints the result and the UI link, and keeps the stack up until Ctrl-C (`--exit` stops).
  */
-import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 import { Command } from 'commander';
 import { loadConfig } from './config';
 import { resolveTemporal, workflowUiUrl } from './temporal/connection';
@@ -44,7 +45,8 @@ interface Stack {
 
 async function startStack(log: (m: string) => void, demo = false): Promise<Stack> {
   const config = loadConfig();
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const metricsUrl = await installTelemetry(telemetrySettings(process.env, { logLevel: 'WARN' }));
+  if (metricsUrl) log(`[worker] metrics on ${metricsUrl}`);
   // With encrypted payloads the embedded UI decodes through a local codec server, so history stays readable there.
   const codec = await startCodecServerIfKeys(log);
   const target = await resolveTemporal((m) => log(`[temporal] ${m}`), process.env, { uiCodecEndpoint: codec?.url });

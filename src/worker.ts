@@ -15,6 +15,7 @@ import { createGoogleClients } from './activities/google/client';
 import { loadConfig, type LonghaulConfig } from './config';
 import { resolveTemporal } from './temporal/connection';
 import { longhaulDataConverter } from './temporal/codec';
+import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -62,6 +63,7 @@ export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partia
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const metricsUrl = await installTelemetry(telemetrySettings());
   const target = await resolveTemporal((m) => console.log(`[temporal] ${m}`));
   const connection = await NativeConnection.connect(target.connectionOptions);
   const worker = await createLonghaulWorker({
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
   });
   console.log(`longhaul worker polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub API ${config.githubApiUrl})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
+  if (metricsUrl) console.log(`metrics: ${metricsUrl}`);
   await worker.run();
   await connection.close();
   await target.embedded?.stop();
