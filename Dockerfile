@@ -1,6 +1,7 @@
-# The longhaul worker image: compiled TypeScript plus a pre-built workflow bundle.
+# The longhaul worker image: compiled TypeScript, a pre-built workflow bundle and runtime dependencies only,
+# on the current Node.js LTS, running as the unprivileged `node` user.
 # Build:  docker build -t longhaul-worker .
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -8,10 +9,11 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && node dist/temporal/bundle.js dist/workflow-bundle.js
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     LONGHAUL_DATA_DIR=/data \
-    LONGHAUL_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
+    LONGHAUL_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js \
+    LONGHAUL_METRICS_ADDRESS=0.0.0.0:9464
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -19,4 +21,8 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
+EXPOSE 9464
+# Healthy while the worker serves its metrics (the endpoint lives in the worker process itself).
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=4 \
+  CMD node -e "fetch('http://127.0.0.1:9464/metrics').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 CMD ["node", "dist/worker.js"]

@@ -9,7 +9,8 @@
  * `demo` then drives one organization migration of the emulator's fixture to the end with live
  * progress, prints the result and the UI link, and keeps the stack up until Ctrl-C (`--exit` stops).
  */
-import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 import { Command } from 'commander';
 import { loadConfig } from './config';
 import { resolveTemporal, workflowUiUrl } from './temporal/connection';
@@ -24,6 +25,8 @@ import { describeMigrationResult, describeMigrationStatus } from './cli/migrate'
 import { LonghaulOrg, LonghaulProcess } from './common/search-attributes';
 import type { CliContext } from './cli/context';
 import { Client, Connection } from '@temporalio/client';
+import { codecKeysFromEnv, EncryptionCodec, longhaulDataConverter } from './temporal/codec';
+import { DEFAULT_CODEC_CORS_ORIGINS, DEFAULT_CODEC_SERVER_PORT, startCodecServer, type RunningCodecServer } from './temporal/codec-server';
 import type { OrgMigrationInput, OrgMigrationResult, OrgMigrationStatus } from './common/migration-input';
 
 /** Token the worker sends to the emulator when no GITHUB_TOKEN is set (the emulator accepts any). */
@@ -42,8 +45,11 @@ interface Stack {
 
 async function startStack(log: (m: string) => void, demo = false): Promise<Stack> {
   const config = loadConfig();
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const target = await resolveTemporal((m) => log(`[temporal] ${m}`));
+  const metricsUrl = await installTelemetry(telemetrySettings(process.env, { logLevel: 'WARN' }));
+  if (metricsUrl) log(`[worker] metrics on ${metricsUrl}`);
+  // With encrypted payloads the embedded UI decodes through a local codec server, so history stays readable there.
+  const codec = await startCodecServerIfKeys(log);
+  const target = await resolveTemporal((m) => log(`[temporal] ${m}`), process.env, { uiCodecEndpoint: codec?.url });
 
   let emulator: Emulator | undefined;
   let deps = activityDepsFromConfig(config);
@@ -86,8 +92,18 @@ async function startStack(log: (m: string) => void, demo = false): Promise<Stack
       await connection.close();
       await emulator?.close();
       await target.embedded?.stop();
+      await codec?.close();
     },
   };
+}
+
+async function startCodecServerIfKeys(log: (m: string) => void): Promise<RunningCodecServer | undefined> {
+  const keys = codecKeysFromEnv();
+  if (keys.length === 0) return undefined;
+  const port = (await portIsOpen('127.0.0.1', DEFAULT_CODEC_SERVER_PORT)) ? 0 : DEFAULT_CODEC_SERVER_PORT;
+  const server = await startCodecServer({ codec: new EncryptionCodec(keys), port });
+  log(`[codec] payloads are encrypted with key ${keys[0].id}; the Web UI decodes them through ${server.url}`);
+  return server;
 }
 
 function untilInterrupted(stack: Stack): Promise<void> {
@@ -114,7 +130,7 @@ async function start(): Promise<void> {
 async function demo(opts: { exit?: boolean }): Promise<void> {
   const stack = await startStack(console.log, true);
   const connection = await Connection.connect({ address: stack.address });
-  const client = new Client({ connection, namespace: stack.namespace });
+  const client = new Client({ connection, namespace: stack.namespace, dataConverter: longhaulDataConverter() });
   const ctx: CliContext = {
     config: loadConfig(),
     client: async () => client,
@@ -161,6 +177,18 @@ program
   .description('Run the stack, then drive one organization migration to the end with live progress')
   .option('--exit', 'stop the stack after the demo instead of waiting for Ctrl-C')
   .action(demo);
+
+program
+  .command('codec-server')
+  .description('Serve Temporal\'s remote-codec protocol (POST /encode, /decode) so the Web UI shows encrypted payloads in clear')
+  .option('--port <port>', 'port on 127.0.0.1', String(DEFAULT_CODEC_SERVER_PORT))
+  .option('--cors-origin <origin...>', 'browser origins allowed to call it (the Web UI)', DEFAULT_CODEC_CORS_ORIGINS)
+  .action(async (opts: { port: string; corsOrigin: string[] }) => {
+    const keys = codecKeysFromEnv();
+    if (keys.length === 0) throw new Error('no key configured: set LONGHAUL_CODEC_KEYS or LONGHAUL_CODEC_KEY_FILE');
+    const server = await startCodecServer({ codec: new EncryptionCodec(keys), port: Number(opts.port), corsOrigins: opts.corsOrigin });
+    console.log(`codec server on ${server.url} (keys: ${keys.map((k) => k.id).join(', ')}); in the Web UI: Settings → Codec Server → ${server.url}`);
+  });
 
 program.parseAsync().catch((err: Error) => {
   console.error(`error: ${err.message}`);

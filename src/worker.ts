@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from './activities';
 import { createGithubClient } from './activities/context';
 import { createGoogleClients } from './activities/google/client';
@@ -16,6 +17,8 @@ import { githubTokenProvider } from './http/github-auth';
 import { GovernorLink } from './activities/temporal/rate-governor';
 import type { ApiClient } from './http/api-client';
 import { resolveTemporal } from './temporal/connection';
+import { longhaulDataConverter } from './temporal/codec';
+import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -26,6 +29,8 @@ export interface LonghaulWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Extra worker options (concurrency, shutdown grace…). */
   workerOptions?: Partial<WorkerOptions>;
+  /** Payload encryption; defaults to the keys in `LONGHAUL_CODEC_KEYS` / `LONGHAUL_CODEC_KEY_FILE`, if any. */
+  dataConverter?: DataConverter;
 }
 
 /** The workflows entry point, from sources (tsx, vitest) or compiled output (dist). */
@@ -42,6 +47,7 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     activities: createActivities(opts.deps),
+    dataConverter: opts.dataConverter ?? longhaulDataConverter(),
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
     ...opts.workerOptions,
   });
@@ -80,6 +86,7 @@ export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partia
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const metricsUrl = await installTelemetry(telemetrySettings());
   const target = await resolveTemporal((m) => console.log(`[temporal] ${m}`));
   const connection = await NativeConnection.connect(target.connectionOptions);
   const worker = await createLonghaulWorker({
@@ -94,6 +101,7 @@ async function main(): Promise<void> {
   const governor = config.rateGovernor.enabled ? 'fleet-wide rate governor' : 'per-process rate limits (LONGHAUL_RATE_GOVERNOR=off)';
   console.log(`longhaul worker polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
+  if (metricsUrl) console.log(`metrics: ${metricsUrl}`);
   await worker.run();
   await connection.close();
   await target.embedded?.stop();

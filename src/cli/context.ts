@@ -8,6 +8,7 @@ import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { loadConfig, type LonghaulConfig } from '../config';
 import { configuredTemporal, workflowUiUrl, type TemporalTarget } from '../temporal/connection';
 import { portIsOpen } from '../temporal/dev-server';
+import { longhaulDataConverter } from '../temporal/codec';
 
 export interface CliContext {
   config: LonghaulConfig;
@@ -59,7 +60,7 @@ export function createCliContext(env: NodeJS.ProcessEnv = process.env): CliConte
         apiKey: connectionOptions.apiKey as string | undefined,
         metadata: connectionOptions.metadata,
       });
-      client = new Client({ connection, namespace: target.namespace });
+      client = new Client({ connection, namespace: target.namespace, dataConverter: longhaulDataConverter(env) });
       return client;
     },
     async close() {

@@ -6,7 +6,7 @@
  */
 import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
-import { dataDir, startDevServer, type RunningDevServer } from './dev-server';
+import { dataDir, startDevServer, type DevServerOptions, type RunningDevServer } from './dev-server';
 import type { Log } from './cli-binary';
 
 export interface TemporalTarget {
@@ -31,13 +31,13 @@ export function configuredTemporal(env: NodeJS.ProcessEnv = process.env): Tempor
 }
 
 /** The configured server, or the embedded dev server started (or reused) on 127.0.0.1:7233. */
-export async function resolveTemporal(log: Log, env: NodeJS.ProcessEnv = process.env): Promise<TemporalTarget> {
+export async function resolveTemporal(log: Log, env: NodeJS.ProcessEnv = process.env, devServer: Pick<DevServerOptions, 'uiCodecEndpoint'> = {}): Promise<TemporalTarget> {
   const configured = configuredTemporal(env);
   if (configured) {
     log(`using the Temporal server at ${configured.connectionOptions.address} (namespace ${configured.namespace})`);
     return configured;
   }
-  const server = await startDevServer({ dataDir: dataDir(env), log, env });
+  const server = await startDevServer({ ...devServer, dataDir: dataDir(env), log, env });
   return { connectionOptions: { address: server.address }, namespace: server.namespace, uiUrl: server.uiUrl, embedded: server };
 }
 

@@ -21,6 +21,8 @@ export interface DevServerOptions {
   namespace?: string;
   log?: Log;
   env?: NodeJS.ProcessEnv;
+  /** The codec server the Web UI decodes payloads with (`longhaul codec-server`), when payloads are encrypted. */
+  uiCodecEndpoint?: string;
 }
 
 export interface RunningDevServer {
@@ -94,6 +96,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Ru
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', namespace, '--log-level', 'warn', ...searchAttributeArgs()];
   if (uiPort) args.push('--ui-port', String(uiPort));
   else args.push('--headless');
+  if (uiPort && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   if (options.dataDir) {
     await mkdir(options.dataDir, { recursive: true });
     args.push('--db-filename', join(options.dataDir, 'temporal.sqlite'));

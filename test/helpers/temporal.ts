@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, type Worker, type WorkerOptions } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { createLonghaulWorker } from '../../src/worker';
 import type { ActivityDeps } from '../../src/activities';
 
@@ -37,7 +38,7 @@ export async function testClient(): Promise<Client> {
 }
 
 /** Starts a real worker on a fresh task queue (or the given one) with the given activity deps. */
-export async function startTestWorker(deps: ActivityDeps, opts: { taskQueue?: string; workerOptions?: Partial<WorkerOptions> } = {}): Promise<TestWorker> {
+export async function startTestWorker(deps: ActivityDeps, opts: { taskQueue?: string; workerOptions?: Partial<WorkerOptions>; dataConverter?: DataConverter } = {}): Promise<TestWorker> {
   quietRuntime();
   const taskQueue = opts.taskQueue ?? `test-${randomUUID()}`;
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
@@ -48,6 +49,7 @@ export async function startTestWorker(deps: ActivityDeps, opts: { taskQueue?: st
     deps,
     workflowBundle: { codePath: inject('workflowBundlePath') },
     workerOptions: opts.workerOptions,
+    dataConverter: opts.dataConverter,
   });
   const running = worker.run().finally(() => connection.close());
   const client = await testClient();

@@ -1,0 +1,44 @@
+/**
+ * longhaul's own metrics, recorded through the Temporal runtime's metric meter so they are served by the same
+ * Prometheus endpoint as the SDK's worker metrics. Every name starts with `longhaul_`. Outside a worker whose
+ * runtime exports metrics, recording is a no-op.
+ */
+import { Runtime } from '@temporalio/worker';
+import type { MetricCounter, MetricGauge } from '@temporalio/common';
+
+export interface LonghaulMetrics {
+  /** API requests answered, by `api` (github, google-logging…), `route` (method and pattern) and `status`. */
+  apiRequests: MetricCounter;
+  /** Answers that said "limited", by `api` and `kind` (primary, secondary, quota, spammed). */
+  limitedAnswers: MetricCounter;
+  /** Seconds requests were held back because a limit was known, by `api`. */
+  limitWaitSeconds: MetricCounter;
+  /** 1 while the rate-limit gate of an `api` is closed, else 0. */
+  gateClosed: MetricGauge;
+  /** Polls of a remote state, by `process`. */
+  polls: MetricCounter;
+  /** Archive bytes written to disk. */
+  downloadBytes: MetricCounter;
+  /** Feed events delivered to a sink, by `sink` kind. */
+  eventsDelivered: MetricCounter;
+  /** Failed sink deliveries, by `sink` kind. */
+  sinkFailures: MetricCounter;
+}
+
+let metrics: LonghaulMetrics | undefined;
+
+export function longhaulMetrics(): LonghaulMetrics {
+  if (metrics) return metrics;
+  const meter = Runtime.instance().metricMeter;
+  metrics = {
+    apiRequests: meter.createCounter('longhaul_api_requests_total', '1', 'API requests answered, by api, route and status'),
+    limitedAnswers: meter.createCounter('longhaul_rate_limited_answers_total', '1', 'Answers that said the credential is rate limited, by api and kind'),
+    limitWaitSeconds: meter.createCounter('longhaul_rate_limit_wait_seconds_total', 's', 'Seconds requests were held back by a known rate limit'),
+    gateClosed: meter.createGauge('longhaul_rate_limit_gate_closed', 'int', '1', '1 while the rate-limit gate of an api is closed'),
+    polls: meter.createCounter('longhaul_polls_total', '1', 'Polls of a remote process state, by process'),
+    downloadBytes: meter.createCounter('longhaul_download_bytes_total', 'By', 'Archive bytes written to disk'),
+    eventsDelivered: meter.createCounter('longhaul_feed_events_delivered_total', '1', 'Feed events delivered, by sink'),
+    sinkFailures: meter.createCounter('longhaul_sink_failures_total', '1', 'Failed sink deliveries, by sink'),
+  };
+  return metrics;
+}
