@@ -1,17 +1,30 @@
 /**
- * The archive download activity `downloadArchive`: GET …/archive (302) and stream the storage URL to disk.
+ * `downloadArchive`: GET …/archive (302) and stream the pre-signed storage URL to disk at wire speed,
+ * hashing inline (`archive-sink.ts`), resumable from what is on disk (`archive-part.ts`), and verified before
+ * it is reported (`archive-checks.ts`):
+ *
+ * - A retry resumes at the `.part` file's length, asking one byte early (`Range: bytes=N-1-`) with
+ *   `If-Range`: the overlapping byte must match, and a changed object answers 200 with the new bytes, which
+ *   replace the old ones from byte 0.
+ * - A body that is not the archive (an HTML "AccessDenied" page, JSON, no gzip magic) is never written as
+ *   it: the API is asked for a fresh URL `NOT_ARCHIVE_REASKS` times, then it fails non-retryable naming
+ *   what was received. Unusable redirect targets and redirect loops fail at once, non-retryable.
+ * - A transfer that breaks off keeps its bytes and resumes at once; `MAX_STALLS` breaks in a row without
+ *   a new byte fail non-retryable with what storage announced and sent.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, stat, truncate } from 'node:fs/promises';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { request } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { ActivityDeps } from '../context';
 import { FailureType } from '../../http/retry-policy';
+import { headerValue, readHead, storageGet } from '../../http/download';
+import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, MAX_REDIRECTS, rangeStart, validatorOf } from './archive-checks';
+import { DownloadLock, PartFile } from './archive-part';
+import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
 
 export interface ArchiveDownloadInput {
   org: string;
@@ -29,121 +42,305 @@ export interface ArchiveDownload {
   resumedFrom: number;
 }
 
-/** Heartbeat details of the download: where a retry resumes. */
+/** Heartbeat details of the download (progress for the CLI; the resume point is the `.part` file). */
 export interface DownloadProgress {
   offset: number;
   total?: number;
 }
 
+/** What the download needs from its surroundings: the activity context, or a benchmark's stand-in. */
+export interface DownloadHooks {
+  heartbeat(progress: DownloadProgress): void;
+  signal?: AbortSignal;
+  /** Storage connections (tests and benchmarks); undici's global agent by default. */
+  dispatcher?: Dispatcher;
+}
+
+/** Fresh URLs asked of the API after storage answered something that is not the archive. */
+export const NOT_ARCHIVE_REASKS = 2;
+/** Breaks in a row without a new byte before the transfer is declared broken. */
+export const MAX_STALLS = 5;
+/** Fresh URLs asked after storage refused one (403: expired or forbidden). */
+const ACCESS_REASKS = 2;
+/** Answers one attempt handles before it leaves the rest to a Temporal retry. */
+const MAX_ANSWERS = 1_000;
+/** @format milliseconds — how often progress is heartbeated and the lock refreshed. */
+const BEAT_MS = 1_000;
+/** @format milliseconds — a lock not refreshed for this long belongs to a dead process on another host. */
+export const LOCK_STALE_MS = 30_000;
+
 const enc = encodeURIComponent;
 
 export function createArchiveDownload(deps: ActivityDeps) {
-  const { github } = deps;
-    /**
-     * GET …/archive (302) and stream the storage URL to disk, hashing as it goes. The storage origin
-     * gets no credentials. A retry (after a crash or timeout) resumes at the size already on disk
-     * with `Range`; an expired pre-signed URL is refreshed by asking the API again.
-     */
+  const download = archiveDownloader(deps);
   return async function downloadArchive(input: ArchiveDownloadInput): Promise<ArchiveDownload> {
-      const ctx = Context.current();
-      const path = isAbsolute(input.path) ? input.path : resolve(deps.dataDir, input.path);
-      const partPath = `${path}.part`;
-      await mkdir(dirname(path), { recursive: true });
-
-      // The first attempt starts clean; later attempts keep what an earlier attempt wrote.
-      let offset = 0;
-      if (ctx.info.attempt > 1) offset = await fileSize(partPath);
-      else await truncate(partPath, 0).catch(() => undefined);
-
-      const hash = createHash('sha256');
-      if (offset > 0) await pipeline(createReadStream(partPath, { end: offset - 1 }), hashSink(hash));
-      const resumedFrom = offset;
-
-      const archiveUrl = async () => {
-        const res = await github.request({ method: 'GET', path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive`, redirect: 'manual' });
-        if (!res.location) throw ApplicationFailure.nonRetryable(`archive of migration ${input.migrationId} answered ${res.status} without a Location`, FailureType.UnexpectedResponse);
-        return res.location;
-      };
-
-      let url = await archiveUrl();
-      let refreshed = false;
-      for (;;) {
-        const res = await request(url, {
-          method: 'GET',
-          // Deliberately no Authorization: pre-signed storage URLs must not receive the API token.
-          headers: offset > 0 ? { range: `bytes=${offset}-` } : {},
-          signal: ctx.cancellationSignal,
-          headersTimeout: 30_000,
-          bodyTimeout: 60_000,
-        }).catch((err: Error) => {
-          throw ApplicationFailure.retryable(`archive download from storage failed: ${err.message}`, FailureType.Network);
-        });
-        if (res.statusCode === 403 && !refreshed) {
-          // Pre-signed URLs expire (minutes); a resumed attempt may hold a stale one.
-          await res.body.dump();
-          url = await archiveUrl();
-          refreshed = true;
-          continue;
-        }
-        if (res.statusCode === 416 && offset > 0) {
-          // Everything is on disk already.
-          await res.body.dump();
-          break;
-        }
-        if (res.statusCode !== 200 && res.statusCode !== 206) {
-          const text = (await res.body.text()).slice(0, 300);
-          const type = res.statusCode >= 500 ? FailureType.Server : FailureType.UnexpectedResponse;
-          throw ApplicationFailure.create({ type, message: `storage answered ${res.statusCode}: ${text}`, nonRetryable: res.statusCode < 500 });
-        }
-        if (res.statusCode === 200 && offset > 0) {
-          // The server ignored Range: drop the partial file so the next attempt starts over.
-          await res.body.dump();
-          await truncate(partPath, 0);
-          throw ApplicationFailure.retryable('storage ignored the Range header; the next attempt starts from byte 0', FailureType.UnexpectedResponse);
-        }
-        const contentRange = res.headers['content-range'];
-        const total = typeof contentRange === 'string' ? Number(contentRange.split('/')[1]) : Number(res.headers['content-length'] ?? NaN) + offset;
-        let lastBeat = 0;
-        const out = createWriteStream(partPath, { flags: offset > 0 ? 'r+' : 'w', start: offset });
-        await pipeline(
-          res.body,
-          new Writable({
-            write(chunk: Buffer, _enc, done) {
-              hash.update(chunk);
-              offset += chunk.length;
-              const now = Date.now();
-              if (now - lastBeat > 500) {
-                lastBeat = now;
-                ctx.heartbeat({ offset, total } satisfies DownloadProgress);
-              }
-              out.write(chunk, done);
-            },
-            final(done) {
-              out.end(done);
-            },
-          }),
-        );
-        ctx.heartbeat({ offset, total } satisfies DownloadProgress);
-        break;
-      }
-      await rename(partPath, path);
-      return { path, bytes: offset, sha256: hash.digest('hex'), fetchedBytes: offset - resumedFrom, resumedFrom };
-    };
+    const ctx = Context.current();
+    return download(input, { heartbeat: (p) => ctx.heartbeat(p), signal: ctx.cancellationSignal });
+  };
 }
 
-async function fileSize(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size;
-  } catch {
-    return 0;
+/** The download itself, independent of the activity context (benchmarks run it in a plain process). */
+export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'dataDir'>) {
+  const archiveUrl = async (input: ArchiveDownloadInput): Promise<URL> => {
+    const api = `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive`;
+    const res = await deps.github.request({ method: 'GET', path: api, redirect: 'manual' });
+    if (res.status < 300 || res.status >= 400) {
+      throw ApplicationFailure.nonRetryable(`GET ${api} answered ${res.status} instead of redirecting to the archive`, FailureType.UnexpectedResponse);
+    }
+    return checkLocation(res.location, undefined, `GET ${api}`);
+  };
+
+  return async function download(input: ArchiveDownloadInput, hooks: DownloadHooks): Promise<ArchiveDownload> {
+    const path = isAbsolute(input.path) ? input.path : resolve(deps.dataDir, input.path);
+    await mkdir(dirname(path), { recursive: true });
+    const lock = await DownloadLock.acquire(path, LOCK_STALE_MS);
+    const part = new PartFile(path);
+    const abort = new AbortController();
+    const signal = hooks.signal ? AbortSignal.any([hooks.signal, abort.signal]) : abort.signal;
+    const state = new Transfer(part, `${input.org}/${input.migrationId}`, expectsGzip(path));
+    const beat = setInterval(() => {
+      hooks.heartbeat(state.progress());
+      void lock.refresh().then((held) => {
+        if (!held) abort.abort(ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy));
+      });
+    }, BEAT_MS);
+    try {
+      await state.open();
+      const resumedFrom = state.offset;
+      await state.run(() => archiveUrl(input), { signal, dispatcher: hooks.dispatcher });
+      hooks.heartbeat(state.progress());
+      if (!(await lock.held())) throw ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy);
+      await part.complete();
+      return { path, bytes: state.offset, sha256: state.digest(), fetchedBytes: state.fetched, resumedFrom };
+    } catch (err) {
+      throw signal.aborted && !(err instanceof ApplicationFailure) ? signal.reason : err;
+    } finally {
+      clearInterval(beat);
+      await state.close();
+      await lock.release();
+    }
+  };
+}
+
+/** One download's progress: the `.part` file, the running hash, and the answers seen so far. */
+class Transfer {
+  offset = 0;
+  fetched = 0;
+  total?: number;
+  private validator?: string;
+  private hash = createHash('sha256');
+  private file?: FileHandle;
+  private stalls = 0;
+  private notArchive = 0;
+  private denied = 0;
+  private lastBreak = '';
+
+  constructor(
+    private readonly part: PartFile,
+    private readonly source: string,
+    private readonly gzip: boolean,
+  ) {}
+
+  progress(): DownloadProgress {
+    return { offset: this.offset, total: this.total };
+  }
+
+  digest(): string {
+    return this.hash.digest('hex');
+  }
+
+  /** Resumes from the `.part` on disk when it belongs to this archive and still looks like one. */
+  async open(): Promise<void> {
+    const { offset, meta } = await this.part.resumable(this.source);
+    if (offset > 0 && meta) {
+      const head = await this.part.hashPrefix(offset, this.hash);
+      if (!this.gzip || isGzipMagic(head) || offset < 2) {
+        this.offset = offset;
+        this.total = meta.total;
+        this.validator = meta.validator;
+      } else {
+        await this.part.clear();
+        this.hash = createHash('sha256');
+      }
+    }
+    this.file = await open(this.part.partPath, this.offset > 0 ? 'r+' : 'w');
+  }
+
+  async close(): Promise<void> {
+    await this.file?.close().catch(() => undefined);
+  }
+
+  /** Fetches until the `.part` holds the whole object. */
+  async run(askApi: () => Promise<URL>, opts: { signal: AbortSignal; dispatcher?: Dispatcher }): Promise<void> {
+    let url = await askApi();
+    for (let answers = 0; answers < MAX_ANSWERS; answers++) {
+      const from = this.offset > 0 && this.validator ? this.offset - 1 : undefined;
+      const { res, finalUrl } = await followRedirects(url, { from, ifRange: this.validator, ...opts });
+      url = finalUrl;
+      const next = await this.take(res, from, opts.signal);
+      if (next === 'done') return;
+      if (next === 'reask') url = await askApi();
+    }
+    throw ApplicationFailure.retryable(`the archive download took more than ${MAX_ANSWERS} storage answers; the next attempt resumes at byte ${this.offset}`, FailureType.Network);
+  }
+
+  /** Handles one storage answer: writes what belongs to the archive, decides what comes next. */
+  private async take(res: Dispatcher.ResponseData, from: number | undefined, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
+    const status = res.statusCode;
+    if (status === 403) {
+      const body = excerpt(await readHead(res.body));
+      if (this.denied++ < ACCESS_REASKS) return 'reask';
+      throw ApplicationFailure.nonRetryable(`storage refused the archive URL ${this.denied} times (403, ${body})`, ArchiveFailure.AccessDenied);
+    }
+    if (status === 404) {
+      const body = excerpt(await readHead(res.body));
+      throw ApplicationFailure.nonRetryable(`storage has no such archive (404, ${body}); it may have been deleted`, ArchiveFailure.Gone);
+    }
+    if (status === 416) {
+      // Asked from within what we hold, so the object is shorter than our .part: stale, start over.
+      await res.body.dump();
+      await this.restart();
+      return 'again';
+    }
+    if (status >= 500) {
+      await res.body.dump();
+      throw ApplicationFailure.retryable(`storage answered ${status}; the next attempt resumes at byte ${this.offset}`, FailureType.Server);
+    }
+    if (status !== 200 && status !== 206) {
+      const body = excerpt(await readHead(res.body));
+      throw ApplicationFailure.nonRetryable(`storage answered ${status} (${body}) instead of the archive`, FailureType.UnexpectedResponse);
+    }
+    const contentType = headerValue(res.headers, 'content-type');
+    const typeProblem = contentTypeProblem(contentType);
+    if (typeProblem) return this.notAnArchive(typeProblem, await readHead(res.body), headerValue(res.headers, 'content-length'));
+
+    const total = announcedTotal(status, headerValue(res.headers, 'content-range'), headerValue(res.headers, 'content-length'));
+    const start = status === 206 ? rangeStart(headerValue(res.headers, 'content-range')) : 0;
+    if (status === 206 && start !== from) {
+      // Not the range we asked for: trust nothing of it.
+      await res.body.dump();
+      await this.restart();
+      return 'again';
+    }
+    // A 200 replaces whatever we held: the object changed (If-Range did not match) or storage ignores Range.
+    if (status === 200 && this.offset > 0) await this.restart();
+    if (total === undefined) {
+      await res.body.dump();
+      throw ApplicationFailure.retryable(`storage answered ${status} without a length (Content-Length or Content-Range)`, FailureType.UnexpectedResponse);
+    }
+    const validator = validatorOf(headerValue(res.headers, 'etag'), headerValue(res.headers, 'last-modified'));
+    if (status === 200 || validator !== this.validator || total !== this.total) {
+      this.total = total;
+      this.validator = validator;
+      // Without a validator a later resume could mix two objects: such a download restarts instead.
+      if (validator) await this.part.writeMeta({ source: this.source, validator, total });
+    }
+    return this.stream(res, status === 206, signal);
+  }
+
+  private async stream(res: Dispatcher.ResponseData, overlaps: boolean, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
+    const before = this.offset;
+    const sink = new ArchiveSink(this.file!, this.part.partPath, this.hash, {
+      position: this.offset,
+      overlapByte: overlaps ? await this.lastByte() : undefined,
+      expectGzip: this.gzip,
+    });
+    const counted = () => {
+      this.fetched += sink.position - this.offset;
+      this.offset = sink.position;
+    };
+    const progress = setInterval(counted, 250);
+    let failure: unknown;
+    try {
+      await pipeline(res.body, sink);
+    } catch (err) {
+      failure = err;
+    } finally {
+      clearInterval(progress);
+      counted();
+    }
+    if (failure instanceof BodyRefused) {
+      if (failure.reason === 'not-gzip') return this.notAnArchive('a body without the gzip magic bytes 1f 8b', failure.head, headerValue(res.headers, 'content-length'));
+      await this.restart();
+      return 'again';
+    }
+    if (signal.aborted) throw signal.reason;
+    if (failure instanceof DiskWriteFailed) throw ApplicationFailure.retryable(failure.message, ArchiveFailure.WriteFailed);
+    if (!failure && this.offset === this.total) return 'done';
+    // Broken off (connection closed, timeout) or ended short: keep the bytes, resume at once.
+    const reason = failure instanceof Error ? failure.message : `the body ended at byte ${this.offset}`;
+    this.lastBreak = `storage announced ${this.total} bytes, sent ${this.offset} and closed (${reason})`;
+    if (this.offset > before) {
+      this.stalls = 0;
+      return 'again';
+    }
+    if (++this.stalls >= MAX_STALLS) {
+      throw ApplicationFailure.nonRetryable(`the archive transfer keeps breaking: ${this.lastBreak}, ${this.stalls} times in a row without a new byte`, ArchiveFailure.TransferBroken);
+    }
+    await pause(200 * 2 ** (this.stalls - 1), signal);
+    return 'again';
+  }
+
+  private async notAnArchive(what: string, body: Buffer, contentLength: string | undefined): Promise<'reask'> {
+    const received = excerpt(body, contentLength !== undefined ? Number(contentLength) : undefined);
+    if (this.notArchive++ < NOT_ARCHIVE_REASKS) return 'reask';
+    throw ApplicationFailure.nonRetryable(
+      `storage sent ${what} instead of the archive, ${this.notArchive} times with fresh URLs (${received})`,
+      ArchiveFailure.NotAnArchive,
+    );
+  }
+
+  private async lastByte(): Promise<number> {
+    const { buffer } = await this.file!.read(Buffer.alloc(1), 0, 1, this.offset - 1);
+    return buffer[0];
+  }
+
+  /** Drops what is on disk: the next bytes come from byte 0. */
+  private async restart(): Promise<void> {
+    await this.file!.truncate(0);
+    this.offset = 0;
+    this.validator = undefined;
+    this.total = undefined;
+    this.hash = createHash('sha256');
   }
 }
 
-function hashSink(hash: ReturnType<typeof createHash>): Writable {
-  return new Writable({
-    write(chunk: Buffer, _enc, done) {
-      hash.update(chunk);
-      done();
-    },
+/** GETs `url`, following storage redirects (checked, at most `MAX_REDIRECTS`, never in a circle). */
+async function followRedirects(
+  url: URL,
+  opts: { from?: number; ifRange?: string; signal: AbortSignal; dispatcher?: Dispatcher },
+): Promise<{ res: Dispatcher.ResponseData; finalUrl: URL }> {
+  const seen = new Set<string>();
+  let current = url;
+  for (;;) {
+    seen.add(current.href);
+    const res = await storageGet(current, opts).catch((err: Error) => {
+      if (opts.signal.aborted) throw opts.signal.reason;
+      throw ApplicationFailure.retryable(`archive download from storage failed: ${err.message}`, FailureType.Network);
+    });
+    if (res.statusCode < 300 || res.statusCode >= 400 || res.statusCode === 304) return { res, finalUrl: current };
+    await res.body.dump();
+    const next = checkLocation(headerValue(res.headers, 'location'), current.href, `storage (${res.statusCode})`);
+    if (seen.has(next.href)) {
+      throw ApplicationFailure.nonRetryable(`storage redirects in a circle (${[...seen, next.href].map(redact).join(' → ')})`, ArchiveFailure.RedirectLoop);
+    }
+    if (seen.size > MAX_REDIRECTS) throw ApplicationFailure.nonRetryable(`storage redirected more than ${MAX_REDIRECTS} times`, ArchiveFailure.RedirectLoop);
+    current = next;
+  }
+}
+
+/** A URL without its query (pre-signed URLs carry their signature there). */
+function redact(href: string): string {
+  const url = new URL(href);
+  return `${url.origin}${url.pathname}${url.search ? '?…' : ''}`;
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolvePause, reject) => {
+    const timer = setTimeout(resolvePause, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    }, { once: true });
   });
 }
