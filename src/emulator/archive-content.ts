@@ -3,7 +3,7 @@
  * storage origin can serve a 1 GiB archive (bench:download) and tests can check a download byte for byte.
  *
  * The content starts with a gzip member header (`1f 8b`, as a real `.tar.gz` does) and continues with a
- * pseudo-random 64 KiB pattern in which every 4 KiB carries its own offset: a resume that appends bytes at
+ * pseudo-random 1 MiB pattern in which every 4 KiB carries its own offset: a resume that appends bytes at
  * the wrong offset, or keeps a prefix of another object, changes the SHA-256.
  */
 import { createHash } from 'node:crypto';
@@ -13,12 +13,16 @@ export interface GeneratedContent {
   size: number;
   /** Identifies the content (same seed and size ⇒ same bytes). */
   seed: string;
-  /** The bytes `[start, end)` in chunks of at most 64 KiB. */
+  /** Writes the bytes from `position` on into `target` (as many as fit, up to the end). Returns how many. */
+  fill(target: Buffer, position: number): number;
+  /** The bytes `[start, end)` in fresh chunks of at most 1 MiB. */
   chunks(start: number, end: number): Generator<Buffer>;
 }
 
-const BLOCK = 64 * 1024;
+/** The pattern repeats every 1 MiB (its offset stamps do not). */
+const PATTERN = 1024 * 1024;
 const STAMP_EVERY = 4096;
+const STAMP_BYTES = 6;
 /** A gzip member header: magic, deflate, no flags, no mtime, no extra flags, OS unknown. */
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff]);
 
@@ -26,32 +30,45 @@ export function generatedArchive(seed: string, size: number): GeneratedContent {
   let pattern: Buffer | undefined;
   const base = () => {
     if (pattern) return pattern;
-    pattern = Buffer.alloc(BLOCK);
+    pattern = Buffer.alloc(PATTERN);
     let digest = createHash('sha256').update(seed).digest();
-    for (let offset = 0; offset < BLOCK; offset += digest.length) {
+    for (let offset = 0; offset < PATTERN; offset += digest.length) {
       digest.copy(pattern, offset);
       digest = createHash('sha256').update(digest).digest();
     }
     return pattern;
   };
-  const block = (index: number): Buffer => {
-    const out = Buffer.allocUnsafe(BLOCK);
-    base().copy(out);
-    for (let at = 0; at < BLOCK; at += STAMP_EVERY) out.writeUIntLE(index * BLOCK + at, at, 6);
-    if (index === 0) GZIP_HEADER.copy(out);
-    return out;
+  const stamp = Buffer.alloc(STAMP_BYTES);
+  /** Copies `bytes` (which belong at object offset `at`) into the part of `target` that covers it. */
+  const overlay = (target: Buffer, position: number, bytes: Buffer, at: number) => {
+    const from = Math.max(at, position);
+    const to = Math.min(at + bytes.length, position + target.length);
+    if (from < to) bytes.copy(target, from - position, from - at, to - at);
+  };
+  const fill = (target: Buffer, position: number): number => {
+    const length = Math.max(0, Math.min(target.length, size - position));
+    const view = target.subarray(0, length);
+    const pat = base();
+    for (let done = 0; done < length; ) {
+      const inPattern = (position + done) % PATTERN;
+      done += pat.copy(view, done, inPattern, Math.min(PATTERN, inPattern + length - done));
+    }
+    for (let at = Math.floor(position / STAMP_EVERY) * STAMP_EVERY; at < position + length; at += STAMP_EVERY) {
+      stamp.writeUIntLE(at, 0, STAMP_BYTES);
+      overlay(view, position, stamp, at);
+    }
+    overlay(view, position, GZIP_HEADER, 0);
+    return length;
   };
   return {
     size,
     seed,
+    fill,
     *chunks(start: number, end: number) {
-      const last = Math.min(end, size);
-      for (let at = Math.max(0, start); at < last; ) {
-        const index = Math.floor(at / BLOCK);
-        const from = at - index * BLOCK;
-        const to = Math.min(BLOCK, last - index * BLOCK);
-        yield block(index).subarray(from, to);
-        at = index * BLOCK + to;
+      for (let at = Math.max(0, start); at < Math.min(end, size); ) {
+        const chunk = Buffer.allocUnsafe(Math.min(PATTERN, Math.min(end, size) - at));
+        at += fill(chunk, at);
+        yield chunk;
       }
     },
   };

@@ -179,9 +179,9 @@ export class StorageOrigin {
     if (short?.untilOffset !== undefined) stopAt = Math.min(stopAt, Math.max(start, short.untilOffset));
     await this.stream(res, object.bytes, start, stopAt);
     if (stopAt > end) return void res.end();
-    // A short answer: what was written reaches the socket, then the connection closes before the announced length.
-    await new Promise<void>((resolve) => res.write(Buffer.alloc(0), () => resolve()));
-    res.destroy();
+    // A short answer: the connection closes (FIN after what was written, never a reset that would drop it)
+    // before the announced length went out.
+    res.socket?.end();
   }
 
   /**
@@ -209,23 +209,62 @@ export class StorageOrigin {
   private async stream(res: ServerResponse, bytes: Buffer | GeneratedContent, start: number, stop: number): Promise<void> {
     const stats = this.opts.stats.storage;
     const slice = this.bytesPerSecond ? Math.max(1, Math.floor(this.bytesPerSecond / SLICES_PER_SECOND)) : 1024 * 1024;
-    const chunks = Buffer.isBuffer(bytes) ? bufferSlices(bytes, start, stop, slice) : bytes.chunks(start, stop);
-    let sinceNap = 0;
-    for (const chunk of chunks) {
+    // Generated content is filled into a few reused buffers: fresh 1 MiB allocations would cost more than the copy.
+    const pool = Buffer.isBuffer(bytes) ? undefined : new BufferPool(POOL_BUFFERS, Math.min(slice, 1024 * 1024));
+    for (let at = start; at < stop; ) {
       if (res.destroyed) return;
-      stats.bytesServed += chunk.length;
-      if (!res.write(chunk)) await drained(res);
-      sinceNap += chunk.length;
-      if (this.bytesPerSecond && sinceNap >= slice) {
-        sinceNap = 0;
-        await new Promise((r) => setTimeout(r, 1000 / SLICES_PER_SECOND));
+      let piece: Buffer;
+      let release = () => undefined as void;
+      if (Buffer.isBuffer(bytes)) {
+        piece = bytes.subarray(at, Math.min(stop, at + slice));
+      } else {
+        const buffer = await pool!.take(res);
+        if (!buffer) return;
+        piece = buffer.subarray(0, bytes.fill(buffer.subarray(0, Math.min(buffer.length, stop - at)), at));
+        release = () => pool!.give(buffer);
       }
+      at += piece.length;
+      stats.bytesServed += piece.length;
+      if (!res.write(piece, release)) await drained(res);
+      if (this.bytesPerSecond) await new Promise((r) => setTimeout(r, 1000 / SLICES_PER_SECOND));
     }
   }
 }
 
-function* bufferSlices(bytes: Buffer, start: number, stop: number, slice: number): Generator<Buffer> {
-  for (let at = start; at < stop; at += slice) yield bytes.subarray(at, Math.min(stop, at + slice));
+/** Buffers in flight per generated response: enough to keep the socket busy while the next one is filled. */
+const POOL_BUFFERS = 8;
+
+/** Reusable buffers, handed back once the socket wrote them. */
+class BufferPool {
+  private readonly free: Buffer[] = [];
+  private waiter?: () => void;
+
+  constructor(count: number, size: number) {
+    for (let i = 0; i < count; i++) this.free.push(Buffer.allocUnsafe(size));
+  }
+
+  /** A free buffer, or undefined once the response is gone. */
+  async take(res: ServerResponse): Promise<Buffer | undefined> {
+    while (this.free.length === 0) {
+      if (res.destroyed) return undefined;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          res.off('close', wake);
+          resolve();
+        };
+        this.waiter = wake;
+        res.once('close', wake);
+      });
+    }
+    return this.free.pop();
+  }
+
+  give(buffer: Buffer): void {
+    this.free.push(buffer);
+    const wake = this.waiter;
+    this.waiter = undefined;
+    wake?.();
+  }
 }
 
 function drained(res: ServerResponse): Promise<void> {

@@ -15,13 +15,11 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Dispatcher } from 'undici';
 import type { ActivityDeps } from '../context';
 import { FailureType } from '../../http/retry-policy';
-import { headerValue, readHead, storageGet } from '../../http/download';
+import { discard, headerValue, readHead, storageGet, type StorageResponse } from '../../http/download';
 import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, MAX_REDIRECTS, rangeStart, validatorOf } from './archive-checks';
 import { DownloadLock, PartFile } from './archive-part';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
@@ -37,8 +35,9 @@ export interface ArchiveDownload {
   path: string;
   bytes: number;
   sha256: string;
-  /** How many bytes this attempt fetched (less than `bytes` when it resumed). */
+  /** How many bytes of the archive this attempt fetched (less than `bytes` when it resumed). */
   fetchedBytes: number;
+  /** Bytes kept from an earlier attempt (the `.part` on disk), 0 when it started over. */
   resumedFrom: number;
 }
 
@@ -52,8 +51,6 @@ export interface DownloadProgress {
 export interface DownloadHooks {
   heartbeat(progress: DownloadProgress): void;
   signal?: AbortSignal;
-  /** Storage connections (tests and benchmarks); undici's global agent by default. */
-  dispatcher?: Dispatcher;
 }
 
 /** Fresh URLs asked of the API after storage answered something that is not the archive. */
@@ -106,12 +103,11 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'dataDir'>
     }, BEAT_MS);
     try {
       await state.open();
-      const resumedFrom = state.offset;
-      await state.run(() => archiveUrl(input), { signal, dispatcher: hooks.dispatcher });
+      await state.run(() => archiveUrl(input), signal);
       hooks.heartbeat(state.progress());
       if (!(await lock.held())) throw ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy);
       await part.complete();
-      return { path, bytes: state.offset, sha256: state.digest(), fetchedBytes: state.fetched, resumedFrom };
+      return { path, bytes: state.offset, sha256: state.digest(), fetchedBytes: state.fetched, resumedFrom: state.offset - state.fetched };
     } catch (err) {
       throw signal.aborted && !(err instanceof ApplicationFailure) ? signal.reason : err;
     } finally {
@@ -163,7 +159,7 @@ class Transfer {
         this.hash = createHash('sha256');
       }
     }
-    this.file = await open(this.part.partPath, this.offset > 0 ? 'r+' : 'w');
+    this.file = await open(this.part.partPath, this.offset > 0 ? 'r+' : 'w+');
   }
 
   async close(): Promise<void> {
@@ -171,13 +167,13 @@ class Transfer {
   }
 
   /** Fetches until the `.part` holds the whole object. */
-  async run(askApi: () => Promise<URL>, opts: { signal: AbortSignal; dispatcher?: Dispatcher }): Promise<void> {
+  async run(askApi: () => Promise<URL>, signal: AbortSignal): Promise<void> {
     let url = await askApi();
     for (let answers = 0; answers < MAX_ANSWERS; answers++) {
       const from = this.offset > 0 && this.validator ? this.offset - 1 : undefined;
-      const { res, finalUrl } = await followRedirects(url, { from, ifRange: this.validator, ...opts });
+      const { res, finalUrl } = await followRedirects(url, { from, ifRange: this.validator, signal });
       url = finalUrl;
-      const next = await this.take(res, from, opts.signal);
+      const next = await this.take(res, from, signal);
       if (next === 'done') return;
       if (next === 'reask') url = await askApi();
     }
@@ -185,7 +181,7 @@ class Transfer {
   }
 
   /** Handles one storage answer: writes what belongs to the archive, decides what comes next. */
-  private async take(res: Dispatcher.ResponseData, from: number | undefined, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
+  private async take(res: StorageResponse, from: number | undefined, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
     const status = res.statusCode;
     if (status === 403) {
       const body = excerpt(await readHead(res.body));
@@ -198,12 +194,12 @@ class Transfer {
     }
     if (status === 416) {
       // Asked from within what we hold, so the object is shorter than our .part: stale, start over.
-      await res.body.dump();
+      discard(res.body);
       await this.restart();
       return 'again';
     }
     if (status >= 500) {
-      await res.body.dump();
+      discard(res.body);
       throw ApplicationFailure.retryable(`storage answered ${status}; the next attempt resumes at byte ${this.offset}`, FailureType.Server);
     }
     if (status !== 200 && status !== 206) {
@@ -218,14 +214,14 @@ class Transfer {
     const start = status === 206 ? rangeStart(headerValue(res.headers, 'content-range')) : 0;
     if (status === 206 && start !== from) {
       // Not the range we asked for: trust nothing of it.
-      await res.body.dump();
+      discard(res.body);
       await this.restart();
       return 'again';
     }
     // A 200 replaces whatever we held: the object changed (If-Range did not match) or storage ignores Range.
     if (status === 200 && this.offset > 0) await this.restart();
     if (total === undefined) {
-      await res.body.dump();
+      discard(res.body);
       throw ApplicationFailure.retryable(`storage answered ${status} without a length (Content-Length or Content-Range)`, FailureType.UnexpectedResponse);
     }
     const validator = validatorOf(headerValue(res.headers, 'etag'), headerValue(res.headers, 'last-modified'));
@@ -238,7 +234,7 @@ class Transfer {
     return this.stream(res, status === 206, signal);
   }
 
-  private async stream(res: Dispatcher.ResponseData, overlaps: boolean, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
+  private async stream(res: StorageResponse, overlaps: boolean, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
     const before = this.offset;
     const sink = new ArchiveSink(this.file!, this.part.partPath, this.hash, {
       position: this.offset,
@@ -252,10 +248,9 @@ class Transfer {
     const progress = setInterval(counted, 250);
     let failure: unknown;
     try {
-      await pipeline(res.body, sink);
-    } catch (err) {
-      failure = err;
+      failure = await drain(res.body, sink);
     } finally {
+      await sink.settled();
       clearInterval(progress);
       counted();
     }
@@ -299,17 +294,45 @@ class Transfer {
   private async restart(): Promise<void> {
     await this.file!.truncate(0);
     this.offset = 0;
+    this.fetched = 0;
     this.validator = undefined;
     this.total = undefined;
     this.hash = createHash('sha256');
   }
 }
 
+/**
+ * Pipes the body into the sink and resolves with what went wrong, if anything. Unlike `pipeline`, a body
+ * that breaks off still ends the sink gracefully: the bytes received before the break are written (kept
+ * for the resume), not dropped with the sink's buffer.
+ */
+function drain(body: StorageResponse['body'], sink: ArchiveSink): Promise<unknown> {
+  return new Promise((resolveDrain) => {
+    // Broken off while nobody listened yet (a tiny short answer): what it held is gone, the resume repeats it.
+    if (body.destroyed) return resolveDrain(body.errored ?? new Error('the connection closed before the announced length'));
+    let broken: unknown;
+    const breakOff = (err: unknown) => {
+      if (broken !== undefined || body.readableEnded) return;
+      broken = err;
+      body.unpipe(sink);
+      sink.end();
+    };
+    body.once('error', breakOff);
+    body.once('close', () => breakOff(new Error(body.readableEnded ? 'closed' : 'the connection closed before the announced length')));
+    sink.once('finish', () => resolveDrain(broken));
+    sink.once('error', (err) => {
+      body.destroy();
+      resolveDrain(err);
+    });
+    body.pipe(sink);
+  });
+}
+
 /** GETs `url`, following storage redirects (checked, at most `MAX_REDIRECTS`, never in a circle). */
 async function followRedirects(
   url: URL,
-  opts: { from?: number; ifRange?: string; signal: AbortSignal; dispatcher?: Dispatcher },
-): Promise<{ res: Dispatcher.ResponseData; finalUrl: URL }> {
+  opts: { from?: number; ifRange?: string; signal: AbortSignal },
+): Promise<{ res: StorageResponse; finalUrl: URL }> {
   const seen = new Set<string>();
   let current = url;
   for (;;) {
@@ -319,7 +342,7 @@ async function followRedirects(
       throw ApplicationFailure.retryable(`archive download from storage failed: ${err.message}`, FailureType.Network);
     });
     if (res.statusCode < 300 || res.statusCode >= 400 || res.statusCode === 304) return { res, finalUrl: current };
-    await res.body.dump();
+    discard(res.body);
     const next = checkLocation(headerValue(res.headers, 'location'), current.href, `storage (${res.statusCode})`);
     if (seen.has(next.href)) {
       throw ApplicationFailure.nonRetryable(`storage redirects in a circle (${[...seen, next.href].map(redact).join(' → ')})`, ArchiveFailure.RedirectLoop);

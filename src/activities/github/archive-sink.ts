@@ -11,7 +11,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { isGzipMagic } from './archive-checks';
 
-const HIGH_WATER_MARK = 8 * 1024 * 1024;
+const HIGH_WATER_MARK = 4 * 1024 * 1024;
 
 /** Why the sink refused the body (the download decides what failure that is). */
 export class BodyRefused extends Error {
@@ -48,6 +48,8 @@ export class ArchiveSink extends Writable {
   private overlapByte?: number;
   private held: Buffer[] = [];
   private readonly checkMagic: boolean;
+  /** The write in the kernel: a broken body must not be resumed before it landed (the hash has its bytes). */
+  private inflight: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly file: FileHandle,
@@ -97,13 +99,18 @@ export class ArchiveSink extends Writable {
       length += chunk.length;
     }
     if (length === 0) return done();
-    writeAll(this.file, chunks, this.position, length).then(
+    this.inflight = writeAll(this.file, chunks, this.position, length).then(
       () => {
         this.position += length;
         done();
       },
       (err: Error) => done(new DiskWriteFailed(this.path, err)),
     );
+  }
+
+  /** Resolves once no write is in flight (after the body ended or broke off). */
+  settled(): Promise<void> {
+    return this.inflight;
   }
 
   override _final(done: (err?: Error | null) => void): void {
