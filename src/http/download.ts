@@ -34,7 +34,9 @@ export function storageGet(url: URL, opts: StorageGet = {}): Promise<StorageResp
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     // Deliberately no Authorization: pre-signed storage URLs must not receive the API token.
-    const req = request(url, { method: 'GET', headers, signal: opts.signal });
+    // One connection per answer (`agent: false`): an archive is one long body, and a pooled socket would
+    // keep this answer's idle-timeout listener.
+    const req = request(url, { method: 'GET', headers, signal: opts.signal, agent: false });
     const headersTimer = setTimeout(() => req.destroy(new Error(`no response headers within ${opts.headersTimeoutMs ?? 30_000} ms`)), opts.headersTimeoutMs ?? 30_000);
     req.once('error', (err) => {
       clearTimeout(headersTimer);

@@ -161,6 +161,16 @@ describe('archive download', () => {
     expect(s.e.stats.storage.requests).toBe(0);
   });
 
+  it('fails at once, non-retryable, when the API redirects to something that is not a URL', async () => {
+    const s = await setup();
+    s.faults([{ kind: 'presign', location: 'http://[not-a-host' }]);
+    const err = await failure(s.run());
+    expect(err.type).toBe(ArchiveFailure.LocationUnusable);
+    expect(err.nonRetryable).toBe(true);
+    expect(err.message).toContain('not a URL');
+    expect(s.e.stats.storage.requests).toBe(0);
+  });
+
   it('fails at once, non-retryable, when storage redirects in a circle', async () => {
     const s = await setup();
     s.faults([{ kind: 'redirect' }]);

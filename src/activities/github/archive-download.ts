@@ -80,7 +80,13 @@ export function createArchiveDownload(deps: ActivityDeps) {
 export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'dataDir'>) {
   const archiveUrl = async (input: ArchiveDownloadInput): Promise<URL> => {
     const api = `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive`;
-    const res = await deps.github.request({ method: 'GET', path: api, redirect: 'manual' });
+    const res = await deps.github.request({ method: 'GET', path: api, redirect: 'manual' }).catch((err: unknown) => {
+      // The API client resolves the Location itself; an unparsable one surfaces as Node's ERR_INVALID_URL.
+      if ((err as NodeJS.ErrnoException).code === 'ERR_INVALID_URL') {
+        throw ApplicationFailure.nonRetryable(`GET ${api} redirected to a Location that is not a URL (${(err as { input?: string }).input ?? 'unreadable'})`, ArchiveFailure.LocationUnusable);
+      }
+      throw err;
+    });
     if (res.status < 300 || res.status >= 400) {
       throw ApplicationFailure.nonRetryable(`GET ${api} answered ${res.status} instead of redirecting to the archive`, FailureType.UnexpectedResponse);
     }
