@@ -1,7 +1,7 @@
 /**
  * `npm run bench:download` — a 1 GiB archive behind the API's 302 on the emulator's storage origin.
  *
- *   npm run bench:download -- --mib 1024 --rounds 2
+ *   npm run bench:download -- --mib 1024 --rounds 3
  *
  * Prints, from one run: longhaul's download time (the `downloadArchive` code path in a process of its own,
  * SHA-256 included) next to `curl -o` of the same pre-signed URL, the ratio, the download process's RSS
@@ -33,7 +33,7 @@ interface Options {
 
 const program = new Command()
   .option('--mib <n>', 'archive size in MiB', Number, 1024)
-  .option('--rounds <n>', 'timed downloads of each kind (curl, longhaul), alternating', Number, 2)
+  .option('--rounds <n>', 'timed downloads of each kind (curl, longhaul), alternating', Number, 3)
   .option('--kill-at <fraction>', 'SIGKILL the download once the .part holds more than this fraction', Number, 1 / 3);
 
 async function main(): Promise<void> {
@@ -47,26 +47,31 @@ async function main(): Promise<void> {
     const child = (path: string): ChildInput => ({ apiUrl: emulator.apiUrl, token: TOKEN, org: ORG, migrationId, dataDir: dir, path });
     console.log(`archive: ${size} bytes (migration ${migrationId}), files in ${dir}`);
 
-    const curlTimes: number[] = [];
+    const curlRuns: { seconds: number; cpuSeconds: number }[] = [];
     const longhaulRuns: ChildResult[] = [];
     for (let round = 1; round <= o.rounds; round++) {
       const url = emulator.migrations.archiveUrl(migrationId)!;
       const curlFile = join(dir, 'curl.tar.gz');
-      curlTimes.push(await curl(url, curlFile));
+      curlRuns.push(await curl(url, curlFile));
       await rm(curlFile, { force: true });
       const run = await runChild(child('longhaul.tar.gz')).done;
       if (run.sha256 !== expected) throw new Error(`longhaul's SHA-256 ${run.sha256} differs from the archive's`);
       longhaulRuns.push(run);
       await rm(join(dir, 'longhaul.tar.gz'), { force: true });
       console.log(
-        `round ${round}: curl -o ${curlTimes.at(-1)!.toFixed(2)} s · longhaul ${(run.ms / 1000).toFixed(2)} s (SHA-256 included, matches; CPU ${run.cpuSeconds.toFixed(2)} s) · ` +
+        `round ${round}: curl -o ${curlRuns.at(-1)!.seconds.toFixed(2)} s (CPU ${curlRuns.at(-1)!.cpuSeconds.toFixed(2)} s) · longhaul ${(run.ms / 1000).toFixed(2)} s (SHA-256 included, matches; CPU ${run.cpuSeconds.toFixed(2)} s) · ` +
           `RSS ${run.rssBeforeMb.toFixed(1)} → peak ${run.rssPeakMb.toFixed(1)} MiB · ${run.heartbeats} heartbeats`,
       );
     }
+    const curlTimes = curlRuns.map((r) => r.seconds);
+    const longhaulTimes = longhaulRuns.map((r) => r.ms / 1000);
     const bestCurl = Math.min(...curlTimes);
-    const bestLonghaul = Math.min(...longhaulRuns.map((r) => r.ms / 1000));
+    const bestLonghaul = Math.min(...longhaulTimes);
+    const ratio = (c: number, l: number) => `${(c / l).toFixed(2)}×`;
+    console.log(`\nbest of ${o.rounds}: curl -o ${bestCurl.toFixed(2)} s, longhaul ${bestLonghaul.toFixed(2)} s → longhaul at ${ratio(bestCurl, bestLonghaul)} curl's speed (target ≥ 0.90×)`);
+    console.log(`median of ${o.rounds}: curl -o ${median(curlTimes).toFixed(2)} s, longhaul ${median(longhaulTimes).toFixed(2)} s → ${ratio(median(curlTimes), median(longhaulTimes))}`);
     const rssGrowth = Math.max(...longhaulRuns.map((r) => r.rssPeakMb - r.rssBeforeMb));
-    console.log(`\nbest of ${o.rounds}: curl -o ${bestCurl.toFixed(2)} s, longhaul ${bestLonghaul.toFixed(2)} s → longhaul at ${(bestCurl / bestLonghaul).toFixed(2)}× curl's speed (target ≥ 0.90×)`);
+    console.log(`CPU per download (median): curl ${median(curlRuns.map((r) => r.cpuSeconds)).toFixed(2)} s, longhaul ${median(longhaulRuns.map((r) => r.cpuSeconds)).toFixed(2)} s (SHA-256 included)`);
     console.log(`RSS growth during the download: ${rssGrowth.toFixed(1)} MiB (target < 50 MB)`);
 
     // SIGKILL mid-transfer, then resume from what is on disk.
@@ -103,11 +108,21 @@ function expectedSha256(emulator: Emulator, migrationId: number, size: number): 
   return hash.digest('hex');
 }
 
-async function curl(url: string, file: string): Promise<number> {
-  const { stdout } = await promisify(execFile)('curl', ['-sS', '--fail', '-o', file, '-w', '%{time_total}', url]);
+/** `curl -o` of `url`: its time (curl's own `time_total`) and the CPU it used (bash's `times` for its children). */
+async function curl(url: string, file: string): Promise<{ seconds: number; cpuSeconds: number }> {
+  const script = `curl -sS --fail -o "$1" -w '%{time_total}\\n' "$2" && times`;
+  const { stdout } = await promisify(execFile)('bash', ['-c', script, 'curl', file, url]);
+  const [time, , children] = stdout.trim().split('\n');
+  const cpu = (children ?? '').trim().split(/\s+/).map(minutesSeconds);
   const bytes = (await stat(file)).size;
   if (bytes === 0) throw new Error('curl downloaded nothing');
-  return Number(stdout.trim());
+  return { seconds: Number(time), cpuSeconds: (cpu[0] ?? 0) + (cpu[1] ?? 0) };
+}
+
+/** `0m1.234s` → 1.234 */
+function minutesSeconds(text: string): number {
+  const m = /^(\d+)m([\d.]+)s$/.exec(text);
+  return m ? Number(m[1]) * 60 + Number(m[2]) : 0;
 }
 
 function runChild(input: ChildInput): { pid: number; done: Promise<ChildResult>; kill(): void } {
@@ -133,6 +148,7 @@ async function killWhenPartHolds(run: ReturnType<typeof runChild>, part: string,
   }
 }
 
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(2)} %`;
 
 main().catch((err: unknown) => {
