@@ -1,7 +1,8 @@
 /**
- * Where the storage body goes: hashed inline and written at an explicit file position with `writev`. While
- * one write is in the kernel, the chunks arriving meanwhile queue up (up to `HIGH_WATER_MARK`) and go out as
- * the next single `writev`, so the per-chunk cost is a hash update and an array push.
+ * Where the storage body goes: hashed inline and written at an explicit file position with `writev` of at
+ * least 1 MiB. While one write is in the kernel, the chunks arriving meanwhile queue up (up to
+ * `HIGH_WATER_MARK`) and go out with the next `writev`, so the per-chunk cost is a hash update and an array
+ * push. `position` counts what is on disk.
  *
  * It also checks what it writes: the first two bytes of the object must be the gzip magic (when expected),
  * and a resumed body's first byte, which overlaps the last byte on disk, must equal it.
@@ -12,6 +13,8 @@ import { Writable } from 'node:stream';
 import { isGzipMagic } from './archive-checks';
 
 const HIGH_WATER_MARK = 4 * 1024 * 1024;
+/** Bytes gathered before one `writev`. */
+const MIN_WRITE = 1024 * 1024;
 
 /** Why the sink refused the body (the download decides what failure that is). */
 export class BodyRefused extends Error {
@@ -47,9 +50,13 @@ export class ArchiveSink extends Writable {
   position: number;
   private overlapByte?: number;
   private held: Buffer[] = [];
-  private readonly checkMagic: boolean;
+  /** Until the first two bytes were checked. */
+  private checkMagic: boolean;
   /** The write in the kernel: a broken body must not be resumed before it landed (the hash has its bytes). */
   private inflight: Promise<void> = Promise.resolve();
+  /** Hashed, not yet written (less than MIN_WRITE). */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
 
   constructor(
     private readonly file: FileHandle,
@@ -84,7 +91,7 @@ export class ArchiveSink extends Writable {
       chunks = chunks.slice(chunks.indexOf(first));
       chunks[0] = first.subarray(1);
     }
-    if (this.checkMagic && this.position === 0) {
+    if (this.checkMagic) {
       // Hold bytes until two arrived: the magic may be split across chunks.
       this.held.push(...chunks);
       const head = Buffer.concat(this.held);
@@ -92,12 +99,23 @@ export class ArchiveSink extends Writable {
       if (!isGzipMagic(head)) return done(new BodyRefused('not-gzip', head.subarray(0, 200)));
       chunks = this.held;
       this.held = [];
+      this.checkMagic = false;
     }
-    let length = 0;
     for (const chunk of chunks) {
       this.hash.update(chunk);
-      length += chunk.length;
+      this.pending.push(chunk);
+      this.pendingBytes += chunk.length;
     }
+    // Small writes cost a promise and a syscall each: gather at least MIN_WRITE before writing.
+    if (this.pendingBytes < MIN_WRITE) return done();
+    this.flush(done);
+  }
+
+  private flush(done: (err?: Error | null) => void): void {
+    const chunks = this.pending;
+    const length = this.pendingBytes;
+    this.pending = [];
+    this.pendingBytes = 0;
     if (length === 0) return done();
     this.inflight = writeAll(this.file, chunks, this.position, length).then(
       () => {
@@ -116,7 +134,8 @@ export class ArchiveSink extends Writable {
   override _final(done: (err?: Error | null) => void): void {
     // A body shorter than the magic: refuse it rather than write one byte.
     if (this.held.length > 0) return done(new BodyRefused('not-gzip', Buffer.concat(this.held)));
-    done();
+    // What was gathered goes to disk, also when the body broke off: the resume keeps it.
+    this.flush(done);
   }
 }
 
