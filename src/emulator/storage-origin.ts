@@ -1,17 +1,31 @@
 /**
  * A separate "object store" origin that serves archive bytes behind pre-signed, expiring URLs, the way
  * the real service redirects archive downloads to cloud storage. Like a real object store it supports
- * `Range`, and it rejects any request that carries an `Authorization` header: a client that forwards
- * its API token across the redirect fails here (and would leak the token in production).
+ * `Range` with `If-Range` (an `ETag` or `Last-Modified` that no longer matches gets the whole new object,
+ * RFC 9110 §13.1.5), and it rejects any request that carries an `Authorization` header: a client that
+ * forwards its API token across the redirect fails here (and would leak the token in production).
+ *
+ * Objects are bytes or generated content (any size, never held in memory). Faults (`storage-faults.ts`)
+ * make it misbehave on purpose.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHmac, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { EmulatorStats } from './stats';
+import { contentBytes, generatedArchive, type GeneratedContent } from './archive-content';
+import { StorageFaults, type StorageFault } from './storage-faults';
 
 export interface StoredObject {
-  bytes: Buffer;
+  bytes: Buffer | GeneratedContent;
   contentType: string;
+}
+
+interface Entry extends StoredObject {
+  etag: string;
+  /** @format epoch milliseconds, whole seconds (HTTP dates have no more) */
+  lastModified: number;
+  /** How often the object was replaced by a `change` fault. */
+  generation: number;
 }
 
 export interface StorageOptions {
@@ -23,10 +37,14 @@ export interface StorageOptions {
   bytesPerSecond?: number;
 }
 
+/** Throttled downloads send this many slices a second, so an interrupted one has a fine-grained offset. */
+const SLICES_PER_SECOND = 50;
+
 export class StorageOrigin {
-  private readonly objects = new Map<string, StoredObject>();
+  private readonly objects = new Map<string, Entry>();
   private readonly secret = randomBytes(16).toString('hex');
   private server?: Server;
+  readonly faults = new StorageFaults();
   baseUrl = '';
   bytesPerSecond: number;
 
@@ -35,7 +53,11 @@ export class StorageOrigin {
   }
 
   put(key: string, object: StoredObject): void {
-    this.objects.set(key, object);
+    const previous = this.objects.get(key);
+    // A replaced object must not share the old Last-Modified, or an If-Range date would still match.
+    const now = Math.floor(this.opts.clock() / 1000) * 1000;
+    const lastModified = previous ? Math.max(now, previous.lastModified + 1000) : now;
+    this.objects.set(key, { ...object, etag: etagOf(object.bytes), lastModified, generation: previous?.generation ?? 0 });
   }
 
   delete(key: string): void {
@@ -46,8 +68,22 @@ export class StorageOrigin {
     return this.objects.has(key);
   }
 
+  /** The object's current bytes (tests: the expected content after a `change` fault). */
+  bytesOf(key: string): Buffer | undefined {
+    const entry = this.objects.get(key);
+    if (!entry) return undefined;
+    return Buffer.isBuffer(entry.bytes) ? entry.bytes : contentBytes(entry.bytes);
+  }
+
+  /** Replaces the fault rules. */
+  setFaults(faults: StorageFault[]): void {
+    this.faults.set(faults);
+  }
+
   /** A URL for `key` that stops working `ttlMs` from now. */
   presign(key: string, ttlMs: number): string {
+    const override = this.faults.pick(['presign']);
+    if (override) return override.location;
     const expires = Math.floor((this.opts.clock() + ttlMs) / 1000);
     const signature = this.sign(key, expires);
     return `${this.baseUrl}/${encodeURIComponent(key)}?X-Expires=${expires}&X-Signature=${signature}`;
@@ -84,6 +120,11 @@ export class StorageOrigin {
       return fail(400, 'InvalidArgument', 'Only one auth mechanism allowed; only the X-Signature query parameter is supported.');
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return fail(405, 'MethodNotAllowed', 'The specified method is not allowed.');
+    const redirect = this.faults.pick(['redirect']);
+    if (redirect) {
+      res.writeHead(302, { location: redirect.location ?? url.href });
+      return void res.end();
+    }
     const expires = Number(url.searchParams.get('X-Expires'));
     const signature = url.searchParams.get('X-Signature') ?? '';
     if (!Number.isFinite(expires) || signature !== this.sign(key, expires)) return fail(403, 'SignatureDoesNotMatch', 'The request signature does not match.');
@@ -91,15 +132,21 @@ export class StorageOrigin {
       stats.expired++;
       return fail(403, 'AccessDenied', 'Request has expired');
     }
+    const page = this.faults.pick(['page']);
+    if (page) {
+      res.writeHead(page.status ?? 200, { 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body) });
+      return void res.end(page.body);
+    }
+    if (this.objects.has(key) && this.faults.pick(['change'])) this.change(key);
     const object = this.objects.get(key);
     if (!object) return fail(404, 'NoSuchKey', 'The specified key does not exist.');
 
-    const total = object.bytes.length;
+    const total = sizeOf(object.bytes);
     let start = 0;
     let end = total - 1;
     let status = 200;
     const range = req.headers.range;
-    if (range) {
+    if (range && this.ifRangeMatches(req.headers['if-range'] as string | undefined, object)) {
       stats.rangeRequests++;
       const m = /^bytes=(\d*)-(\d*)$/.exec(range.trim());
       if (!m || (m[1] === '' && m[2] === '')) return fail(416, 'InvalidRange', 'The requested range is not satisfiable');
@@ -115,33 +162,128 @@ export class StorageOrigin {
       }
       status = 206;
     }
+    const contentType = this.faults.pick(['content-type'])?.contentType ?? object.contentType;
     const headers: Record<string, string | number> = {
-      'content-type': object.contentType,
+      'content-type': contentType,
       'content-length': end - start + 1,
       'accept-ranges': 'bytes',
-      etag: `"${createHmac('sha1', 'etag').update(object.bytes).digest('hex')}"`,
+      etag: object.etag,
+      'last-modified': new Date(object.lastModified).toUTCString(),
     };
     if (status === 206) headers['content-range'] = `bytes ${start}-${end}/${total}`;
     res.writeHead(status, headers);
     if (req.method === 'HEAD') return void res.end();
-    await this.stream(res, object.bytes.subarray(start, end + 1));
+    const short = this.faults.pick(['short']);
+    let stopAt = end + 1;
+    if (short?.sendBytes !== undefined) stopAt = Math.min(stopAt, start + short.sendBytes);
+    if (short?.untilOffset !== undefined) stopAt = Math.min(stopAt, Math.max(start, short.untilOffset));
+    await this.stream(res, object.bytes, start, stopAt);
+    if (stopAt > end) return void res.end();
+    // A short answer: the connection closes (FIN after what was written, never a reset that would drop it)
+    // before the announced length went out.
+    res.socket?.end();
   }
 
-  private async stream(res: ServerResponse, bytes: Buffer): Promise<void> {
-    const stats = this.opts.stats.storage;
-    if (!this.bytesPerSecond) {
-      stats.bytesServed += bytes.length;
-      res.end(bytes);
-      return;
-    }
-    // Throttled: 10 slices a second, so an interrupted download has a meaningful offset.
-    const slice = Math.max(1, Math.floor(this.bytesPerSecond / 10));
-    for (let offset = 0; offset < bytes.length && !res.destroyed; offset += slice) {
-      const chunk = bytes.subarray(offset, offset + slice);
-      stats.bytesServed += chunk.length;
-      if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    res.end();
+  /**
+   * RFC 9110 §13.1.5: a Range is honoured only when `If-Range` (if sent) still names this representation —
+   * a strong ETag compared strongly, or exactly the Last-Modified date.
+   */
+  private ifRangeMatches(ifRange: string | undefined, object: Entry): boolean {
+    if (ifRange === undefined) return true;
+    const value = ifRange.trim();
+    if (value.startsWith('"') || value.startsWith('W/')) return value === object.etag;
+    const date = Date.parse(value);
+    return Number.isFinite(date) && date === object.lastModified;
   }
+
+  /** New content for `key` (a `change` fault): same size, other bytes, new validators. */
+  private change(key: string): void {
+    const entry = this.objects.get(key)!;
+    const generation = entry.generation + 1;
+    const bytes = generatedArchive(`${key}#${generation}`, sizeOf(entry.bytes));
+    this.put(key, { bytes: Buffer.isBuffer(entry.bytes) ? contentBytes(bytes) : bytes, contentType: entry.contentType });
+    this.objects.get(key)!.generation = generation;
+  }
+
+  /** Writes bytes `[start, stop)` with backpressure (and the throttle, when set). */
+  private async stream(res: ServerResponse, bytes: Buffer | GeneratedContent, start: number, stop: number): Promise<void> {
+    const stats = this.opts.stats.storage;
+    const slice = this.bytesPerSecond ? Math.max(1, Math.floor(this.bytesPerSecond / SLICES_PER_SECOND)) : 1024 * 1024;
+    // Generated content is filled into a few reused buffers: fresh 1 MiB allocations would cost more than the copy.
+    const pool = Buffer.isBuffer(bytes) ? undefined : new BufferPool(POOL_BUFFERS, Math.min(slice, 1024 * 1024));
+    for (let at = start; at < stop; ) {
+      if (res.destroyed) return;
+      let piece: Buffer;
+      let release = () => undefined as void;
+      if (Buffer.isBuffer(bytes)) {
+        piece = bytes.subarray(at, Math.min(stop, at + slice));
+      } else {
+        const buffer = await pool!.take(res);
+        if (!buffer) return;
+        piece = buffer.subarray(0, bytes.fill(buffer.subarray(0, Math.min(buffer.length, stop - at)), at));
+        release = () => pool!.give(buffer);
+      }
+      at += piece.length;
+      stats.bytesServed += piece.length;
+      if (!res.write(piece, release)) await drained(res);
+      if (this.bytesPerSecond) await new Promise((r) => setTimeout(r, 1000 / SLICES_PER_SECOND));
+    }
+  }
+}
+
+/** Buffers in flight per generated response: enough to keep the socket busy while the next one is filled. */
+const POOL_BUFFERS = 8;
+
+/** Reusable buffers, handed back once the socket wrote them. */
+class BufferPool {
+  private readonly free: Buffer[] = [];
+  private waiter?: () => void;
+
+  constructor(count: number, size: number) {
+    for (let i = 0; i < count; i++) this.free.push(Buffer.allocUnsafe(size));
+  }
+
+  /** A free buffer, or undefined once the response is gone. */
+  async take(res: ServerResponse): Promise<Buffer | undefined> {
+    while (this.free.length === 0) {
+      if (res.destroyed) return undefined;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          res.off('close', wake);
+          resolve();
+        };
+        this.waiter = wake;
+        res.once('close', wake);
+      });
+    }
+    return this.free.pop();
+  }
+
+  give(buffer: Buffer): void {
+    this.free.push(buffer);
+    const wake = this.waiter;
+    this.waiter = undefined;
+    wake?.();
+  }
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
+function sizeOf(bytes: Buffer | GeneratedContent): number {
+  return Buffer.isBuffer(bytes) ? bytes.length : bytes.size;
+}
+
+function etagOf(bytes: Buffer | GeneratedContent): string {
+  const id = Buffer.isBuffer(bytes) ? createHmac('sha1', 'etag').update(bytes).digest('hex') : createHmac('sha1', 'etag').update(`${bytes.seed}:${bytes.size}`).digest('hex');
+  return `"${id}"`;
 }

@@ -4,13 +4,14 @@
  *
  * State advances lazily from the emulator clock (no timers), so tests with an injected clock are exact.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Router, RouteResult } from '../router';
 import type { EmulatorContext } from '../emulator';
 import { EmulatorHttpError } from '../http-error';
 import { validateBody } from '../validation';
 import { accountObject, type Repository } from './fixture';
 import { paginate } from './pagination';
+import { contentBytes, generatedArchive } from '../archive-content';
 
 export type MigrationState = 'pending' | 'exporting' | 'exported' | 'failed';
 
@@ -74,16 +75,8 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
 
   const archiveKey = (m: EmulatedMigration) => `migrations/${m.id}/${m.guid}.tar.gz`;
 
-  const archiveBytes = (m: EmulatedMigration): Buffer => {
-    // Deterministic pseudo-random content: a download can be checked byte for byte and by SHA-256.
-    const out = Buffer.alloc(options.archiveBytes);
-    let block = createHash('sha256').update(m.guid).digest();
-    for (let offset = 0; offset < out.length; offset += block.length) {
-      block.copy(out, offset);
-      block = createHash('sha256').update(block).digest();
-    }
-    return out;
-  };
+  // Deterministic content, generated on demand (never held in memory): checkable by SHA-256 at any size.
+  const archiveContent = (m: EmulatedMigration) => generatedArchive(m.guid, options.archiveBytes);
 
   const pickExportMs = (id: number) => {
     if (typeof options.exportMs === 'number') return options.exportMs;
@@ -203,7 +196,7 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
       locked: new Set(lock ? repositories.map((r) => r.name) : []),
     };
     migrations.set(id, m);
-    ctx.storage.put(archiveKey(m), { bytes: archiveBytes(m), contentType: 'application/x-gzip' });
+    ctx.storage.put(archiveKey(m), { bytes: archiveContent(m), contentType: 'application/x-gzip' });
     return { status: 201, body: migrationObject(m, now) };
   });
 
@@ -275,7 +268,7 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
     },
     archiveBytes: (id: number) => {
       const m = migrations.get(id);
-      return m ? archiveBytes(m) : undefined;
+      return m ? contentBytes(archiveContent(m)) : undefined;
     },
     options,
   };

@@ -1,0 +1,51 @@
+/**
+ * One archive download in a process of its own (for bench:download and the SIGKILL test): the same code
+ * the `downloadArchive` activity runs, without a Temporal worker around it, so its time, CPU and RSS are
+ * the download's. Input: a JSON argument; output: one JSON line on stdout.
+ */
+import { archiveDownloader, type ArchiveDownloadInput } from '../src/activities/github/archive-download';
+import { createGithubClient } from '../src/activities/context';
+
+export interface ChildInput extends ArchiveDownloadInput {
+  apiUrl: string;
+  token: string;
+  dataDir: string;
+}
+
+export interface ChildResult {
+  ms: number;
+  bytes: number;
+  sha256: string;
+  resumedFrom: number;
+  fetchedBytes: number;
+  /** RSS before the download and the highest sampled during it, in MiB. */
+  rssBeforeMb: number;
+  rssPeakMb: number;
+  heartbeats: number;
+  /** CPU time (user + system) the download took, in seconds. */
+  cpuSeconds: number;
+}
+
+async function main(): Promise<void> {
+  const input = JSON.parse(process.argv[2]) as ChildInput;
+  const download = archiveDownloader({ github: createGithubClient({ baseUrl: input.apiUrl, token: () => input.token }), dataDir: input.dataDir });
+  const mb = () => process.memoryUsage.rss() / 1024 / 1024;
+  const rssBeforeMb = mb();
+  let rssPeakMb = rssBeforeMb;
+  const sampler = setInterval(() => (rssPeakMb = Math.max(rssPeakMb, mb())), 50);
+  let heartbeats = 0;
+  const cpuBefore = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  const result = await download({ org: input.org, migrationId: input.migrationId, path: input.path }, { heartbeat: () => heartbeats++ });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const cpu = process.cpuUsage(cpuBefore);
+  clearInterval(sampler);
+  rssPeakMb = Math.max(rssPeakMb, mb());
+  const out: ChildResult = { ms, bytes: result.bytes, sha256: result.sha256, resumedFrom: result.resumedFrom, fetchedBytes: result.fetchedBytes, rssBeforeMb, rssPeakMb, heartbeats, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,375 @@
+/**
+ * `downloadArchive`: GET …/archive (302) and stream the pre-signed storage URL to disk at wire speed,
+ * hashing inline (`archive-sink.ts`), resumable from what is on disk (`archive-part.ts`), and verified before
+ * it is reported (`archive-checks.ts`):
+ *
+ * - A retry resumes at the `.part` file's length, asking one byte early (`Range: bytes=N-1-`) with
+ *   `If-Range`: the overlapping byte must match, and a changed object answers 200 with the new bytes, which
+ *   replace the old ones from byte 0.
+ * - A body that is not the archive (an HTML "AccessDenied" page, JSON, no gzip magic) is never written as
+ *   it: the API is asked for a fresh URL `NOT_ARCHIVE_REASKS` times, then it fails non-retryable naming
+ *   what was received. Unusable redirect targets and redirect loops fail at once, non-retryable.
+ * - A transfer that breaks off keeps its bytes and resumes at once; `MAX_STALLS` breaks in a row without
+ *   a new byte fail non-retryable with what storage announced and sent.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityDeps } from '../context';
+import { FailureType } from '../../http/retry-policy';
+import { discard, headerValue, readHead, storageGet, type StorageResponse } from '../../http/download';
+import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, MAX_REDIRECTS, rangeStart, validatorOf } from './archive-checks';
+import { DownloadLock, PartFile } from './archive-part';
+import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
+
+export interface ArchiveDownloadInput {
+  org: string;
+  migrationId: number;
+  /** Destination file; relative paths resolve under the worker's data directory. */
+  path: string;
+}
+
+export interface ArchiveDownload {
+  path: string;
+  bytes: number;
+  sha256: string;
+  /** How many bytes of the archive this attempt fetched (less than `bytes` when it resumed). */
+  fetchedBytes: number;
+  /** Bytes kept from an earlier attempt (the `.part` on disk), 0 when it started over. */
+  resumedFrom: number;
+}
+
+/** Heartbeat details of the download (progress for the CLI; the resume point is the `.part` file). */
+export interface DownloadProgress {
+  offset: number;
+  total?: number;
+}
+
+/** What the download needs from its surroundings: the activity context, or a benchmark's stand-in. */
+export interface DownloadHooks {
+  heartbeat(progress: DownloadProgress): void;
+  signal?: AbortSignal;
+}
+
+/** Fresh URLs asked of the API after storage answered something that is not the archive. */
+export const NOT_ARCHIVE_REASKS = 2;
+/** Breaks in a row without a new byte before the transfer is declared broken. */
+export const MAX_STALLS = 5;
+/** Fresh URLs asked after storage refused one (403: expired or forbidden). */
+const ACCESS_REASKS = 2;
+/** Answers one attempt handles before it leaves the rest to a Temporal retry. */
+const MAX_ANSWERS = 1_000;
+/** @format milliseconds — how often progress is heartbeated and the lock refreshed. */
+const BEAT_MS = 1_000;
+/** @format milliseconds — a lock not refreshed for this long belongs to a dead process on another host. */
+export const LOCK_STALE_MS = 30_000;
+
+const enc = encodeURIComponent;
+
+export function createArchiveDownload(deps: ActivityDeps) {
+  const download = archiveDownloader(deps);
+  return async function downloadArchive(input: ArchiveDownloadInput): Promise<ArchiveDownload> {
+    const ctx = Context.current();
+    return download(input, { heartbeat: (p) => ctx.heartbeat(p), signal: ctx.cancellationSignal });
+  };
+}
+
+/** The download itself, independent of the activity context (benchmarks run it in a plain process). */
+export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'dataDir'>) {
+  const archiveUrl = async (input: ArchiveDownloadInput): Promise<URL> => {
+    const api = `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive`;
+    const res = await deps.github.request({ method: 'GET', path: api, redirect: 'manual' }).catch((err: unknown) => {
+      // The API client resolves the Location itself; an unparsable one surfaces as Node's ERR_INVALID_URL.
+      if ((err as NodeJS.ErrnoException).code === 'ERR_INVALID_URL') {
+        throw ApplicationFailure.nonRetryable(`GET ${api} redirected to a Location that is not a URL (${(err as { input?: string }).input ?? 'unreadable'})`, ArchiveFailure.LocationUnusable);
+      }
+      throw err;
+    });
+    if (res.status < 300 || res.status >= 400) {
+      throw ApplicationFailure.nonRetryable(`GET ${api} answered ${res.status} instead of redirecting to the archive`, FailureType.UnexpectedResponse);
+    }
+    return checkLocation(res.location, undefined, `GET ${api}`);
+  };
+
+  return async function download(input: ArchiveDownloadInput, hooks: DownloadHooks): Promise<ArchiveDownload> {
+    const path = isAbsolute(input.path) ? input.path : resolve(deps.dataDir, input.path);
+    await mkdir(dirname(path), { recursive: true });
+    const lock = await DownloadLock.acquire(path, LOCK_STALE_MS);
+    const part = new PartFile(path);
+    const abort = new AbortController();
+    const signal = hooks.signal ? AbortSignal.any([hooks.signal, abort.signal]) : abort.signal;
+    const state = new Transfer(part, `${input.org}/${input.migrationId}`, expectsGzip(path));
+    const beat = setInterval(() => {
+      hooks.heartbeat(state.progress());
+      void lock.refresh().then((held) => {
+        if (!held) abort.abort(ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy));
+      });
+    }, BEAT_MS);
+    try {
+      await state.open();
+      await state.run(() => archiveUrl(input), signal);
+      hooks.heartbeat(state.progress());
+      if (!(await lock.held())) throw ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy);
+      await part.complete();
+      return { path, bytes: state.offset, sha256: state.digest(), fetchedBytes: state.fetched, resumedFrom: state.offset - state.fetched };
+    } catch (err) {
+      throw signal.aborted && !(err instanceof ApplicationFailure) ? signal.reason : err;
+    } finally {
+      clearInterval(beat);
+      await state.close();
+      await lock.release();
+    }
+  };
+}
+
+/** One download's progress: the `.part` file, the running hash, and the answers seen so far. */
+class Transfer {
+  offset = 0;
+  fetched = 0;
+  total?: number;
+  private validator?: string;
+  private hash = createHash('sha256');
+  private file?: FileHandle;
+  private stalls = 0;
+  private notArchive = 0;
+  private denied = 0;
+  private lastBreak = '';
+
+  constructor(
+    private readonly part: PartFile,
+    private readonly source: string,
+    private readonly gzip: boolean,
+  ) {}
+
+  progress(): DownloadProgress {
+    return { offset: this.offset, total: this.total };
+  }
+
+  digest(): string {
+    return this.hash.digest('hex');
+  }
+
+  /** Resumes from the `.part` on disk when it belongs to this archive and still looks like one. */
+  async open(): Promise<void> {
+    const { offset, meta } = await this.part.resumable(this.source);
+    if (offset > 0 && meta) {
+      const head = await this.part.hashPrefix(offset, this.hash);
+      if (!this.gzip || isGzipMagic(head) || offset < 2) {
+        this.offset = offset;
+        this.total = meta.total;
+        this.validator = meta.validator;
+      } else {
+        await this.part.clear();
+        this.hash = createHash('sha256');
+      }
+    }
+    this.file = await open(this.part.partPath, this.offset > 0 ? 'r+' : 'w+');
+  }
+
+  async close(): Promise<void> {
+    await this.file?.close().catch(() => undefined);
+  }
+
+  /** Fetches until the `.part` holds the whole object. */
+  async run(askApi: () => Promise<URL>, signal: AbortSignal): Promise<void> {
+    let url = await askApi();
+    for (let answers = 0; answers < MAX_ANSWERS; answers++) {
+      const from = this.offset > 0 && this.validator ? this.offset - 1 : undefined;
+      const { res, finalUrl } = await followRedirects(url, { from, ifRange: this.validator, signal });
+      url = finalUrl;
+      const next = await this.take(res, from, signal);
+      if (next === 'done') return;
+      if (next === 'reask') url = await askApi();
+    }
+    throw ApplicationFailure.retryable(`the archive download took more than ${MAX_ANSWERS} storage answers; the next attempt resumes at byte ${this.offset}`, FailureType.Network);
+  }
+
+  /** Handles one storage answer: writes what belongs to the archive, decides what comes next. */
+  private async take(res: StorageResponse, from: number | undefined, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
+    const status = res.statusCode;
+    if (status === 403) {
+      const body = excerpt(await readHead(res.body));
+      if (this.denied++ < ACCESS_REASKS) return 'reask';
+      throw ApplicationFailure.nonRetryable(`storage refused the archive URL ${this.denied} times (403, ${body})`, ArchiveFailure.AccessDenied);
+    }
+    if (status === 404) {
+      const body = excerpt(await readHead(res.body));
+      throw ApplicationFailure.nonRetryable(`storage has no such archive (404, ${body}); it may have been deleted`, ArchiveFailure.Gone);
+    }
+    if (status === 416) {
+      // Asked from within what we hold, so the object is shorter than our .part: stale, start over.
+      discard(res.body);
+      await this.restart();
+      return 'again';
+    }
+    if (status >= 500) {
+      discard(res.body);
+      throw ApplicationFailure.retryable(`storage answered ${status}; the next attempt resumes at byte ${this.offset}`, FailureType.Server);
+    }
+    if (status !== 200 && status !== 206) {
+      const body = excerpt(await readHead(res.body));
+      throw ApplicationFailure.nonRetryable(`storage answered ${status} (${body}) instead of the archive`, FailureType.UnexpectedResponse);
+    }
+    const contentType = headerValue(res.headers, 'content-type');
+    const typeProblem = contentTypeProblem(contentType);
+    if (typeProblem) return this.notAnArchive(typeProblem, await readHead(res.body), headerValue(res.headers, 'content-length'));
+
+    const total = announcedTotal(status, headerValue(res.headers, 'content-range'), headerValue(res.headers, 'content-length'));
+    const start = status === 206 ? rangeStart(headerValue(res.headers, 'content-range')) : 0;
+    if (status === 206 && start !== from) {
+      // Not the range we asked for: trust nothing of it.
+      discard(res.body);
+      await this.restart();
+      return 'again';
+    }
+    // A 200 replaces whatever we held: the object changed (If-Range did not match) or storage ignores Range.
+    if (status === 200 && this.offset > 0) await this.restart();
+    if (total === undefined) {
+      discard(res.body);
+      throw ApplicationFailure.retryable(`storage answered ${status} without a length (Content-Length or Content-Range)`, FailureType.UnexpectedResponse);
+    }
+    const validator = validatorOf(headerValue(res.headers, 'etag'), headerValue(res.headers, 'last-modified'));
+    if (status === 200 || validator !== this.validator || total !== this.total) {
+      this.total = total;
+      this.validator = validator;
+      // Without a validator a later resume could mix two objects: such a download restarts instead.
+      if (validator) await this.part.writeMeta({ source: this.source, validator, total });
+    }
+    return this.stream(res, status === 206, signal);
+  }
+
+  private async stream(res: StorageResponse, overlaps: boolean, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
+    const before = this.offset;
+    const sink = new ArchiveSink(this.file!, this.part.partPath, this.hash, {
+      position: this.offset,
+      overlapByte: overlaps ? await this.lastByte() : undefined,
+      expectGzip: this.gzip,
+    });
+    const counted = () => {
+      this.fetched += sink.position - this.offset;
+      this.offset = sink.position;
+    };
+    const progress = setInterval(counted, 250);
+    let failure: unknown;
+    try {
+      failure = await drain(res.body, sink);
+    } finally {
+      await sink.settled();
+      clearInterval(progress);
+      counted();
+    }
+    if (failure instanceof BodyRefused) {
+      if (failure.reason === 'not-gzip') return this.notAnArchive('a body without the gzip magic bytes 1f 8b', failure.head, headerValue(res.headers, 'content-length'));
+      await this.restart();
+      return 'again';
+    }
+    if (signal.aborted) throw signal.reason;
+    if (failure instanceof DiskWriteFailed) throw ApplicationFailure.retryable(failure.message, ArchiveFailure.WriteFailed);
+    if (!failure && this.offset === this.total) return 'done';
+    // Broken off (connection closed, timeout) or ended short: keep the bytes, resume at once.
+    const reason = failure instanceof Error ? failure.message : `the body ended at byte ${this.offset}`;
+    this.lastBreak = `storage announced ${this.total} bytes, sent ${this.offset} and closed (${reason})`;
+    if (this.offset > before) {
+      this.stalls = 0;
+      return 'again';
+    }
+    if (++this.stalls >= MAX_STALLS) {
+      throw ApplicationFailure.nonRetryable(`the archive transfer keeps breaking: ${this.lastBreak}, ${this.stalls} times in a row without a new byte`, ArchiveFailure.TransferBroken);
+    }
+    await pause(200 * 2 ** (this.stalls - 1), signal);
+    return 'again';
+  }
+
+  private async notAnArchive(what: string, body: Buffer, contentLength: string | undefined): Promise<'reask'> {
+    const received = excerpt(body, contentLength !== undefined ? Number(contentLength) : undefined);
+    if (this.notArchive++ < NOT_ARCHIVE_REASKS) return 'reask';
+    throw ApplicationFailure.nonRetryable(
+      `storage sent ${what} instead of the archive, ${this.notArchive} times with fresh URLs (${received})`,
+      ArchiveFailure.NotAnArchive,
+    );
+  }
+
+  private async lastByte(): Promise<number> {
+    const { buffer } = await this.file!.read(Buffer.alloc(1), 0, 1, this.offset - 1);
+    return buffer[0];
+  }
+
+  /** Drops what is on disk: the next bytes come from byte 0. */
+  private async restart(): Promise<void> {
+    await this.file!.truncate(0);
+    this.offset = 0;
+    this.fetched = 0;
+    this.validator = undefined;
+    this.total = undefined;
+    this.hash = createHash('sha256');
+  }
+}
+
+/**
+ * Pipes the body into the sink and resolves with what went wrong, if anything. Unlike `pipeline`, a body
+ * that breaks off still ends the sink gracefully: the bytes received before the break are written (kept
+ * for the resume), not dropped with the sink's buffer.
+ */
+function drain(body: StorageResponse['body'], sink: ArchiveSink): Promise<unknown> {
+  return new Promise((resolveDrain) => {
+    // Broken off while nobody listened yet (a tiny short answer): what it held is gone, the resume repeats it.
+    if (body.destroyed) return resolveDrain(body.errored ?? new Error('the connection closed before the announced length'));
+    let broken: unknown;
+    const breakOff = (err: unknown) => {
+      if (broken !== undefined || body.readableEnded) return;
+      broken = err;
+      body.unpipe(sink);
+      sink.end();
+    };
+    body.once('error', breakOff);
+    body.once('close', () => breakOff(new Error(body.readableEnded ? 'closed' : 'the connection closed before the announced length')));
+    sink.once('finish', () => resolveDrain(broken));
+    sink.once('error', (err) => {
+      body.destroy();
+      resolveDrain(err);
+    });
+    body.pipe(sink);
+  });
+}
+
+/** GETs `url`, following storage redirects (checked, at most `MAX_REDIRECTS`, never in a circle). */
+async function followRedirects(
+  url: URL,
+  opts: { from?: number; ifRange?: string; signal: AbortSignal },
+): Promise<{ res: StorageResponse; finalUrl: URL }> {
+  const seen = new Set<string>();
+  let current = url;
+  for (;;) {
+    seen.add(current.href);
+    const res = await storageGet(current, opts).catch((err: Error) => {
+      if (opts.signal.aborted) throw opts.signal.reason;
+      throw ApplicationFailure.retryable(`archive download from storage failed: ${err.message}`, FailureType.Network);
+    });
+    if (res.statusCode < 300 || res.statusCode >= 400 || res.statusCode === 304) return { res, finalUrl: current };
+    discard(res.body);
+    const next = checkLocation(headerValue(res.headers, 'location'), current.href, `storage (${res.statusCode})`);
+    if (seen.has(next.href)) {
+      throw ApplicationFailure.nonRetryable(`storage redirects in a circle (${[...seen, next.href].map(redact).join(' → ')})`, ArchiveFailure.RedirectLoop);
+    }
+    if (seen.size > MAX_REDIRECTS) throw ApplicationFailure.nonRetryable(`storage redirected more than ${MAX_REDIRECTS} times`, ArchiveFailure.RedirectLoop);
+    current = next;
+  }
+}
+
+/** A URL without its query (pre-signed URLs carry their signature there). */
+function redact(href: string): string {
+  const url = new URL(href);
+  return `${url.origin}${url.pathname}${url.search ? '?…' : ''}`;
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolvePause, reject) => {
+    const timer = setTimeout(resolvePause, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    }, { once: true });
+  });
+}

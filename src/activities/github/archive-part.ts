@@ -1,0 +1,194 @@
+/**
+ * The download's state on disk, which is all a retry needs to resume (on this host or another one sharing
+ * the directory):
+ *
+ * - `<path>.part` — the bytes received so far; its length is the resume point (not a heartbeat, which lags).
+ * - `<path>.part.json` — which archive the bytes belong to and the validator (`ETag`/`Last-Modified`) of the
+ *   object they came from, written before the first byte, so a resume can ask `If-Range`.
+ * - `<path>.lock` — who is writing: created exclusively, refreshed every second; a lock whose process is gone
+ *   (same host) or that was not refreshed for `staleAfterMs` (another host) is taken over.
+ *
+ * The archive appears under its final name only by `rename` at the end, after every check.
+ */
+import { randomUUID, type Hash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { ApplicationFailure } from '@temporalio/common';
+import { ArchiveFailure } from './archive-checks';
+
+/** What `.part.json` records. */
+export interface PartMeta {
+  /** Identifies the archive (`org/migrationId`): a `.part` of another archive is never resumed. */
+  source: string;
+  /** `ETag` or `Last-Modified` of the object the bytes came from. */
+  validator: string;
+  total: number;
+}
+
+export class PartFile {
+  readonly partPath: string;
+  readonly metaPath: string;
+
+  constructor(readonly path: string) {
+    this.partPath = `${path}.part`;
+    this.metaPath = `${path}.part.json`;
+  }
+
+  /**
+   * What can be resumed: the `.part` length when its metadata names the same archive, else nothing (and
+   * the stale files are cleared so nothing of another object can mix in).
+   */
+  async resumable(source: string): Promise<{ offset: number; meta?: PartMeta }> {
+    const meta = await readMeta(this.metaPath);
+    const size = await fileSize(this.partPath);
+    if (meta && meta.source === source && size > 0 && size <= meta.total) return { offset: size, meta };
+    await this.clear();
+    return { offset: 0 };
+  }
+
+  async writeMeta(meta: PartMeta): Promise<void> {
+    // Written to a temporary name and renamed: a crash never leaves half a JSON file.
+    const tmp = `${this.metaPath}.${randomUUID()}`;
+    await writeFile(tmp, JSON.stringify(meta));
+    await rename(tmp, this.metaPath);
+  }
+
+  /** Feeds `[0, length)` of the `.part` into `hash`; returns its first two bytes (for the gzip magic). */
+  async hashPrefix(length: number, hash: Hash): Promise<Buffer> {
+    let head = Buffer.alloc(0);
+    if (length === 0) return head;
+    for await (const chunk of createReadStream(this.partPath, { start: 0, end: length - 1, highWaterMark: 4 * 1024 * 1024 })) {
+      const buffer = chunk as Buffer;
+      if (head.length < 2) head = Buffer.concat([head, buffer.subarray(0, 2 - head.length)]);
+      hash.update(buffer);
+    }
+    return head;
+  }
+
+  async clear(): Promise<void> {
+    await unlink(this.partPath).catch(ignoreMissing);
+    await unlink(this.metaPath).catch(ignoreMissing);
+  }
+
+  /** Moves the finished `.part` to the final name and drops its metadata. */
+  async complete(): Promise<void> {
+    await rename(this.partPath, this.path);
+    await unlink(this.metaPath).catch(ignoreMissing);
+  }
+}
+
+interface LockOwner {
+  host: string;
+  pid: number;
+  token: string;
+}
+
+export class DownloadLock {
+  private constructor(
+    readonly lockPath: string,
+    private readonly owner: LockOwner,
+  ) {}
+
+  /** Takes the lock, or fails with a retryable `ArchiveDownloadBusy` naming the live holder. */
+  static async acquire(path: string, staleAfterMs: number, now: () => number = Date.now): Promise<DownloadLock> {
+    const lockPath = `${path}.lock`;
+    const owner: LockOwner = { host: hostname(), pid: process.pid, token: randomUUID() };
+    for (let tries = 0; tries < 3; tries++) {
+      try {
+        const handle = await open(lockPath, 'wx');
+        await handle.writeFile(JSON.stringify(owner));
+        await handle.close();
+        return new DownloadLock(lockPath, owner);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const holder = await readLock(lockPath);
+      if (!holder) continue; // released meanwhile
+      const ageMs = now() - holder.mtimeMs;
+      const dead = holder.owner ? holder.owner.host === owner.host && !processAlive(holder.owner.pid) : false;
+      if (!dead && ageMs < staleAfterMs) {
+        const who = holder.owner ? `process ${holder.owner.pid} on ${holder.owner.host}` : 'another process';
+        throw ApplicationFailure.retryable(`${path} is being downloaded by ${who} (lock refreshed ${Math.round(ageMs / 1000)} s ago)`, ArchiveFailure.Busy);
+      }
+      // Take over a stale lock by renaming it away: of two processes doing so, only one rename succeeds.
+      const aside = `${lockPath}.stale-${owner.token}`;
+      try {
+        await rename(lockPath, aside);
+      } catch {
+        continue;
+      }
+      const moved = await readLock(aside);
+      if (moved?.owner?.token !== holder.owner?.token) {
+        // Someone else took it over between our read and our rename: give it back.
+        await rename(aside, lockPath).catch(() => undefined);
+        throw ApplicationFailure.retryable(`${path} is being downloaded by another process (its lock was just taken over)`, ArchiveFailure.Busy);
+      }
+      await unlink(aside).catch(ignoreMissing);
+    }
+    throw ApplicationFailure.retryable(`could not take the lock ${lockPath}`, ArchiveFailure.Busy);
+  }
+
+  /** Marks the lock as alive; false when another process took it over (this one must stop writing). */
+  async refresh(): Promise<boolean> {
+    if (!(await this.held())) return false;
+    const t = new Date();
+    await utimes(this.lockPath, t, t).catch(() => undefined);
+    return true;
+  }
+
+  async held(): Promise<boolean> {
+    const current = await readLock(this.lockPath);
+    return current?.owner?.token === this.owner.token;
+  }
+
+  async release(): Promise<void> {
+    if (await this.held()) await unlink(this.lockPath).catch(ignoreMissing);
+  }
+}
+
+async function readLock(path: string): Promise<{ owner?: LockOwner; mtimeMs: number } | undefined> {
+  try {
+    const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
+    let owner: LockOwner | undefined;
+    try {
+      owner = JSON.parse(text) as LockOwner;
+    } catch {
+      // A lock file being written, or garbage: judged by its age only.
+    }
+    return { owner, mtimeMs: info.mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function readMeta(path: string): Promise<PartMeta | undefined> {
+  try {
+    const meta = JSON.parse(await readFile(path, 'utf8')) as Partial<PartMeta>;
+    if (typeof meta.source === 'string' && typeof meta.validator === 'string' && typeof meta.total === 'number') return meta as PartMeta;
+  } catch {
+    // Missing or unreadable: nothing to resume.
+  }
+  return undefined;
+}
+
+async function fileSize(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0;
+  }
+}
+
+function ignoreMissing(err: NodeJS.ErrnoException): void {
+  if (err.code !== 'ENOENT') throw err;
+}
