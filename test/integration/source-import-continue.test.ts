@@ -5,7 +5,7 @@
  * activity's own retries until it gets through.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure, type WorkflowFailedError } from '@temporalio/client';
 import { importMapAuthorUpdate, importStatusQuery, sourceImport } from '../../src/workflows/source-import';
 import type { SourceImportInput } from '../../src/common/import-input';
 import type { Emulator } from '../../src/emulator/emulator';

@@ -7,7 +7,6 @@ import type { ActivityDeps } from '../context';
 import { Context } from '@temporalio/activity';
 import { MIGRATION_FLAGS, type MigrationFlag, type OrgMigrationInput } from '../../common/org-migration';
 import { LonghaulMigrationGuid } from '../../common/search-attributes';
-import { FailureType } from '../../http/retry-policy';
 import { createArchiveDownload } from './archive-download';
 
 type Migration = components['schemas']['migration'];
