@@ -7,6 +7,7 @@
  * Secrets never appear here: credentials travel as a *reference* (`env:NAME`, `file:/path`) that
  * only an activity resolves.
  */
+import { credentialInUrlProblems } from './url-secrets';
 import { isGithubLogin, isRepositoryName } from './github-names';
 import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
 import { pollBoundsProblems, type PollBounds } from '../workflows/kit/poll-schedule';
@@ -230,8 +231,9 @@ export function importInputProblems(input: SourceImportInput): string[] {
   }
   if (typeof input.vcsUrl !== 'string' || !/^(https?|svn|svn\+ssh|git|ssh):\/\/[^\s/]+/.test(input.vcsUrl)) {
     problems.push(`vcsUrl ${JSON.stringify(input.vcsUrl)} must be an absolute URL of the source repository`);
-  } else if (/^[a-z+]+:\/\/[^/@\s]*:[^/@\s]*@/i.test(input.vcsUrl)) {
-    problems.push('vcsUrl must not carry credentials (user:password@); pass a credentials reference instead');
+  } else {
+    // user:password@, token parameters, known token prefixes: the URL goes into history, a secret must not.
+    problems.push(...credentialInUrlProblems(input.vcsUrl, 'vcsUrl', 'import --credentials env:NAME (or file:/path), or credentials: "env:NAME" in workflow input'));
   }
   if (input.vcs !== undefined && !(IMPORT_VCS_TYPES as readonly string[]).includes(input.vcs)) {
     problems.push(`vcs must be one of ${IMPORT_VCS_TYPES.join(', ')}, got ${JSON.stringify(input.vcs)}`);

@@ -43,9 +43,12 @@ export const TOKEN_PATTERNS: readonly { name: string; pattern: RegExp }[] = [
   { name: 'npm token (npm_)', pattern: /npm_[A-Za-z0-9]{36}/ },
 ];
 
+/** How a sink's secret is passed by reference (the default advice). */
+export const SINK_SECRET_REFERENCE = 'for a sink: --sink-secret-env NAME, an environment variable on the worker; in workflow input: secretEnv: "NAME"';
+
 /** What the user should do instead, appended to every refusal. */
-function hint(fieldName: string): string {
-  return `remove it from ${fieldName} and pass the secret by reference instead (for a sink: --sink-secret-env NAME, an environment variable on the worker; in workflow input: secretEnv: "NAME")`;
+function hint(fieldName: string, reference: string): string {
+  return `remove it from ${fieldName} and pass the secret by reference instead (${reference})`;
 }
 
 /** Decodes percent-escapes where possible, so `%67hp_…` cannot slip past the token patterns. */
@@ -63,7 +66,7 @@ function decoded(s: string): string {
  * in a message. A value that is not a URL is only checked for token patterns (callers validate the
  * URL's shape themselves).
  */
-export function credentialInUrlProblems(url: string, fieldName: string): string[] {
+export function credentialInUrlProblems(url: string, fieldName: string, reference: string = SINK_SECRET_REFERENCE): string[] {
   if (typeof url !== 'string' || url === '') return [];
   const problems: string[] = [];
   let parsed: URL | undefined;
@@ -73,8 +76,10 @@ export function credentialInUrlProblems(url: string, fieldName: string): string[
     parsed = undefined;
   }
   if (parsed) {
-    if (parsed.username || parsed.password) {
-      problems.push(`${fieldName} carries credentials in its user-info part (user:password@host); ${hint(fieldName)}`);
+    // A bare user name is an account, not a secret (`ssh://git@github.com/…`); a password, or a user name
+    // that is itself a token (caught by the patterns below), is.
+    if (parsed.password) {
+      problems.push(`${fieldName} carries credentials in its user-info part (user:password@host); ${hint(fieldName, reference)}`);
     }
     const names = new Set<string>();
     for (const [name] of parsed.searchParams) names.add(name.toLowerCase());
@@ -83,13 +88,13 @@ export function credentialInUrlProblems(url: string, fieldName: string): string[
     for (const [name] of fragment) names.add(name.toLowerCase());
     for (const name of names) {
       if ((SECRET_QUERY_PARAMETERS as readonly string[]).includes(name)) {
-        problems.push(`${fieldName} carries a credential in its "${name}" parameter; ${hint(fieldName)}`);
+        problems.push(`${fieldName} carries a credential in its "${name}" parameter; ${hint(fieldName, reference)}`);
       }
     }
   }
   const text = `${url}\n${decoded(url)}`;
   for (const { name, pattern } of TOKEN_PATTERNS) {
-    if (pattern.test(text)) problems.push(`${fieldName} contains what looks like a ${name}; ${hint(fieldName)}`);
+    if (pattern.test(text)) problems.push(`${fieldName} contains what looks like a ${name}; ${hint(fieldName, reference)}`);
   }
   return problems;
 }

@@ -83,7 +83,7 @@ describe('source-import input validation', () => {
   it('refuses credentials inside the URL or in place of a reference without repeating them', () => {
     const problems = importInputProblems({ ...valid, vcsUrl: 'https://me:hunter2@svn.example.test/r', credentials: 'hunter2' });
     expect(problems).toEqual([
-      'vcsUrl must not carry credentials (user:password@); pass a credentials reference instead',
+      'vcsUrl carries credentials in its user-info part (user:password@host); remove it from vcsUrl and pass the secret by reference instead (import --credentials env:NAME (or file:/path), or credentials: "env:NAME" in workflow input)',
       'credentials must be a reference like env:NAME or file:/absolute/path, not the secret itself',
     ]);
     expect(problems.join(' ')).not.toContain('hunter2');

@@ -21,7 +21,7 @@ const GOOGLE_KEY = 'AI' + 'za' + fill(35, 'k');
 
 const refused: [string, string, RegExp][] = [
   ['user and password', 'https://user:pa55@hooks.example.com/x', /user-info/],
-  ['user only (a token as user name)', `https://${GHP}@github.com/o/r.git`, /user-info/],
+  ['user only (a token as user name)', `https://${GHP}@github.com/o/r.git`, /GitHub personal access token/],
   ['access_token parameter', 'https://hooks.example.com/x?access_token=abc', /"access_token"/],
   ['token parameter, any case', 'https://hooks.example.com/x?Token=abc', /"token"/],
   ['sig parameter (pre-signed URL)', 'https://storage.example.com/b/o?sv=2020&sig=abc%3D', /"sig"/],
@@ -90,5 +90,19 @@ describe('sink validation refuses credentials in the URL (workflow input and CLI
     expect('problem' in spec).toBe(false);
     expect(feedRunProblems({ feed: '/events', sink: spec as SinkConfig }).join('\n')).toMatch(/user-info/);
     expect(feedRunProblems({ feed: '/events', sink: { kind: 'http', url: 'https://hooks.example.com/x', secretEnv: 'HOOK_SECRET' } })).toEqual([]);
+  });
+});
+
+describe('secrets in a source-import vcsUrl', () => {
+  it('refuses a password or token in the URL, naming the credentials reference to use, and accepts an ssh user name', async () => {
+    const { importInputProblems } = await import('../../src/common/import-input');
+    const base = { owner: 'octo-org', repo: 'alpha' };
+    const token = 'gh' + 'p_' + 'Z'.repeat(36);
+    expect(importInputProblems({ ...base, vcsUrl: 'ssh://git@github.com/o/r.git' })).toEqual([]);
+    for (const vcsUrl of ['https://u:pw@svn.example.test/r', `https://svn.example.test/r?token=${token}`, `https://${token}@svn.example.test/r`]) {
+      const problems = importInputProblems({ ...base, vcsUrl });
+      expect(problems.join('; ')).toMatch(/vcsUrl .*--credentials env:NAME/);
+      expect(problems.join('; ')).not.toContain(token);
+    }
   });
 });
