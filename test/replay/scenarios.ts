@@ -35,7 +35,8 @@ export interface Scenario {
 }
 
 // 1 s: the floor the workflow kit's poll-bounds validator accepts.
-const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
+// A 5-minute bound keeps 1 s polls inside one run's event budget (Google inputs are refused otherwise).
+const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: 300_000 };
 const SVN = 'https://svn.example.test/repos';
 /** The default fixture plus two empty repositories to import into (the test helper imports vitest, which a script cannot). */
 function fixtureWithImportTargets(): GithubFixture {
