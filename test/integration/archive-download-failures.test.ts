@@ -41,7 +41,7 @@ async function migrate(name: string, faults: StorageFault[]) {
   const handle = await tw.client.workflow.start(orgMigration, {
     taskQueue: tw.taskQueue,
     workflowId: `archive-${name.replace(/\W+/g, '-')}-${Date.now()}`,
-    args: [{ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: { initialIntervalMs: 200, maxIntervalMs: 400 } }],
+    args: [{ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
   });
   const outcome = await handle.result().then(
     (result) => ({ result, failure: undefined }),

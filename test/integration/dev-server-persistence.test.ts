@@ -36,7 +36,7 @@ describe('embedded dev server persistence', () => {
     let client = new Client({ connection, namespace: 'default' });
     const taskQueue = `persist-${Date.now()}`;
     const workflowId = `persist-${Date.now()}`;
-    await client.workflow.start(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['beta'], poll: { initialIntervalMs: 500 } }] });
+    await client.workflow.start(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['beta'], poll: { initialIntervalMs: 1_000 } }] });
     await connection.close();
     await server.stop();
 

@@ -48,7 +48,7 @@ async function setUp(options: EmulatorOptions, repos: number) {
   return { e: emulator, c: client, credential, env };
 }
 
-async function startMigration(c: Client, taskQueue: string, repositories: string[], poll = { initialIntervalMs: 300, maxIntervalMs: 600 }) {
+async function startMigration(c: Client, taskQueue: string, repositories: string[], poll = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 }) {
   const handle = await c.workflow.start(orgMigration, {
     taskQueue,
     workflowId: `fleet-migration-${randomUUID()}`,

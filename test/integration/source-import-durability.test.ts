@@ -178,7 +178,7 @@ describe('source import: durability and server trouble', () => {
     );
     expect((cause as ApplicationFailure).type).toBe('InvalidImportInput');
     expect(cause.message).toContain('repo "no such repo" is not a valid repository name');
-    expect(cause.message).toContain('vcsUrl must not carry credentials');
+    expect(cause.message).toContain('vcsUrl carries credentials');
     expect(cause.message).toContain('not the secret itself');
     expect(cause.message).toContain('"nope" is not an email address');
     expect(cause.message).not.toContain('hunter2');
