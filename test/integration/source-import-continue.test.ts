@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CancelledFailure, type WorkflowFailedError } from '@temporalio/client';
 import { importMapAuthorUpdate, importStatusQuery, sourceImport } from '../../src/workflows/source-import';
-import type { SourceImportInput } from '../../src/common/import-input';
+import type { SourceImportInput } from '../../src/common/source-import-input';
 import type { Emulator } from '../../src/emulator/emulator';
 import { githubRetryPolicy } from '../../src/http/retry-policy';
 import { emulatorDeps, startTestEmulator } from '../helpers/emulator';

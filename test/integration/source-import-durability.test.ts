@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { importStatusQuery, sourceImport } from '../../src/workflows/source-import';
-import type { SourceImportInput } from '../../src/common/import-input';
+import type { SourceImportInput } from '../../src/common/source-import-input';
 import type { Emulator } from '../../src/emulator/emulator';
 import { githubRetryPolicy } from '../../src/http/retry-policy';
 import { emulatorDeps, startTestEmulator } from '../helpers/emulator';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { importChooseUpdate, importCredentialsUpdate, sourceImport } from '../../src/workflows/source-import';
-import type { SourceImportInput } from '../../src/common/import-input';
+import type { SourceImportInput } from '../../src/common/source-import-input';
 import type { Emulator } from '../../src/emulator/emulator';
 import { LonghaulProcess, LonghaulProgress, LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
 import { emulatorDeps, startTestEmulator } from '../helpers/emulator';

@@ -23,7 +23,7 @@ import type { Router, RouteResult } from '../router';
 import type { EmulatorContext } from '../emulator';
 import { EmulatorHttpError } from '../http-error';
 import { validateBody } from '../validation';
-import { IMPORT_VCS_TYPES, type ImportStatusName } from '../../common/import-input';
+import { IMPORT_VCS_TYPES, type ImportStatusName } from '../../common/source-import-input';
 
 export type ImportStatus = ImportStatusName;
 
