@@ -25,15 +25,6 @@ export function useGoogleStack(options: EmulatorOptions): GoogleStack {
   return stack;
 }
 
-export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected the workflow to fail');
-    },
-    (err: unknown) => err,
-  );
-}
-
 /** Polls `probe` until it returns a value (not undefined; a throw counts as not yet), or fails after `timeoutMs`. */
 export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -5,8 +5,6 @@
  * redelivery was accepted; and the ping health check.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import { hookRepairScheduleId, maxInAnyWindow, type HookRepairInput, type HookRepairResult } from '../../src/common/hook-repair';
 import { githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';
@@ -15,6 +13,7 @@ import { hookPing, hookRepair } from '../../src/workflows/hook-repair';
 import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
 import { cleanUp, scheduleRuns, triggerAndWait, waitFor } from '../helpers/schedules';
+import { expectFailure } from '../helpers/failures';
 
 const HOUR = 3_600_000;
 let emulator: Emulator | undefined;
@@ -126,13 +125,10 @@ describe('webhook delivery repair on a Schedule', () => {
     expect(e.hooks.pings(hookId)).toHaveLength(1);
 
     const requests = e.stats.requests;
-    const err = await w.client.workflow
-      .execute(hookRepair, { taskQueue: w.taskQueue, workflowId: `repair-bad-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId: -1 }] })
-      .catch((x: unknown) => x);
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    const cause = (err as WorkflowFailedError).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect((cause as ApplicationFailure).type).toBe('InvalidHookInput');
+    await expectFailure(
+      w.client.workflow.execute(hookRepair, { taskQueue: w.taskQueue, workflowId: `repair-bad-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId: -1 }] }),
+      'InvalidHookInput',
+    );
     expect(e.stats.requests).toBe(requests);
     expect(hookRepairScheduleId({ org: 'Octo-Org' }, 7)).toBe('hook-repair:orgs/octo-org/hooks/7');
   });

@@ -6,7 +6,6 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { importChooseUpdate, importCredentialsUpdate, sourceImport } from '../../src/workflows/source-import';
 import type { SourceImportInput } from '../../src/common/source-import-input';
 import type { Emulator } from '../../src/emulator/emulator';
@@ -14,6 +13,7 @@ import { LonghaulProcess, LonghaulProgress, LonghaulState, LonghaulTarget } from
 import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
+import { expectFailure } from '../helpers/failures';
 
 /** The kit's floor: no poll interval under 1 s. */
 const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
@@ -42,17 +42,6 @@ describe('source import: every status of the table', () => {
       workflowId: `import-${input.repo}-${Date.now()}`,
       args: [{ owner: 'octo-org', poll: FAST_POLL, ...input }],
     });
-
-  async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-    const err = await promise.then(
-      () => expect.fail('the workflow should have failed'),
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    const cause = (err as WorkflowFailedError).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    return cause as ApplicationFailure;
-  }
 
   it('goes detecting → importing → mapping → pushing → complete and reports commits, repository and search attributes', async () => {
     const target = repo();
@@ -141,8 +130,7 @@ describe('source import: every status of the table', () => {
   it('cancels the import and fails non-retryably, naming the URL, when detection finds nothing', async () => {
     const target = repo();
     const url = `${SVN}/nothing-found`;
-    const failure = await failureOf((await start({ repo: target, vcsUrl: url })).result());
-    expect(failure.type).toBe('ImportSourceNotFound');
+    const failure = await expectFailure((await start({ repo: target, vcsUrl: url })).result(), 'ImportSourceNotFound');
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toContain(url);
     expect(emulator.imports.get('octo-org', target)).toBeUndefined();
@@ -163,8 +151,7 @@ describe('source import: every status of the table', () => {
 
   it('fails with failed_step and the message once the configured restarts are spent', async () => {
     const target = repo();
-    const failure = await failureOf((await start({ repo: target, vcsUrl: `${SVN}/error-mapping?fail_times=3`, maxRestarts: 2 })).result());
-    expect(failure.type).toBe('ImportFailed');
+    const failure = await expectFailure((await start({ repo: target, vcsUrl: `${SVN}/error-mapping?fail_times=3`, maxRestarts: 2 })).result(), 'ImportFailed');
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toContain('failed at step mapping');
     expect(failure.message).toContain('the remote end hung up unexpectedly');
