@@ -22,7 +22,7 @@ import { startDevServer } from '../src/temporal/dev-server';
 import { startEmulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
-import { createGithubClient } from '../src/activities/context';
+import { createGithubClient } from '../src/http/github';
 import { activityDepsFromConfig, createLonghaulWorker } from '../src/worker';
 import { loadConfig } from '../src/config';
 import { DEFAULT_POLL, type PollBounds } from '../src/common/org-migration';
