@@ -162,7 +162,7 @@ describe('webhook delivery repair on a Schedule', () => {
       { method: 'GET', path: '/deliveries', kind: 'status', status: 502, times: 3 },
       { method: 'POST', path: '/attempts', kind: 'reset', times: 1 },
     ]);
-    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, outage: { initialDelayMs: 200, maxDelayMs: 400, budgetMs: 120_000 } });
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 120_000 } });
     const result = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
     expect(result.counts).toMatchObject({ failed: 3, redelivered: 3, notAccepted: 0 });
     expect(result.outage?.waits).toBe(4);
