@@ -10,7 +10,8 @@ import { GoogleOperationFailure } from '../../src/common/google-operation';
 import type { ApiKeyDeleteInput } from '../../src/common/google-input';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulProcess, LonghaulState } from '../../src/common/search-attributes';
-import { requestsTo, timersStarted, useGoogleStack } from '../helpers/google';
+import { requestsTo, timersStarted } from '../helpers/google';
+import { useStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
 
 /** The kit's floor: no poll interval under 1 s. */
@@ -19,9 +20,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const keyName = (id: string) => `projects/demo-project/locations/global/keys/${id}`;
 
 describe('API-key deletion workflow', () => {
-  const stack = useGoogleStack({ google: { apikeys: { deleteOperationMs: 700, failKeyIds: ['demo-key-3'] } } });
+  const stack = useStack({ emulator: { google: { apikeys: { deleteOperationMs: 700, failKeyIds: ['demo-key-3'] } } } });
   const start = (input: ApiKeyDeleteInput, name: string) =>
-    stack.tw.client.workflow.start(apiKeyDelete, { taskQueue: stack.tw.taskQueue, workflowId: `apikey-${name}-${Date.now()}`, args: [input] });
+    stack.client.workflow.start(apiKeyDelete, { taskQueue: stack.taskQueue, workflowId: `apikey-${name}-${Date.now()}`, args: [input] });
 
   it('deletes the key, polls its operation to done and says it stays retrievable for 30 days', async () => {
     const name = keyName('demo-key-1');

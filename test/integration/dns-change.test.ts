@@ -9,7 +9,8 @@ import { operationStatusQuery } from '../../src/workflows/google-operation';
 import { GoogleOperationFailure } from '../../src/common/google-operation';
 import type { DnsChangeInput, ResourceRecordSet } from '../../src/common/google-input';
 import { FailureType } from '../../src/http/retry-policy';
-import { requestsTo, timersStarted, useGoogleStack } from '../helpers/google';
+import { requestsTo, timersStarted } from '../helpers/google';
+import { useStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
 
 /** The kit's floor: no poll interval under 1 s. */
@@ -18,10 +19,10 @@ let seq = 0;
 const record = (label: string, ip = '192.0.2.30'): ResourceRecordSet => ({ name: `${label}-${Date.now().toString(36)}-${seq++}.demo.example.com.`, type: 'A', ttl: 300, rrdatas: [ip] });
 
 describe('DNS change workflow', () => {
-  const stack = useGoogleStack({ google: { dns: { changeMs: 800 } } });
+  const stack = useStack({ emulator: { google: { dns: { changeMs: 800 } } } });
   const start = (input: Omit<DnsChangeInput, 'project' | 'zone' | 'poll'> & Partial<DnsChangeInput>, name: string) =>
-    stack.tw.client.workflow.start(dnsChange, {
-      taskQueue: stack.tw.taskQueue,
+    stack.client.workflow.start(dnsChange, {
+      taskQueue: stack.taskQueue,
       workflowId: `dns-${name}-${Date.now()}-${seq++}`,
       args: [{ project: 'demo-project', zone: 'demo-zone', poll: FAST_POLL, ...input }],
     });

@@ -14,7 +14,8 @@ import type { OperationStatus } from '../../src/common/google-operation';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
 import { type defaultLogBucketOptions } from '../../src/emulator/google/logging-buckets';
-import { eventually, requestsTo, serverDemandedRetries, useGoogleStack } from '../helpers/google';
+import { eventually, requestsTo, serverDemandedRetries } from '../helpers/google';
+import { useStack } from '../helpers/stack';
 import { expectCancelled, expectFailure } from '../helpers/failures';
 import { call } from '../helpers/emulator-http';
 
@@ -26,7 +27,7 @@ let seq = 0;
 const uniqueId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${seq++}`;
 
 describe('log bucket workflows', () => {
-  const stack = useGoogleStack({ google: { buckets: { ...TIMING } } });
+  const stack = useStack({ emulator: { google: { buckets: { ...TIMING } } } });
   const buckets = () => stack.emulator.googleState.buckets;
   /** Per-test emulator behaviour, restored afterwards. */
   async function withBucketOptions<T>(options: Partial<typeof defaultLogBucketOptions>, run: () => Promise<T>): Promise<T> {
@@ -40,9 +41,9 @@ describe('log bucket workflows', () => {
     }
   }
   const create = (input: LogBucketCreateInput, name: string) =>
-    stack.tw.client.workflow.start(logBucketCreate, { taskQueue: stack.tw.taskQueue, workflowId: `bucket-${name}-${Date.now()}-${seq++}`, args: [input] });
+    stack.client.workflow.start(logBucketCreate, { taskQueue: stack.taskQueue, workflowId: `bucket-${name}-${Date.now()}-${seq++}`, args: [input] });
   const update = (input: LogBucketUpdateInput, name: string) =>
-    stack.tw.client.workflow.start(logBucketUpdate, { taskQueue: stack.tw.taskQueue, workflowId: `bucket-update-${name}-${Date.now()}-${seq++}`, args: [input] });
+    stack.client.workflow.start(logBucketUpdate, { taskQueue: stack.taskQueue, workflowId: `bucket-update-${name}-${Date.now()}-${seq++}`, args: [input] });
   const createOps = (bucketName: string) => [...buckets().operations.values()].filter((op) => op.kind === 'create' && op.bucketName === bucketName);
   const waitForState = (handle: WorkflowHandle, state: string) =>
     eventually(async () => ((await handle.query(operationStatusQuery)).state === state ? true : undefined), `state ${state}`);
