@@ -4,7 +4,7 @@
  * the download's. Input: a JSON argument; output: one JSON line on stdout.
  */
 import { archiveDownloader, type ArchiveDownloadInput } from '../src/activities/github/archive-download';
-import { createGithubClient } from '../src/activities/context';
+import { createGithubClient } from '../src/http/github';
 
 export interface ChildInput extends ArchiveDownloadInput {
   apiUrl: string;

@@ -21,7 +21,7 @@ import { startEmulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import { upsertFeedSchedule } from '../src/temporal/schedules';
-import type { OrgMigrationInput } from '../src/common/migration-input';
+import type { OrgMigrationInput } from '../src/common/org-migration';
 import { BUDGET_SPENT, governorWorkflowId, type GovernorSnapshot } from '../src/common/rate-governor';
 import { buildWorker, startWorkerProcess } from './worker-process';
 

@@ -10,7 +10,7 @@
  * workflow anchors poll times to its schedule, so request latency does not stretch it; but the dev
  * server fires timers with about 1 s of granularity, so scaled runs with sub-second intervals poll
  * less often than the schedule says. The poll count is also computed from the schedule
- * (`nextPollInterval`) for comparison.
+ * (the kit's `pollDelayMs`) for comparison.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,11 +22,12 @@ import { startDevServer } from '../src/temporal/dev-server';
 import { startEmulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
-import { createGithubClient } from '../src/activities/context';
+import { createGithubClient } from '../src/http/github';
 import { activityDepsFromConfig, createLonghaulWorker } from '../src/worker';
 import { loadConfig } from '../src/config';
-import { DEFAULT_POLL, nextPollInterval, type PollBounds } from '../src/common/migration-input';
-import type { SourceImportInput, SourceImportResult } from '../src/common/import-input';
+import { DEFAULT_POLL, type PollBounds } from '../src/common/org-migration';
+import { pollDelayMs } from '../src/workflows/kit/poll-schedule';
+import type { SourceImportInput, SourceImportResult } from '../src/common/source-import-input';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 
 interface Options {
@@ -43,13 +44,11 @@ const program = new Command()
 /** Poll instants (ms after the start) of the anchored schedule, up to the first at or after `untilMs`. */
 function pollSchedule(bounds: Required<PollBounds>, untilMs: number): number[] {
   const times: number[] = [];
-  let interval = bounds.initialIntervalMs;
-  let at = interval;
-  for (;;) {
+  let at = pollDelayMs(1, bounds);
+  for (let n = 2; ; n++) {
     times.push(at);
     if (at >= untilMs) return times;
-    interval = nextPollInterval(interval, bounds);
-    at += interval;
+    at += pollDelayMs(n, bounds);
   }
 }
 

@@ -15,8 +15,8 @@ import { Command } from 'commander';
 import { loadConfig } from './config';
 import { resolveTemporal, workflowUiUrl } from './temporal/connection';
 import { createLonghaulWorker, activityDepsFromConfig } from './worker';
-import { createGithubClient } from './activities/context';
-import { createGoogleClients } from './activities/google/client';
+import { createGithubClient } from './http/github';
+import { createGoogleClients } from './http/google';
 import { readSecret } from './config';
 import { startEmulator, type Emulator } from './emulator/emulator';
 import { portIsOpen } from './temporal/dev-server';
@@ -27,7 +27,7 @@ import type { CliContext } from './cli/context';
 import { Client, Connection } from '@temporalio/client';
 import { codecKeysFromEnv, EncryptionCodec, longhaulDataConverter } from './temporal/codec';
 import { DEFAULT_CODEC_CORS_ORIGINS, DEFAULT_CODEC_SERVER_PORT, startCodecServer, type RunningCodecServer } from './temporal/codec-server';
-import type { OrgMigrationInput, OrgMigrationResult, OrgMigrationStatus } from './common/migration-input';
+import type { OrgMigrationInput, OrgMigrationResult, OrgMigrationStatus } from './common/org-migration';
 
 /** Token the worker sends to the emulator when no GITHUB_TOKEN is set (the emulator accepts any). */
 const EMULATOR_DEMO_TOKEN = 'longhaul-emulator-demo-token';

@@ -2,15 +2,9 @@
  * Dependencies every activity factory receives. The worker builds them once (`createActivityDeps`);
  * tests build them pointing at an in-process emulator.
  */
-import { Context } from '@temporalio/activity';
-import { ApiClient, GITHUB_DEFAULT_HEADERS, type TokenProvider } from '../http/api-client';
-import { RateLimitGate } from '../http/rate-limit-gate';
-import { githubRetryPolicy, type RetryPolicy } from '../http/retry-policy';
-import { readSecret } from '../config';
-import type { RequestBudget } from '../http/request-budget';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Dispatcher } from 'undici';
-import type { GoogleClients } from './google/client';
+import type { ApiClient } from '../http/api-client';
+import type { GoogleClients } from '../http/google';
 
 export interface ActivityDeps {
   /** The GitHub REST client of the default credential (base URL, token, retry policy, rate-limit gate). */
@@ -25,29 +19,6 @@ export interface ActivityDeps {
   clock: () => number;
 }
 
-/** The current activity attempt (1 outside an activity), for the retry decision. */
-export function currentAttempt(): number {
-  try {
-    return Context.current().info.attempt;
-  } catch {
-    return 1;
-  }
-}
-
-export interface GithubClientOptions {
-  baseUrl: string;
-  /** Defaults to reading `GITHUB_TOKEN` (or `GITHUB_TOKEN_FILE`) at call time. */
-  token?: TokenProvider;
-  dispatcher?: Dispatcher;
-  policy?: RetryPolicy;
-  clock?: () => number;
-  gate?: RateLimitGate;
-  /** The fleet-wide budget of this credential (the rate governor); per process without it. */
-  budget?: RequestBudget;
-  /** @format milliseconds — how long a 422 "spammed" closes content creation for the fleet. */
-  spammedWaitMs?: number;
-}
-
 /**
  * The client of the credential a workflow input names (`credential`), or the default one. An unknown name
  * is a clear non-retryable failure: the worker fleet was not configured with it.
@@ -60,22 +31,4 @@ export function githubFor(deps: ActivityDeps, credential?: string): ApiClient {
     throw ApplicationFailure.nonRetryable(`no GitHub credential named ${JSON.stringify(credential)} on this worker (configured: ${known})`, 'UnknownCredential');
   }
   return client;
-}
-
-export function createGithubClient(opts: GithubClientOptions): ApiClient {
-  const clock = opts.clock ?? Date.now;
-  return new ApiClient({
-    baseUrl: opts.baseUrl,
-    token: opts.token ?? (() => readSecret('GITHUB_TOKEN')),
-    defaultHeaders: { ...GITHUB_DEFAULT_HEADERS },
-    dispatcher: opts.dispatcher,
-    policy: opts.policy ?? githubRetryPolicy,
-    clock,
-    gate: opts.gate ?? new RateLimitGate(clock),
-    budget: opts.budget,
-    spammedWaitMs: opts.spammedWaitMs,
-    // A fleet's refused activities are spread out, not all retried at the reset.
-    retryJitterMs: opts.budget ? 1500 : 0,
-    attempt: currentAttempt,
-  });
 }

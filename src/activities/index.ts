@@ -7,7 +7,7 @@ import { createMigrationActivities } from './github/migrations';
 import { createApiKeyActivities } from './google/apikeys';
 import { createLogBucketActivities } from './google/log-buckets';
 import { createDnsActivities } from './google/dns';
-import { createImportActivities } from './github/imports';
+import { createImportActivities } from './github/source-import';
 import { createFeedActivities } from './github/feeds';
 import { createHookActivities } from './github/hooks';
 import { createSinkActivities } from './sinks';

@@ -27,7 +27,7 @@ import {
   type LfsPolicy,
   type SourceImportInput,
   type SourceImportResult,
-} from '../common/import-input';
+} from '../common/source-import-input';
 import { describeSourceImportStatus, type ChoiceAnswer, type SourceImportStatus } from '../common/source-import';
 import { LonghaulOrg, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, describeFailure, printJson, type CliContext } from './context';

@@ -6,7 +6,7 @@
  * Deterministic: shared by workflows, activities, the starter and tests.
  */
 import { sinkProblems, type SinkConfig } from './feed-sinks';
-import { outageProblems, type OutageBudget } from './outage';
+import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
 import { pauseAfterFailuresProblems } from './schedule-health';
 
 export * from './feed-sinks';
@@ -298,7 +298,7 @@ export interface FeedPollRunInput {
   graceMs?: number;
   origin?: 'schedule' | 'manual';
   /** How long a run waits out an outage of the API (default 6 h, waits 10 s doubling to 3 min). */
-  outage?: Partial<OutageBudget>;
+  outage?: OutageBounds;
   /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */
   pauseAfterFailures?: number;
 }
@@ -310,7 +310,7 @@ export function feedRunProblems(input: FeedPollRunInput): string[] {
   if (isFeedProblem(feed)) problems.push(feed.problem);
   problems.push(...sinkProblems(input?.sink));
   if (input?.graceMs !== undefined && !(Number.isFinite(input.graceMs) && input.graceMs >= 0)) problems.push('graceMs must be a non-negative number');
-  problems.push(...outageProblems(input?.outage), ...pauseAfterFailuresProblems(input?.pauseAfterFailures));
+  problems.push(...outageBoundsProblems(input?.outage), ...pauseAfterFailuresProblems(input?.pauseAfterFailures));
   return problems;
 }
 

@@ -5,7 +5,7 @@
  *
  * Deterministic: shared by the workflow, activities, the starter and tests.
  */
-import { outageProblems, type OutageBudget } from './outage';
+import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
 import { pauseAfterFailuresProblems } from './schedule-health';
 
 export type HookTarget = { org: string } | { owner: string; repo: string };
@@ -56,7 +56,7 @@ export interface HookRepairInput {
   /** Pages of deliveries listed in one run (default 100, i.e. 10,000 deliveries). */
   maxPagesPerRun?: number;
   /** How long a run waits out an outage of the API (default 6 h). */
-  outage?: Partial<OutageBudget>;
+  outage?: OutageBounds;
   /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */
   pauseAfterFailures?: number;
 }
@@ -179,7 +179,7 @@ export function hookRepairProblems(input: HookRepairInput): string[] {
   whole('maxRedeliveriesPerGuid', input?.maxRedeliveriesPerGuid, 20);
   whole('maxRedeliveriesPerRun', input?.maxRedeliveriesPerRun, 700);
   whole('maxPagesPerRun', input?.maxPagesPerRun, 200);
-  problems.push(...outageProblems(input?.outage), ...pauseAfterFailuresProblems(input?.pauseAfterFailures));
+  problems.push(...outageBoundsProblems(input?.outage), ...pauseAfterFailuresProblems(input?.pauseAfterFailures));
   return problems;
 }
 

@@ -2,13 +2,13 @@
  * Source import (spec 002): the model file of the process. The status the workflow answers to `status` and
  * its one description (UI details, CLI progress line, search attributes), the update answers, the failure
  * types, the default poll bounds and what a run carries across continue-as-new. Inputs, their validation
- * and the decision helpers (author mapping, project choice, LFS policy) are in `import-input.ts`.
+ * and the decision helpers (author mapping, project choice, LFS policy) are in `source-import-input.ts`.
  * Deterministic: shared by the workflow, activities, the CLI and tests.
  */
 import type { StatusView } from '../workflows/kit/status-tracker';
 import type { PollState } from '../workflows/kit/poll-decision';
 import type { ResolvedPollBounds } from '../workflows/kit/poll-schedule';
-import type { AuthorMapping, ImportRecord, LfsDecision, MappedAuthor, ProjectChoice } from './import-input';
+import type { AuthorMapping, ImportRecord, LfsDecision, MappedAuthor, ProjectChoice } from './source-import-input';
 
 /**
  * How an import is polled unless the input says otherwise: 2 s growing by 1.2 to 60 s (a finished import is

@@ -19,7 +19,7 @@ import { registerGoogleRoutes, type GoogleEmulatorOptions } from './google';
 import { RETRY_INFO_TYPE } from './google/errors';
 import { defaultGithubFixture, type GithubFixture } from './github/fixture';
 import { registerMigrationRoutes, type MigrationOptions, defaultMigrationOptions } from './github/migrations';
-import { registerImportRoutes, type ImportOptions, defaultImportOptions } from './github/imports';
+import { registerImportRoutes, type ImportOptions, defaultImportOptions } from './github/source-import/routes';
 import { registerFeedRoutes, type FeedOptions, defaultFeedOptions } from './github/feeds';
 import { registerHookRoutes, type HookOptions, defaultHookOptions } from './github/hooks';
 import { registerLoggingEntryRoutes } from './google/logging-entries';

@@ -50,6 +50,7 @@ export interface ApiClientOptions {
   clock?: () => number;
   /** The attempt number of the running activity (1 outside activities). */
   attempt?: () => number;
+  /** The API's error model; the body's top-level `message` without one. */
   parseErrorBody?: ErrorBodyParser;
   /** @format milliseconds */
   timeoutMs?: number;
@@ -81,25 +82,15 @@ export interface ApiResponse<T> {
   location?: string;
 }
 
-export const GITHUB_DEFAULT_HEADERS: Readonly<Record<string, string>> = {
-  accept: 'application/vnd.github+json',
-  'x-github-api-version': '2022-11-28',
-};
-
 const MAX_REDIRECTS = 5;
 
-/** GitHub's error body: `{ message, errors: [{ message | code, field }] }`. */
-export const parseGithubErrorBody: ErrorBodyParser = (body) => {
-  if (!body || typeof body !== 'object') return {};
-  const b = body as { message?: unknown; errors?: unknown };
-  let message = typeof b.message === 'string' ? b.message : undefined;
-  if (Array.isArray(b.errors) && b.errors.length > 0) {
-    const parts = b.errors.map((e) =>
-      typeof e === 'string' ? e : typeof e?.message === 'string' ? e.message : [e?.field, e?.code].filter(Boolean).join(' '),
-    );
-    message = [message, parts.filter(Boolean).join('; ')].filter(Boolean).join(': ');
-  }
-  return { message };
+/**
+ * Without an API's own parser, an error body's top-level `message` string (if any) is the message; the API
+ * modules (`github.ts`, `google.ts`) bring their error models.
+ */
+export const parseMessageBody: ErrorBodyParser = (body) => {
+  const message = body && typeof body === 'object' ? (body as { message?: unknown }).message : undefined;
+  return typeof message === 'string' ? { message } : {};
 };
 
 export function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -254,7 +245,7 @@ export class ApiClient {
       const facts: ResponseFacts = {
         status: res.statusCode,
         headers: resHeaders,
-        ...(res.statusCode >= 400 ? (this.opts.parseErrorBody ?? parseGithubErrorBody)(body) : {}),
+        ...(res.statusCode >= 400 ? (this.opts.parseErrorBody ?? parseMessageBody)(body) : {}),
       };
       if (res.statusCode >= 400 && !facts.message && text) facts.message = text.slice(0, 500);
 

@@ -11,7 +11,7 @@ import type { Workflow } from '@temporalio/common';
 import { feedScheduleId, type FeedPollRunInput } from '../common/feeds';
 import { hookLabel, hookRepairScheduleId, type HookRepairInput } from '../common/hook-repair';
 import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
-import { outageBudget } from '../common/outage';
+import { RECURRING_OUTAGE, resolveOutageBounds } from '../workflows/kit/outage';
 
 export const FEED_SCHEDULE_PREFIX = 'feed:';
 export const HOOK_SCHEDULE_PREFIX = 'hook-repair:';
@@ -88,7 +88,7 @@ export function upsertFeedSchedule(client: Client, o: FeedScheduleOptions): Prom
       args: [{ ...o.input, origin: 'schedule' }],
       // A run that hangs must not hold the schedule (overlap SKIP) forever; one that waits out an outage
       // may take its whole outage budget (later ticks are skipped meanwhile, not piled up).
-      workflowExecutionTimeout: outageBudget(o.input.outage).budgetMs + 30 * 60_000,
+      workflowExecutionTimeout: resolveOutageBounds(o.input.outage, RECURRING_OUTAGE).budgetMs + 30 * 60_000,
     },
   });
 }

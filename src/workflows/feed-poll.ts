@@ -59,9 +59,10 @@ import {
   type FeedPollRunInput,
 } from '../common/feeds';
 import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
-import { outageBudget, outageCause } from '../common/outage';
 import { DEFAULT_PAUSE_AFTER_FAILURES } from '../common/schedule-health';
-import { OutageWatch, reportingFailureToSchedule } from './recurring-run';
+import { reportingFailureToSchedule } from './recurring-run';
+import { OutageWatch, outageCause } from './kit/outage-watch';
+import { RECURRING_OUTAGE, resolveOutageBounds } from './kit/outage';
 
 export const pollFeedUpdate = defineUpdate<FeedPollOutcome, [FeedPollRequest]>('pollFeed');
 export const stopFeedCursorSignal = defineSignal('stopFeedCursor');
@@ -320,7 +321,7 @@ export async function feedPollRun(input: FeedPollRunInput): Promise<FeedPollOutc
   ]);
   const pauseAfterFailures = input.pauseAfterFailures ?? DEFAULT_PAUSE_AFTER_FAILURES;
   return reportingFailureToSchedule({ scheduleId: feedScheduleId(feed), pauseAfterFailures }, async () => {
-    const watch = new OutageWatch(`polling ${feed}`, outageBudget(input.outage), (delayMs, error, state) => {
+    const watch = new OutageWatch(`polling ${feed}`, resolveOutageBounds(input.outage, RECURRING_OUTAGE), (delayMs, error, state) => {
       upsertSearchAttributes([{ key: LonghaulState, value: 'waiting-out-outage' }]);
       setCurrentDetails(`${feed}: the API cannot be reached (${error}); asking again in ${Math.round(delayMs / 1000)} s (wait ${state.waits})`);
     });

@@ -48,10 +48,11 @@ import {
   type Pacing,
   type RedeliveryAttempts,
 } from '../common/hook-repair';
-import { outageBudget } from '../common/outage';
 import { DEFAULT_PAUSE_AFTER_FAILURES } from '../common/schedule-health';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
-import { OutageWatch, reportingFailureToSchedule } from './recurring-run';
+import { reportingFailureToSchedule } from './recurring-run';
+import { OutageWatch } from './kit/outage-watch';
+import { RECURRING_OUTAGE, resolveOutageBounds } from './kit/outage';
 
 export const hookRepairStatusQuery = defineQuery<HookRepairStatus>('status');
 
@@ -121,7 +122,7 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
   ]);
   show();
   let phaseBeforeOutage = status.phase;
-  const watch = new OutageWatch(`repairing ${hook}`, outageBudget(input.outage), (delayMs, error) => {
+  const watch = new OutageWatch(`repairing ${hook}`, resolveOutageBounds(input.outage, RECURRING_OUTAGE), (delayMs, error) => {
     if (status.phase !== 'waiting-out-outage') phaseBeforeOutage = status.phase;
     status.phase = 'waiting-out-outage';
     setCurrentDetails(`${describe(status)} · the API cannot be reached (${error}); trying again in ${Math.round(delayMs / 1000)} s`);

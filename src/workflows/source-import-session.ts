@@ -5,7 +5,7 @@
  */
 import { condition, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { decideLfs, desiredIdentity, type AuthorMapping, type ImportAuthor, type ImportRecord, type MappedAuthor, type SourceImportInput } from '../common/import-input';
+import { decideLfs, desiredIdentity, type AuthorMapping, type ImportAuthor, type ImportRecord, type MappedAuthor, type SourceImportInput } from '../common/source-import-input';
 import type { SourceImportResume, SourceImportStatus } from '../common/source-import';
 import { CLEANUP, READ } from './activity-options';
 import { keepTrying, type StatusTracker } from './kit';

@@ -3,7 +3,7 @@
  * Validators refuse bad or untimely answers before anything is recorded in history.
  */
 import { ApplicationFailure, defineUpdate, setHandler } from '@temporalio/workflow';
-import { authorMappingProblems, credentialReferenceProblems, mappingMatches, selectChoice, type AuthorMapping, type MappedAuthor } from '../common/import-input';
+import { authorMappingProblems, credentialReferenceProblems, mappingMatches, selectChoice, type AuthorMapping, type MappedAuthor } from '../common/source-import-input';
 import { ImportFailure, type ChoiceAccepted, type ChoiceAnswer, type CredentialsAccepted, type CredentialsAnswer, type MappingAccepted } from '../common/source-import';
 import { activityCause } from './activity-failures';
 import { CREDENTIAL_STATES, importApi, PUSHED_STATES, type ImportSession } from './source-import-session';

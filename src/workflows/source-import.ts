@@ -37,7 +37,7 @@ import {
   DEFAULT_ANSWER_TIMEOUT_MS,
   DEFAULT_MAX_RESTARTS,
   importInputProblems,
-  matchingChoices, mappingMatches, type ProjectChoice, type SourceImportInput, type SourceImportResult } from '../common/import-input';
+  matchingChoices, mappingMatches, type ProjectChoice, type SourceImportInput, type SourceImportResult } from '../common/source-import-input';
 import {
   DEFAULT_IMPORT_POLL,
   describeSourceImportStatus,

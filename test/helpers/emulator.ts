@@ -3,8 +3,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/emulator';
-import { createGithubClient } from '../../src/activities/context';
-import { createGoogleClients } from '../../src/activities/google/client';
+import { createGithubClient } from '../../src/http/github';
+import { createGoogleClients } from '../../src/http/google';
 import type { ActivityDeps } from '../../src/activities';
 import type { RetryPolicy } from '../../src/http/retry-policy';
 

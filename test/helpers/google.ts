@@ -1,38 +1,7 @@
-/** Helpers for the Google operation workflow tests: one emulator + worker per file, failure chains, waits seen in history. */
-import { afterAll, beforeAll } from 'vitest';
+/** Helpers for the Google operation workflow tests (the stack is `useStack`): waits seen in history, request counts. */
 import type { WorkflowHandle } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
-import { emulatorDeps, startTestEmulator } from './emulator';
-import { startTestWorker, type TestWorker } from './temporal';
-
-export interface GoogleStack {
-  emulator: Emulator;
-  tw: TestWorker;
-}
-
-/** One emulator and one worker for the file (or describe block), torn down after it. */
-export function useGoogleStack(options: EmulatorOptions): GoogleStack {
-  const stack = {} as GoogleStack;
-  beforeAll(async () => {
-    stack.emulator = await startTestEmulator(options);
-    stack.tw = await startTestWorker(await emulatorDeps(stack.emulator));
-  });
-  afterAll(async () => {
-    await stack.tw?.stop();
-    await stack.emulator?.close();
-  });
-  return stack;
-}
-
-export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected the workflow to fail');
-    },
-    (err: unknown) => err,
-  );
-}
+import type { Emulator } from '../../src/emulator/emulator';
 
 /** Polls `probe` until it returns a value (not undefined; a throw counts as not yet), or fails after `timeoutMs`. */
 export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 20_000): Promise<T> {

@@ -5,8 +5,8 @@
  */
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import { createLonghaulWorker } from '../../src/worker';
-import { createGithubClient } from '../../src/activities/context';
-import { createGoogleClients } from '../../src/activities/google/client';
+import { createGithubClient } from '../../src/http/github';
+import { createGoogleClients } from '../../src/http/google';
 
 export interface WorkerChildInput {
   temporalAddress: string;

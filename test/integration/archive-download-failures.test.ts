@@ -6,14 +6,13 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ActivityFailure, WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { ArchiveFailure } from '../../src/activities/github/archive-checks';
 import type { Emulator } from '../../src/emulator/emulator';
 import type { StorageFault } from '../../src/emulator/storage-faults';
 import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { applicationFailureOf } from '../helpers/failures';
 
 const MIB = 1024 * 1024;
 const REPOS = ['alpha', 'beta'];
@@ -45,13 +44,7 @@ async function migrate(name: string, faults: StorageFault[]) {
   });
   const outcome = await handle.result().then(
     (result) => ({ result, failure: undefined }),
-    (err: unknown) => {
-      expect(err).toBeInstanceOf(WorkflowFailedError);
-      const activity = (err as WorkflowFailedError).cause;
-      expect(activity).toBeInstanceOf(ActivityFailure);
-      expect(activity?.cause).toBeInstanceOf(ApplicationFailure);
-      return { result: undefined, failure: activity!.cause as ApplicationFailure };
-    },
+    (err: unknown) => ({ result: undefined, failure: applicationFailureOf(err) }),
   );
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const requests = emulator.stats.storage.requests - storageBefore;

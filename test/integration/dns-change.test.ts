@@ -4,14 +4,13 @@
  * call.
  */
 import { describe, expect, it } from 'vitest';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ActivityFailure, type ApplicationFailure } from '@temporalio/common';
 import { dnsChange } from '../../src/workflows/dns-change';
 import { operationStatusQuery } from '../../src/workflows/google-operation';
 import { GoogleOperationFailure } from '../../src/common/google-operation';
 import type { DnsChangeInput, ResourceRecordSet } from '../../src/common/google-input';
 import { FailureType } from '../../src/http/retry-policy';
-import { rejectionOf, requestsTo, timersStarted, useGoogleStack } from '../helpers/google';
+import { requestsTo, timersStarted } from '../helpers/google';
+import { useStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
 
 /** The kit's floor: no poll interval under 1 s. */
@@ -20,10 +19,10 @@ let seq = 0;
 const record = (label: string, ip = '192.0.2.30'): ResourceRecordSet => ({ name: `${label}-${Date.now().toString(36)}-${seq++}.demo.example.com.`, type: 'A', ttl: 300, rrdatas: [ip] });
 
 describe('DNS change workflow', () => {
-  const stack = useGoogleStack({ google: { dns: { changeMs: 800 } } });
+  const stack = useStack({ emulator: { google: { dns: { changeMs: 800 } } } });
   const start = (input: Omit<DnsChangeInput, 'project' | 'zone' | 'poll'> & Partial<DnsChangeInput>, name: string) =>
-    stack.tw.client.workflow.start(dnsChange, {
-      taskQueue: stack.tw.taskQueue,
+    stack.client.workflow.start(dnsChange, {
+      taskQueue: stack.taskQueue,
       workflowId: `dns-${name}-${Date.now()}-${seq++}`,
       args: [{ project: 'demo-project', zone: 'demo-zone', poll: FAST_POLL, ...input }],
     });
@@ -44,12 +43,10 @@ describe('DNS change workflow', () => {
 
   it('fails without retrying when the server refuses the change (the record already exists)', async () => {
     const before = requestsTo(stack.emulator, 'POST', '/changes');
-    const err = await rejectionOf(start({ additions: [{ name: 'www.demo.example.com.', type: 'A', ttl: 60, rrdatas: ['192.0.2.99'] }] }, 'exists').then((h) => h.result()));
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    const activity = (err as WorkflowFailedError).cause as ActivityFailure;
-    expect(activity).toBeInstanceOf(ActivityFailure);
-    const failure = activity.cause as ApplicationFailure;
-    expect(failure.type).toBe(FailureType.AlreadyExists);
+    const failure = await expectFailure(
+      start({ additions: [{ name: 'www.demo.example.com.', type: 'A', ttl: 60, rrdatas: ['192.0.2.99'] }] }, 'exists').then((h) => h.result()),
+      FailureType.AlreadyExists,
+    );
     expect(failure.message).toContain('already exists');
     expect(requestsTo(stack.emulator, 'POST', '/changes') - before).toBe(1);
   });

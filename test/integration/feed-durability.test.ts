@@ -29,7 +29,7 @@ async function fileIds(s: FeedStack, feed: string): Promise<string[]> {
 const producedIds = (s: FeedStack, feed: string) => s.emulator.feeds.produced(feed).map((e) => String(e.id));
 /** One failure is final (no retry inside the fetch activity), so each outage shows in the run at once. */
 const noRetryPolicy = { ...githubRetryPolicy, maxTransientAttempts: 1 };
-const quickOutage = { initialDelayMs: 200, maxDelayMs: 400, budgetMs: 120_000 };
+const quickOutage = { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 120_000 };
 
 describe('feed polling in the large', () => {
   it('polls 300 events of 40 KB each without any history payload over 256 KB', async () => {
@@ -137,7 +137,7 @@ describe('feed polling in the large', () => {
     const feed = '/repos/octo-org/gamma/events';
     const s = await stacks.start({ feeds: { eventsPerMinute: 0, initialEvents: 3, pollIntervalSeconds: 1 } }, noRetryPolicy);
     s.emulator.setFaults([{ path: '/repos/:owner/:repo/events', kind: 'status', status: 503 }]);
-    const scheduleId = await s.schedule({ feed, sink: { kind: 'file' }, outage: { initialDelayMs: 200, maxDelayMs: 400, budgetMs: 1_500 }, pauseAfterFailures: 2 }, 1_000);
+    const scheduleId = await s.schedule({ feed, sink: { kind: 'file' }, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 1_500 }, pauseAfterFailures: 2 }, 1_000);
 
     const paused = await waitFor(
       'the schedule to pause itself',

@@ -5,8 +5,6 @@
  * redelivery was accepted; and the ping health check.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import { hookRepairScheduleId, maxInAnyWindow, type HookRepairInput, type HookRepairResult } from '../../src/common/hook-repair';
 import { githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';
@@ -15,6 +13,7 @@ import { hookPing, hookRepair } from '../../src/workflows/hook-repair';
 import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
 import { cleanUp, scheduleRuns, triggerAndWait, waitFor } from '../helpers/schedules';
+import { expectFailure } from '../helpers/failures';
 
 const HOUR = 3_600_000;
 let emulator: Emulator | undefined;
@@ -126,13 +125,10 @@ describe('webhook delivery repair on a Schedule', () => {
     expect(e.hooks.pings(hookId)).toHaveLength(1);
 
     const requests = e.stats.requests;
-    const err = await w.client.workflow
-      .execute(hookRepair, { taskQueue: w.taskQueue, workflowId: `repair-bad-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId: -1 }] })
-      .catch((x: unknown) => x);
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    const cause = (err as WorkflowFailedError).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect((cause as ApplicationFailure).type).toBe('InvalidHookInput');
+    await expectFailure(
+      w.client.workflow.execute(hookRepair, { taskQueue: w.taskQueue, workflowId: `repair-bad-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId: -1 }] }),
+      'InvalidHookInput',
+    );
     expect(e.stats.requests).toBe(requests);
     expect(hookRepairScheduleId({ org: 'Octo-Org' }, 7)).toBe('hook-repair:orgs/octo-org/hooks/7');
   });
@@ -166,7 +162,7 @@ describe('webhook delivery repair on a Schedule', () => {
       { method: 'GET', path: '/deliveries', kind: 'status', status: 502, times: 3 },
       { method: 'POST', path: '/attempts', kind: 'reset', times: 1 },
     ]);
-    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, outage: { initialDelayMs: 200, maxDelayMs: 400, budgetMs: 120_000 } });
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 120_000 } });
     const result = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
     expect(result.counts).toMatchObject({ failed: 3, redelivered: 3, notAccepted: 0 });
     expect(result.outage?.waits).toBe(4);

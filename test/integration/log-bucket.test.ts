@@ -5,8 +5,7 @@
  * names rejected before any call.
  */
 import { describe, expect, it } from 'vitest';
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ActivityFailure, type ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { type WorkflowHandle } from '@temporalio/client';
 import { logBucketCreate, logBucketUpdate } from '../../src/workflows/log-bucket';
 import { operationStatusQuery } from '../../src/workflows/google-operation';
 import { GoogleOperationFailure } from '../../src/common/google-operation';
@@ -15,8 +14,9 @@ import type { OperationStatus } from '../../src/common/google-operation';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
 import { type defaultLogBucketOptions } from '../../src/emulator/google/logging-buckets';
-import { eventually, rejectionOf, requestsTo, serverDemandedRetries, useGoogleStack } from '../helpers/google';
-import { expectFailure } from '../helpers/failures';
+import { eventually, requestsTo, serverDemandedRetries } from '../helpers/google';
+import { useStack } from '../helpers/stack';
+import { expectCancelled, expectFailure } from '../helpers/failures';
 import { call } from '../helpers/emulator-http';
 
 /** The kit's floor: no poll interval under 1 s. */
@@ -27,7 +27,7 @@ let seq = 0;
 const uniqueId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${seq++}`;
 
 describe('log bucket workflows', () => {
-  const stack = useGoogleStack({ google: { buckets: { ...TIMING } } });
+  const stack = useStack({ emulator: { google: { buckets: { ...TIMING } } } });
   const buckets = () => stack.emulator.googleState.buckets;
   /** Per-test emulator behaviour, restored afterwards. */
   async function withBucketOptions<T>(options: Partial<typeof defaultLogBucketOptions>, run: () => Promise<T>): Promise<T> {
@@ -41,9 +41,9 @@ describe('log bucket workflows', () => {
     }
   }
   const create = (input: LogBucketCreateInput, name: string) =>
-    stack.tw.client.workflow.start(logBucketCreate, { taskQueue: stack.tw.taskQueue, workflowId: `bucket-${name}-${Date.now()}-${seq++}`, args: [input] });
+    stack.client.workflow.start(logBucketCreate, { taskQueue: stack.taskQueue, workflowId: `bucket-${name}-${Date.now()}-${seq++}`, args: [input] });
   const update = (input: LogBucketUpdateInput, name: string) =>
-    stack.tw.client.workflow.start(logBucketUpdate, { taskQueue: stack.tw.taskQueue, workflowId: `bucket-update-${name}-${Date.now()}-${seq++}`, args: [input] });
+    stack.client.workflow.start(logBucketUpdate, { taskQueue: stack.taskQueue, workflowId: `bucket-update-${name}-${Date.now()}-${seq++}`, args: [input] });
   const createOps = (bucketName: string) => [...buckets().operations.values()].filter((op) => op.kind === 'create' && op.bucketName === bucketName);
   const waitForState = (handle: WorkflowHandle, state: string) =>
     eventually(async () => ((await handle.query(operationStatusQuery)).state === state ? true : undefined), `state ${state}`);
@@ -96,9 +96,7 @@ describe('log bucket workflows', () => {
       await waitForState(handle, 'RUNNING');
       const cancelsBefore = requestsTo(stack.emulator, 'POST', ':cancel');
       await handle.cancel();
-      const err = await rejectionOf(handle.result());
-      expect(err).toBeInstanceOf(WorkflowFailedError);
-      expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+      await expectCancelled(handle.result());
       const status = await handle.query(operationStatusQuery);
       expect(status.phase).toBe('cancelled');
       expect(status.cancel).toMatchObject({ requested: true, tookEffect: true, finalState: 'CANCELLED' });
@@ -158,8 +156,7 @@ describe('log bucket workflows', () => {
       const handle = await create({ parent, bucketId, poll: FAST_POLL }, 'inflight');
       await eventually(() => (stack.emulator.stats.faultsInjected > faultsBefore ? true : undefined), 'the create to be in flight');
       await handle.cancel();
-      const err = await rejectionOf(handle.result());
-      expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+      await expectCancelled(handle.result());
       // The held create did happen (waited for, since without the fix it lands after the workflow ended)…
       const ops = await eventually(() => (createOps(name).length > 0 ? createOps(name) : undefined), 'the held create to land');
       expect(ops).toHaveLength(1);
@@ -217,10 +214,7 @@ describe('log bucket workflows', () => {
     const parent = 'projects/demo-project/locations/global';
     const bucketId = uniqueId('exists');
     await (await create({ parent, bucketId, poll: FAST_POLL }, 'first')).result();
-    const err = await rejectionOf(create({ parent, bucketId, poll: FAST_POLL }, 'second').then((h) => h.result()));
-    const activity = (err as WorkflowFailedError).cause as ActivityFailure;
-    expect(activity).toBeInstanceOf(ActivityFailure);
-    expect((activity.cause as ApplicationFailure).type).toBe(FailureType.AlreadyExists);
+    await expectFailure(create({ parent, bucketId, poll: FAST_POLL }, 'second').then((h) => h.result()), FailureType.AlreadyExists);
     expect(createOps(`${parent}/buckets/${bucketId}`)).toHaveLength(1);
   });
 

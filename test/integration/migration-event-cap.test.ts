@@ -9,14 +9,13 @@
  * chain); `LONGHAUL_CAP_TEST_HOURS=24 npx vitest run test/integration/migration-event-cap.test.ts` runs the day.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { EVENT_CAP_PER_RUN } from '../../src/temporal/history-stats';
 import { startStack, type TestStack } from '../helpers/stack';
 import { createTimeSkippingEnv } from '../helpers/time-skipping';
 import { followContinueAsNew } from '../helpers/history';
+import { expectFailure } from '../helpers/failures';
 
 const HOUR_MS = 3_600_000;
 const HOURS = Number(process.env.LONGHAUL_CAP_TEST_HOURS ?? 1);
@@ -53,15 +52,8 @@ describe(`a migration polled every second for ${HOURS} h (time-skipping)`, () =>
       workflowId,
       args: [{ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: HOURS * HOUR_MS } }],
     });
-    const failure = await handle.result().then(
-      () => undefined,
-      (err: unknown) => err,
-    );
+    await expectFailure(handle.result(), 'MigrationTimedOut');
     const wallMs = Date.now() - wallStart;
-    expect(failure).toBeInstanceOf(WorkflowFailedError);
-    const cause = (failure as WorkflowFailedError).cause as ApplicationFailure;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect(cause.type).toBe('MigrationTimedOut');
     // The timeout counts from the first run: continue-as-new does not restart it.
     const elapsed = (await env.currentTimeMs()) - startedAt;
     expect(elapsed).toBeGreaterThanOrEqual(HOURS * HOUR_MS - 60_000);

@@ -5,14 +5,14 @@
  * activity's own retries until it gets through.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CancelledFailure, type WorkflowFailedError } from '@temporalio/client';
 import { importMapAuthorUpdate, importStatusQuery, sourceImport } from '../../src/workflows/source-import';
-import type { SourceImportInput } from '../../src/common/import-input';
+import type { SourceImportInput } from '../../src/common/source-import-input';
 import type { Emulator } from '../../src/emulator/emulator';
 import { githubRetryPolicy } from '../../src/http/retry-policy';
 import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
+import { expectCancelled } from '../helpers/failures';
 
 const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
 const SVN = 'https://svn.example.test/repos';
@@ -92,11 +92,7 @@ describe('source import: continue-as-new and cleanup', () => {
     emulator.setFaults([{ method: 'DELETE', path: '/import', kind: 'status', status: 502, html: true, times: 5 }]);
     try {
       await handle.cancel();
-      const err = await handle.result().then(
-        () => expect.fail('the workflow should end cancelled'),
-        (e: unknown) => e,
-      );
-      expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+      await expectCancelled(handle.result());
     } finally {
       emulator.setFaults([]);
     }

@@ -4,27 +4,18 @@
  * enabled (422), a server without the import API (404), and input refused before any call.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { importStatusQuery, sourceImport } from '../../src/workflows/source-import';
-import type { SourceImportInput } from '../../src/common/import-input';
+import type { SourceImportInput } from '../../src/common/source-import-input';
 import type { Emulator } from '../../src/emulator/emulator';
 import { githubRetryPolicy } from '../../src/http/retry-policy';
 import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
+import { expectCancelled, expectFailure } from '../helpers/failures';
 
 /** The kit's floor: no poll interval under 1 s. */
 const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
 const SVN = 'https://svn.example.test/repos';
-
-async function failureOf(promise: Promise<unknown>): Promise<Error> {
-  const err = await promise.then(
-    () => expect.fail('the workflow should have failed'),
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(WorkflowFailedError);
-  return (err as WorkflowFailedError).cause as Error;
-}
 
 describe('source import: durability and server trouble', () => {
   let emulator: Emulator;
@@ -58,8 +49,7 @@ describe('source import: durability and server trouble', () => {
     const handle = await start({ repo: target, vcsUrl: `${SVN}/happy` });
     await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
     await handle.cancel();
-    const cause = await failureOf(handle.result());
-    expect(cause).toBeInstanceOf(CancelledFailure);
+    await expectCancelled(handle.result());
     expect(emulator.imports.get('octo-org', target)).toBeUndefined();
     const imp = emulator.imports.all().filter((i) => i.repo === target).at(-1)!;
     expect(imp.events.at(-1)?.kind).toBe('delete');
@@ -156,17 +146,15 @@ describe('source import: durability and server trouble', () => {
   });
 
   it('fails non-retryably with the server message when the repository has workflows enabled (422)', async () => {
-    const cause = await failureOf((await start({ repo: 'with-actions', vcsUrl: `${SVN}/happy` })).result());
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect((cause as ApplicationFailure).type).toBe('ImportStartRejected');
-    expect((cause as ApplicationFailure).nonRetryable).toBe(true);
+    const cause = await expectFailure((await start({ repo: 'with-actions', vcsUrl: `${SVN}/happy` })).result(), 'ImportStartRejected');
+    expect(cause.nonRetryable).toBe(true);
     expect(cause.message).toContain('workflows enabled');
     expect(emulator.imports.get('octo-org', 'with-actions')).toBeUndefined();
   });
 
   it('refuses invalid input before any call to the server', async () => {
     const before = emulator.stats.requests;
-    const cause = await failureOf(
+    const cause = await expectFailure(
       (
         await start({
           repo: 'no such repo',
@@ -175,8 +163,8 @@ describe('source import: durability and server trouble', () => {
           authors: [{ remote: 'alice', name: 'Alice', email: 'nope' }],
         })
       ).result(),
+      'InvalidImportInput',
     );
-    expect((cause as ApplicationFailure).type).toBe('InvalidImportInput');
     expect(cause.message).toContain('repo "no such repo" is not a valid repository name');
     expect(cause.message).toContain('vcsUrl carries credentials');
     expect(cause.message).toContain('not the secret itself');
@@ -189,9 +177,8 @@ describe('source import: durability and server trouble', () => {
     const retired = await startTestEmulator({ imports: { retired: true } });
     const worker = await startTestWorker(await emulatorDeps(retired));
     try {
-      const cause = await failureOf((await start({ repo: 'alpha', vcsUrl: `${SVN}/happy` }, worker)).result());
-      expect((cause as ApplicationFailure).type).toBe('ImportApiUnavailable');
-      expect((cause as ApplicationFailure).nonRetryable).toBe(true);
+      const cause = await expectFailure((await start({ repo: 'alpha', vcsUrl: `${SVN}/happy` }, worker)).result(), 'ImportApiUnavailable');
+      expect(cause.nonRetryable).toBe(true);
       expect(cause.message).toContain(`the source-import API is not available on ${retired.apiUrl}`);
       expect(cause.message).toContain('retired these endpoints on 2024-04-12');
       // One PUT: a 404 is not retried.

@@ -16,7 +16,7 @@ import {
   importStatusQuery,
   sourceImport,
 } from '../../src/workflows/source-import';
-import type { SourceImportInput } from '../../src/common/import-input';
+import type { SourceImportInput } from '../../src/common/source-import-input';
 import type { Emulator } from '../../src/emulator/emulator';
 import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';

@@ -5,54 +5,31 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import { useStack } from '../helpers/stack';
 import { importChooseUpdate, importCredentialsUpdate, sourceImport } from '../../src/workflows/source-import';
-import type { SourceImportInput } from '../../src/common/import-input';
-import type { Emulator } from '../../src/emulator/emulator';
+import type { SourceImportInput } from '../../src/common/source-import-input';
 import { LonghaulProcess, LonghaulProgress, LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
+import { expectFailure } from '../helpers/failures';
 
 /** The kit's floor: no poll interval under 1 s. */
 const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
 const SVN = 'https://svn.example.test/repos';
 
 describe('source import: every status of the table', () => {
-  let emulator: Emulator;
-  let tw: TestWorker;
   let nextRepo = 0;
   const repo = () => `status-${++nextRepo}`;
-
-  beforeAll(async () => {
-    // 5 s detecting, 30 s importing, 30 s mapping, 30 s pushing at 1/20 speed: under 5 s per import, every
-    // step long enough to be seen by a 200 ms poller on a busy machine.
-    emulator = await startTestEmulator({ fixture: fixtureWithImportRepos('status', 20), imports: { timeScale: 0.05, mappingMs: 30_000, pushingMs: 30_000 } });
-    tw = await startTestWorker(await emulatorDeps(emulator));
-  });
-  afterAll(async () => {
-    await tw?.stop();
-    await emulator?.close();
-  });
+  // 5 s detecting, 60 s importing, 30 s mapping, 30 s pushing at 1/20 speed: about 6 s per import, the steps
+  // 1.5–3 s long, so the 1 s poller (the kit's floor) sees each even when a loaded machine delays a poll.
+  const stack = useStack({ emulator: { fixture: fixtureWithImportRepos('status', 20), imports: { timeScale: 0.05, importingMs: 60_000, mappingMs: 30_000, pushingMs: 30_000 } } });
 
   const start = (input: Omit<SourceImportInput, 'owner' | 'poll'> & { owner?: string }) =>
-    tw.client.workflow.start(sourceImport, {
-      taskQueue: tw.taskQueue,
+    stack.client.workflow.start(sourceImport, {
+      taskQueue: stack.taskQueue,
       workflowId: `import-${input.repo}-${Date.now()}`,
       args: [{ owner: 'octo-org', poll: FAST_POLL, ...input }],
     });
-
-  async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-    const err = await promise.then(
-      () => expect.fail('the workflow should have failed'),
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    const cause = (err as WorkflowFailedError).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    return cause as ApplicationFailure;
-  }
 
   it('goes detecting → importing → mapping → pushing → complete and reports commits, repository and search attributes', async () => {
     const target = repo();
@@ -62,10 +39,10 @@ describe('source import: every status of the table', () => {
     expect((status as { statesSeen: string[] }).statesSeen).toEqual(['detecting', 'importing', 'mapping', 'pushing', 'complete']);
     expect(result.status).toBe('complete');
     expect(result.vcs).toBe('subversion');
-    expect(result.commitCount).toBe(emulator.imports.options.commitCount);
-    expect(result.repositoryUrl).toBe(`${emulator.apiUrl}/repos/octo-org/${target}`);
+    expect(result.commitCount).toBe(stack.emulator.imports.options.commitCount);
+    expect(result.repositoryUrl).toBe(`${stack.emulator.apiUrl}/repos/octo-org/${target}`);
     expect(result.polls).toBeGreaterThan(3);
-    expect(emulator.imports.status('octo-org', target)).toBe('complete');
+    expect(stack.emulator.imports.status('octo-org', target)).toBe('complete');
     const description = await handle.describe();
     expect(description.typedSearchAttributes.get(LonghaulProcess)).toBe('source-import');
     expect(description.typedSearchAttributes.get(LonghaulState)).toBe('complete');
@@ -84,7 +61,7 @@ describe('source import: every status of the table', () => {
     expect(accepted).toEqual({ credentials: 'env:LONGHAUL_TEST_SVN_AUTH', status: 'importing' });
     const result = await handle.result();
     expect(result.status).toBe('complete');
-    const imp = emulator.imports.get('octo-org', target)!;
+    const imp = stack.emulator.imports.get('octo-org', target)!;
     expect(imp.credentials?.username).toBe('svn-importer');
     expect(imp.events.map((e) => e.kind)).toContain('patch:credentials');
   });
@@ -103,7 +80,7 @@ describe('source import: every status of the table', () => {
     expect(result.status).toBe('complete');
     const status = (await handle.query('status')) as { statesSeen: string[] };
     expect(status.statesSeen.slice(0, 3)).toEqual(['detecting', 'detection_needs_auth', 'detecting']);
-    expect(emulator.imports.get('octo-org', target)!.credentials?.username).toBe('detector');
+    expect(stack.emulator.imports.get('octo-org', target)!.credentials?.username).toBe('detector');
   });
 
   it('never stops for credentials when the input carries a reference the server accepts', async () => {
@@ -111,7 +88,7 @@ describe('source import: every status of the table', () => {
     process.env.LONGHAUL_TEST_SVN_UPFRONT = 'upfront:pa55word';
     const result = await (await start({ repo: target, vcsUrl: `${SVN}/needs-auth`, credentials: 'env:LONGHAUL_TEST_SVN_UPFRONT' })).result();
     expect(result.status).toBe('complete');
-    const kinds = emulator.imports.get('octo-org', target)!.events.map((e) => e.kind);
+    const kinds = stack.emulator.imports.get('octo-org', target)!.events.map((e) => e.kind);
     expect(kinds).not.toContain('patch:credentials');
   });
 
@@ -123,7 +100,7 @@ describe('source import: every status of the table', () => {
     expect(result.vcs).toBe('tfvc');
     const status = (await handle.query('status')) as { statesSeen: string[] };
     expect(status.statesSeen).toContain('detection_found_multiple');
-    expect(emulator.imports.get('octo-org', target)!.tfvcProject).toBe('Contoso');
+    expect(stack.emulator.imports.get('octo-org', target)!.tfvcProject).toBe('Contoso');
   });
 
   it('waits for import-choose when the rule does not pick exactly one project, then imports the chosen one', async () => {
@@ -141,12 +118,11 @@ describe('source import: every status of the table', () => {
   it('cancels the import and fails non-retryably, naming the URL, when detection finds nothing', async () => {
     const target = repo();
     const url = `${SVN}/nothing-found`;
-    const failure = await failureOf((await start({ repo: target, vcsUrl: url })).result());
-    expect(failure.type).toBe('ImportSourceNotFound');
+    const failure = await expectFailure((await start({ repo: target, vcsUrl: url })).result(), 'ImportSourceNotFound');
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toContain(url);
-    expect(emulator.imports.get('octo-org', target)).toBeUndefined();
-    const last = emulator.imports.all().filter((i) => i.repo === target).at(-1)!;
+    expect(stack.emulator.imports.get('octo-org', target)).toBeUndefined();
+    const last = stack.emulator.imports.all().filter((i) => i.repo === target).at(-1)!;
     expect(last.events.map((e) => e.kind)).toEqual(['put', 'delete']);
   });
 
@@ -158,28 +134,27 @@ describe('source import: every status of the table', () => {
     const status = (await handle.query('status')) as { statesSeen: string[] };
     expect(status.statesSeen).toContain('error');
     expect(status.statesSeen.at(-1)).toBe('complete');
-    expect(emulator.imports.get('octo-org', target)!.events.filter((e) => e.kind === 'patch:restart')).toHaveLength(1);
+    expect(stack.emulator.imports.get('octo-org', target)!.events.filter((e) => e.kind === 'patch:restart')).toHaveLength(1);
   });
 
   it('fails with failed_step and the message once the configured restarts are spent', async () => {
     const target = repo();
-    const failure = await failureOf((await start({ repo: target, vcsUrl: `${SVN}/error-mapping?fail_times=3`, maxRestarts: 2 })).result());
-    expect(failure.type).toBe('ImportFailed');
+    const failure = await expectFailure((await start({ repo: target, vcsUrl: `${SVN}/error-mapping?fail_times=3`, maxRestarts: 2 })).result(), 'ImportFailed');
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toContain('failed at step mapping');
     expect(failure.message).toContain('the remote end hung up unexpectedly');
     expect(failure.message).toContain('after 2 restarts');
-    expect(emulator.imports.get('octo-org', target)!.events.filter((e) => e.kind === 'patch:restart')).toHaveLength(2);
-    expect(emulator.imports.status('octo-org', target)).toBe('error');
+    expect(stack.emulator.imports.get('octo-org', target)!.events.filter((e) => e.kind === 'patch:restart')).toHaveLength(2);
+    expect(stack.emulator.imports.status('octo-org', target)).toBe('error');
   });
 
   it('stores large files with LFS under opt_in and records the decision and the files', async () => {
     const target = repo();
     const result = await (await start({ repo: target, vcsUrl: `${SVN}/large-files`, lfs: 'opt_in' })).result();
-    const expectedPaths = emulator.imports.options.largeFiles.map((f) => f.path);
+    const expectedPaths = stack.emulator.imports.options.largeFiles.map((f) => f.path);
     expect(result.lfs?.useLfs).toBe('opt_in');
     expect(result.lfs?.largeFiles.map((f) => f.path)).toEqual(expectedPaths);
-    const pushes = emulator.imports.pushes('octo-org', target);
+    const pushes = stack.emulator.imports.pushes('octo-org', target);
     expect(pushes).toHaveLength(1);
     expect(pushes[0].lfsObjects).toEqual(expectedPaths);
     expect(pushes[0].removedFiles).toEqual([]);
@@ -189,11 +164,11 @@ describe('source import: every status of the table', () => {
     const target = repo();
     const result = await (await start({ repo: target, vcsUrl: `${SVN}/large-files`, lfs: { auto: { maxTotalBytes: 100_000_000 } } })).result();
     expect(result.lfs?.useLfs).toBe('opt_out');
-    expect(result.lfs?.totalBytes).toBe(emulator.imports.options.largeFiles.reduce((s, f) => s + f.size, 0));
-    const pushes = emulator.imports.pushes('octo-org', target);
+    expect(result.lfs?.totalBytes).toBe(stack.emulator.imports.options.largeFiles.reduce((s, f) => s + f.size, 0));
+    const pushes = stack.emulator.imports.pushes('octo-org', target);
     expect(pushes).toHaveLength(1);
     expect(pushes[0].useLfs).toBe('opt_out');
-    expect(pushes[0].removedFiles).toEqual(emulator.imports.options.largeFiles.map((f) => f.path));
+    expect(pushes[0].removedFiles).toEqual(stack.emulator.imports.options.largeFiles.map((f) => f.path));
     expect(pushes[0].lfsObjects).toEqual([]);
   });
 });

@@ -4,13 +4,12 @@
  * seconds of wall time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { startStack, type TestStack } from '../helpers/stack';
 import { createTimeSkippingEnv } from '../helpers/time-skipping';
 import { followContinueAsNew } from '../helpers/history';
+import { expectFailure } from '../helpers/failures';
 
 const DAY_MS = 24 * 3_600_000;
 
@@ -36,14 +35,7 @@ describe('time-skipping test server', () => {
       workflowId,
       args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: { initialIntervalMs: 60_000, maxIntervalMs: 600_000, timeoutMs: DAY_MS } }],
     });
-    const failure = await handle.result().then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    expect(failure).toBeInstanceOf(WorkflowFailedError);
-    const cause = (failure as WorkflowFailedError).cause as ApplicationFailure;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect(cause.type).toBe('MigrationTimedOut');
+    await expectFailure(handle.result(), 'MigrationTimedOut');
     expect(await env.currentTimeMs()).toBeGreaterThanOrEqual(startedAt + DAY_MS - 600_000);
     expect(stack.emulator.migrations.isLocked('octo-org', 'alpha')).toBe(false);
     expect(stack.emulator.migrations.isLocked('octo-org', 'beta')).toBe(false);

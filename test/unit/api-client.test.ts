@@ -5,7 +5,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import { ApplicationFailure } from '@temporalio/common';
-import { ApiClient, GITHUB_DEFAULT_HEADERS, parseLinkHeader } from '../../src/http/api-client';
+import { ApiClient, parseLinkHeader } from '../../src/http/api-client';
+import { GITHUB_DEFAULT_HEADERS, parseGithubErrorBody } from '../../src/http/github';
 import { FailureType, githubRetryPolicy } from '../../src/http/retry-policy';
 import type { HttpFailureDetails } from '../../src/http/failures';
 
@@ -23,6 +24,7 @@ function client(baseUrl = API): ApiClient {
     baseUrl,
     token: () => token,
     defaultHeaders: { ...GITHUB_DEFAULT_HEADERS },
+    parseErrorBody: parseGithubErrorBody,
     dispatcher: agent,
     clock: () => now,
   });

@@ -89,7 +89,7 @@ describe('hook repair input and carried counts', () => {
     expect(hookRepairProblems({ ...base, maxRedeliveriesPerRun: 5_000 }).join()).toMatch(/maxRedeliveriesPerRun/);
     expect(hookRepairProblems({ ...base, maxPagesPerRun: 1_000 }).join()).toMatch(/maxPagesPerRun/);
     expect(hookRepairProblems({ ...base, lookbackMs: 90 * 24 * 3_600_000 }).join()).toMatch(/at most 30 days/);
-    expect(hookRepairProblems({ ...base, outage: { initialDelayMs: 1 } }).join()).toMatch(/outage.initialDelayMs/);
+    expect(hookRepairProblems({ ...base, outage: { initialBackoffMs: 1 } }).join()).toMatch(/outage.initialBackoffMs/);
     expect(hookRepairProblems({ ...base, pauseAfterFailures: 20 }).join()).toMatch(/pauseAfterFailures/);
   });
 

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { DEFAULT_OUTAGE_BUDGET, OUTAGE_FAILURE_TYPES, outageCause, outageDelayMs, outageProblems } from '../../src/common/outage';
+import { outageBackoffMs, outageBoundsProblems, RECURRING_OUTAGE, resolveOutageBounds } from '../../src/workflows/kit/outage';
+import { OUTAGE_FAILURE_TYPES, outageCause } from '../../src/workflows/kit/outage-watch';
 import { autoPauseNote, consecutiveFailures, pauseAfterFailuresProblems } from '../../src/common/schedule-health';
 import { FailureType } from '../../src/http/retry-policy';
 import { markDelivered, readSpooled, spoolPage } from '../../src/activities/sinks/spool';
@@ -18,17 +19,21 @@ const inActivity = (cause: Error) => new ActivityFailure('activity failed', 'fet
 
 describe('outage budget', () => {
   it('defaults to six hours with waits doubling from 10 s to 3 minutes', () => {
-    expect(DEFAULT_OUTAGE_BUDGET).toEqual({ budgetMs: 6 * 3_600_000, initialDelayMs: 10_000, maxDelayMs: 180_000 });
-    expect([1, 2, 3, 4, 5, 6, 40].map((n) => outageDelayMs(n, DEFAULT_OUTAGE_BUDGET))).toEqual([10_000, 20_000, 40_000, 80_000, 160_000, 180_000, 180_000]);
+    expect(RECURRING_OUTAGE).toEqual({ budgetMs: 6 * 3_600_000, initialBackoffMs: 10_000, maxBackoffMs: 180_000 });
+    expect(resolveOutageBounds(undefined, RECURRING_OUTAGE)).toEqual(RECURRING_OUTAGE);
+    expect(resolveOutageBounds({ budgetMs: 60_000 }, RECURRING_OUTAGE)).toEqual({ ...RECURRING_OUTAGE, budgetMs: 60_000 });
+    expect([1, 2, 3, 4, 5, 6, 40].map((n) => outageBackoffMs(n, RECURRING_OUTAGE))).toEqual([10_000, 20_000, 40_000, 80_000, 160_000, 180_000, 180_000]);
   });
 
   it('refuses settings that would hammer a down service or never end', () => {
-    expect(outageProblems(undefined)).toEqual([]);
-    expect(outageProblems({ budgetMs: 60_000 })).toEqual([]);
-    expect(outageProblems({ initialDelayMs: 10 }).join()).toMatch(/initialDelayMs must be at least 100/);
-    expect(outageProblems({ budgetMs: 30 * 24 * 3_600_000 }).join()).toMatch(/budgetMs must be between 0 and/);
-    expect(outageProblems({ initialDelayMs: 5_000, maxDelayMs: 1_000 }).join()).toMatch(/maxDelayMs must be at least initialDelayMs/);
-    expect(outageProblems({ maxDelayMs: 2 * 3_600_000 }).join()).toMatch(/at most 3600000/);
+    expect(outageBoundsProblems(undefined)).toEqual([]);
+    expect(outageBoundsProblems({ budgetMs: 60_000 })).toEqual([]);
+    // A max backoff between the processes' default initial backoffs (5 s, 10 s) is valid: unset sides count leniently.
+    expect(outageBoundsProblems({ maxBackoffMs: 6_000 })).toEqual([]);
+    expect(outageBoundsProblems({ maxBackoffMs: 2_000 }).join()).toMatch(/must be at least outage.initialBackoffMs \(5000\)/);
+    expect(outageBoundsProblems({ initialBackoffMs: 10 }).join()).toMatch(/outage.initialBackoffMs must be a number of milliseconds between 1000/);
+    expect(outageBoundsProblems({ budgetMs: 30 * 24 * 3_600_000 }).join()).toMatch(/outage.budgetMs must be/);
+    expect(outageBoundsProblems({ initialBackoffMs: 5_000, maxBackoffMs: 1_000 }).join()).toMatch(/maxBackoffMs \(1000\) must be at least outage.initialBackoffMs \(5000\)/);
   });
 
   it('treats 5xx, resets, exhausted transient retries, HTML pages and timeouts as outages, and nothing permanent', () => {

@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from '../context';
 import type { OperationView } from '../../common/google-operation';
-import { etagMismatchMessage } from '../../http/google-errors';
+import { etagMismatchMessage } from '../../http/google';
 import { FailureType } from '../../http/retry-policy';
 import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
 

@@ -10,6 +10,7 @@
  */
 export * from './poll-schedule';
 export * from './outage';
+export * from './outage-watch';
 export * from './poll-decision';
 export * from './poll-until';
 export * from './send-once-decision';

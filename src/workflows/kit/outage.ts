@@ -52,14 +52,26 @@ export function outageBoundsProblems(bounds: OutageBounds | undefined, prefix = 
       problems.push(`${prefix}.${name} must be a number of milliseconds between ${POLL_INTERVAL_FLOOR_MS} and ${POLL_TOTAL_CEILING_MS}`);
     }
   }
-  const initial = bounds.initialBackoffMs ?? DEFAULT_OUTAGE.initialBackoffMs;
-  const max = bounds.maxBackoffMs ?? DEFAULT_OUTAGE.maxBackoffMs;
+  // An unset side takes the most lenient default of any process: bounds valid for one process are valid for all.
+  const initial = bounds.initialBackoffMs ?? Math.min(DEFAULT_OUTAGE.initialBackoffMs, RECURRING_OUTAGE.initialBackoffMs);
+  const max = bounds.maxBackoffMs ?? Math.max(DEFAULT_OUTAGE.maxBackoffMs, RECURRING_OUTAGE.maxBackoffMs);
   if (problems.length === 0 && max < initial) problems.push(`${prefix}.maxBackoffMs (${max}) must be at least ${prefix}.initialBackoffMs (${initial})`);
   return problems;
 }
 
-export function resolveOutageBounds(given: OutageBounds | undefined): ResolvedOutageBounds {
-  return { ...DEFAULT_OUTAGE, ...Object.fromEntries(Object.entries(given ?? {}).filter(([, v]) => v !== undefined)) };
+/**
+ * Recurring work (feed polls, hook repair) waits longer between tries: a scheduled run has nothing else to do
+ * and the next tick comes anyway. Six hours, waits from 10 s doubling to 3 minutes.
+ */
+export const RECURRING_OUTAGE: ResolvedOutageBounds = {
+  budgetMs: 6 * 60 * 60 * 1000,
+  initialBackoffMs: 10_000,
+  maxBackoffMs: 3 * 60 * 1000,
+};
+
+/** The given bounds over the process's defaults (`DEFAULT_OUTAGE`, or `RECURRING_OUTAGE` for recurring work). */
+export function resolveOutageBounds(given: OutageBounds | undefined, defaults: ResolvedOutageBounds = DEFAULT_OUTAGE): ResolvedOutageBounds {
+  return { ...defaults, ...Object.fromEntries(Object.entries(given ?? {}).filter(([, v]) => v !== undefined)) };
 }
 
 /** How long calls have been failing in a row at `nowMs` (0 when the last call succeeded). */

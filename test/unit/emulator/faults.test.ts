@@ -4,9 +4,9 @@
  * or through the admin endpoint, and counted in `/_emulator/stats`.
  */
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/emulator';
-import type { EmulatorStats } from '../../src/emulator/stats';
-import { call, clockedEmulators, messageOf } from '../helpers/emulator-http';
+import type { Emulator } from '../../../src/emulator/emulator';
+import type { EmulatorStats } from '../../../src/emulator/stats';
+import { call, clockedEmulators, messageOf } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
 const em = clockedEmulators(START);

@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import type { Emulator } from '../../src/emulator/emulator';
-import { call, clockedEmulators, messageOf, type RawResponse } from '../helpers/emulator-http';
+import type { Emulator } from '../../../src/emulator/emulator';
+import { call, clockedEmulators, messageOf, type RawResponse } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
 const em = clockedEmulators(START);

@@ -5,9 +5,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import { ApplicationFailure } from '@temporalio/common';
-import { googleRetryPolicy, parseDurationMs, parseGoogleErrorBody, etagMismatchMessage } from '../../src/http/google-errors';
+import { googleRetryPolicy, parseDurationMs, parseGoogleErrorBody, etagMismatchMessage } from '../../src/http/google';
 import { decideNetworkRetry, decideRetry, FailureType, githubRetryPolicy, type ResponseFacts } from '../../src/http/retry-policy';
-import { createGoogleClient } from '../../src/activities/google/client';
+import { createGoogleClient } from '../../src/http/google';
 import { HttpFailure } from '../../src/workflows/activity-failures';
 import type { HttpFailureDetails } from '../../src/http/failures';
 

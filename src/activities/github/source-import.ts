@@ -15,7 +15,7 @@ import {
   type ImportRecord,
   type LargeFile,
   type ProjectChoice,
-} from '../../common/import-input';
+} from '../../common/source-import-input';
 
 /** The import record as the API sends it (spec 002 field names). */
 interface ImportBody {

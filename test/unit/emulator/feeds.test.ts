@@ -4,9 +4,9 @@
  * events over time and in bursts, the 300-event window with `Link` pagination, and private events.
  */
 import { describe, expect, it } from 'vitest';
-import { parseLinkHeader } from '../../src/http/api-client';
-import { FEED_TEMPLATES } from '../../src/common/feeds';
-import { call, clockedEmulators, messageOf } from '../helpers/emulator-http';
+import { parseLinkHeader } from '../../../src/http/api-client';
+import { FEED_TEMPLATES } from '../../../src/common/feeds';
+import { call, clockedEmulators, messageOf } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 3, 1, 9, 0, 0);
 const em = clockedEmulators(START);

@@ -4,9 +4,9 @@
  * Google-style errors with ErrorInfo/RetryInfo, and the shared request accounting.
  */
 import { describe, expect, it } from 'vitest';
-import { call, clockedEmulators, type RawResponse } from '../helpers/emulator-http';
-import type { Emulator } from '../../src/emulator/emulator';
-import { DELETED_KEY_RETENTION_MS } from '../../src/emulator/google/apikeys';
+import { call, clockedEmulators, type RawResponse } from '../../helpers/emulator-http';
+import type { Emulator } from '../../../src/emulator/emulator';
+import { DELETED_KEY_RETENTION_MS } from '../../../src/emulator/google/apikeys';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
 const clocked = clockedEmulators(START);

@@ -3,9 +3,9 @@
  * malformed bodies (400), unknown fields, wrong types and out-of-range `per_page` (422, with a message).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/emulator';
-import { startTestEmulator } from '../helpers/emulator';
-import { call, messageOf } from '../helpers/emulator-http';
+import type { Emulator } from '../../../src/emulator/emulator';
+import { startTestEmulator } from '../../helpers/emulator';
+import { call, messageOf } from '../../helpers/emulator-http';
 
 let emulator: Emulator;
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);

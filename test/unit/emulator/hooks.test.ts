@@ -4,9 +4,9 @@
  * the 422 "spammed" answer past the content-creation limits.
  */
 import { describe, expect, it } from 'vitest';
-import { parseLinkHeader } from '../../src/http/api-client';
-import { verifySignature } from '../../src/http/signature';
-import { call, clockedEmulators, messageOf } from '../helpers/emulator-http';
+import { parseLinkHeader } from '../../../src/http/api-client';
+import { verifySignature } from '../../../src/http/signature';
+import { call, clockedEmulators, messageOf } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 3, 2, 9, 0, 0);
 const em = clockedEmulators(START);

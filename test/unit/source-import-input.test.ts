@@ -18,9 +18,9 @@ import {
   type ImportAuthor,
   type LargeFile,
   type SourceImportInput,
-} from '../../src/common/import-input';
+} from '../../src/common/source-import-input';
 import { describeSourceImportStatus, type SourceImportStatus } from '../../src/common/source-import';
-import { resolveCredentialReference } from '../../src/activities/github/imports';
+import { resolveCredentialReference } from '../../src/activities/github/source-import';
 import { parseAuthorsFile } from '../../src/cli/import';
 
 const valid: SourceImportInput = { owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy' };

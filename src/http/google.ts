@@ -1,5 +1,6 @@
 /**
- * Google's error model (AIP-193) for the HTTP core: the body `{ error: { code, message, status, details[] } }`
+ * Google's side of the HTTP core: the client factory (tokens, one client per service) and Google's error
+ * model (AIP-193): the body `{ error: { code, message, status, details[] } }`
  * read into `ResponseFacts`, and the retry policy for Google Cloud APIs as data.
  *
  * - `RetryInfo.retryDelay` (a JSON Duration such as `"4s"` or `"0.5s"`) becomes `bodyRetryDelayMs`, which the
@@ -8,8 +9,14 @@
  * - `status` (the canonical code name) becomes `apiStatus`, which decides permanence where one HTTP status
  *   has several meanings (409 is `ALREADY_EXISTS` or `ABORTED`).
  */
-import type { ErrorBodyParser } from './api-client';
+import { ApplicationFailure } from '@temporalio/common';
+import { GoogleAuth } from 'google-auth-library';
+import { ApiClient, type ErrorBodyParser, type TokenProvider } from './api-client';
+import { currentAttempt } from './attempt';
+import type { ClientOptions } from './github';
+import { RateLimitGate } from './rate-limit-gate';
 import { FailureType, type RetryPolicy } from './retry-policy';
+import { readSecret } from '../config';
 
 const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo';
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
@@ -136,4 +143,73 @@ export const googleRetryPolicy: RetryPolicy = {
 /** Tells the user what an etag mismatch means for the resource they named. */
 export function etagMismatchMessage(resource: string, etag: string | undefined): string {
   return `${resource} changed since you read it${etag ? ` (etag ${etag} is no longer current)` : ''}: read it again to get its current etag, check the change, and retry with that etag`;
+}
+
+export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
+
+/**
+ * Tokens are resolved at call time, in the activity, never in a workflow: a static `GOOGLE_ACCESS_TOKEN`
+ * (or `GOOGLE_ACCESS_TOKEN_FILE`) wins, which is what the emulator and tests use; otherwise Application
+ * Default Credentials (service account key, metadata server, gcloud user) with the `cloud-platform` scope.
+ */
+export type GoogleClientOptions = ClientOptions;
+
+/** The Google clients activities receive. */
+export interface GoogleClients {
+  apikeys: ApiClient;
+  logging: ApiClient;
+  dns: ApiClient;
+}
+
+let adc: GoogleAuth | undefined;
+
+/** Created on first use only, so workers without Google work never probe for credentials. */
+async function adcToken(): Promise<string> {
+  adc ??= new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE] });
+  let token: string | null | undefined;
+  try {
+    token = await adc.getAccessToken();
+  } catch (err) {
+    const message = (err as Error).message ?? String(err);
+    // No credentials at all will not fix itself; a metadata-server hiccup might.
+    const missing = /could not load the default credentials/i.test(message);
+    throw ApplicationFailure.create({
+      type: FailureType.Authentication,
+      message: `no Google access token: ${message} (set GOOGLE_ACCESS_TOKEN or configure Application Default Credentials)`,
+      nonRetryable: missing,
+      cause: err as Error,
+    });
+  }
+  if (!token) throw ApplicationFailure.nonRetryable('Application Default Credentials returned no access token', FailureType.Authentication);
+  return token;
+}
+
+/** The default token provider: `GOOGLE_ACCESS_TOKEN` (or `_FILE`) read at call time, else ADC. */
+export const googleToken: TokenProvider = () => readSecret('GOOGLE_ACCESS_TOKEN') ?? adcToken();
+
+export function createGoogleClient(opts: GoogleClientOptions): ApiClient {
+  const clock = opts.clock ?? Date.now;
+  return new ApiClient({
+    baseUrl: opts.baseUrl,
+    token: opts.token ?? googleToken,
+    defaultHeaders: { accept: 'application/json' },
+    dispatcher: opts.dispatcher,
+    policy: opts.policy ?? googleRetryPolicy,
+    parseErrorBody: parseGoogleErrorBody,
+    clock,
+    gate: opts.gate ?? new RateLimitGate(clock),
+    attempt: currentAttempt,
+  });
+}
+
+/** The three clients from their base URLs (each keeps its own rate-limit gate). */
+export function createGoogleClients(
+  urls: { apikeys: string; logging: string; dns: string },
+  opts: Omit<GoogleClientOptions, 'baseUrl' | 'gate'> = {},
+): GoogleClients {
+  return {
+    apikeys: createGoogleClient({ ...opts, baseUrl: urls.apikeys }),
+    logging: createGoogleClient({ ...opts, baseUrl: urls.logging }),
+    dns: createGoogleClient({ ...opts, baseUrl: urls.dns }),
+  };
 }

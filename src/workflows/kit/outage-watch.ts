@@ -1,0 +1,98 @@
+/**
+ * `OutageWatch`: recurring work (feed polls, hook repair) waits out an outage on a durable timer, with the kit's
+ * backoff, within the run's outage budget (`RECURRING_OUTAGE` by default); only a spent budget fails the run
+ * (`OutageBudgetExhausted`). Unlike `keepTrying`, only an *outage* is waited out (`outageCause`): any other
+ * failure ends the call at once, and the time spent in outages adds up over the whole run.
+ */
+import { ActivityFailure, ApplicationFailure, isCancellation, sleep, TimeoutFailure } from '@temporalio/workflow';
+import { outageBackoffMs, type ResolvedOutageBounds } from './outage';
+
+export const OutageFailure = { OutageBudgetExhausted: 'OutageBudgetExhausted' } as const;
+
+/**
+ * Failure types of the HTTP core (`FailureType` in `src/http/retry-policy.ts`, repeated here because
+ * workflows may not import `src/http`; a unit test keeps them equal) that mean "not reachable now".
+ */
+export const OUTAGE_FAILURE_TYPES: readonly string[] = [
+  'ServerError',
+  'NetworkError',
+  'TransientRetriesExhaustedError',
+  'RateLimitRetriesExhaustedError',
+  // A 200 whose body is not what the API returns (an HTML page from a proxy in front of it).
+  'UnexpectedResponseError',
+];
+
+/** The failure a call ended with, if it means the service is unreachable for now (an outage). */
+export function outageCause(err: unknown): string | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof TimeoutFailure) return `timed out: ${cause.message}`;
+  if (cause instanceof ApplicationFailure && OUTAGE_FAILURE_TYPES.includes(cause.type ?? '')) return `${cause.type}: ${cause.message}`;
+  return undefined;
+}
+
+/** How a run has fared against outages (reported in its result and status). */
+export interface RunOutage {
+  /** Waits taken after failed calls. */
+  waits: number;
+  /** Time spent in outages so far (failed calls and the waits after them). @format milliseconds */
+  spentMs: number;
+  lastError?: string;
+}
+
+export class OutageWatch {
+  readonly state: RunOutage = { waits: 0, spentMs: 0 };
+  private streak = 0;
+  private streakStartedAt: number | undefined;
+
+  constructor(
+    private readonly what: string,
+    private readonly bounds: ResolvedOutageBounds,
+    private readonly onWait?: (delayMs: number, error: string, state: RunOutage) => void,
+  ) {}
+
+  /**
+   * After a call failed because the service is unreachable: waits (durable timer) before the next
+   * try, or fails the run when the outage would outlast the budget.
+   */
+  async wait(error: string, failedCallStartedAt: number): Promise<void> {
+    this.streak++;
+    this.streakStartedAt ??= failedCallStartedAt;
+    const delay = outageBackoffMs(this.streak, this.bounds);
+    const spent = this.state.spentMs + (Date.now() - this.streakStartedAt);
+    this.state.lastError = error;
+    if (spent + delay > this.bounds.budgetMs) {
+      throw ApplicationFailure.nonRetryable(
+        `${this.what}: the service stayed unreachable past the outage budget of ${Math.round(this.bounds.budgetMs / 1000)} s ` +
+          `(${Math.round(spent / 1000)} s in outages, ${this.state.waits} waits); last error: ${error}`,
+        OutageFailure.OutageBudgetExhausted,
+        { ...this.state, spentMs: spent },
+      );
+    }
+    this.state.waits++;
+    this.onWait?.(delay, error, this.state);
+    await sleep(delay);
+  }
+
+  /** After a call succeeded: the outage (if any) is over. */
+  recovered(): void {
+    if (this.streakStartedAt !== undefined) this.state.spentMs += Date.now() - this.streakStartedAt;
+    this.streak = 0;
+    this.streakStartedAt = undefined;
+  }
+
+  /** Runs `call` until it succeeds or fails for another reason than an outage (or the budget is spent). */
+  async call<T>(call: () => Promise<T>): Promise<T> {
+    for (;;) {
+      const startedAt = Date.now();
+      try {
+        const result = await call();
+        this.recovered();
+        return result;
+      } catch (err) {
+        const cause = isCancellation(err) ? undefined : outageCause(err);
+        if (cause === undefined) throw err;
+        await this.wait(cause, startedAt);
+      }
+    }
+  }
+}
