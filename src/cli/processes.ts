@@ -39,7 +39,7 @@ export const PROCESS_KINDS: Record<string, ProcessKind> = {
     describeResult: (r) => describeMigrationResult(r as OrgMigrationResult),
     describeCleanup: (s) => {
       const unlocked = (s as OrgMigrationStatus).unlockedRepositories;
-      return unlocked.length > 0 ? `unlocked ${unlocked.join(', ')}` : 'no repository was locked';
+      return unlocked.length > 0 ? `unlocked ${[...unlocked].sort().join(', ')}` : 'no repository was locked';
     },
   },
   [sourceImport.name]: {
