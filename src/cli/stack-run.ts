@@ -61,6 +61,8 @@ async function startStack(log: (m: string) => void, demo = false): Promise<Stack
       storagePort: free ? STORAGE_PORT : 0,
       // The demo slows exports and the storage origin down a little so each phase can be watched.
       ...(demo ? { migrations: { exportMs: 8_000, archiveBytes: 4 * 1024 * 1024 }, storageBytesPerSecond: 1024 * 1024 } : {}),
+      // LONGHAUL_EMULATOR_EXPORT_MS makes the emulator's exports last that long, to try status, list and cancel by hand.
+      ...(emulatorExportMs() ? { migrations: { exportMs: emulatorExportMs(), ...(demo ? { archiveBytes: 4 * 1024 * 1024 } : {}) } } : {}),
     });
     log(`[emulator] GITHUB_API_URL is not set: using the emulator at ${emulator.apiUrl} (storage ${emulator.storage.baseUrl})`);
     deps = { ...deps, github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => readSecret('GITHUB_TOKEN') ?? EMULATOR_DEMO_TOKEN }) };
@@ -96,6 +98,11 @@ async function startStack(log: (m: string) => void, demo = false): Promise<Stack
       await codec?.close();
     },
   };
+}
+
+function emulatorExportMs(): number | undefined {
+  const ms = Number(process.env.LONGHAUL_EMULATOR_EXPORT_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
 async function startCodecServerIfKeys(log: (m: string) => void): Promise<RunningCodecServer | undefined> {
