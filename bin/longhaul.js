@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
  * The `longhaul` command (package.json `bin`): runs the compiled CLI in dist/ (`npm run build`) when it is
- * there and not older than the source, otherwise the TypeScript source through tsx (a checkout after
+ * there and not older than the source; otherwise the TypeScript source with tsx's loader (a checkout after
  * `npm install`), so `npx longhaul …` works in this repository without a build step.
  */
 'use strict';
+const { spawn } = require('node:child_process');
 const { statSync } = require('node:fs');
 const { join } = require('node:path');
+const { pathToFileURL } = require('node:url');
 
 const root = join(__dirname, '..');
 const mtime = (path) => {
@@ -19,11 +21,15 @@ const mtime = (path) => {
 
 const compiled = mtime(join(root, 'dist', 'cli', 'program.js'));
 const source = mtime(join(root, 'src', 'cli', 'program.ts'));
-let cli;
 if (compiled !== undefined && (source === undefined || compiled >= source)) {
-  cli = require(join(root, 'dist', 'cli', 'program.js'));
+  require(join(root, 'dist', 'cli', 'program.js'))
+    .runCli(process.argv)
+    .then((code) => process.exit(code));
 } else {
-  require('tsx/cjs');
-  cli = require(join(root, 'src', 'cli', 'program.ts'));
+  // tsx's loader by absolute URL: `--import tsx` would resolve from the caller's directory, not this package.
+  const loader = pathToFileURL(require.resolve('tsx', { paths: [root] })).href;
+  const child = spawn(process.execPath, ['--import', loader, join(root, 'src', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit' });
+  // Ctrl-C reaches the child through the terminal; this process stays until the child has cleaned up.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + 2 : 5)));
 }
-cli.runCli(process.argv).then((code) => process.exit(code));
