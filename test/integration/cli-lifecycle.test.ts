@@ -151,14 +151,17 @@ describe('longhaul lifecycle commands', () => {
   });
 
   it('--dry-run validates and prints what would be sent, and starts nothing', async () => {
-    const before = emulator.stats.requests;
+    // Its own emulator and worker: in-flight calls of the other tests' workflows cannot blur the count.
+    const quiet = await startTestEmulator();
+    const qw = await startTestWorker(await emulatorDeps(quiet));
+    const cli = (args: string[]) => runLonghaul(args, qw.taskQueue);
     const single = await cli(['migrate', '--org', 'dry-org', '--repo', 'alpha', '--lock', '--dry-run', '--json']);
     expect(single.code).toBe(0);
     expect(oneObject(single.stdout)).toMatchObject({
       dryRun: true,
       workflowType: 'orgMigration',
       workflowId: expect.stringMatching(/^migrate-dry-org-alpha-/),
-      taskQueue: tw.taskQueue,
+      taskQueue: qw.taskQueue,
       input: { org: 'dry-org', repositories: ['alpha'], lockRepositories: true },
       searchAttributes: { LonghaulProcess: 'org-migration', LonghaulOrg: 'dry-org' },
       staticSummary: 'Export dry-org: alpha → archive',
@@ -175,6 +178,8 @@ describe('longhaul lifecycle commands', () => {
 
     const listed = await cli(['list', '--org', 'dry-org', '--json']);
     expect(oneObject(listed.stdout).workflows).toEqual([]);
-    expect(emulator.stats.requests).toBe(before);
+    await qw.stop();
+    expect(quiet.stats.requests).toBe(0);
+    await quiet.close();
   });
 });
