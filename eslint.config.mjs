@@ -42,4 +42,10 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The `longhaul` launcher (package.json bin): plain CommonJS run by Node before TypeScript is loaded.
+    files: ['bin/**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

@@ -9,6 +9,7 @@ import { loadConfig, type LonghaulConfig } from '../config';
 import { configuredTemporal, workflowUiUrl, type TemporalTarget } from '../temporal/connection';
 import { portIsOpen } from '../temporal/dev-server';
 import { longhaulDataConverter } from '../temporal/codec';
+import { ExitCode } from './exit-codes';
 
 export interface CliContext {
   config: LonghaulConfig;
@@ -50,7 +51,7 @@ export function createCliContext(env: NodeJS.ProcessEnv = process.env): CliConte
       if (!configuredTemporal(env)) {
         const [host, port] = address.split(':');
         if (!(await portIsOpen(host, Number(port), 1000))) {
-          throw new CliError(`no Temporal server answers at ${address}: run \`npm start\` in another terminal, or set TEMPORAL_ADDRESS`);
+          throw new CliError(`no Temporal server answers at ${address}: run \`npx longhaul start\` in another terminal, or set TEMPORAL_ADDRESS`, ExitCode.Unavailable);
         }
       }
       const { connectionOptions } = target;

@@ -25,6 +25,7 @@ import { describeOperationStatus, type OperationStatus, type PollBounds } from '
 import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
+import { apiKeyDelete, dnsChange, logBucketCreate, logBucketUpdate } from '../workflows';
 import { positiveSeconds, wholeNumber } from './arguments';
 
 interface RunFlags extends OutputFlags {
@@ -77,8 +78,9 @@ async function run<Input, Result>(
   ctx: () => CliContext,
   flags: RunFlags,
   spec: {
-    workflowType: string;
+    workflow: (input: Input) => Promise<Result>;
     process: OperationStatus['process'];
+    summary: string;
     target: string;
     input: Input;
     problems: string[];
@@ -88,7 +90,8 @@ async function run<Input, Result>(
   if (spec.problems.length) throw new CliError(`invalid input: ${spec.problems.join('; ')}`, 2);
   process.exitCode = await runWorkflowCommand<[Input], Result, OperationStatus>({
     ctx: ctx(),
-    workflowType: spec.workflowType,
+    workflow: spec.workflow,
+    summary: spec.summary,
     workflowId: flags.workflowId ?? readableWorkflowId(spec.process, [spec.target.split('/').slice(-1)[0] ?? spec.target]),
     args: [spec.input],
     searchAttributes: [
@@ -101,6 +104,26 @@ async function run<Input, Result>(
   });
 }
 
+export function describeApiKeyDeleteResult(r: { operation?: string; note: string }): string[] {
+  return [r.note, ...(r.operation ? [`operation: ${r.operation}`] : [])];
+}
+
+export function describeBucketResult(r: { bucket: string; operation: string; state: string; response?: Record<string, unknown>; cancel?: { message: string } }): string[] {
+  return [
+    `log bucket ${r.bucket}: operation ${r.operation} ${r.state}`,
+    ...(r.response?.retentionDays !== undefined ? [`retention: ${String(r.response.retentionDays)} days`] : []),
+    ...(r.cancel ? [r.cancel.message] : []),
+  ];
+}
+
+export function describeDnsChangeResult(r: { changeId: string; status: string; zone?: string; additions: ResourceRecordSet[]; deletions: ResourceRecordSet[] }): string[] {
+  return [
+    `change ${r.changeId}${r.zone ? ` to zone ${r.zone}` : ''}: ${r.status}`,
+    ...r.additions.map((s) => `+ ${s.name} ${s.type} ${s.ttl} ${s.rrdatas.join(' ')}`),
+    ...r.deletions.map((s) => `- ${s.name} ${s.type} ${s.ttl} ${s.rrdatas.join(' ')}`),
+  ];
+}
+
 export function registerGoogleCommands(program: Command, ctx: () => CliContext): void {
   withRunOptions(
     program
@@ -111,20 +134,15 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
   ).action(async (flags: RunFlags & { name: string; etag?: string }) => {
     const input: ApiKeyDeleteInput = { name: flags.name, etag: flags.etag, ...runOptionsFrom(flags) };
     await run<ApiKeyDeleteInput, { operation?: string; retrievableUntil?: string; note: string }>(ctx, flags, {
-      workflowType: 'apiKeyDelete',
+      workflow: apiKeyDelete as never,
+      summary: `Delete API key ${flags.name.split('/').pop() ?? flags.name}`,
       process: 'apikey-delete',
       target: flags.name,
       input,
       problems: apiKeyDeleteProblems(input),
-      describeResult: (r) => [r.note, ...(r.operation ? [`operation: ${r.operation}`] : [])],
+      describeResult: describeApiKeyDeleteResult,
     });
   });
-
-  const bucketResult = (r: { bucket: string; operation: string; state: string; response?: Record<string, unknown>; cancel?: { message: string } }) => [
-    `log bucket ${r.bucket}: operation ${r.operation} ${r.state}`,
-    ...(r.response?.retentionDays !== undefined ? [`retention: ${String(r.response.retentionDays)} days`] : []),
-    ...(r.cancel ? [r.cancel.message] : []),
-  ];
 
   withRunOptions(
     program
@@ -137,12 +155,13 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
   ).action(async (flags: RunFlags & { parent: string; bucketId: string; retentionDays?: number; description?: string }) => {
     const input: LogBucketCreateInput = { parent: flags.parent, bucketId: flags.bucketId, retentionDays: flags.retentionDays, description: flags.description, ...runOptionsFrom(flags) };
     await run(ctx, flags, {
-      workflowType: 'logBucketCreate',
+      workflow: logBucketCreate,
+      summary: `Create log bucket ${flags.bucketId} in ${flags.parent}`,
       process: 'log-bucket-create',
       target: `${flags.parent}/buckets/${flags.bucketId}`,
       input,
       problems: bucketCreateProblems(input),
-      describeResult: bucketResult,
+      describeResult: describeBucketResult,
     });
   });
 
@@ -167,12 +186,13 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
       ...runOptionsFrom(flags),
     };
     await run(ctx, flags, {
-      workflowType: 'logBucketUpdate',
+      workflow: logBucketUpdate,
+      summary: `Update log bucket ${flags.name.split('/').pop() ?? flags.name}: ${flags.updateMask}`,
       process: 'log-bucket-update',
       target: flags.name,
       input,
       problems: bucketUpdateProblems(input),
-      describeResult: bucketResult,
+      describeResult: describeBucketResult,
     });
   });
 
@@ -187,16 +207,13 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
   ).action(async (flags: RunFlags & { project: string; zone: string; add: ResourceRecordSet[]; delete: ResourceRecordSet[] }) => {
     const input: DnsChangeInput = { project: flags.project, zone: flags.zone, additions: flags.add, deletions: flags.delete, ...runOptionsFrom(flags) };
     await run<DnsChangeInput, { changeId: string; status: string; additions: ResourceRecordSet[]; deletions: ResourceRecordSet[] }>(ctx, flags, {
-      workflowType: 'dnsChange',
+      workflow: dnsChange as never,
+      summary: `DNS change in ${flags.zone}: +${flags.add.length} −${flags.delete.length} record sets`,
       process: 'dns-change',
       target: `projects/${flags.project}/managedZones/${flags.zone}`,
       input,
       problems: dnsChangeProblems(input),
-      describeResult: (r) => [
-        `change ${r.changeId} to zone ${flags.zone}: ${r.status}`,
-        ...r.additions.map((s) => `+ ${s.name} ${s.type} ${s.ttl} ${s.rrdatas.join(' ')}`),
-        ...r.deletions.map((s) => `- ${s.name} ${s.type} ${s.ttl} ${s.rrdatas.join(' ')}`),
-      ],
+      describeResult: describeDnsChangeResult,
     });
   });
 }

@@ -33,6 +33,8 @@ import { LonghaulOrg, LonghaulProcess, LonghaulTarget } from '../common/search-a
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
 import { positiveSeconds, wholeNumber } from './arguments';
+import { csvFields } from './csv';
+import { sourceImport } from '../workflows';
 
 interface ImportFlags extends OutputFlags {
   owner: string;
@@ -67,29 +69,6 @@ function lfsPolicy(value: string): LfsPolicy {
   } catch (err) {
     throw new InvalidArgumentError((err as Error).message);
   }
-}
-
-/** Splits one CSV line, honouring double quotes ("Doe, Jane" and "" for a quote). */
-function csvFields(line: string): string[] {
-  const fields: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (quoted) {
-      if (c === '"' && line[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      fields.push(field.trim());
-      field = '';
-    } else field += c;
-  }
-  fields.push(field.trim());
-  return fields;
 }
 
 /**
@@ -225,7 +204,8 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
     const workflowId = flags.workflowId ?? readableWorkflowId('import', [flags.owner, flags.repo]);
     process.exitCode = await runWorkflowCommand<[SourceImportInput], SourceImportResult, SourceImportStatus>({
       ctx: context,
-      workflowType: 'sourceImport',
+      workflow: sourceImport,
+      summary: `Import ${flags.vcsUrl} → ${flags.owner}/${flags.repo}`,
       workflowId,
       args: [input],
       searchAttributes: [

@@ -1,17 +1,21 @@
 /**
- * Starting a workflow from the CLI and, with `--wait`/`--follow`, seeing it to the end.
+ * Starting a workflow from the CLI (by its function, never a type-name string) and, with `--wait`/`--follow`,
+ * seeing it to the end. `--dry-run` validates and prints exactly what would be sent, without connecting.
+ * stdout carries only the result; the "started" notice (when waiting) and live progress go to stderr.
  */
 import { type Command, Option } from 'commander';
-import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import { defaultPayloadConverter, type SearchAttributePair, type TypedSearchAttributes } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter, type SearchAttributePair, type Workflow } from '@temporalio/common';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
+import { ExitCode, exitCodeForStatus } from './exit-codes';
 
-/** Adds the options every workflow-starting command shares: `--workflow-id`, `--wait`, `--follow`, `--json`. */
+/** Adds the options every workflow-starting command shares: `--workflow-id`, `--wait`, `--follow`, `--json`, `--dry-run`. */
 export function withRunOutputOptions(command: Command): Command {
   return command
-    .option('--workflow-id <id>', 'workflow id (default: readable and unique)')
+    .option('--workflow-id <id>', 'workflow id (default: readable, derived from the input)')
     .option('--wait', 'wait for the result')
-    .option('--follow', 'show live progress until the end')
+    .option('--follow', 'show live progress (on stderr) until the end')
+    .option('--dry-run', 'validate and print what would be sent (workflow type, id, task queue, input); start nothing')
     .addOption(new Option('--json', 'print one JSON object'));
 }
 
@@ -19,15 +23,32 @@ export interface OutputFlags {
   wait?: boolean;
   json?: boolean;
   follow?: boolean;
+  dryRun?: boolean;
 }
+
+/** Everything a start sends to Temporal, and nothing else: what `--dry-run` prints. */
+export interface StartPlan<Args extends unknown[] = unknown[]> {
+  workflow: Workflow;
+  workflowId: string;
+  taskQueue: string;
+  args: Args;
+  searchAttributes: SearchAttributePair[];
+  /** One line, shown by the Temporal UI as the workflow's summary (e.g. "Export octo-org: alpha, beta → archive"). */
+  summary: string;
+  /** A few lines (Markdown in the UI): the request in words. */
+  details: string;
+}
+
+export type StatusLine = { line: string; percent?: number };
 
 export interface WorkflowCommand<Args extends unknown[], Result, Status> {
   ctx: CliContext;
-  /** The workflow function or its name. */
-  workflowType: string;
+  /** The workflow function: its name is the workflow type, its signature checks `args`. */
+  workflow: (...args: Args) => Promise<Result>;
   workflowId: string;
   args: Args;
-  searchAttributes?: SearchAttributePair[] | TypedSearchAttributes;
+  searchAttributes?: SearchAttributePair[];
+  summary: string;
   flags: OutputFlags;
   /** Human-readable lines for a successful result. */
   describeResult(result: Result): string[];
@@ -35,64 +56,146 @@ export interface WorkflowCommand<Args extends unknown[], Result, Status> {
    * One progress line from the workflow's `status` query (for `--follow`), plus the heartbeat details
    * of a running activity when it reports any (e.g. a download's byte offset).
    */
-  describeStatus?(status: Status, heartbeat?: unknown): { line: string; percent?: number };
+  describeStatus?(status: Status, heartbeat?: unknown): StatusLine;
 }
 
-/** Starts the workflow; with `--wait`/`--follow` waits for its end. Returns the process exit code. */
-export async function runWorkflowCommand<Args extends unknown[], Result, Status>(cmd: WorkflowCommand<Args, Result, Status>): Promise<number> {
-  const { ctx, flags } = cmd;
+/** The static details of a start: the input's fields in words (the UI renders them as a list). */
+export function inputDetails(input: unknown): string {
+  if (typeof input !== 'object' || input === null) return '';
+  const lines: string[] = [];
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined || (typeof value === 'object' && value !== null && Object.keys(value).length === 0)) continue;
+    const text = Array.isArray(value) ? value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(', ') : typeof value === 'object' ? JSON.stringify(value) : String(value);
+    lines.push(`- ${key}: ${text.length > 300 ? `${text.slice(0, 300)}…` : text}`);
+  }
+  return lines.join('\n');
+}
+
+export function planStart<Args extends unknown[], Result, Status>(cmd: WorkflowCommand<Args, Result, Status>): StartPlan<Args> {
+  return {
+    workflow: cmd.workflow,
+    workflowId: cmd.workflowId,
+    taskQueue: cmd.ctx.config.taskQueue,
+    args: cmd.args,
+    searchAttributes: cmd.searchAttributes ?? [],
+    summary: cmd.summary,
+    details: inputDetails(cmd.args[0]),
+  };
+}
+
+/** What `--dry-run` prints for one start: exactly what would be sent. */
+export function describePlan(plan: StartPlan): Record<string, unknown> {
+  return {
+    workflowType: plan.workflow.name,
+    workflowId: plan.workflowId,
+    taskQueue: plan.taskQueue,
+    input: plan.args.length === 1 ? plan.args[0] : plan.args,
+    searchAttributes: Object.fromEntries(plan.searchAttributes.map((p) => [p.key.name, p.value])),
+    staticSummary: plan.summary,
+    staticDetails: plan.details,
+  };
+}
+
+export function printPlanLines(plan: StartPlan, log: (line: string) => void = console.log): void {
+  const d = describePlan(plan);
+  log(`would start ${String(d.workflowType)} ${plan.workflowId} on task queue ${plan.taskQueue}`);
+  log(`  summary: ${plan.summary}`);
+  log(`  search attributes: ${JSON.stringify(d.searchAttributes)}`);
+  log(`  input: ${JSON.stringify(d.input, null, 2).replace(/\n/g, '\n  ')}`);
+}
+
+/** Starts one planned workflow; an id already running is a clear refusal. */
+export async function startPlan(ctx: CliContext, plan: StartPlan): Promise<WorkflowHandle & { firstExecutionRunId: string }> {
   const client = await ctx.client();
-  let handle: WorkflowHandleWithFirstExecutionRunId;
   try {
-    handle = await client.workflow.start(cmd.workflowType, {
-      taskQueue: ctx.config.taskQueue,
-      workflowId: cmd.workflowId,
-      args: cmd.args,
-      typedSearchAttributes: cmd.searchAttributes,
+    return await client.workflow.start(plan.workflow, {
+      taskQueue: plan.taskQueue,
+      workflowId: plan.workflowId,
+      args: plan.args,
+      typedSearchAttributes: plan.searchAttributes,
+      staticSummary: plan.summary,
+      staticDetails: plan.details,
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
-      throw new CliError(`already running: ${cmd.workflowId} (watch it in the UI: ${ctx.uiLink(cmd.workflowId) ?? cmd.workflowId}; --workflow-id starts another)`);
+      throw new CliError(`already running: ${plan.workflowId} (see it with \`longhaul status ${plan.workflowId}\`; --workflow-id starts another)`);
     }
     throw err;
   }
-  const link = ctx.uiLink(cmd.workflowId);
-  if (!flags.json) {
-    console.log(`started ${cmd.workflowType} ${cmd.workflowId}`);
-    if (link) console.log(`watch it in the Temporal UI: ${link}`);
-  }
-  if (!flags.wait && !flags.follow) {
-    if (flags.json) printJson({ workflowId: cmd.workflowId, runId: handle.firstExecutionRunId, workflowStatus: 'RUNNING', uiUrl: link });
-    return 0;
-  }
-  const stopFollowing = flags.follow && cmd.describeStatus && !flags.json ? follow(handle, cmd.describeStatus) : undefined;
+}
+
+/** How a workflow ended, as the CLI reports it. */
+export interface Outcome<Result> {
+  workflowId: string;
+  workflowStatus: string;
+  exitCode: number;
+  result?: Result;
+  error?: { type?: string; message: string };
+}
+
+/** Waits for the end of a workflow (following its status on stderr when asked). */
+export async function awaitOutcome<Result, Status>(
+  handle: WorkflowHandle,
+  follow?: (status: Status, heartbeat?: unknown) => StatusLine,
+): Promise<Outcome<Result>> {
+  const stopFollowing = follow ? followStatus(handle, follow) : undefined;
   try {
     const result = (await handle.result()) as Result;
     await stopFollowing?.();
     const status = (await handle.describe()).status.name;
-    if (flags.json) printJson({ ...(result as object), workflowId: cmd.workflowId, workflowStatus: status });
-    else for (const line of cmd.describeResult(result)) console.log(line);
-    return 0;
+    return { workflowId: handle.workflowId, workflowStatus: status, exitCode: ExitCode.Success, result };
   } catch (err) {
     await stopFollowing?.();
-    const failure = describeFailure(err);
+    const error = describeFailure(err);
     let status = 'FAILED';
     try {
       status = (await handle.describe()).status.name;
     } catch {
       // The failure itself is what matters.
     }
-    if (flags.json) printJson({ workflowId: cmd.workflowId, workflowStatus: status, error: failure });
-    else console.error(`error: ${cmd.workflowId} ${status.toLowerCase()}: ${failure.type ? `${failure.type}: ` : ''}${failure.message}`);
-    return 1;
+    return { workflowId: handle.workflowId, workflowStatus: status, exitCode: exitCodeForStatus(status), error };
   }
 }
 
-/** Renders the workflow's `status` query on one terminal line until stopped. */
-function follow<Status>(handle: WorkflowHandle, describe: (s: Status, heartbeat?: unknown) => { line: string; percent?: number }): () => Promise<void> {
+/** Prints an outcome: one JSON object, or the result's lines on stdout / one error line on stderr. */
+export function printOutcome<Result>(outcome: Outcome<Result>, json: boolean | undefined, describeResult: (r: Result) => string[]): void {
+  const { workflowId, workflowStatus, error, result } = outcome;
+  if (json) printJson(error ? { workflowId, workflowStatus, error } : { ...(result as object), workflowId, workflowStatus });
+  else if (error) console.error(`error: ${workflowId} ${workflowStatus.toLowerCase()}: ${error.type ? `${error.type}: ` : ''}${error.message}`);
+  else for (const line of describeResult(result as Result)) console.log(line);
+}
+
+/** Starts the workflow (or, with `--dry-run`, only shows it); with `--wait`/`--follow` waits for its end. Returns the exit code. */
+export async function runWorkflowCommand<Args extends unknown[], Result, Status>(cmd: WorkflowCommand<Args, Result, Status>): Promise<number> {
+  const { ctx, flags } = cmd;
+  const plan = planStart(cmd);
+  if (flags.dryRun) {
+    if (flags.json) printJson({ dryRun: true, ...describePlan(plan) });
+    else printPlanLines(plan);
+    return ExitCode.Success;
+  }
+  const handle = await startPlan(ctx, plan);
+  const link = ctx.uiLink(cmd.workflowId);
+  const waiting = flags.wait || flags.follow;
+  if (!waiting) {
+    if (flags.json) printJson({ workflowId: cmd.workflowId, runId: handle.firstExecutionRunId, workflowType: cmd.workflow.name, workflowStatus: 'RUNNING', uiUrl: link });
+    else {
+      console.log(`started ${cmd.workflow.name} ${cmd.workflowId}`);
+      if (link) console.log(`watch it in the Temporal UI: ${link}`);
+    }
+    return ExitCode.Success;
+  }
+  console.error(`started ${cmd.workflow.name} ${cmd.workflowId}${link ? ` (Temporal UI: ${link})` : ''}`);
+  const outcome = await awaitOutcome<Result, Status>(handle, flags.follow ? cmd.describeStatus : undefined);
+  printOutcome(outcome, flags.json, cmd.describeResult);
+  return outcome.exitCode;
+}
+
+/** Renders the workflow's `status` query on stderr (one rewritten line on a terminal) until stopped. */
+export function followStatus<Status>(handle: WorkflowHandle, describe: (s: Status, heartbeat?: unknown) => StatusLine): () => Promise<void> {
   let stopped = false;
   let lastLine = '';
-  const tty = process.stdout.isTTY;
+  const tty = process.stderr.isTTY;
   const loop = (async () => {
     while (!stopped) {
       try {
@@ -101,8 +204,7 @@ function follow<Status>(handle: WorkflowHandle, describe: (s: Status, heartbeat?
         const bar = percent === undefined ? '' : `${progressBar(percent)} `;
         const text = `${bar}${line}`;
         if (text !== lastLine) {
-          if (tty) process.stdout.write(`\r\x1b[2K${text}`);
-          else console.log(text);
+          process.stderr.write(tty ? `\r\x1b[2K${text}` : `${text}\n`);
           lastLine = text;
         }
       } catch {
@@ -114,7 +216,7 @@ function follow<Status>(handle: WorkflowHandle, describe: (s: Status, heartbeat?
   return async () => {
     stopped = true;
     await loop;
-    if (tty && lastLine) process.stdout.write('\n');
+    if (tty && lastLine) process.stderr.write('\n');
   };
 }
 

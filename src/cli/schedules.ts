@@ -34,6 +34,7 @@ import { FEED_SCHEDULE_PREFIX, HOOK_SCHEDULE_PREFIX, listSchedules, upsertFeedSc
 import { CliError, printJson, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from './run-workflow';
 import { duration, positiveSeconds, wholeNumber } from './arguments';
+import { feedPollRun, hookPing } from '../workflows';
 
 type ScheduleAction = 'pause' | 'unpause' | 'delete' | 'list';
 
@@ -300,7 +301,8 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
       if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, 2);
       process.exitCode = await runWorkflowCommand<[FeedPollRunInput], FeedPollOutcome, never>({
         ctx: context,
-        workflowType: 'feedPollRun',
+        workflow: feedPollRun,
+        summary: `Poll ${feed} once`,
         workflowId: flags.workflowId ?? readableWorkflowId('feed-poll', [feed]),
         args: [input],
         searchAttributes: [
@@ -338,7 +340,8 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
       const { target, hookId } = hookTarget(flags);
       process.exitCode = await runWorkflowCommand<[{ target: HookTarget; hookId: number }], { hook: string; status: number; pingedAt: string }, never>({
         ctx: ctx(),
-        workflowType: 'hookPing',
+        workflow: hookPing,
+        summary: `Ping ${hookLabel(target, hookId)}`,
         workflowId: readableWorkflowId('hook-ping', [hookLabel(target, hookId)]),
         args: [{ target, hookId }],
         searchAttributes: [

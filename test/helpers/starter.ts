@@ -1,21 +1,37 @@
-/** Runs the starter CLI as a user does: a real process against the shared dev server. */
+/** Runs the CLI as a user does: a real process against the shared dev server. */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 
 const root = join(__dirname, '..', '..');
 
-export function runStarter(args: string[], taskQueue: string): Promise<{ code: number; stdout: string; stderr: string }> {
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(entry: string[], args: string[], taskQueue: string): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', join(root, 'src', 'starter.ts'), ...args],
+      [...entry, ...args],
       {
         cwd: root,
         env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), LONGHAUL_TASK_QUEUE: taskQueue },
-        timeout: 60_000,
+        timeout: 120_000,
       },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
+}
+
+/** `src/starter.ts`, the design card's entry point for the workflow commands. */
+export function runStarter(args: string[], taskQueue: string): Promise<CliRun> {
+  return run(['--import', 'tsx', join(root, 'src', 'starter.ts')], args, taskQueue);
+}
+
+/** `bin/longhaul.js`, the package's `longhaul` command (what `npx longhaul` runs). */
+export function runLonghaul(args: string[], taskQueue: string): Promise<CliRun> {
+  return run([join(root, 'bin', 'longhaul.js')], args, taskQueue);
 }

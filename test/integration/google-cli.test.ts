@@ -22,13 +22,14 @@ describe('starter Google commands', () => {
     await runStarter(['bucket-create', '--parent', 'projects/demo-project/locations/global', '--bucket-id', 'cli-follow', ...fast, '--wait'], stack.taskQueue);
     // Long enough for the follower (which asks twice a second) to see the operation running.
     stack.emulator.googleState.buckets.options.runningMs = 2_500;
-    const { code, stdout } = await runStarter(
+    const { code, stdout, stderr } = await runStarter(
       ['bucket-update', '--name', 'projects/demo-project/locations/global/buckets/cli-follow', '--update-mask', 'retentionDays', '--retention-days', '90', ...fast, '--follow'],
       stack.taskQueue,
     );
     stack.emulator.googleState.buckets.options.runningMs = 400;
     expect(code).toBe(0);
-    expect(stdout).toMatch(/phase: waiting · operation projects\/demo-project\/locations\/global\/operations\/\S+ · state: (SCHEDULED|WAITING_FOR_PERMISSIONS|RUNNING)/);
+    // Progress goes to stderr; stdout carries only the result.
+    expect(stderr).toMatch(/phase: waiting · operation projects\/demo-project\/locations\/global\/operations\/\S+ · state: (SCHEDULED|WAITING_FOR_PERMISSIONS|RUNNING)/);
     expect(stdout).toContain('log bucket projects/demo-project/locations/global/buckets/cli-follow: operation');
     expect(stdout).toContain('retention: 90 days');
   });

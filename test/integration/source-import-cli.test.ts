@@ -90,11 +90,12 @@ describe('starter import commands', () => {
   });
 
   it('import --follow shows the state and a progress bar until the end', async () => {
-    const { code, stdout } = await runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-3', '--vcs-url', `${SVN}/happy`, ...fast, '--follow'], tw.taskQueue);
+    const { code, stdout, stderr } = await runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-3', '--vcs-url', `${SVN}/happy`, ...fast, '--follow'], tw.taskQueue);
     expect(code).toBe(0);
     // --follow samples the status every 500 ms, so on a loaded machine a short phase can pass between two
     // samples: require a progress bar with the state, in whichever of the two long phases it was sampled.
-    expect(stdout).toMatch(/\[[#-]+\]\s+\d+% \S+ → octo-org\/\S+ · (importing · importing \d+% of 1234 commits|pushing · pushed \d+%)/);
+    // Progress goes to stderr; stdout carries only the result.
+    expect(stderr).toMatch(/\[[#-]+\]\s+\d+% \S+ → octo-org\/\S+ · (importing · importing \d+% of 1234 commits|pushing · pushed \d+%)/);
     expect(stdout).toContain('import of https://svn.example.test/repos/happy into octo-org/cli-3: complete (subversion, 1234 commits)');
   });
 

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+/**
+ * The `longhaul` command (package.json `bin`): runs the compiled CLI in dist/ (`npm run build`) when it is
+ * there and not older than the source; otherwise the TypeScript source with tsx's loader (a checkout after
+ * `npm install`), so `npx longhaul …` works in this repository without a build step.
+ */
+'use strict';
+const { spawn } = require('node:child_process');
+const { statSync } = require('node:fs');
+const { join } = require('node:path');
+const { pathToFileURL } = require('node:url');
+
+const root = join(__dirname, '..');
+const mtime = (path) => {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return undefined;
+  }
+};
+
+const compiled = mtime(join(root, 'dist', 'cli', 'program.js'));
+const source = mtime(join(root, 'src', 'cli', 'program.ts'));
+if (compiled !== undefined && (source === undefined || compiled >= source)) {
+  require(join(root, 'dist', 'cli', 'program.js'))
+    .runCli(process.argv)
+    .then((code) => process.exit(code));
+} else {
+  // tsx's loader by absolute URL: `--import tsx` would resolve from the caller's directory, not this package.
+  const loader = pathToFileURL(require.resolve('tsx', { paths: [root] })).href;
+  const child = spawn(process.execPath, ['--import', loader, join(root, 'src', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit' });
+  // Ctrl-C reaches the child through the terminal; this process stays until the child has cleaned up.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + 2 : 5)));
+}

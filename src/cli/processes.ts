@@ -1,0 +1,62 @@
+/**
+ * What the lifecycle commands (status, wait, cancel, list, watch) know about each process kind, keyed by
+ * workflow type (the workflow function's name): its status line and result text, reusing each process's
+ * own `describe…` renderers, and what its cancellation cleaned up.
+ */
+import { describeOrgMigration, ORG_MIGRATION, type OrgMigrationResult, type OrgMigrationStatus } from '../common/org-migration';
+import { describeSourceImportStatus, type SourceImportStatus } from '../common/source-import';
+import type { SourceImportResult } from '../common/source-import-input';
+import { describeOperationStatus, type OperationStatus } from '../common/google-operation';
+import { describeFeedOutcome, type FeedPollOutcome } from '../common/feeds';
+import { apiKeyDelete, dnsChange, feedPollRun, hookPing, logBucketCreate, logBucketUpdate, orgMigration, sourceImport } from '../workflows';
+import { describeImportResult } from './import';
+import { describeApiKeyDeleteResult, describeBucketResult, describeDnsChangeResult } from './google';
+import { describeMigrationResult } from './migrate';
+import type { StatusLine } from './run-workflow';
+
+export interface ProcessKind {
+  /** The `LonghaulProcess` search attribute value(s) of this kind. */
+  process: string;
+  /** One status line from the `status` query (and a running activity's heartbeat). */
+  describeStatus?(status: unknown, heartbeat: unknown, workflowId: string): StatusLine;
+  describeResult(result: unknown): string[];
+  /** After a cancellation: what the cleanup did (e.g. "unlocked alpha, beta"), from the final status. */
+  describeCleanup?(status: unknown): string;
+}
+
+/** A Google operation: the shared operation status line. */
+const googleOperation = (process: string, describeResult: (r: never) => string[]): ProcessKind => ({
+  process,
+  describeStatus: (s) => describeOperationStatus(s as OperationStatus),
+  describeResult: describeResult as (r: unknown) => string[],
+  describeCleanup: (s) => describeOperationStatus(s as OperationStatus).line,
+});
+
+export const PROCESS_KINDS: Record<string, ProcessKind> = {
+  [orgMigration.name]: {
+    process: ORG_MIGRATION,
+    describeStatus: (s, heartbeat) => describeOrgMigration(s as OrgMigrationStatus, heartbeat as { offset?: number; total?: number } | undefined),
+    describeResult: (r) => describeMigrationResult(r as OrgMigrationResult),
+    describeCleanup: (s) => {
+      const unlocked = (s as OrgMigrationStatus).unlockedRepositories;
+      return unlocked.length > 0 ? `unlocked ${[...unlocked].sort().join(', ')}` : 'no repository was locked';
+    },
+  },
+  [sourceImport.name]: {
+    process: 'source-import',
+    describeStatus: (s, _heartbeat, workflowId) => describeSourceImportStatus(s as SourceImportStatus, workflowId),
+    describeResult: (r) => describeImportResult(r as SourceImportResult),
+    describeCleanup: (s) => describeSourceImportStatus(s as SourceImportStatus).line,
+  },
+  [apiKeyDelete.name]: googleOperation('apikey-delete', describeApiKeyDeleteResult),
+  [logBucketCreate.name]: googleOperation('log-bucket-create', describeBucketResult),
+  [logBucketUpdate.name]: googleOperation('log-bucket-update', describeBucketResult),
+  [dnsChange.name]: googleOperation('dns-change', describeDnsChangeResult),
+  [feedPollRun.name]: { process: 'feed-poll', describeResult: (r) => describeFeedOutcome(r as FeedPollOutcome) },
+  [hookPing.name]: { process: 'hook-ping', describeResult: (r) => [`${(r as { hook: string }).hook} answered the ping with ${(r as { status: number }).status}`] },
+};
+
+/** The kind of a workflow type; unknown types (other workflows on the namespace) show their raw JSON. */
+export function processKind(workflowType: string): ProcessKind {
+  return PROCESS_KINDS[workflowType] ?? { process: workflowType, describeResult: (r) => [JSON.stringify(r, null, 2)] };
+}

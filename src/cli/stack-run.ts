@@ -1,0 +1,174 @@
+/**
+ * What the stack commands of `longhaul` run (loaded only by them: the worker and emulator are heavy):
+ *
+ * - `start`: the whole stack on the embedded default. Temporal: the configured server (TEMPORAL_ADDRESS…) or
+ *   the embedded dev server (SQLite under the data directory, Web UI on http://localhost:8233, search
+ *   attributes registered). APIs: the real ones when their base URLs are set (GITHUB_API_URL…), otherwise
+ *   the emulator. A worker on the longhaul task queue.
+ * - `demo`: the same, then one organization migration of the emulator's fixture to the end with live
+ *   progress; the stack stays up until Ctrl-C (`--exit` stops).
+ * - `server` (the dev server only), `worker`, `emulator`, `setup-namespace`, `codec-server`.
+ *
+ * Logs go to stderr; stdout carries only results (the demo's result).
+ */
+import { NativeConnection } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
+import { installTelemetry, telemetrySettings } from '../telemetry/runtime';
+import { loadConfig, readSecret } from '../config';
+import { resolveTemporal, workflowUiUrl } from '../temporal/connection';
+import { createLonghaulWorker, activityDepsFromConfig } from '../worker';
+import { createGithubClient } from '../http/github';
+import { createGoogleClients } from '../http/google';
+import { startEmulator, type Emulator } from '../emulator/emulator';
+import { portIsOpen } from '../temporal/dev-server';
+import { codecKeysFromEnv, EncryptionCodec, longhaulDataConverter } from '../temporal/codec';
+import { DEFAULT_CODEC_SERVER_PORT, startCodecServer, type RunningCodecServer } from '../temporal/codec-server';
+import type { OrgMigrationInput } from '../common/org-migration';
+import { runWorkflowCommand } from './run-workflow';
+import { migrationCommand } from './migrate';
+import type { CliContext } from './context';
+
+export const log = (m: string) => console.error(m);
+
+/** Token the worker sends to the emulator when no GITHUB_TOKEN is set (the emulator accepts any). */
+const EMULATOR_DEMO_TOKEN = 'longhaul-emulator-demo-token';
+const EMULATOR_PORT = 8787;
+const STORAGE_PORT = 8788;
+
+interface Stack {
+  stop(): Promise<void>;
+  uiUrl?: string;
+  namespace: string;
+  address: string;
+  taskQueue: string;
+  emulator?: Emulator;
+}
+
+async function startStack(log: (m: string) => void, demo = false): Promise<Stack> {
+  const config = loadConfig();
+  const metricsUrl = await installTelemetry(telemetrySettings(process.env, { logLevel: 'WARN' }));
+  if (metricsUrl) log(`[worker] metrics on ${metricsUrl}`);
+  // With encrypted payloads the embedded UI decodes through a local codec server, so history stays readable there.
+  const codec = await startCodecServerIfKeys(log);
+  const target = await resolveTemporal((m) => log(`[temporal] ${m}`), process.env, { uiCodecEndpoint: codec?.url });
+
+  let emulator: Emulator | undefined;
+  let deps = activityDepsFromConfig(config);
+  if (!config.githubApiUrlConfigured) {
+    const free = !(await portIsOpen('127.0.0.1', EMULATOR_PORT)) && !(await portIsOpen('127.0.0.1', STORAGE_PORT));
+    emulator = await startEmulator({
+      port: free ? EMULATOR_PORT : 0,
+      storagePort: free ? STORAGE_PORT : 0,
+      // The demo slows exports and the storage origin down a little so each phase can be watched.
+      ...(demo ? { migrations: { exportMs: 8_000, archiveBytes: 4 * 1024 * 1024 }, storageBytesPerSecond: 1024 * 1024 } : {}),
+      // LONGHAUL_EMULATOR_EXPORT_MS makes the emulator's exports last that long, to try status, list and cancel by hand.
+      ...(emulatorExportMs() ? { migrations: { exportMs: emulatorExportMs(), ...(demo ? { archiveBytes: 4 * 1024 * 1024 } : {}) } } : {}),
+    });
+    log(`[emulator] GITHUB_API_URL is not set: using the emulator at ${emulator.apiUrl} (storage ${emulator.storage.baseUrl})`);
+    deps = { ...deps, github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => readSecret('GITHUB_TOKEN') ?? EMULATOR_DEMO_TOKEN }) };
+    if (!process.env.GOOGLE_APIKEYS_URL && !process.env.GOOGLE_LOGGING_URL && !process.env.GOOGLE_DNS_URL) {
+      const url = (name: string) => emulator!.serviceUrl(name);
+      const google = createGoogleClients(
+        { apikeys: url('google-apikeys'), logging: url('google-logging'), dns: url('google-dns') },
+        { token: () => readSecret('GOOGLE_ACCESS_TOKEN') ?? EMULATOR_DEMO_TOKEN },
+      );
+      deps = { ...deps, google };
+      log(`[emulator] GOOGLE_*_URL are not set: Google API Keys, Logging and DNS calls go to the emulator under ${emulator.apiUrl}/google/`);
+    }
+  } else if (!readSecret('GITHUB_TOKEN')) {
+    log('warning: GITHUB_API_URL is set but GITHUB_TOKEN is not; API calls will be unauthenticated');
+  }
+
+  const connection = await NativeConnection.connect(target.connectionOptions);
+  const worker = await createLonghaulWorker({ connection, namespace: target.namespace, taskQueue: config.taskQueue, deps });
+  const running = worker.run();
+  log(`[worker] polling task queue "${config.taskQueue}" (data directory ${config.dataDir})`);
+  return {
+    uiUrl: target.uiUrl,
+    namespace: target.namespace,
+    address: target.connectionOptions.address ?? '127.0.0.1:7233',
+    taskQueue: config.taskQueue,
+    emulator,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+      await emulator?.close();
+      await target.embedded?.stop();
+      await codec?.close();
+    },
+  };
+}
+
+function emulatorExportMs(): number | undefined {
+  const ms = Number(process.env.LONGHAUL_EMULATOR_EXPORT_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
+}
+
+async function startCodecServerIfKeys(log: (m: string) => void): Promise<RunningCodecServer | undefined> {
+  const keys = codecKeysFromEnv();
+  if (keys.length === 0) return undefined;
+  const port = (await portIsOpen('127.0.0.1', DEFAULT_CODEC_SERVER_PORT)) ? 0 : DEFAULT_CODEC_SERVER_PORT;
+  const server = await startCodecServer({ codec: new EncryptionCodec(keys), port });
+  log(`[codec] payloads are encrypted with key ${keys[0].id}; the Web UI decodes them through ${server.url}`);
+  return server;
+}
+
+export function untilInterrupted(stack: Pick<Stack, 'stop'>): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      log('\nstopping…');
+      void stack.stop().then(resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+export async function start(): Promise<void> {
+  const stack = await startStack(log);
+  log('');
+  log(`longhaul is running.${stack.uiUrl ? ` Temporal UI: ${stack.uiUrl}` : ''}`);
+  log('Try, in another terminal:');
+  log('  npx longhaul migrate --org octo-org --repo alpha --repo beta --lock --follow');
+  log('  npx longhaul list --running');
+  log('Ctrl-C stops everything (workflows persist in the data directory).');
+  await untilInterrupted(stack);
+}
+
+export async function demo(opts: { exit?: boolean }): Promise<void> {
+  const stack = await startStack(log, true);
+  const connection = await Connection.connect({ address: stack.address });
+  const client = new Client({ connection, namespace: stack.namespace, dataConverter: longhaulDataConverter() });
+  const ctx: CliContext = {
+    config: loadConfig(),
+    client: async () => client,
+    target: () => ({ connectionOptions: { address: stack.address }, namespace: stack.namespace, uiUrl: stack.uiUrl }),
+    uiLink: (id) => workflowUiUrl({ uiUrl: stack.uiUrl, namespace: stack.namespace }, id),
+    close: () => connection.close(),
+  };
+  const workflowId = `demo-migrate-octo-org-${Date.now().toString(36)}`;
+  log('');
+  log('demo: migrating octo-org/alpha, beta and gamma (locked while exporting)…');
+  const input: OrgMigrationInput = { org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: { initialIntervalMs: 1000, maxIntervalMs: 5000 } };
+  const code = await runWorkflowCommand(migrationCommand(ctx, input, { wait: true, follow: true }, workflowId));
+  if (stack.emulator) {
+    const s = stack.emulator.stats;
+    console.log(`emulator: ${s.requests} API requests, ${s.rateLimited.primary + s.rateLimited.secondary} rate-limited, ${s.requestsWhileLimited} sent while limited`);
+  }
+  const link = ctx.uiLink(workflowId);
+  if (link) console.log(`see the whole history in the Temporal UI: ${link}`);
+  await connection.close();
+  if (opts.exit || code !== 0) {
+    await stack.stop();
+    process.exitCode = code;
+    return;
+  }
+  log('the stack stays up; Ctrl-C stops it.');
+  await untilInterrupted(stack);
+}
+
+
+export { resolveTemporal } from '../temporal/connection';
+export { codecKeysFromEnv, EncryptionCodec } from '../temporal/codec';
+export { DEFAULT_CODEC_CORS_ORIGINS, DEFAULT_CODEC_SERVER_PORT, startCodecServer } from '../temporal/codec-server';

@@ -1,0 +1,76 @@
+/**
+ * The stack and infrastructure commands of `longhaul`: `start`, `demo`, `server`, `worker`, `emulator`,
+ * `setup-namespace`, `codec-server`. Their code loads on use (stack-run.ts), so workflow commands start fast.
+ */
+import { spawn } from 'node:child_process';
+import { extname, join } from 'node:path';
+import type { Command } from 'commander';
+import { CliError } from './context';
+
+const run = () => import('./stack-run');
+
+/** Runs one of longhaul's own entry modules (worker, emulator…) as a child with this process's loader, passing the exit code on. */
+function runModule(relativePath: string, args: string[]): Promise<void> {
+  // Under tsx the modules are .ts files, in dist/ compiled .js: the same extension as this file.
+  const file = join(__dirname, '..', `${relativePath}${extname(__filename)}`);
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...process.execArgv, file, ...args], { stdio: 'inherit' });
+    const forward = (signal: NodeJS.Signals) => child.kill(signal);
+    process.on('SIGINT', forward).on('SIGTERM', forward);
+    child.on('exit', (code, signal) => {
+      process.exitCode = code ?? (signal ? 0 : 5);
+      resolve();
+    });
+  });
+}
+
+export function registerStackCommands(program: Command): void {
+  program
+    .command('start')
+    .description('Run the stack: embedded Temporal server unless configured, emulator unless GITHUB_API_URL is set, a worker')
+    .action(async () => (await run()).start());
+  program
+    .command('demo')
+    .description('Run the stack, then drive one organization migration to the end with live progress')
+    .option('--exit', 'stop the stack after the demo instead of waiting for Ctrl-C')
+    .action(async (opts: { exit?: boolean }) => (await run()).demo(opts));
+  program
+    .command('server')
+    .description('Run only the embedded Temporal dev server (SQLite in the data directory, Web UI, search attributes)')
+    .action(async () => {
+      const { resolveTemporal, log, untilInterrupted } = await run();
+      const target = await resolveTemporal((m) => log(`[temporal] ${m}`));
+      if (!target.embedded) throw new CliError(`TEMPORAL_ADDRESS is set (${target.connectionOptions.address ?? ''}): nothing to run`, 2);
+      log(`Temporal dev server on ${target.connectionOptions.address ?? ''}${target.uiUrl ? `, UI ${target.uiUrl}` : ''}; Ctrl-C stops it`);
+      await untilInterrupted({ stop: () => target.embedded!.stop() });
+    });
+  program
+    .command('worker')
+    .description('Run a worker on the configured Temporal server (TEMPORAL_ADDRESS…, else the embedded one) and the configured APIs')
+    .action(() => runModule('worker', []));
+  program
+    .command('emulator')
+    .description('Run the API emulator alone (`longhaul emulator --help` for its options)')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .argument('[options...]')
+    .action((args: string[]) => runModule('emulator/cli', args));
+  program
+    .command('setup-namespace')
+    .description('Register the namespace and longhaul\'s search attributes on the server in TEMPORAL_ADDRESS (idempotent)')
+    .action(() => runModule('temporal/setup-namespace', []));
+  program
+    .command('codec-server')
+    .description("Serve Temporal's remote-codec protocol (POST /encode, /decode) so the Web UI shows encrypted payloads in clear")
+    .option('--port <port>', 'port on 127.0.0.1 (default 8234)')
+    .option('--cors-origin <origin...>', 'browser origins allowed to call it (default: the Web UI\'s)')
+    .action(async (opts: { port: string; corsOrigin: string[] }) => {
+      const { codecKeysFromEnv, EncryptionCodec, startCodecServer, log, untilInterrupted, DEFAULT_CODEC_SERVER_PORT, DEFAULT_CODEC_CORS_ORIGINS } = await run();
+      const keys = codecKeysFromEnv();
+      if (keys.length === 0) throw new CliError('no key configured: set LONGHAUL_CODEC_KEYS or LONGHAUL_CODEC_KEY_FILE', 2);
+      const server = await startCodecServer({ codec: new EncryptionCodec(keys), port: Number(opts.port ?? DEFAULT_CODEC_SERVER_PORT), corsOrigins: opts.corsOrigin ?? DEFAULT_CODEC_CORS_ORIGINS });
+      log(`codec server on ${server.url} (keys: ${keys.map((k) => k.id).join(', ')}); in the Web UI: Settings → Codec Server → ${server.url}`);
+      await untilInterrupted({ stop: () => server.close() });
+    });
+}

@@ -1,0 +1,185 @@
+/**
+ * The lifecycle of running work through the `longhaul` command (bin/longhaul.js, a real process per
+ * invocation, as from separate terminals): start, then status / list / cancel / wait from other
+ * invocations; exit codes per ending; `--json` exactly one object (errors too); batches; dry runs.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Emulator } from '../../src/emulator/emulator';
+import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { runLonghaul } from '../helpers/starter';
+import { waitFor } from '../helpers/schedules';
+
+/** Parses stdout as exactly one JSON object (fails on anything before or after it). */
+function oneObject(stdout: string): Record<string, unknown> {
+  const value: unknown = JSON.parse(stdout);
+  expect(typeof value === 'object' && value !== null && !Array.isArray(value)).toBe(true);
+  return value as Record<string, unknown>;
+}
+
+describe('longhaul lifecycle commands', () => {
+  let emulator: Emulator;
+  let tw: TestWorker;
+  let dir: string;
+  const cli = (args: string[]) => runLonghaul(args, tw.taskQueue);
+
+  beforeAll(async () => {
+    // Exports take long enough to be seen exporting, listed and cancelled from other invocations.
+    emulator = await startTestEmulator({ migrations: { exportMs: 600_000, pendingFraction: 0, archiveBytes: 10_000 } });
+    tw = await startTestWorker(await emulatorDeps(emulator));
+    dir = await mkdtemp(join(tmpdir(), 'longhaul-cli-'));
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await emulator?.close();
+  });
+
+  it('migrate --json prints one object; status, list --state exporting and cancel (repositories unlocked, reported) work from other invocations; wait exits 3', async () => {
+    const started = await cli(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--repo', 'beta', '--lock', '--poll-initial', '1', '--json']);
+    expect(started.code).toBe(0);
+    const { workflowId } = oneObject(started.stdout) as { workflowId: string };
+    expect(workflowId).toMatch(/^migrate-octo-org-alpha-beta-/);
+
+    // The natural key (any order) names the same workflow.
+    const status = await waitFor(
+      'the migration to be exporting',
+      async () => oneObject((await cli(['status', '--org', 'octo-org', '--repos', 'beta,alpha', '--json'])).stdout),
+      (s) => s.state === 'exporting',
+    );
+    expect(status).toMatchObject({ workflowId, workflowType: 'orgMigration', workflowStatus: 'RUNNING', process: 'org-migration', summary: 'Export octo-org: alpha, beta → archive' });
+    expect(status.line).toMatch(/^waiting · migration \d+ · state exporting · \d+ polls/);
+    expect(emulator.migrations.isLocked('octo-org', 'alpha')).toBe(true);
+
+    const text = await cli(['status', workflowId]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`${workflowId}  orgMigration  RUNNING`);
+    expect(text.stdout).toMatch(/state exporting/);
+
+    const listed = await cli(['list', '--process', 'org-migration', '--state', 'exporting', '--json']);
+    expect(listed.code).toBe(0);
+    const rows = (oneObject(listed.stdout).workflows as { workflowId: string; state: string; org: string }[]).filter((w) => w.workflowId === workflowId);
+    expect(rows).toEqual([expect.objectContaining({ state: 'exporting', org: 'octo-org' })]);
+    const other = await cli(['list', '--process', 'org-migration', '--state', 'exported', '--org', 'octo-org', '--json']);
+    expect((oneObject(other.stdout).workflows as { workflowId: string }[]).map((w) => w.workflowId)).not.toContain(workflowId);
+
+    const cancelled = await cli(['cancel', workflowId]);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.stdout.trim()).toBe(`cancelled ${workflowId}: unlocked alpha, beta`);
+    expect(emulator.migrations.isLocked('octo-org', 'alpha')).toBe(false);
+    expect(emulator.migrations.isLocked('octo-org', 'beta')).toBe(false);
+
+    const waited = await cli(['wait', workflowId, '--json']);
+    expect(waited.code).toBe(3);
+    expect(oneObject(waited.stdout)).toMatchObject({ workflowId, workflowStatus: 'CANCELLED' });
+    const closed = await cli(['list', '--org', 'octo-org', '--closed']);
+    expect(closed.stdout).toMatch(new RegExp(`^${workflowId}  CANCELLED  org-migration`, 'm'));
+  });
+
+  it('wait exits 0 with the result when the workflow completes, 1 when it fails, 4 when it is terminated', async () => {
+    emulator.migrations.options.exportMs = 500;
+    emulator.migrations.options.failRepositories.push('with-actions');
+    try {
+      const ok = oneObject((await cli(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--repo', 'gamma', '--poll-initial', '1', '--json'])).stdout).workflowId as string;
+      const failing = oneObject((await cli(['migrate', '--org', 'octo-org', '--repo', 'with-actions', '--poll-initial', '1', '--json'])).stdout).workflowId as string;
+      const completed = await cli(['result', ok]);
+      expect(completed.code).toBe(0);
+      expect(completed.stdout).toMatch(/^migration \d+ exported\narchive: .* \(10000 bytes, sha256 [0-9a-f]{64}\)/);
+      const failed = await cli(['wait', failing, '--json']);
+      expect(failed.code).toBe(1);
+      expect(oneObject(failed.stdout)).toMatchObject({ workflowStatus: 'FAILED', error: { type: 'MigrationExportFailed' } });
+    } finally {
+      emulator.migrations.options.exportMs = 600_000;
+      emulator.migrations.options.failRepositories.length = 0;
+    }
+    const long = oneObject((await cli(['migrate', '--org', 'octo-org', '--repo', 'beta', '--repo', 'gamma', '--json'])).stdout).workflowId as string;
+    await tw.client.workflow.getHandle(long).terminate('test');
+    const terminated = await cli(['wait', long]);
+    expect(terminated.code).toBe(4);
+    expect(terminated.stderr).toMatch(new RegExp(`error: ${long} terminated`));
+  });
+
+  it('errors are one JSON object with --json: unknown workflow (1), usage error (2), invalid input (2)', async () => {
+    const missing = await cli(['status', 'no-such-workflow', '--json']);
+    expect(missing.code).toBe(1);
+    expect(oneObject(missing.stdout)).toEqual({ error: { type: 'CliError', message: 'no workflow no-such-workflow' }, exitCode: 1 });
+    const usage = await cli(['list', '--running', '--closed', '--json']);
+    expect(usage.code).toBe(2);
+    expect(oneObject(usage.stdout)).toMatchObject({ exitCode: 2 });
+    const unknownOption = await cli(['status', '--bogus', '--json']);
+    expect(unknownOption.code).toBe(2);
+    expect(oneObject(unknownOption.stdout)).toMatchObject({ error: { type: 'commander.unknownOption' }, exitCode: 2 });
+    const invalid = await cli(['migrate', '--org', 'octo-org', '--repo', 'not a repo!', '--json']);
+    expect(invalid.code).toBe(2);
+    expect((oneObject(invalid.stdout).error as { message: string }).message).toContain('is not a valid repository name');
+  });
+
+  it('--batch CSV starts one migration per row or group, each with its readable id, and prints one object with them all; --repos-file one per line', async () => {
+    const csv = join(dir, 'migrations.csv');
+    await writeFile(csv, 'Org_Name,Repo_Name,group\nocto-org,alpha,w1\nocto-org,beta,w1\nocto-org,gamma,\nocto-org,https://github.com/octo-org/with-actions,\n');
+    const { code, stdout } = await cli(['migrate', '--batch', csv, '--lock', '--json']);
+    expect(code).toBe(0);
+    const migrations = oneObject(stdout).migrations as { workflowId: string; repositories: string[]; workflowStatus: string }[];
+    expect(migrations.map((m) => m.repositories)).toEqual([['alpha', 'beta'], ['gamma'], ['with-actions']]);
+    expect(migrations.map((m) => m.workflowId)).toEqual([
+      expect.stringMatching(/^migrate-octo-org-alpha-beta-/),
+      expect.stringMatching(/^migrate-octo-org-gamma-/),
+      expect.stringMatching(/^migrate-octo-org-with-actions-/),
+    ]);
+    expect(migrations.every((m) => m.workflowStatus === 'RUNNING')).toBe(true);
+    const ids = migrations.map((m) => m.workflowId);
+    await waitFor(
+      'the batch to be listed',
+      async () => (oneObject((await cli(['list', '--org', 'octo-org', '--running', '--json'])).stdout).workflows as { workflowId: string }[]).map((w) => w.workflowId),
+      (listed) => ids.every((id) => listed.includes(id)),
+    );
+    for (const id of ids) await tw.client.workflow.getHandle(id).terminate('test cleanup');
+
+    // A repos file: one migration per line; in text, one line per migration.
+    const reposFile = join(dir, 'repos.txt');
+    await writeFile(reposFile, '# wave 2\ngamma, with-actions\n\nalpha beta gamma\n');
+    const text = await cli(['migrate', '--org', 'octo-org', '--repos-file', reposFile]);
+    expect(text.code).toBe(0);
+    const lines = text.stdout.trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(/^migrate-octo-org-gamma-with-actions-\S+ started \(octo-org: gamma, with-actions\)$/),
+      expect.stringMatching(/^migrate-octo-org-alpha-beta-gamma-\S+ started \(octo-org: alpha, beta, gamma\)$/),
+    ]);
+    for (const line of lines) await tw.client.workflow.getHandle(line.split(' ')[0]).terminate('test cleanup');
+  });
+
+  it('--dry-run validates and prints what would be sent, and starts nothing', async () => {
+    // Its own emulator and worker: in-flight calls of the other tests' workflows cannot blur the count.
+    const quiet = await startTestEmulator();
+    const qw = await startTestWorker(await emulatorDeps(quiet));
+    const cli = (args: string[]) => runLonghaul(args, qw.taskQueue);
+    const single = await cli(['migrate', '--org', 'dry-org', '--repo', 'alpha', '--lock', '--dry-run', '--json']);
+    expect(single.code).toBe(0);
+    expect(oneObject(single.stdout)).toMatchObject({
+      dryRun: true,
+      workflowType: 'orgMigration',
+      workflowId: expect.stringMatching(/^migrate-dry-org-alpha-/),
+      taskQueue: qw.taskQueue,
+      input: { org: 'dry-org', repositories: ['alpha'], lockRepositories: true },
+      searchAttributes: { LonghaulProcess: 'org-migration', LonghaulOrg: 'dry-org' },
+      staticSummary: 'Export dry-org: alpha → archive',
+    });
+    const csv = join(dir, 'dry.csv');
+    await writeFile(csv, 'org,repo\ndry-org,a\ndry-org,b\n');
+    const batch = await cli(['migrate', '--batch', csv, '--dry-run', '--json']);
+    expect((oneObject(batch.stdout).migrations as unknown[]).length).toBe(2);
+    const google = await cli(['dns-change', '--project', 'demo-project', '--zone', 'dry-zone', '--add', 'x.demo.example.com. A 300 192.0.2.1', '--dry-run']);
+    expect(google.code).toBe(0);
+    expect(google.stdout).toMatch(/^would start dnsChange dns-change-dry-zone-\S+ on task queue /);
+    const invalid = await cli(['migrate', '--org', 'dry-org', '--repo', 'bad name', '--dry-run']);
+    expect(invalid.code).toBe(2);
+
+    const listed = await cli(['list', '--org', 'dry-org', '--json']);
+    expect(oneObject(listed.stdout).workflows).toEqual([]);
+    await qw.stop();
+    expect(quiet.stats.requests).toBe(0);
+    await quiet.close();
+  });
+});
