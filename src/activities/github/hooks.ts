@@ -8,6 +8,7 @@ import type { ActivityDeps } from '../context';
 import { hookPath, type DeliverySummary, type HookTarget } from '../../common/hook-repair';
 import { parseLinkHeader } from '../../http/api-client';
 import { FailureType } from '../../http/retry-policy';
+import { DELIVERY_SHAPE, expectList } from '../../http/answer';
 
 export interface DeliveriesPage {
   /** The page's deliveries inside the window (delivered at or after `since`), reduced to ids and outcome. */
@@ -53,8 +54,7 @@ export function createHookActivities(deps: ActivityDeps) {
       const res = await github.request<RawDelivery[]>(
         input.url ? { method: 'GET', path: input.url } : { method: 'GET', path: `${hookPath(input.target, input.hookId)}/deliveries`, query: { per_page: 100 } },
       );
-      if (!Array.isArray(res.body)) throw ApplicationFailure.nonRetryable(`deliveries of hook ${input.hookId} answered ${res.status} without an array`, FailureType.UnexpectedResponse);
-      const all = res.body.map(summarizeDelivery);
+      const all = expectList<RawDelivery>(res, 'GET', DELIVERY_SHAPE).map(summarizeDelivery);
       return {
         deliveries: all.filter((d) => d.deliveredAt >= input.since),
         reachedPastWindow: all.some((d) => d.deliveredAt < input.since),
