@@ -35,6 +35,8 @@ export const OUTAGE_FAILURE_TYPES: readonly string[] = [
   'RateLimitRetriesExhaustedError',
   // A 200 whose body is not what the API returns (an HTML page from a proxy in front of it).
   'UnexpectedResponseError',
+  // A success answer that is not the API's (a proxy's HTML page, truncated JSON): see src/http/answer.ts.
+  'MalformedAnswer',
 ];
 
 export function outageBudget(partial?: Partial<OutageBudget>): OutageBudget {
