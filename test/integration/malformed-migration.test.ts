@@ -9,6 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { orgMigration, MigrationFailure } from '../../src/workflows/org-migration';
 import type { OrgMigrationInput, OrgMigrationResult } from '../../src/common/org-migration';
 import type { FaultRule } from '../../src/emulator/faults';
+import { LonghaulTarget, KEYWORD_MAX_BYTES, utf8Bytes } from '../../src/common/search-attributes';
+import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import { useStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
 
@@ -16,10 +18,10 @@ const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
 const REPOS = ['alpha', 'beta'];
 const POST = { method: 'POST', path: '/orgs/:org/migrations' } as const;
 const outcomes: string[] = [];
+afterAll(() => console.log(`\nmalformed answers — org migration\n${outcomes.join('\n')}\n`));
 
 describe('org migration: malformed answers (issue 13)', () => {
   const s = useStack({ emulator: { migrations: { exportMs: 800, archiveBytes: 8_192 } } });
-  afterAll(() => console.log(`\nmalformed answers — org migration\n${outcomes.join('\n')}\n`));
 
   /** Runs one migration against these faults; returns its ending, the time it took and the requests it made. */
   async function migrate(name: string, faults: FaultRule[], extra: Partial<OrgMigrationInput> = {}) {
@@ -102,6 +104,32 @@ describe('org migration: malformed answers (issue 13)', () => {
     const { result } = await migrate('GET status truncated JSON (twice)', [{ kind: 'truncated-json', method: 'GET', path: /^\/orgs\/:org\/migrations\/:id$/, afterProcessing: true, times: 2 }]);
     expect(result).toBeDefined();
     expect(s.emulator.stats.faultsInjected).toBeGreaterThan(0);
+  });
+});
+
+describe('org migration: 5,000 repositories in one migration (issue 13)', () => {
+  // The spec (002) states no per-migration maximum, so a large migration keeps working: what could not take
+  // it was the LonghaulTarget search attribute (a Keyword, 2,048 bytes), now summarised.
+  const fixture = defaultGithubFixture();
+  const many = Array.from({ length: 5_000 }, (_, i) => `bulk-repository-${i}`);
+  for (const [i, name] of many.entries()) fixture.repositories.push({ id: 90_000 + i, name, owner: 'octo-org', private: false, workflowsEnabled: false });
+  const s = useStack({ emulator: { fixture, migrations: { exportMs: 500, archiveBytes: 4_096 } } });
+
+  it('completes, never terminated by the server: LonghaulTarget stays within the Keyword limit', async () => {
+    const started = Date.now();
+    const handle = await s.client.workflow.start(orgMigration, {
+      taskQueue: s.taskQueue,
+      workflowId: `malformed-5000-repositories-${Date.now()}`,
+      args: [{ org: 'octo-org', repositories: many, poll: FAST_POLL }],
+    });
+    const result = await handle.result();
+    const description = await handle.describe();
+    expect(description.status.name).toBe('COMPLETED');
+    const target = description.typedSearchAttributes.get(LonghaulTarget)!;
+    expect(utf8Bytes(target)).toBeLessThanOrEqual(KEYWORD_MAX_BYTES);
+    expect(target).toMatch(/^bulk-repository-0, bulk-repository-1, .*… \(\+[\d,]+ more\)$/);
+    expect(s.emulator.migrations.all().find((m) => m.id === result.migrationId)?.repositories).toHaveLength(5_000);
+    outcomes.push(`| 5,000 repositories in one migration | COMPLETED (LonghaulTarget ${utf8Bytes(target)} bytes) | ${Date.now() - started} ms | ${s.emulator.stats.requests} requests | migrations created 1 |`);
   });
 });
 
