@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { EmulatorHttpError } from './http-error';
 import { defaultRateLimitConfig, RateLimiter, type RateLimitConfig } from './rate-limiter';
-import { type FaultRule, type FaultState, pickFault } from './faults';
+import { type FaultRule, type FaultState, isMalformedRule, malformedAnswer, pickFault } from './faults';
 import { emptyStats, increment, type EmulatorStats } from './stats';
 import { StorageOrigin } from './storage-origin';
 import { createService, errorBody, type ServiceDefinition } from './service';
@@ -76,6 +76,11 @@ export class Emulator {
   readonly fixture: GithubFixture;
   readonly rateLimiter: RateLimiter;
   private readonly faultStates: FaultState[] = [];
+  /**
+   * The most recent API requests (method and concrete path, service prefix included; at most 10,000), so
+   * tests can assert that no call named an id the process did not know (`/migrations/null/...`).
+   */
+  readonly requestLog: { method: string; path: string }[] = [];
   private server?: Server;
   apiUrl = '';
 
@@ -216,6 +221,8 @@ export class Emulator {
       send({ status, body: errorBody(service.errorStyle, status, message, extra) }, headers);
 
     this.stats.requests++;
+    if (this.requestLog.length >= 10_000) this.requestLog.shift();
+    this.requestLog.push({ method, path: url.pathname });
     const match = service.router.match(method, path);
     const routeKey = match && match !== 'method' ? `${method} ${service.prefix}${match.route.pattern}` : `${method} (unmatched)`;
     increment(this.stats.byRoute, routeKey);
@@ -291,7 +298,7 @@ export class Emulator {
       if (!counts) this.stats.notCounted++;
       const rateHeaders = limiter?.count(caller, now, counts) ?? {};
       // A fault after processing: the server acted, but the caller cannot know (lost or late answer).
-      if (fault?.afterProcessing && (await this.applyFault(fault, req, fail, send)) === 'answered') return;
+      if (fault?.afterProcessing && (await this.applyFault(fault, req, fail, send, result)) === 'answered') return;
       send(result, rateHeaders);
     } finally {
       limiter?.leave(caller, now);
@@ -304,7 +311,13 @@ export class Emulator {
     req: IncomingMessage,
     fail: (status: number, message: string, extra?: Record<string, unknown>, headers?: Record<string, string>) => void,
     send: (result: RouteResult, headers: Record<string, string>) => void,
+    handled?: RouteResult,
   ): Promise<'answered' | 'continue'> {
+    if (isMalformedRule(fault)) {
+      const answer = malformedAnswer(fault, handled);
+      send({ status: answer.status, raw: answer.raw, headers: { ...(handled?.headers ?? {}), 'content-type': answer.contentType } }, {});
+      return 'answered';
+    }
     if (fault.kind === 'reset') {
       req.socket.destroy();
       return 'answered';

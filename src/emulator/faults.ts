@@ -1,15 +1,25 @@
 /**
- * Fault injection by configuration: answer a matching request with a 5xx, reset the connection, or
- * delay it, before the request is processed or (`afterProcessing`) after it. Rules are deterministic
- * (`times`, `every`) unless `probability` is given.
+ * Fault injection by configuration: answer a matching request with a 5xx, reset the connection, delay
+ * it, or answer with a malformed success (truncated JSON, a required field missing, an HTML page, a wrong
+ * content type — what captive proxies, truncating middleboxes and API changes produce), before the request
+ * is processed or (`afterProcessing`) after it. Rules are deterministic (`times`, `every`) unless
+ * `probability` is given.
  */
+
+/** The malformed-answer kinds: the status is a success, the body is not what the API documents. */
+export const MALFORMED_KINDS = ['truncated-json', 'missing-field', 'html-page', 'content-type'] as const;
+export type MalformedKind = (typeof MALFORMED_KINDS)[number];
+
 export interface FaultRule {
   /** HTTP method to match; any when omitted. */
   method?: string;
   /** Matches the route pattern (`/orgs/:org/migrations/:id`) or the concrete path; a string is a substring test. */
   path?: string | RegExp;
-  kind: 'status' | 'reset' | 'slow';
-  /** For `status`: the status to answer (500, 502, 503…). */
+  kind: 'status' | 'reset' | 'slow' | MalformedKind;
+  /**
+   * For `status`: the status to answer (500, 502, 503…). For the malformed kinds: the success status to
+   * answer (default: the handler's own after processing, 200 before).
+   */
   status?: number;
   /** For `status`: answer with an HTML error page (`text/html`), as proxies and load balancers do, instead of the API's JSON. */
   html?: boolean;
@@ -17,6 +27,10 @@ export interface FaultRule {
   retryAfterSeconds?: number;
   /** For `status` on Google services: a `RetryInfo.retryDelay` (seconds) in the error body, Google's way of saying when to retry. */
   retryInfoSeconds?: number;
+  /** For `missing-field`: the top-level field removed from the answer (default `id`). */
+  field?: string;
+  /** For `content-type`: the content type sent with the (otherwise correct) JSON body (default `text/plain`). */
+  contentType?: string;
   /** For `slow`: how long to hold the request (before handling it, or before answering with `afterProcessing`). @format milliseconds */
   delayMs?: number;
   /**
@@ -67,4 +81,33 @@ export function pickFault(
     return rule;
   }
   return undefined;
+}
+
+/**
+ * The malformed answer a rule produces. `body` is what the handler answered (after processing) or
+ * `undefined` (before processing: nothing was done, so there is nothing to mangle but a stand-in body).
+ */
+export function malformedAnswer(rule: FaultRule & { kind: MalformedKind }, handled?: { status: number; body?: unknown }): { status: number; contentType: string; raw: Buffer } {
+  const status = rule.status ?? handled?.status ?? 200;
+  const body = handled?.body ?? { message: 'ok' };
+  const json = JSON.stringify(body);
+  switch (rule.kind) {
+    case 'truncated-json':
+      // Cut mid-document, as a connection a proxy closed early leaves it: never valid JSON.
+      return { status, contentType: 'application/json; charset=utf-8', raw: Buffer.from(json.slice(0, Math.max(1, Math.floor(json.length / 2)))) };
+    case 'missing-field': {
+      const field = rule.field ?? 'id';
+      const copy = body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {};
+      delete copy[field];
+      return { status, contentType: 'application/json; charset=utf-8', raw: Buffer.from(JSON.stringify(copy)) };
+    }
+    case 'html-page':
+      return { status, contentType: 'text/html; charset=utf-8', raw: Buffer.from('<!DOCTYPE html><html><head><title>Sign in to continue</title></head><body><h1>Network login required</h1></body></html>') };
+    case 'content-type':
+      return { status, contentType: rule.contentType ?? 'text/plain; charset=utf-8', raw: Buffer.from(json) };
+  }
+}
+
+export function isMalformedRule(rule: FaultRule): rule is FaultRule & { kind: MalformedKind } {
+  return (MALFORMED_KINDS as readonly string[]).includes(rule.kind);
 }

@@ -17,6 +17,7 @@ import {
   type RetryPolicy,
 } from './retry-policy';
 import { failureFromDecision } from './failures';
+import { answerProblem, malformedAnswerFailure } from './answer';
 import { RateLimitGate } from './rate-limit-gate';
 import { githubRequestKind, outcomeOf, type BudgetTicket, type RequestBudget, type RequestKind } from './request-budget';
 
@@ -260,6 +261,9 @@ export class ApiClient {
       if (decision.kind === 'success') {
         const spentUntil = url.origin === this.origin ? blockedUntilFromHeaders(facts, nowMs, this.policy) : undefined;
         if (spentUntil !== undefined) this.gate.block(this.origin, spentUntil);
+        // Parse, don't trust: an API success body that is not JSON (an HTML page, a truncated answer) is no answer.
+        const problem = url.origin === this.origin ? answerProblem(resHeaders['content-type'], text, body) : undefined;
+        if (problem) throw malformedAnswerFailure(call, `${res.statusCode}: ${problem}`, attempt);
         return { status: res.statusCode, headers: resHeaders, body: body as T, url: url.href, notModified: false, location };
       }
       if (decision.kind === 'retry' && decision.blockedUntilMs !== undefined && url.origin === this.origin) {

@@ -46,6 +46,8 @@ export const FailureType = {
   EtagMismatch: 'EtagMismatchError',
   /** Google's 429 `RESOURCE_EXHAUSTED` (quota or rate): retried after the wait the server asks for. */
   ResourceExhausted: 'ResourceExhaustedError',
+  /** A success status whose body is not the documented answer (HTML page, truncated JSON, a field missing): `answer.ts`. */
+  MalformedAnswer: 'MalformedAnswer',
 } as const;
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 

@@ -24,6 +24,11 @@ export const HttpFailure = {
   TransientExhausted: 'TransientRetriesExhaustedError',
   /** The HTTP core stopped retrying a rate limit (non-retryable, but waiting longer would help). */
   RateLimitExhausted: 'RateLimitRetriesExhaustedError',
+  /**
+   * A success status with a body that is not the documented answer. The server may have acted (a mutation's
+   * outcome is unknown), and a proxy's page may go away: never permanent, even after the activity's budget.
+   */
+  MalformedAnswer: 'MalformedAnswer',
 } as const;
 
 /** The `ApplicationFailure` an activity ended with, unwrapped. */
@@ -45,8 +50,8 @@ export function certainlyNotProcessed(failure: ApplicationFailure | undefined): 
   return REFUSED.includes(failure?.type ?? '');
 }
 
-/** Non-retryable types that still mean "try again later": the activity gave up on an outage or a rate limit. */
-const EXHAUSTED: readonly string[] = [HttpFailure.TransientExhausted, HttpFailure.RateLimitExhausted];
+/** Non-retryable types that still mean "try again later": the activity gave up on an outage, a rate limit or malformed answers. */
+const EXHAUSTED: readonly string[] = [HttpFailure.TransientExhausted, HttpFailure.RateLimitExhausted, HttpFailure.MalformedAnswer];
 
 /** What a workflow needs to know about a failed activity call to decide what comes next. */
 export interface FailureFacts {

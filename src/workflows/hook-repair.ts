@@ -23,6 +23,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { RedeliveryResult } from '../activities/github/hooks';
 import type { Activities } from '../activities';
 import { API_CALL } from './activity-options';
 import {
@@ -196,13 +197,19 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
       counted.attempts++;
       counted.lastAt = Date.now();
       attempts.set(guid, counted);
-      const result = await call(() => api.redeliverHookDelivery({ target, hookId, deliveryId, notBefore: slot }));
+      const sent = await call(() => api.redeliverHookDelivery({ target, hookId, deliveryId, notBefore: slot }));
+      // A malformed answer: the redelivery may have happened. Look for it before concluding it did not.
+      const result = 'unknown' in sent ? await confirmRedelivery(sent, guid, deliveryId) : sent;
       if (result.accepted) {
         accepted = true;
         recent.push(result.sentAt);
         redeliveredGuids.push(guid);
         status.counts.redelivered++;
         show();
+      } else if ('unknown' in result) {
+        // Not found after a malformed answer: concluded not done, so not counted; the next try sends it again.
+        counted.attempts--;
+        recent.push(result.sentAt);
       } else {
         // Refused, so not sent: it does not count against the guid. Someone else spent this caller's
         // budget: back off a whole pacing minute before trying again.
@@ -215,6 +222,16 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
       status.counts.notAccepted++;
       refused = true;
     }
+  }
+
+  /**
+   * After a malformed answer to a redelivery: page 1 of the deliveries since it was sent holds a new
+   * delivery of the guid when the server did redeliver (it is then adopted as accepted, never sent twice).
+   */
+  async function confirmRedelivery(sent: RedeliveryResult & { unknown: true }, guid: string, deliveryId: number): Promise<RedeliveryResult> {
+    const page = await call(() => api.listHookDeliveries({ target, hookId, since: sent.sentAt - (input.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS) }));
+    const found = page.deliveries.some((d) => d.guid === guid && d.id !== deliveryId);
+    return found ? { accepted: true, sentAt: sent.sentAt } : sent;
   }
 
   const complete = status.counts.notAccepted === 0 && status.counts.deferred === 0 && stoppedEarly === undefined;

@@ -13,6 +13,12 @@ describe('failureFacts', () => {
     expect(failureFacts(activityFailed(new TimeoutFailure('timed out', undefined, TimeoutType.START_TO_CLOSE)))).toMatchObject({ kind: 'transient', type: 'ActivityTimeout' });
   });
 
+  it('treats a malformed answer as an unknown outcome, even once its budget is spent: never permanent, never "not processed"', () => {
+    for (const failure of [ApplicationFailure.retryable('HTML page', 'MalformedAnswer'), ApplicationFailure.nonRetryable('HTML page', 'MalformedAnswer')]) {
+      expect(failureFacts(activityFailed(failure))).toMatchObject({ kind: 'transient', type: 'MalformedAnswer', notProcessed: false });
+    }
+  });
+
   it('treats non-retryable API answers as permanent and cancellation as cancellation', () => {
     expect(failureFacts(activityFailed(ApplicationFailure.nonRetryable('404', 'NotFoundError')))).toMatchObject({ kind: 'permanent', type: 'NotFoundError', message: '404' });
     expect(failureFacts(new CancelledFailure('cancelled')).kind).toBe('cancelled');

@@ -6,12 +6,11 @@
  * The events themselves never leave the worker: they go to the poll's spool (`../sinks/spool.ts`) and
  * only their ids return to the workflow, so no history payload grows with event sizes.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from '../context';
 import { FEED_PAGE_SIZE, type FeedEvent } from '../../common/feeds';
 import { parseLinkHeader } from '../../http/api-client';
-import { FailureType } from '../../http/retry-policy';
 import { spoolPage } from '../sinks/spool';
+import { expectList, FEED_EVENT_SHAPE } from '../../http/answer';
 
 export interface FeedPageInput {
   /** Canonical feed path (`/repos/octo-org/alpha/events`). */
@@ -69,10 +68,7 @@ export function createFeedActivities(deps: ActivityDeps) {
         next: parseLinkHeader(res.headers.link).next,
       };
       if (res.notModified) return page;
-      if (!Array.isArray(res.body)) {
-        throw ApplicationFailure.nonRetryable(`GET ${input.url ?? input.feed} answered ${res.status} without an array of events`, FailureType.UnexpectedResponse);
-      }
-      const events = (res.body as Record<string, unknown>[]).map(specEvent);
+      const events = expectList<Record<string, unknown>>(res, 'GET', FEED_EVENT_SHAPE).map(specEvent);
       page.bytes = (await spoolPage(deps.dataDir, input.feed, input.spool, events)).bytes;
       page.ids = events.map((e) => e.id);
       return page;

@@ -8,6 +8,7 @@ import type { ActivityDeps } from '../context';
 import { hookPath, type DeliverySummary, type HookTarget } from '../../common/hook-repair';
 import { parseLinkHeader } from '../../http/api-client';
 import { FailureType } from '../../http/retry-policy';
+import { DELIVERY_SHAPE, expectList, MALFORMED_ANSWER } from '../../http/answer';
 
 export interface DeliveriesPage {
   /** The page's deliveries inside the window (delivered at or after `since`), reduced to ids and outcome. */
@@ -21,7 +22,12 @@ export interface DeliveriesPage {
 export type RedeliveryResult =
   | { accepted: true; sentAt: number }
   /** The server refused: the content-creation limit of this caller is spent ("spammed"). */
-  | { accepted: false; spammed: true; sentAt: number; message: string };
+  | { accepted: false; spammed: true; sentAt: number; message: string }
+  /**
+   * The answer was malformed (an HTML page, truncated JSON): the server may or may not have redelivered.
+   * Not retried here — a retry would redeliver twice; the workflow looks for the redelivery instead.
+   */
+  | { accepted: false; unknown: true; sentAt: number; message: string };
 
 interface RawDelivery {
   id: number;
@@ -53,8 +59,7 @@ export function createHookActivities(deps: ActivityDeps) {
       const res = await github.request<RawDelivery[]>(
         input.url ? { method: 'GET', path: input.url } : { method: 'GET', path: `${hookPath(input.target, input.hookId)}/deliveries`, query: { per_page: 100 } },
       );
-      if (!Array.isArray(res.body)) throw ApplicationFailure.nonRetryable(`deliveries of hook ${input.hookId} answered ${res.status} without an array`, FailureType.UnexpectedResponse);
-      const all = res.body.map(summarizeDelivery);
+      const all = expectList<RawDelivery>(res, 'GET', DELIVERY_SHAPE).map(summarizeDelivery);
       return {
         deliveries: all.filter((d) => d.deliveredAt >= input.since),
         reachedPastWindow: all.some((d) => d.deliveredAt < input.since),
@@ -76,6 +81,7 @@ export function createHookActivities(deps: ActivityDeps) {
       } catch (err) {
         // Not a permanent failure of the delivery: the caller backs off and may try again later.
         if (isSpammed(err)) return { accepted: false, spammed: true, sentAt, message: err.message };
+        if (err instanceof ApplicationFailure && err.type === MALFORMED_ANSWER) return { accepted: false, unknown: true, sentAt, message: err.message };
         throw err;
       }
     },

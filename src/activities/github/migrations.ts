@@ -8,6 +8,7 @@ import { Context } from '@temporalio/activity';
 import { MIGRATION_FLAGS, type MigrationFlag, type OrgMigrationInput } from '../../common/org-migration';
 import { LonghaulMigrationGuid } from '../../common/search-attributes';
 import { createArchiveDownload } from './archive-download';
+import { expectList, expectShape, MIGRATION_SHAPE } from '../../http/answer';
 
 type Migration = components['schemas']['migration'];
 
@@ -84,7 +85,7 @@ export function createMigrationActivities(deps: ActivityDeps) {
       const body: Record<string, unknown> = { repositories: input.repositories };
       for (const flag of MIGRATION_FLAGS) if (input[flag] !== undefined) body[FLAG_FIELDS[flag]] = input[flag];
       const res = await github.request<Migration>({ method: 'POST', path: `/orgs/${enc(input.org)}/migrations`, body });
-      return summarizeMigration(res.body);
+      return summarizeMigration(expectShape<Migration>(res, 'POST', MIGRATION_SHAPE));
     },
 
     /**
@@ -96,7 +97,7 @@ export function createMigrationActivities(deps: ActivityDeps) {
       const wanted = [...input.repositories].map((r) => r.toLowerCase()).sort().join(',');
       const [notBefore, notAfter] = [Date.parse(input.notBefore), Date.parse(input.notAfter)];
       for await (const page of github.paginate<Migration>(`/orgs/${enc(input.org)}/migrations`, { per_page: 100 }, 10)) {
-        for (const m of page.items) {
+        for (const m of expectList<Migration>(page.response, 'GET', MIGRATION_SHAPE)) {
           const candidate = summarizeMigration(m);
           const names = candidate.repositories.map((r) => r.toLowerCase()).sort().join(',');
           const created = Date.parse(candidate.createdAt);
@@ -116,7 +117,7 @@ export function createMigrationActivities(deps: ActivityDeps) {
         path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}`,
         query: { exclude: ['repositories'] },
       });
-      return summarizeMigration(res.body);
+      return summarizeMigration(expectShape<Migration>(res, 'GET', MIGRATION_SHAPE));
     },
 
     /** DELETE /orgs/{org}/migrations/{id}/repos/{repo}/lock */

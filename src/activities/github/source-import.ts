@@ -9,6 +9,7 @@ import type { ActivityDeps } from '../context';
 import { readSecret } from '../../config';
 import { FailureType } from '../../http/retry-policy';
 import { ImportFailure } from '../../common/source-import';
+import { expectShape, IMPORT_SHAPE } from '../../http/answer';
 import {
   credentialReferenceProblems,
   type ImportAuthor,
@@ -164,20 +165,20 @@ export function createImportActivities(deps: ActivityDeps) {
         body.vcs_password = password;
       }
       const res = await github.request<ImportBody>({ method: 'PUT', path: importPath(input), body });
-      return summarizeImport(res.body);
+      return summarizeImport(expectShape<ImportBody>(res, 'PUT', IMPORT_SHAPE));
     },
 
     /** GET /repos/{owner}/{repo}/import */
     async getImport(input: ImportTarget): Promise<ImportRecord> {
       const res = await github.request<ImportBody>({ method: 'GET', path: importPath(input) });
-      return summarizeImport(res.body);
+      return summarizeImport(expectShape<ImportBody>(res, 'GET', IMPORT_SHAPE));
     },
 
     /** PATCH /repos/{owner}/{repo}/import with `vcs_username`/`vcs_password` resolved from the reference. */
     async sendImportCredentials(input: ImportTarget & { credentials: string }): Promise<ImportRecord> {
       const { username, password } = resolveCredentialReference(input.credentials);
       const res = await github.request<ImportBody>({ method: 'PATCH', path: importPath(input), body: { vcs_username: username, vcs_password: password } });
-      return summarizeImport(res.body);
+      return summarizeImport(expectShape<ImportBody>(res, 'PATCH', IMPORT_SHAPE));
     },
 
     /** PATCH /repos/{owner}/{repo}/import with one of `project_choices`. */
@@ -187,13 +188,13 @@ export function createImportActivities(deps: ActivityDeps) {
       if (input.choice.tfvcProject !== undefined) body.tfvc_project = input.choice.tfvcProject;
       if (input.choice.humanName !== undefined) body.human_name = input.choice.humanName;
       const res = await github.request<ImportBody>({ method: 'PATCH', path: importPath(input), body });
-      return summarizeImport(res.body);
+      return summarizeImport(expectShape<ImportBody>(res, 'PATCH', IMPORT_SHAPE));
     },
 
     /** PATCH /repos/{owner}/{repo}/import with no parameters: restarts the import. */
     async restartImport(input: ImportTarget): Promise<ImportRecord> {
       const res = await github.request<ImportBody>({ method: 'PATCH', path: importPath(input), body: {} });
-      return summarizeImport(res.body);
+      return summarizeImport(expectShape<ImportBody>(res, 'PATCH', IMPORT_SHAPE));
     },
 
     /** DELETE /repos/{owner}/{repo}/import — an import already gone counts as cancelled (safe to retry). */
@@ -232,7 +233,7 @@ export function createImportActivities(deps: ActivityDeps) {
     /** PATCH /repos/{owner}/{repo}/import/lfs */
     async setImportLfs(input: ImportTarget & { useLfs: 'opt_in' | 'opt_out' }): Promise<ImportRecord> {
       const res = await github.request<ImportBody>({ method: 'PATCH', path: `${importPath(input)}/lfs`, body: { use_lfs: input.useLfs } });
-      return summarizeImport(res.body);
+      return summarizeImport(expectShape<ImportBody>(res, 'PATCH', IMPORT_SHAPE));
     },
   };
 }

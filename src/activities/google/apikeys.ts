@@ -8,6 +8,7 @@ import type { OperationView } from '../../common/google-operation';
 import { etagMismatchMessage } from '../../http/google';
 import { FailureType } from '../../http/retry-policy';
 import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
+import { expectShape, OPERATION_SHAPE, RESOURCE_SHAPE } from '../../http/answer';
 
 const KEY_FIELDS = ['name', 'uid', 'displayName', 'createTime', 'updateTime', 'deleteTime', 'etag'] as const;
 
@@ -23,7 +24,7 @@ export function createApiKeyActivities(deps: ActivityDeps) {
     async deleteApiKey(input: { name: string; etag?: string }): Promise<OperationView> {
       try {
         const res = await apikeys.request<GoogleOperation>({ method: 'DELETE', path: `/v2/${resourcePath(input.name)}`, query: { etag: input.etag } });
-        return operationView(res.body, summarizeKey);
+        return operationView(expectShape<GoogleOperation>(res, 'DELETE', OPERATION_SHAPE), summarizeKey);
       } catch (err) {
         if (isFailure(err, FailureType.EtagMismatch)) {
           throw ApplicationFailure.create({
@@ -41,13 +42,13 @@ export function createApiKeyActivities(deps: ActivityDeps) {
     /** GET /v2/{name} — the key (deleted keys show `deleteTime` for 30 days); undefined when it does not exist. */
     async getApiKey(input: { name: string }): Promise<Record<string, unknown> | undefined> {
       const res = await unlessNotFound(() => apikeys.request<Record<string, unknown>>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` }));
-      return res && summarizeKey(res.body);
+      return res && summarizeKey(expectShape(res, 'GET', RESOURCE_SHAPE));
     },
 
     /** GET /v2/operations/{id} */
     async getApiKeyOperation(input: { name: string }): Promise<OperationView> {
       const res = await apikeys.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
-      return operationView(res.body, summarizeKey);
+      return operationView(expectShape<GoogleOperation>(res, 'GET', OPERATION_SHAPE), summarizeKey);
     },
   };
 }

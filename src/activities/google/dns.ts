@@ -5,6 +5,7 @@
 import type { ActivityDeps } from '../context';
 import type { OperationView } from '../../common/google-operation';
 import type { ResourceRecordSet } from '../../common/google-input';
+import { DNS_CHANGE_SHAPE, expectShape } from '../../http/answer';
 
 interface DnsChange {
   id: string;
@@ -54,13 +55,13 @@ export function createDnsActivities(deps: ActivityDeps) {
         path: `${zonePath(input)}/changes`,
         body: { kind: 'dns#change', additions: rrsetBody(input.additions), deletions: rrsetBody(input.deletions) },
       });
-      return changeView(res.body);
+      return changeView(expectShape<DnsChange>(res, 'POST', DNS_CHANGE_SHAPE));
     },
 
     /** GET …/changes/{changeId} */
     async getDnsChange(input: { project: string; zone: string; changeId: string }): Promise<OperationView> {
       const res = await dns.request<DnsChange>({ method: 'GET', path: `${zonePath(input)}/changes/${encodeURIComponent(input.changeId)}` });
-      return changeView(res.body);
+      return changeView(expectShape<DnsChange>(res, 'GET', DNS_CHANGE_SHAPE));
     },
 
     /**

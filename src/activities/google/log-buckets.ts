@@ -7,6 +7,7 @@ import type { ActivityDeps } from '../context';
 import type { OperationView } from '../../common/google-operation';
 import { FailureType } from '../../http/retry-policy';
 import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
+import { expectShape, OPERATION_SHAPE, RESOURCE_SHAPE } from '../../http/answer';
 
 const BUCKET_FIELDS = ['name', 'description', 'retentionDays', 'locked', 'lifecycleState', 'analyticsEnabled', 'createTime', 'updateTime'] as const;
 
@@ -69,7 +70,7 @@ export function createLogBucketActivities(deps: ActivityDeps) {
         query: { bucketId: input.bucketId },
         body: bucketBody(input),
       });
-      return operationView(res.body, summarizeBucket);
+      return operationView(expectShape<GoogleOperation>(res, 'POST', OPERATION_SHAPE), summarizeBucket);
     },
 
     /** POST /v2/{name}:updateAsync?updateMask= */
@@ -80,19 +81,19 @@ export function createLogBucketActivities(deps: ActivityDeps) {
         query: { updateMask: input.updateMask.join(',') },
         body: bucketBody(input),
       });
-      return operationView(res.body, summarizeBucket);
+      return operationView(expectShape<GoogleOperation>(res, 'POST', OPERATION_SHAPE), summarizeBucket);
     },
 
     /** GET /v2/{name} — undefined when the bucket does not exist. */
     async getLogBucket(input: { name: string }): Promise<Record<string, unknown> | undefined> {
       const res = await unlessNotFound(() => logging.request<Record<string, unknown>>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` }));
-      return res && summarizeBucket(res.body);
+      return res && summarizeBucket(expectShape(res, 'GET', RESOURCE_SHAPE));
     },
 
     /** GET /v2/{operation name} */
     async getLoggingOperation(input: { name: string }): Promise<OperationView> {
       const res = await logging.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
-      return operationView(res.body, summarizeBucket);
+      return operationView(expectShape<GoogleOperation>(res, 'GET', OPERATION_SHAPE), summarizeBucket);
     },
 
     /** POST /v2/{operation name}:cancel — asynchronous: whether it took effect shows in the operation later. */

@@ -20,6 +20,8 @@ export const OUTAGE_FAILURE_TYPES: readonly string[] = [
   'RateLimitRetriesExhaustedError',
   // A 200 whose body is not what the API returns (an HTML page from a proxy in front of it).
   'UnexpectedResponseError',
+  // A success answer that is not the API's (a proxy's HTML page, truncated JSON): see src/http/answer.ts.
+  'MalformedAnswer',
 ];
 
 /** The failure a call ended with, if it means the service is unreachable for now (an outage). */

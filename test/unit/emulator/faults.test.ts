@@ -115,4 +115,43 @@ describe('emulator faults', () => {
     expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(200);
     expect(e.stats.faultsInjected).toBe(2);
   });
+
+  describe('malformed answers', () => {
+    it('truncated JSON after processing: the migration exists and is locked, the 201 body does not parse', async () => {
+      const e = await start({ faults: [{ kind: 'truncated-json', method: 'POST', path: '/orgs/:org/migrations', afterProcessing: true, times: 1 }] });
+      const res = await call(e.apiUrl, 'POST', LIST, { body: { repositories: ['alpha'], lock_repositories: true } });
+      expect(res.status).toBe(201);
+      expect(res.headers['content-type']).toContain('application/json');
+      expect(() => JSON.parse(res.text)).toThrow();
+      expect(e.migrations.all()).toHaveLength(1);
+      expect((await create(e)).status).toBe(201);
+    });
+
+    it('a missing field after processing removes exactly that field from the real answer', async () => {
+      const e = await start({ faults: [{ kind: 'missing-field', field: 'id', method: 'POST', path: '/orgs/:org/migrations', afterProcessing: true, times: 1 }] });
+      const res = await create(e);
+      expect(res.status).toBe(201);
+      const body = res.json as Record<string, unknown>;
+      expect(body).not.toHaveProperty('id');
+      expect(body.guid).toBe(e.migrations.all()[0].guid);
+    });
+
+    it('an HTML page with 200 before processing: nothing is created', async () => {
+      const e = await start({ faults: [{ kind: 'html-page', method: 'POST', path: '/orgs/:org/migrations', times: 1 }] });
+      const res = await create(e);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toContain('text/html');
+      expect(res.text).toMatch(/^<!DOCTYPE html>/);
+      expect(e.migrations.all()).toHaveLength(0);
+    });
+
+    it('a wrong content type keeps the JSON body but labels it otherwise', async () => {
+      const e = await start({ faults: [{ kind: 'content-type', contentType: 'text/html', method: 'GET', path: LIST, afterProcessing: true, times: 1 }] });
+      await create(e);
+      const res = await call(e.apiUrl, 'GET', LIST);
+      expect(res.headers['content-type']).toBe('text/html');
+      expect(Array.isArray(res.json)).toBe(true);
+      expect(e.requestLog.map((r) => `${r.method} ${r.path}`)).toEqual([`POST ${LIST}`, `GET ${LIST}`]);
+    });
+  });
 });

@@ -1,0 +1,130 @@
+/**
+ * Parse, don't trust (issue 13): every answer longhaul acts on is checked before it is used. The HTTP core
+ * checks that a success body is JSON labelled as JSON (`answerProblem`); each activity then checks exactly the
+ * fields it reads (`expectShape`, `expectList`) against the shapes below, taken from the official response
+ * types (`@octokit/openapi-types` `migration`, `import`, `hook-delivery-item`, `event`; Google's
+ * `google.longrunning.Operation` and Cloud DNS `Change`).
+ *
+ * A malformed answer is an `ApplicationFailure` of type `MalformedAnswer` naming the call and what was
+ * wrong. It is retryable (a captive proxy's page or a truncated body may go away) within a small budget of
+ * attempts, then non-retryable; workflows treat it as an unknown outcome (the server may have acted), never
+ * as "nothing happened" and never as a value to carry on with.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ApiResponse } from './api-client';
+import type { CallDescription } from './failures';
+import { FailureType } from './retry-policy';
+
+export const MALFORMED_ANSWER = FailureType.MalformedAnswer;
+
+/** Attempts an activity makes on malformed answers before the failure becomes non-retryable. */
+export const MALFORMED_ATTEMPTS = 4;
+
+type FieldKind = 'string' | 'integer' | 'boolean' | 'object' | 'array';
+/** Field → kind it must have; a trailing `?` allows it to be absent (or `null`). */
+export type Shape = Readonly<Record<string, FieldKind | `${FieldKind}?`>>;
+
+/** `POST/GET /orgs/{org}/migrations[/{id}]`: what `summarizeMigration` reads. */
+export const MIGRATION_SHAPE: Shape = { id: 'integer', guid: 'string', state: 'string', created_at: 'string', lock_repositories: 'boolean?', repositories: 'array?' };
+/** `PUT/GET/PATCH /repos/{owner}/{repo}/import`: what `summarizeImport` reads to decide. */
+export const IMPORT_SHAPE: Shape = { status: 'string', vcs_url: 'string?', status_text: 'string?', failed_step: 'string?', error_message: 'string?' };
+/** `GET …/hooks/{id}/deliveries` items: what `summarizeDelivery` reads. */
+export const DELIVERY_SHAPE: Shape = { id: 'integer', guid: 'string', status: 'string', delivered_at: 'string' };
+/** Activity-feed events: the id is what the cursor remembers. */
+export const FEED_EVENT_SHAPE: Shape = { id: 'string', type: 'string?', created_at: 'string?' };
+/** `google.longrunning.Operation`. */
+export const OPERATION_SHAPE: Shape = { name: 'string', done: 'boolean?', metadata: 'object?', error: 'object?', response: 'object?' };
+/** A Google resource (API key, log bucket) as read back: its name identifies it. */
+export const RESOURCE_SHAPE: Shape = { name: 'string' };
+/** Cloud DNS `Change`. */
+export const DNS_CHANGE_SHAPE: Shape = { id: 'string', status: 'string', startTime: 'string?' };
+
+/** The failure for a malformed answer: retryable until `attempt` reaches the budget. */
+export function malformedAnswerFailure(call: CallDescription, problem: string, attempt = currentAttempt()): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: MALFORMED_ANSWER,
+    message: `${call.method} ${call.url}: malformed answer: ${problem}`,
+    nonRetryable: attempt >= MALFORMED_ATTEMPTS,
+    details: [{ method: call.method, url: call.url, problem }],
+  });
+}
+
+/**
+ * What is wrong with a success answer's body as a whole, if anything: a non-empty body must be JSON and
+ * labelled JSON (an HTML sign-in page with 200 is not the API's answer, whatever its status says).
+ */
+export function answerProblem(contentType: string | undefined, text: string, parsed: unknown): string | undefined {
+  if (text.trim() === '') return undefined;
+  if (!/[/+]json\b/i.test(contentType ?? '')) {
+    const html = /^\s*</.test(text) ? ' (an HTML page: a proxy or sign-in page?)' : '';
+    return `content type ${contentType ? JSON.stringify(contentType) : 'missing'}, not JSON${html}`;
+  }
+  if (typeof parsed === 'string') return `the body is not valid JSON (${Buffer.byteLength(text)} bytes, truncated?)`;
+  return undefined;
+}
+
+/** What is wrong with one object against a shape (empty when nothing). */
+export function shapeProblems(value: unknown, shape: Shape, where = 'the body'): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [`${where} is ${describe(value)}, not an object`];
+  const problems: string[] = [];
+  const record = value as Record<string, unknown>;
+  for (const [field, spec] of Object.entries(shape)) {
+    const optional = spec.endsWith('?');
+    const kind = (optional ? spec.slice(0, -1) : spec) as FieldKind;
+    const v = record[field];
+    if (v === undefined || v === null) {
+      if (!optional) problems.push(`${where} has no ${field}`);
+      continue;
+    }
+    if (!hasKind(v, kind)) problems.push(`${where}'s ${field} is ${describe(v)}, not ${kind === 'integer' ? 'an integer' : `a ${kind}`}`);
+  }
+  return problems;
+}
+
+/** The body, checked against the shape; a `MalformedAnswer` failure naming the call and the problems otherwise. */
+export function expectShape<T>(res: ApiResponse<unknown>, method: string, shape: Shape): T {
+  const problems = shapeProblems(res.body, shape);
+  if (problems.length > 0) throw malformedAnswerFailure(callOf(res, method), `${res.status}: ${problems.join('; ')}`);
+  return res.body as T;
+}
+
+/** An array body whose items all match the shape (the first few problems named). */
+export function expectList<T>(res: ApiResponse<unknown>, method: string, itemShape: Shape): T[] {
+  if (!Array.isArray(res.body)) throw malformedAnswerFailure(callOf(res, method), `${res.status}: the body is ${describe(res.body)}, not an array`);
+  const problems = res.body.flatMap((item, i) => shapeProblems(item, itemShape, `item ${i}`));
+  if (problems.length > 0) {
+    const more = problems.length > 3 ? `; … (${problems.length - 3} more)` : '';
+    throw malformedAnswerFailure(callOf(res, method), `${res.status}: ${problems.slice(0, 3).join('; ')}${more}`);
+  }
+  return res.body as T[];
+}
+
+function callOf(res: ApiResponse<unknown>, method: string): CallDescription {
+  const url = new URL(res.url);
+  return { method, url: `${url.origin}${url.pathname}` };
+}
+
+function hasKind(v: unknown, kind: FieldKind): boolean {
+  if (kind === 'integer') return typeof v === 'number' && Number.isSafeInteger(v);
+  if (kind === 'array') return Array.isArray(v);
+  if (kind === 'object') return typeof v === 'object' && v !== null && !Array.isArray(v);
+  return typeof v === kind;
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return 'empty';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return `a string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  return typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`;
+}
+
+/** The running activity's attempt (1 outside activities: the CLI, tests): the budget of retries on malformed answers. */
+function currentAttempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
+}
