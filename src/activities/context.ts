@@ -8,6 +8,7 @@ import { RateLimitGate } from '../http/rate-limit-gate';
 import { githubRetryPolicy, type RetryPolicy } from '../http/retry-policy';
 import { readSecret } from '../config';
 import type { RequestBudget } from '../http/request-budget';
+import type { ApiObserver } from '../http/observer';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Dispatcher } from 'undici';
 import type { GoogleClients } from './google/client';
@@ -46,6 +47,8 @@ export interface GithubClientOptions {
   budget?: RequestBudget;
   /** @format milliseconds — how long a 422 "spammed" closes content creation for the fleet. */
   spammedWaitMs?: number;
+  /** Metrics and logs of every call (the worker's `apiObserver`); none by default. */
+  observer?: ApiObserver;
 }
 
 /**
@@ -77,5 +80,6 @@ export function createGithubClient(opts: GithubClientOptions): ApiClient {
     // A fleet's refused activities are spread out, not all retried at the reset.
     retryJitterMs: opts.budget ? 1500 : 0,
     attempt: currentAttempt,
+    observer: opts.observer,
   });
 }

@@ -11,13 +11,13 @@ export interface LonghaulMetrics {
   apiRequests: MetricCounter;
   /** Answers that said "limited", by `api` and `kind` (primary, secondary, quota, spammed). */
   limitedAnswers: MetricCounter;
-  /** Seconds requests were held back because a limit was known, by `api`. */
-  limitWaitSeconds: MetricCounter;
+  /** Milliseconds requests were held back because a limit was known, by `api` (the meter's counters are integers). */
+  limitWaitMs: MetricCounter;
   /** 1 while the rate-limit gate of an `api` is closed, else 0. */
   gateClosed: MetricGauge;
   /** Polls of a remote state, by `process`. */
   polls: MetricCounter;
-  /** Archive bytes written to disk. */
+  /** Archive bytes fetched from storage and written to disk. */
   downloadBytes: MetricCounter;
   /** Feed events delivered to a sink, by `sink` kind. */
   eventsDelivered: MetricCounter;
@@ -33,7 +33,7 @@ export function longhaulMetrics(): LonghaulMetrics {
   metrics = {
     apiRequests: meter.createCounter('longhaul_api_requests_total', '1', 'API requests answered, by api, route and status'),
     limitedAnswers: meter.createCounter('longhaul_rate_limited_answers_total', '1', 'Answers that said the credential is rate limited, by api and kind'),
-    limitWaitSeconds: meter.createCounter('longhaul_rate_limit_wait_seconds_total', 's', 'Seconds requests were held back by a known rate limit'),
+    limitWaitMs: meter.createCounter('longhaul_rate_limit_wait_milliseconds_total', 'ms', 'Milliseconds requests were held back by a known rate limit, by api'),
     gateClosed: meter.createGauge('longhaul_rate_limit_gate_closed', 'int', '1', '1 while the rate-limit gate of an api is closed'),
     polls: meter.createCounter('longhaul_polls_total', '1', 'Polls of a remote process state, by process'),
     downloadBytes: meter.createCounter('longhaul_download_bytes_total', 'By', 'Archive bytes written to disk'),
@@ -41,4 +41,9 @@ export function longhaulMetrics(): LonghaulMetrics {
     sinkFailures: meter.createCounter('longhaul_sink_failures_total', '1', 'Failed sink deliveries, by sink'),
   };
   return metrics;
+}
+
+/** One poll of a remote process's state (`process`: org-migration, source-import, feed-poll…). */
+export function countPoll(process: string): void {
+  longhaulMetrics().polls.add(1, { process });
 }

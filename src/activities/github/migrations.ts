@@ -8,6 +8,7 @@ import { Context } from '@temporalio/activity';
 import { MIGRATION_FLAGS, type MigrationFlag, type OrgMigrationInput } from '../../common/org-migration';
 import { LonghaulMigrationGuid } from '../../common/search-attributes';
 import { createArchiveDownload } from './archive-download';
+import { countPoll } from '../../telemetry/metrics';
 
 type Migration = components['schemas']['migration'];
 
@@ -111,6 +112,7 @@ export function createMigrationActivities(deps: ActivityDeps) {
 
     /** GET /orgs/{org}/migrations/{id} */
     async getMigration(input: { org: string; migrationId: number }): Promise<MigrationSummary> {
+      countPoll('org-migration');
       const res = await github.request<Migration>({
         method: 'GET',
         path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}`,

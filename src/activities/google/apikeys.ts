@@ -8,6 +8,7 @@ import type { OperationView } from '../../common/google-operation';
 import { etagMismatchMessage } from '../../http/google-errors';
 import { FailureType } from '../../http/retry-policy';
 import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
+import { countPoll } from '../../telemetry/metrics';
 
 const KEY_FIELDS = ['name', 'uid', 'displayName', 'createTime', 'updateTime', 'deleteTime', 'etag'] as const;
 
@@ -46,6 +47,7 @@ export function createApiKeyActivities(deps: ActivityDeps) {
 
     /** GET /v2/operations/{id} */
     async getApiKeyOperation(input: { name: string }): Promise<OperationView> {
+      countPoll('apikey-delete');
       const res = await apikeys.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
       return operationView(res.body, summarizeKey);
     },

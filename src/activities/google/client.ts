@@ -9,6 +9,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { GoogleAuth } from 'google-auth-library';
 import { ApiClient, type TokenProvider } from '../../http/api-client';
+import type { ApiObserver } from '../../http/observer';
 import { googleRetryPolicy, parseGoogleErrorBody } from '../../http/google-errors';
 import { RateLimitGate } from '../../http/rate-limit-gate';
 import { FailureType } from '../../http/retry-policy';
@@ -68,17 +69,19 @@ export function createGoogleClient(opts: GoogleClientOptions): ApiClient {
     clock,
     gate: opts.gate ?? new RateLimitGate(clock),
     attempt: currentAttempt,
+    observer: opts.observer,
   });
 }
 
-/** The three clients from their base URLs (each keeps its own rate-limit gate). */
+/** The three clients from their base URLs (each keeps its own rate-limit gate and, given `observe`, its observer). */
 export function createGoogleClients(
   urls: { apikeys: string; logging: string; dns: string },
-  opts: Omit<GoogleClientOptions, 'baseUrl' | 'gate'> = {},
+  opts: Omit<GoogleClientOptions, 'baseUrl' | 'gate' | 'observer'> & { observe?: (api: string) => ApiObserver } = {},
 ): GoogleClients {
+  const { observe, ...shared } = opts;
   return {
-    apikeys: createGoogleClient({ ...opts, baseUrl: urls.apikeys }),
-    logging: createGoogleClient({ ...opts, baseUrl: urls.logging }),
-    dns: createGoogleClient({ ...opts, baseUrl: urls.dns }),
+    apikeys: createGoogleClient({ ...shared, baseUrl: urls.apikeys, observer: observe?.('google-apikeys') }),
+    logging: createGoogleClient({ ...shared, baseUrl: urls.logging, observer: observe?.('google-logging') }),
+    dns: createGoogleClient({ ...shared, baseUrl: urls.dns, observer: observe?.('google-dns') }),
   };
 }
