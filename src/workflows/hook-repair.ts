@@ -52,12 +52,13 @@ import { outageBudget } from '../common/outage';
 import { DEFAULT_PAUSE_AFTER_FAILURES } from '../common/schedule-health';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
 import { OutageWatch, reportingFailureToSchedule } from './recurring-run';
+import { summarized } from './activity-summaries';
 
 export const hookRepairStatusQuery = defineQuery<HookRepairStatus>('status');
 
 export const HookFailure = { InvalidInput: 'InvalidHookInput' } as const;
 
-const api = proxyActivities<Activities>(API_CALL);
+const api = summarized(proxyActivities<Activities>(API_CALL));
 
 /** Redelivery attempts refused as "spammed" before the run gives up on the rest (they wait for the next run). */
 const SPAMMED_TRIES = 3;

@@ -8,13 +8,14 @@
 import { ApplicationFailure, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { outageCause, outageDelayMs, type OutageBudget } from '../common/outage';
+import { summarized } from './activity-summaries';
 
 export const RecurringFailure = { OutageBudgetExhausted: 'OutageBudgetExhausted' } as const;
 
-const health = proxyActivities<Activities>({
+const health = summarized(proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 },
-});
+}));
 
 /** How a run has fared against outages (reported in its result and status). */
 export interface OutageState {
