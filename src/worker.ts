@@ -19,7 +19,6 @@ import type { ApiClient } from './http/api-client';
 import { resolveTemporal } from './temporal/connection';
 import { longhaulDataConverter } from './temporal/codec';
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
-import { apiObserver } from './telemetry/api-observer';
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -67,7 +66,6 @@ export function githubClientsFromConfig(config: LonghaulConfig): Record<string, 
       token: githubTokenProvider(credential),
       budget: enabled ? new GovernorLink({ credential: credential.name, config: settings }) : undefined,
       spammedWaitMs: settings.spammedWaitMs,
-      observer: apiObserver('github'),
     });
   }
   return clients;
@@ -79,7 +77,7 @@ export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partia
   return {
     github: githubClients[config.githubCredentials[0].name],
     githubClients,
-    google: createGoogleClients({ apikeys: config.googleApikeysUrl, logging: config.googleLoggingUrl, dns: config.googleDnsUrl }, { observe: apiObserver }),
+    google: createGoogleClients({ apikeys: config.googleApikeysUrl, logging: config.googleLoggingUrl, dns: config.googleDnsUrl }),
     dataDir: config.dataDir,
     clock: Date.now,
     ...overrides,

@@ -9,6 +9,7 @@ import { githubRetryPolicy, type RetryPolicy } from '../http/retry-policy';
 import { readSecret } from '../config';
 import type { RequestBudget } from '../http/request-budget';
 import type { ApiObserver } from '../http/observer';
+import { apiObserver } from '../telemetry/api-observer';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Dispatcher } from 'undici';
 import type { GoogleClients } from './google/client';
@@ -47,7 +48,7 @@ export interface GithubClientOptions {
   budget?: RequestBudget;
   /** @format milliseconds — how long a 422 "spammed" closes content creation for the fleet. */
   spammedWaitMs?: number;
-  /** Metrics and logs of every call (the worker's `apiObserver`); none by default. */
+  /** Metrics and logs of every call; `apiObserver('github')` by default (it records inside activities only). */
   observer?: ApiObserver;
 }
 
@@ -80,6 +81,6 @@ export function createGithubClient(opts: GithubClientOptions): ApiClient {
     // A fleet's refused activities are spread out, not all retried at the reset.
     retryJitterMs: opts.budget ? 1500 : 0,
     attempt: currentAttempt,
-    observer: opts.observer,
+    observer: opts.observer ?? apiObserver('github'),
   });
 }

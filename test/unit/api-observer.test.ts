@@ -132,3 +132,13 @@ describe('route templates (metric labels never carry names or ids)', () => {
     expect(routeTemplate(path)).toBe(template);
   });
 });
+
+describe('Google API names (the `api` label)', () => {
+  it('comes from the host name, or from the emulator path, and is never free text', async () => {
+    const { googleApiName } = await import('../../src/activities/google/client');
+    expect(googleApiName('https://dns.googleapis.com')).toBe('google-dns');
+    expect(googleApiName('https://logging.googleapis.com/')).toBe('google-logging');
+    expect(googleApiName('http://127.0.0.1:8787/google/apikeys')).toBe('google-apikeys');
+    expect(googleApiName('http://10.0.0.7:9000')).toBe('google');
+  });
+});

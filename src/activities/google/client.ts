@@ -9,7 +9,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { GoogleAuth } from 'google-auth-library';
 import { ApiClient, type TokenProvider } from '../../http/api-client';
-import type { ApiObserver } from '../../http/observer';
+import { apiObserver } from '../../telemetry/api-observer';
 import { googleRetryPolicy, parseGoogleErrorBody } from '../../http/google-errors';
 import { RateLimitGate } from '../../http/rate-limit-gate';
 import { FailureType } from '../../http/retry-policy';
@@ -69,19 +69,27 @@ export function createGoogleClient(opts: GoogleClientOptions): ApiClient {
     clock,
     gate: opts.gate ?? new RateLimitGate(clock),
     attempt: currentAttempt,
-    observer: opts.observer,
+    // Metrics and logs per API (`google-dns`…), from the host name's first label; records inside activities only.
+    observer: opts.observer ?? apiObserver(googleApiName(opts.baseUrl)),
   });
 }
 
-/** The three clients from their base URLs (each keeps its own rate-limit gate and, given `observe`, its observer). */
+/** `https://dns.googleapis.com` → `google-dns`; the emulator's `…/google/dns` path → `google-dns` too. */
+export function googleApiName(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  const fromPath = /\/google\/([a-z-]+)/.exec(url.pathname)?.[1];
+  const label = fromPath ?? url.hostname.split('.')[0];
+  return /^[a-z][a-z0-9-]*$/.test(label) ? `google-${label.replace(/^google-/, '')}` : 'google';
+}
+
+/** The three clients from their base URLs (each keeps its own rate-limit gate). */
 export function createGoogleClients(
   urls: { apikeys: string; logging: string; dns: string },
-  opts: Omit<GoogleClientOptions, 'baseUrl' | 'gate' | 'observer'> & { observe?: (api: string) => ApiObserver } = {},
+  opts: Omit<GoogleClientOptions, 'baseUrl' | 'gate'> = {},
 ): GoogleClients {
-  const { observe, ...shared } = opts;
   return {
-    apikeys: createGoogleClient({ ...shared, baseUrl: urls.apikeys, observer: observe?.('google-apikeys') }),
-    logging: createGoogleClient({ ...shared, baseUrl: urls.logging, observer: observe?.('google-logging') }),
-    dns: createGoogleClient({ ...shared, baseUrl: urls.dns, observer: observe?.('google-dns') }),
+    apikeys: createGoogleClient({ ...opts, baseUrl: urls.apikeys }),
+    logging: createGoogleClient({ ...opts, baseUrl: urls.logging }),
+    dns: createGoogleClient({ ...opts, baseUrl: urls.dns }),
   };
 }
