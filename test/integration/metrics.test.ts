@@ -55,26 +55,41 @@ async function waitFor<T>(what: string, check: () => Promise<T | undefined>, tim
   }
 }
 
+/** A worker process against the emulator, serving metrics on a free port and logging JSON lines. */
+async function startObservedWorker(e: Emulator, env: Record<string, string> = {}) {
+  const port = await freePort();
+  const taskQueue = `metrics-${randomUUID()}`;
+  const worker = await startWorkerProcess({
+    LONGHAUL_TASK_QUEUE: taskQueue,
+    LONGHAUL_GITHUB_CREDENTIAL: `metrics-${randomUUID().slice(0, 8)}`,
+    GITHUB_API_URL: e.apiUrl,
+    GITHUB_TOKEN: TEST_TOKEN,
+    LONGHAUL_DATA_DIR: `/tmp/longhaul-metrics-test-${randomUUID().slice(0, 8)}`,
+    LONGHAUL_METRICS_ADDRESS: `127.0.0.1:${port}`,
+    LONGHAUL_LOG_FORMAT: 'json',
+    ...env,
+  });
+  const scrape = async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(200);
+    return res.text();
+  };
+  return { worker, taskQueue, scrape };
+}
+
+/** The worker's JSON log lines. */
+function jsonLines(output: string): Record<string, unknown>[] {
+  return output
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
 describe("the worker's metrics endpoint, logs and activity summaries", () => {
   it('shows longhaul counters moving during a migration, with templated routes, JSON log lines and a summary on every activity', async () => {
     emulator = await startTestEmulator({ migrations: { exportMs: 4_000, archiveBytes: 300_000 } });
     client = await testClient();
-    const port = await freePort();
-    const taskQueue = `metrics-${randomUUID()}`;
-    const worker = await startWorkerProcess({
-      LONGHAUL_TASK_QUEUE: taskQueue,
-      LONGHAUL_GITHUB_CREDENTIAL: `metrics-${randomUUID().slice(0, 8)}`,
-      GITHUB_API_URL: emulator.apiUrl,
-      GITHUB_TOKEN: TEST_TOKEN,
-      LONGHAUL_DATA_DIR: `/tmp/longhaul-metrics-test-${randomUUID().slice(0, 8)}`,
-      LONGHAUL_METRICS_ADDRESS: `127.0.0.1:${port}`,
-      LONGHAUL_LOG_FORMAT: 'json',
-    });
-    const scrape = async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-      expect(res.status).toBe(200);
-      return res.text();
-    };
+    const { worker, taskQueue, scrape } = await startObservedWorker(emulator);
 
     const before = await scrape();
     const requestsBefore = total(longhaulSamples(before, 'longhaul_api_requests_total'));
@@ -110,11 +125,7 @@ describe("the worker's metrics endpoint, logs and activity summaries", () => {
     expect(total(longhaulSamples(after, 'longhaul_download_bytes_total'))).toBeGreaterThanOrEqual(result.archive.bytes);
 
     // The worker's JSON log lines: one per unlock, with stable fields.
-    const lines = worker
-      .output()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = jsonLines(worker.output());
     const cleanups = lines.filter((l) => l.event === 'cleanup' && l.workflowId === handle.workflowId);
     expect(cleanups.map((l) => l.step).sort()).toEqual(['unlock alpha', 'unlock beta']);
     for (const line of cleanups) expect(line).toMatchObject({ level: 'info', time: expect.any(String) });
@@ -132,5 +143,38 @@ describe("the worker's metrics endpoint, logs and activity summaries", () => {
     expect(texts).toContain('Unlock alpha');
     expect(texts).toContain('Unlock beta');
     expect(texts).toContain(`Download archive of export ${result.migrationId} of octo-org`);
+  });
+
+  it('counts limited answers and the time waited on them, and logs each wait as a JSON line', async () => {
+    await stopWorkerProcesses();
+    await emulator?.close();
+    // 8 points per endpoint per 2 s: the export (5 points) and the unlocks (5 each) run into the secondary limit.
+    emulator = await startTestEmulator({
+      migrations: { exportMs: 1_000, archiveBytes: 4_096 },
+      rateLimit: { secondary: { pointsPerWindow: 8, windowMs: 2_000, retryAfter: true, status: 403 } },
+    });
+    client ??= await testClient();
+    const { worker, taskQueue, scrape } = await startObservedWorker(emulator, { LONGHAUL_RATE_GOVERNOR: 'off' });
+    const handle = await client.workflow.start(orgMigration, {
+      taskQueue,
+      workflowId: `metrics-limited-${randomUUID()}`,
+      args: [{ org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+    });
+    expect((await handle.result()).state).toBe('exported');
+
+    const after = await scrape();
+    const limited = longhaulSamples(after, 'longhaul_rate_limited_answers_total');
+    expect(limited.get('{api="github",kind="secondary"}')).toBeGreaterThan(0);
+    expect(longhaulSamples(after, 'longhaul_api_requests_total').size).toBeGreaterThan(0);
+    expect([...longhaulSamples(after, 'longhaul_api_requests_total').keys()].some((labels) => labels.includes('status="403"'))).toBe(true);
+    expect(longhaulSamples(after, 'longhaul_rate_limit_wait_milliseconds_total').get('{api="github"}')).toBeGreaterThan(0);
+    expect(longhaulSamples(after, 'longhaul_rate_limit_gate_closed').has('{api="github"}')).toBe(true);
+
+    const waits = jsonLines(worker.output()).filter((l) => l.event === 'rate-limit-wait' && l.workflowId === handle.workflowId);
+    expect(waits.length).toBeGreaterThan(0);
+    for (const line of waits) {
+      expect(line).toMatchObject({ api: 'github', route: expect.stringMatching(/^(GET|POST|DELETE) \/orgs\/\{org\}/), waitMs: expect.any(Number) });
+      expect(line.route).not.toMatch(/octo-org|alpha|beta|gamma/);
+    }
   });
 });
