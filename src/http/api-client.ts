@@ -20,6 +20,7 @@ import { failureFromDecision } from './failures';
 import { answerProblem, malformedAnswerFailure } from './answer';
 import { RateLimitGate } from './rate-limit-gate';
 import { githubRequestKind, outcomeOf, type BudgetTicket, type RequestBudget, type RequestKind } from './request-budget';
+import type { ApiObservation, ApiObserver } from './observer';
 
 /** Resolves the bearer token at call time (env var, file, ADC…); `undefined` sends no `Authorization`. */
 export type TokenProvider = () => string | undefined | Promise<string | undefined>;
@@ -56,6 +57,8 @@ export interface ApiClientOptions {
   /** @format milliseconds */
   timeoutMs?: number;
   userAgent?: string;
+  /** Told about every call (metrics, logs); its errors never affect the call. */
+  observer?: ApiObserver;
 }
 
 export type QueryValue = string | number | boolean | undefined | readonly (string | number)[];
@@ -172,6 +175,7 @@ export class ApiClient {
 
     const closedForMs = this.gate.remainingMs(this.origin);
     if (closedForMs > 0) {
+      this.observe({ kind: 'not-sent', method: req.method, path: this.pathOf(url), waitMs: closedForMs });
       throw failureFromDecision(
         { kind: 'retry', type: FailureType.PrimaryRateLimit, delayMs: closedForMs + this.jitter(), message: `not sent: API is rate limited for another ${Math.ceil(closedForMs / 1000)} s` },
         call,
@@ -216,6 +220,7 @@ export class ApiClient {
         });
       } catch (err) {
         const decision = decideNetworkRetry(`${(err as Error).message ?? String(err)}`, { nowMs: this.clock(), attempt }, this.policy);
+        this.observe({ kind: 'network-failure', method, path: this.pathOf(url), decision, attempt });
         if (decision.kind === 'success') throw err;
         throw failureFromDecision(decision, call);
       }
@@ -254,12 +259,15 @@ export class ApiClient {
       if (res.statusCode === 304 && req.ifNoneMatch) {
         // GitHub does not count a 304 to a conditional request against the limit.
         ticket?.done({ at: nowMs, notCounted: true });
+        this.observe({ kind: 'answer', method, path: this.pathOf(url), status: 304, decision: { kind: 'success' }, attempt });
         return { status: 304, headers: resHeaders, body: undefined as T, url: url.href, notModified: true };
       }
       const decision = decideRetry(facts, { nowMs, attempt }, this.policy);
       if (ticket && url.origin === this.origin) ticket.done(outcomeOf(facts, decision, nowMs, this.policy, this.opts.spammedWaitMs ?? 60_000));
+      const spentUntil = decision.kind === 'success' && url.origin === this.origin ? blockedUntilFromHeaders(facts, nowMs, this.policy) : undefined;
+      const closesUntil = decision.kind === 'retry' && url.origin === this.origin ? decision.blockedUntilMs : spentUntil;
+      this.observe({ kind: 'answer', method, path: this.pathOf(url), status: res.statusCode, decision, attempt, gateClosedUntilMs: closesUntil });
       if (decision.kind === 'success') {
-        const spentUntil = url.origin === this.origin ? blockedUntilFromHeaders(facts, nowMs, this.policy) : undefined;
         if (spentUntil !== undefined) this.gate.block(this.origin, spentUntil);
         // Parse, don't trust: an API success body that is not JSON (an HTML page, a truncated answer) is no answer.
         const problem = url.origin === this.origin ? answerProblem(resHeaders['content-type'], text, body) : undefined;
@@ -271,6 +279,21 @@ export class ApiClient {
         throw failureFromDecision({ ...decision, delayMs: decision.delayMs + this.jitter() }, call);
       }
       throw failureFromDecision(decision, call);
+    }
+  }
+
+  /** The path below the base URL (what route templates are made of); another origin is not one of our routes. */
+  private pathOf(url: URL): string {
+    if (url.origin !== this.origin) return '(other origin)';
+    const base = this.baseUrl.pathname.replace(/\/+$/, '');
+    return base && url.pathname.startsWith(`${base}/`) ? url.pathname.slice(base.length) : url.pathname;
+  }
+
+  private observe(observation: ApiObservation): void {
+    try {
+      this.opts.observer?.observe(observation);
+    } catch {
+      // Telemetry must never change the outcome of a call.
     }
   }
 

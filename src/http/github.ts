@@ -9,6 +9,8 @@ import { currentAttempt } from './attempt';
 import { RateLimitGate } from './rate-limit-gate';
 import { githubRetryPolicy, type RetryPolicy } from './retry-policy';
 import type { RequestBudget } from './request-budget';
+import type { ApiObserver } from './observer';
+import { apiObserver } from '../telemetry/api-observer';
 import { readSecret } from '../config';
 
 export const GITHUB_DEFAULT_HEADERS: Readonly<Record<string, string>> = {
@@ -43,6 +45,8 @@ export interface ClientOptions {
   budget?: RequestBudget;
   /** @format milliseconds — how long a 422 "spammed" closes content creation for the fleet. */
   spammedWaitMs?: number;
+  /** Metrics and logs of every call; the API's `apiObserver` by default (it records inside activities only). */
+  observer?: ApiObserver;
 }
 
 export function createGithubClient(opts: ClientOptions): ApiClient {
@@ -61,5 +65,6 @@ export function createGithubClient(opts: ClientOptions): ApiClient {
     // A fleet's refused activities are spread out, not all retried at the reset.
     retryJitterMs: opts.budget ? 1500 : 0,
     attempt: currentAttempt,
+    observer: opts.observer ?? apiObserver('github'),
   });
 }

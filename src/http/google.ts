@@ -16,6 +16,7 @@ import { currentAttempt } from './attempt';
 import type { ClientOptions } from './github';
 import { RateLimitGate } from './rate-limit-gate';
 import { FailureType, type RetryPolicy } from './retry-policy';
+import { apiObserver } from '../telemetry/api-observer';
 import { readSecret } from '../config';
 
 const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo';
@@ -199,7 +200,17 @@ export function createGoogleClient(opts: GoogleClientOptions): ApiClient {
     clock,
     gate: opts.gate ?? new RateLimitGate(clock),
     attempt: currentAttempt,
+    // Metrics and logs per API (`google-dns`…), from the host name's first label; records inside activities only.
+    observer: opts.observer ?? apiObserver(googleApiName(opts.baseUrl)),
   });
+}
+
+/** `https://dns.googleapis.com` → `google-dns`; the emulator's `…/google/dns` path → `google-dns` too. */
+export function googleApiName(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  const fromPath = /\/google\/([a-z-]+)/.exec(url.pathname)?.[1];
+  const label = fromPath ?? url.hostname.split('.')[0];
+  return /^[a-z][a-z0-9-]*$/.test(label) ? `google-${label.replace(/^google-/, '')}` : 'google';
 }
 
 /** The three clients from their base URLs (each keeps its own rate-limit gate). */

@@ -1,23 +1,27 @@
 /**
  * longhaul's own metrics, recorded through the Temporal runtime's metric meter so they are served by the same
- * Prometheus endpoint as the SDK's worker metrics. Every name starts with `longhaul_`. Outside a worker whose
- * runtime exports metrics, recording is a no-op.
+ * Prometheus endpoint as the SDK's worker metrics. Every name starts with `longhaul_`.
+ *
+ * Only activities record: they are the worker's work, and inside one the runtime is certainly installed
+ * (asking `Runtime.instance()` elsewhere, in the CLI or a unit test, would install a default runtime before
+ * the process's own). Outside an activity, and in a runtime without a metrics exporter, recording is a no-op.
  */
+import { Context } from '@temporalio/activity';
 import { Runtime } from '@temporalio/worker';
-import type { MetricCounter, MetricGauge } from '@temporalio/common';
+import { noopMetricMeter, type MetricCounter, type MetricGauge, type MetricMeter } from '@temporalio/common';
 
 export interface LonghaulMetrics {
   /** API requests answered, by `api` (github, google-logging…), `route` (method and pattern) and `status`. */
   apiRequests: MetricCounter;
   /** Answers that said "limited", by `api` and `kind` (primary, secondary, quota, spammed). */
   limitedAnswers: MetricCounter;
-  /** Seconds requests were held back because a limit was known, by `api`. */
-  limitWaitSeconds: MetricCounter;
+  /** Milliseconds requests were held back because a limit was known, by `api` (the meter's counters are integers). */
+  limitWaitMs: MetricCounter;
   /** 1 while the rate-limit gate of an `api` is closed, else 0. */
   gateClosed: MetricGauge;
   /** Polls of a remote state, by `process`. */
   polls: MetricCounter;
-  /** Archive bytes written to disk. */
+  /** Archive bytes fetched from storage and written to disk. */
   downloadBytes: MetricCounter;
   /** Feed events delivered to a sink, by `sink` kind. */
   eventsDelivered: MetricCounter;
@@ -26,19 +30,38 @@ export interface LonghaulMetrics {
 }
 
 let metrics: LonghaulMetrics | undefined;
+let noop: LonghaulMetrics | undefined;
+
+function inActivity(): boolean {
+  try {
+    Context.current();
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export function longhaulMetrics(): LonghaulMetrics {
   if (metrics) return metrics;
-  const meter = Runtime.instance().metricMeter;
-  metrics = {
+  if (!inActivity()) return (noop ??= createMetrics(noopMetricMeter));
+  metrics = createMetrics(Runtime.instance().metricMeter);
+  return metrics;
+}
+
+function createMetrics(meter: MetricMeter): LonghaulMetrics {
+  return {
     apiRequests: meter.createCounter('longhaul_api_requests_total', '1', 'API requests answered, by api, route and status'),
     limitedAnswers: meter.createCounter('longhaul_rate_limited_answers_total', '1', 'Answers that said the credential is rate limited, by api and kind'),
-    limitWaitSeconds: meter.createCounter('longhaul_rate_limit_wait_seconds_total', 's', 'Seconds requests were held back by a known rate limit'),
+    limitWaitMs: meter.createCounter('longhaul_rate_limit_wait_milliseconds_total', 'ms', 'Milliseconds requests were held back by a known rate limit, by api'),
     gateClosed: meter.createGauge('longhaul_rate_limit_gate_closed', 'int', '1', '1 while the rate-limit gate of an api is closed'),
     polls: meter.createCounter('longhaul_polls_total', '1', 'Polls of a remote process state, by process'),
-    downloadBytes: meter.createCounter('longhaul_download_bytes_total', 'By', 'Archive bytes written to disk'),
+    downloadBytes: meter.createCounter('longhaul_download_bytes_total', 'By', 'Archive bytes fetched from storage and written to disk'),
     eventsDelivered: meter.createCounter('longhaul_feed_events_delivered_total', '1', 'Feed events delivered, by sink'),
     sinkFailures: meter.createCounter('longhaul_sink_failures_total', '1', 'Failed sink deliveries, by sink'),
   };
-  return metrics;
+}
+
+/** One poll of a remote process's state (`process`: org-migration, source-import, feed-poll…). */
+export function countPoll(process: string): void {
+  longhaulMetrics().polls.add(1, { process });
 }

@@ -63,6 +63,7 @@ import { DEFAULT_PAUSE_AFTER_FAILURES } from '../common/schedule-health';
 import { reportingFailureToSchedule } from './recurring-run';
 import { OutageWatch, outageCause } from './kit/outage-watch';
 import { RECURRING_OUTAGE, resolveOutageBounds } from './kit/outage';
+import { summarized } from './activity-summaries';
 
 export const pollFeedUpdate = defineUpdate<FeedPollOutcome, [FeedPollRequest]>('pollFeed');
 export const stopFeedCursorSignal = defineSignal('stopFeedCursor');
@@ -88,10 +89,10 @@ export interface FeedCursorInput {
   pollsPerRun?: number;
 }
 
-const api = proxyActivities<Activities>(API_CALL);
+const api = summarized(proxyActivities<Activities>(API_CALL));
 
 /** Sink retries: enough to ride out a restart of the receiver; after that the poll reports the failure. */
-const sink = proxyActivities<Activities>({
+const sink = summarized(proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: {
     initialInterval: '1 second',
@@ -100,14 +101,14 @@ const sink = proxyActivities<Activities>({
     maximumAttempts: 8,
     nonRetryableErrorTypes: ['SinkSecretMissing', 'SinkRejected', 'FeedSpoolMissing'],
   },
-});
+}));
 
-const control = proxyActivities<Activities>({
+const control = summarized(proxyActivities<Activities>({
   // Covers the entity's wait for the interval, its fetches and its sink retries.
   startToCloseTimeout: '20 minutes',
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
-});
+}));
 
 /**
  * A page's event ids. Histories recorded before events were spooled carry the events themselves in the

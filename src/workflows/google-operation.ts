@@ -21,15 +21,16 @@ import {
 import type { Activities } from '../activities';
 import { POLL, READ, SEND_ONCE } from './activity-options';
 import { pollUntil, resolvePollBounds, sendOnce, trackStatus, type OutageBounds, type PollBounds } from './kit';
+import { summarized } from './activity-summaries';
 
 export { HttpFailure } from './activity-failures';
 
 /** Reads (lookups, cancels): bounded retries, server-demanded waits honoured. */
-export const googleApi = proxyActivities<Activities>(READ);
+export const googleApi = summarized(proxyActivities<Activities>(READ));
 /** Mutating calls: one attempt per try; `sendOnce` decides whether another try is safe. */
-export const googleSend = proxyActivities<Activities>(SEND_ONCE);
+export const googleSend = summarized(proxyActivities<Activities>(SEND_ONCE));
 /** Polls: fewer attempts each, since the poller itself polls again later on its outage budget. */
-export const googlePoll = proxyActivities<Activities>(POLL);
+export const googlePoll = summarized(proxyActivities<Activities>(POLL));
 
 export const operationStatusQuery = defineQuery<OperationStatus>('status');
 

@@ -54,12 +54,13 @@ import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../
 import { reportingFailureToSchedule } from './recurring-run';
 import { OutageWatch } from './kit/outage-watch';
 import { RECURRING_OUTAGE, resolveOutageBounds } from './kit/outage';
+import { summarized } from './activity-summaries';
 
 export const hookRepairStatusQuery = defineQuery<HookRepairStatus>('status');
 
 export const HookFailure = { InvalidInput: 'InvalidHookInput' } as const;
 
-const api = proxyActivities<Activities>(API_CALL);
+const api = summarized(proxyActivities<Activities>(API_CALL));
 
 /** Redelivery attempts refused as "spammed" before the run gives up on the rest (they wait for the next run). */
 const SPAMMED_TRIES = 3;

@@ -11,7 +11,7 @@
  * took effect. If it did, the workflow ends cancelled. If it arrived too late and the operation succeeded, the
  * workflow returns the result with `cancel.tookEffect: false`, because the bucket now exists (or changed).
  */
-import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, log } from '@temporalio/workflow';
 import {
   bucketCreateProblems,
   bucketUpdateProblems,
@@ -116,8 +116,14 @@ function finish(run: OperationRun, spec: BucketOperationSpec, done: OperationVie
   return { bucket: spec.bucketName, operation: done.name, state: done.state ?? 'SUCCEEDED', response: done.response };
 }
 
-/** `:cancel`, then watch the operation until it ends (bounded). */
+/** `:cancel`, then watch the operation until it ends (bounded); the outcome is logged (`event: "cleanup"`, replay-safe). */
 async function cancelOperation(run: OperationRun, spec: BucketOperationSpec, known: OperationView | undefined): Promise<{ cancel: CancelOutcome; final?: OperationView }> {
+  const ended = await cancelAndWatch(run, spec, known);
+  log.info(`cancel ${spec.what}: ${ended.cancel.message}`, { event: 'cleanup', step: `cancel ${spec.what}`, requested: ended.cancel.requested, tookEffect: ended.cancel.tookEffect });
+  return ended;
+}
+
+async function cancelAndWatch(run: OperationRun, spec: BucketOperationSpec, known: OperationView | undefined): Promise<{ cancel: CancelOutcome; final?: OperationView }> {
   run.status.phase = 'cancelling';
   // Cancelled while sending: the create may have started all the same.
   const operation = known ?? (await spec.recover().catch(() => undefined));

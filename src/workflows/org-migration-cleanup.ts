@@ -10,6 +10,7 @@ import { CLEANUP, DOWNLOAD, POLL, READ, SEND_ONCE, withCallTimeout } from './act
 import { keepTrying, MAX_EVENTS_PER_RUN, runBudgetReached, type StatusTracker } from './kit';
 import { MigrationFailure, type MigrationEnding, type OrgMigrationInput, type OrgMigrationResult, type OrgMigrationStatus } from '../common/org-migration';
 import { summarizeList } from '../common/search-attributes';
+import { summarized } from './activity-summaries';
 
 /** Unlocks run in parallel, this many at a time (each is its own activity). */
 export const UNLOCK_BATCH = 100;
@@ -28,11 +29,11 @@ export interface Migration {
 export function migrationActivities(input: OrgMigrationInput) {
   const timeout = input.apiCallTimeoutMs;
   return {
-    read: proxyActivities<Activities>(withCallTimeout(READ, timeout)),
-    send: proxyActivities<Activities>(withCallTimeout(SEND_ONCE, timeout)),
-    poll: proxyActivities<Activities>(withCallTimeout(POLL, timeout)),
-    cleanup: proxyActivities<Activities>(withCallTimeout(CLEANUP, timeout)),
-    download: proxyActivities<Activities>(DOWNLOAD),
+    read: summarized(proxyActivities<Activities>(withCallTimeout(READ, timeout))),
+    send: summarized(proxyActivities<Activities>(withCallTimeout(SEND_ONCE, timeout))),
+    poll: summarized(proxyActivities<Activities>(withCallTimeout(POLL, timeout))),
+    cleanup: summarized(proxyActivities<Activities>(withCallTimeout(CLEANUP, timeout))),
+    download: summarized(proxyActivities<Activities>(DOWNLOAD)),
   };
 }
 export type MigrationActivities = ReturnType<typeof migrationActivities>;
@@ -67,7 +68,7 @@ export async function unlockAll(c: Cleanup): Promise<'done' | 'suspended'> {
     if (suspend()) return 'suspended';
     await Promise.all(
       pending.slice(0, UNLOCK_BATCH).map(async (repository) => {
-        const outcome = await keepTrying(() => acts.cleanup.unlockRepository({ org: input.org, migrationId: migration.id, repository }), { outage: input.outage, suspend });
+        const outcome = await keepTrying(() => acts.cleanup.unlockRepository({ org: input.org, migrationId: migration.id, repository }), { outage: input.outage, suspend, what: `unlock ${repository}` });
         if (outcome.ok) status.unlockedRepositories.push(repository);
         else if (outcome.why === 'suspended') suspended = true;
         else failures.push(`${repository}: ${outcome.message}`);
@@ -96,7 +97,7 @@ export async function completeExport(c: Cleanup, archive: OrgMigrationResult['ar
   if (input.deleteArchiveAfterDownload) {
     status.phase = 'deleting-archive';
     tracker.update();
-    const deleted = await keepTrying(() => acts.cleanup.deleteArchive({ org: input.org, migrationId: migration.id }), { outage: input.outage });
+    const deleted = await keepTrying(() => acts.cleanup.deleteArchive({ org: input.org, migrationId: migration.id }), { outage: input.outage, what: `delete archive of export ${migration.id}` });
     if (!deleted.ok) {
       throw ApplicationFailure.create({
         type: MigrationFailure.ArchiveDeleteFailed,

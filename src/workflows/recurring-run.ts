@@ -7,14 +7,15 @@
 import { isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { OutageFailure } from './kit/outage-watch';
+import { summarized } from './activity-summaries';
 
 /** The failure types of recurring runs: an outage that outlasted the run's budget (the kit's `OutageWatch`). */
 export const RecurringFailure = OutageFailure;
 
-const health = proxyActivities<Activities>({
+const health = summarized(proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 },
-});
+}));
 
 function messageOf(err: unknown): string {
   let e: unknown = err;

@@ -9,11 +9,12 @@ import { decideLfs, desiredIdentity, type AuthorMapping, type ImportAuthor, type
 import type { SourceImportResume, SourceImportStatus } from '../common/source-import';
 import { CLEANUP, READ } from './activity-options';
 import { keepTrying, type StatusTracker } from './kit';
+import { summarized } from './activity-summaries';
 
 /** Calls that read or change the import: bounded retries, then the session's own outage wait (`call`). */
-export const importApi = proxyActivities<Activities>(READ);
+export const importApi = summarized(proxyActivities<Activities>(READ));
 /** Cleanup (DELETE the import): retried for a long time, then `keepTrying` on the outage budget. */
-export const importCleanup = proxyActivities<Activities>(CLEANUP);
+export const importCleanup = summarized(proxyActivities<Activities>(CLEANUP));
 
 /** Statuses in which every author is known. */
 const AUTHORS_KNOWN_STATES = ['mapping', 'pushing', 'complete'];
@@ -179,7 +180,7 @@ export class ImportSession {
 
   /** DELETE the import, retried until it succeeds or fails permanently; undefined when done, else what is left to do. */
   async cancelOnServer(): Promise<string | undefined> {
-    const outcome = await keepTrying(() => importCleanup.cancelImport(this.target), { outage: this.input.outage });
+    const outcome = await keepTrying(() => importCleanup.cancelImport(this.target), { outage: this.input.outage, what: `cancel import into ${this.target.owner}/${this.target.repo}` });
     if (outcome.ok) return undefined;
     return `the import could not be cancelled on the server (${outcome.message}): cancel it by hand with DELETE /repos/${this.target.owner}/${this.target.repo}/import`;
   }

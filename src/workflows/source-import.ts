@@ -50,13 +50,14 @@ import { POLL } from './activity-options';
 import { afterPollAnswered, pollUntil, resolvePollBounds, runBudgetReached, startPolling, trackStatus, type PollState } from './kit';
 import { CREDENTIAL_STATES, importApi, ImportSession } from './source-import-session';
 import { messageOf, registerImportUpdates } from './source-import-updates';
+import { summarized } from './activity-summaries';
 
 export { importChooseUpdate, importCredentialsUpdate, importMapAuthorUpdate } from './source-import-updates';
 
 export const importStatusQuery = defineQuery<SourceImportStatus>('status');
 
 /** Polls: a few attempts each; `pollUntil` polls again later on the outage budget. */
-const importPoll = proxyActivities<Activities>(POLL);
+const importPoll = summarized(proxyActivities<Activities>(POLL));
 
 
 function httpDetails(err: unknown): { status?: number; url?: string } {

@@ -22,6 +22,7 @@ import { FailureType } from '../../http/retry-policy';
 import { discard, headerValue, readHead, storageGet, type StorageResponse } from '../../http/download';
 import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, MAX_REDIRECTS, rangeStart, validatorOf } from './archive-checks';
 import { DownloadLock, PartFile } from './archive-part';
+import { longhaulMetrics } from '../../telemetry/metrics';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
 
 export interface ArchiveDownloadInput {
@@ -248,7 +249,10 @@ class Transfer {
       expectGzip: this.gzip,
     });
     const counted = () => {
-      this.fetched += sink.position - this.offset;
+      const fresh = sink.position - this.offset;
+      // Counted as the bytes land (every 250 ms), so the metric moves during a long download.
+      if (fresh > 0) longhaulMetrics().downloadBytes.add(fresh);
+      this.fetched += fresh;
       this.offset = sink.position;
     };
     const progress = setInterval(counted, 250);

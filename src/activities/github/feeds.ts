@@ -11,6 +11,7 @@ import { FEED_PAGE_SIZE, type FeedEvent } from '../../common/feeds';
 import { parseLinkHeader } from '../../http/api-client';
 import { spoolPage } from '../sinks/spool';
 import { expectList, FEED_EVENT_SHAPE } from '../../http/answer';
+import { countPoll } from '../../telemetry/metrics';
 
 export interface FeedPageInput {
   /** Canonical feed path (`/repos/octo-org/alpha/events`). */
@@ -51,6 +52,7 @@ export function createFeedActivities(deps: ActivityDeps) {
   return {
     /** GET one page of an activity feed. */
     async fetchFeedPage(input: FeedPageInput): Promise<FeedPage> {
+      countPoll('feed-poll');
       const sentAt = deps.clock();
       const res = await github.request<unknown>(
         input.url

@@ -9,6 +9,7 @@ import { MIGRATION_FLAGS, type MigrationFlag, type OrgMigrationInput } from '../
 import { LonghaulMigrationGuid } from '../../common/search-attributes';
 import { createArchiveDownload } from './archive-download';
 import { expectList, expectShape, MIGRATION_SHAPE } from '../../http/answer';
+import { countPoll } from '../../telemetry/metrics';
 
 type Migration = components['schemas']['migration'];
 
@@ -112,6 +113,7 @@ export function createMigrationActivities(deps: ActivityDeps) {
 
     /** GET /orgs/{org}/migrations/{id} */
     async getMigration(input: { org: string; migrationId: number }): Promise<MigrationSummary> {
+      countPoll('org-migration');
       const res = await github.request<Migration>({
         method: 'GET',
         path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}`,

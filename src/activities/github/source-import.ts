@@ -17,6 +17,7 @@ import {
   type LargeFile,
   type ProjectChoice,
 } from '../../common/source-import-input';
+import { countPoll } from '../../telemetry/metrics';
 
 /** The import record as the API sends it (spec 002 field names). */
 interface ImportBody {
@@ -170,6 +171,7 @@ export function createImportActivities(deps: ActivityDeps) {
 
     /** GET /repos/{owner}/{repo}/import */
     async getImport(input: ImportTarget): Promise<ImportRecord> {
+      countPoll('source-import');
       const res = await github.request<ImportBody>({ method: 'GET', path: importPath(input) });
       return summarizeImport(expectShape<ImportBody>(res, 'GET', IMPORT_SHAPE));
     },

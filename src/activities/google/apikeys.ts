@@ -9,6 +9,7 @@ import { etagMismatchMessage } from '../../http/google';
 import { FailureType } from '../../http/retry-policy';
 import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
 import { expectShape, OPERATION_SHAPE, RESOURCE_SHAPE } from '../../http/answer';
+import { countPoll } from '../../telemetry/metrics';
 
 const KEY_FIELDS = ['name', 'uid', 'displayName', 'createTime', 'updateTime', 'deleteTime', 'etag'] as const;
 
@@ -47,6 +48,7 @@ export function createApiKeyActivities(deps: ActivityDeps) {
 
     /** GET /v2/operations/{id} */
     async getApiKeyOperation(input: { name: string }): Promise<OperationView> {
+      countPoll('apikey-delete');
       const res = await apikeys.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
       return operationView(expectShape<GoogleOperation>(res, 'GET', OPERATION_SHAPE), summarizeKey);
     },

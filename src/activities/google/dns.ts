@@ -6,6 +6,7 @@ import type { ActivityDeps } from '../context';
 import type { OperationView } from '../../common/google-operation';
 import type { ResourceRecordSet } from '../../common/google-input';
 import { DNS_CHANGE_SHAPE, expectShape } from '../../http/answer';
+import { countPoll } from '../../telemetry/metrics';
 
 interface DnsChange {
   id: string;
@@ -60,6 +61,7 @@ export function createDnsActivities(deps: ActivityDeps) {
 
     /** GET …/changes/{changeId} */
     async getDnsChange(input: { project: string; zone: string; changeId: string }): Promise<OperationView> {
+      countPoll('dns-change');
       const res = await dns.request<DnsChange>({ method: 'GET', path: `${zonePath(input)}/changes/${encodeURIComponent(input.changeId)}` });
       return changeView(expectShape<DnsChange>(res, 'GET', DNS_CHANGE_SHAPE));
     },

@@ -8,6 +8,7 @@ import type { OperationView } from '../../common/google-operation';
 import { FailureType } from '../../http/retry-policy';
 import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
 import { expectShape, OPERATION_SHAPE, RESOURCE_SHAPE } from '../../http/answer';
+import { countPoll } from '../../telemetry/metrics';
 
 const BUCKET_FIELDS = ['name', 'description', 'retentionDays', 'locked', 'lifecycleState', 'analyticsEnabled', 'createTime', 'updateTime'] as const;
 
@@ -92,6 +93,7 @@ export function createLogBucketActivities(deps: ActivityDeps) {
 
     /** GET /v2/{operation name} */
     async getLoggingOperation(input: { name: string }): Promise<OperationView> {
+      countPoll('log-bucket');
       const res = await logging.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
       return operationView(expectShape<GoogleOperation>(res, 'GET', OPERATION_SHAPE), summarizeBucket);
     },

@@ -11,6 +11,8 @@ import { appendEventsOnce } from './file';
 import { postSignedBatches } from './http';
 import { writeLogEntries } from './logging';
 import { markDelivered, readSpooled, type SpoolRef } from './spool';
+import { longhaulMetrics } from '../../telemetry/metrics';
+import { activityLog } from '../../telemetry/log';
 
 export interface DeliverFeedEventsInput {
   feed: string;
@@ -37,7 +39,20 @@ export function createSinkActivities(deps: ActivityDeps) {
       const { sink, feed } = input;
       const spooled = await readSpooled(deps.dataDir, feed, input.spool, input.ids);
       if (spooled.done) return { sink: sink.kind, delivered: 0, alreadyPresent: input.ids.length, destination: destinationOf(deps.dataDir, feed, sink) };
-      const result = await deliver(deps, feed, sink, spooled.events);
+      let result: DeliverFeedEventsResult;
+      try {
+        result = await deliver(deps, feed, sink, spooled.events);
+      } catch (err) {
+        longhaulMetrics().sinkFailures.add(1, { sink: sink.kind });
+        activityLog('warn', 'sink-failure', `${feed}: delivering ${spooled.events.length} events to the ${sink.kind} sink failed: ${(err as Error).message}`, {
+          feed,
+          sink: sink.kind,
+          type: (err as { type?: string }).type,
+          events: spooled.events.length,
+        });
+        throw err;
+      }
+      if (result.delivered > 0) longhaulMetrics().eventsDelivered.add(result.delivered, { sink: sink.kind });
       await markDelivered(deps.dataDir, feed, input.spool);
       return result;
     },

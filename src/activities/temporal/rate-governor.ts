@@ -32,6 +32,8 @@ import {
 } from '../../common/rate-governor';
 import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
 import { failureFromDecision, type CallDescription } from '../../http/failures';
+import { longhaulMetrics } from '../../telemetry/metrics';
+import { activityLog } from '../../telemetry/log';
 import type { BudgetTicket, RequestBudget, ResponseOutcome } from '../../http/request-budget';
 import { FailureType } from '../../http/retry-policy';
 
@@ -121,24 +123,47 @@ export class GovernorLink implements RequestBudget {
           const closed = await this.closedFor(kind);
           if (closed) {
             if (waited + closed.retryInMs > maxWait) throw this.refusal(closed, call);
-            await this.sleep(closed.retryInMs);
+            await this.waitHere(closed, call);
             waited += closed.retryInMs;
             continue;
           }
         }
         const early = answer.slotAt - this.clock();
-        if (early > 0) await this.sleep(early);
+        if (early > 0) {
+          // Pacing for a mutation slot is time spent on limits too (counted, not logged: it is routine).
+          longhaulMetrics().limitWaitMs.add(Math.round(early), { api: 'github' });
+          await this.sleep(early);
+        }
         // Received too late to keep the spacing: let the slot go and ask for a new one.
         if (this.clock() <= answer.slotAt + MUTATION_SLOT_TOLERANCE_MS) return answer.window;
         continue;
       }
       if (waited + answer.retryInMs > maxWait) throw this.refusal(answer, call);
-      await this.sleep(answer.retryInMs);
+      await this.waitHere(answer, call);
       waited += answer.retryInMs;
     }
   }
 
+  /** A short wait on a shared limit, spent here rather than in a Temporal retry: counted and logged. */
+  private async waitHere(answer: { retryInMs: number; reason: string }, call: CallDescription): Promise<void> {
+    longhaulMetrics().limitWaitMs.add(Math.round(answer.retryInMs), { api: 'github' });
+    activityLog('info', 'governor-wait', `${call.method} ${call.url}: waits ${Math.ceil(answer.retryInMs / 1000)} s on ${this.opts.credential}'s shared rate limit (${answer.reason})`, {
+      api: 'github',
+      credential: this.opts.credential,
+      waitMs: Math.round(answer.retryInMs),
+      reason: answer.reason,
+    });
+    await this.sleep(answer.retryInMs);
+  }
+
   private refusal(answer: { retryInMs: number; reason: string }, call: CallDescription) {
+    longhaulMetrics().limitWaitMs.add(Math.round(answer.retryInMs), { api: 'github' });
+    activityLog('info', 'governor-wait', `${call.method} ${call.url}: not sent, Temporal retries in ${Math.ceil(answer.retryInMs / 1000)} s (${this.opts.credential}'s shared rate limit: ${answer.reason})`, {
+      api: 'github',
+      credential: this.opts.credential,
+      waitMs: Math.round(answer.retryInMs),
+      reason: answer.reason,
+    });
     return failureFromDecision(
       {
         kind: 'retry',

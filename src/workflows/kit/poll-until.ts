@@ -4,7 +4,7 @@
  * progress callback for status, and a suspension point between polls for continue-as-new. A failed poll is
  * only ever followed by another poll: never by the mutating call, never by cleanup.
  */
-import { ApplicationFailure, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, log, sleep } from '@temporalio/workflow';
 import { failureFacts } from '../activity-failures';
 import { afterSuccess, formatDuration, resolveOutageBounds, type OutageBounds } from './outage';
 import { afterPollAnswered, afterPollFailed, checkTimeBound, startPolling, type PollState, type PollStep } from './poll-decision';
@@ -82,7 +82,19 @@ export async function pollUntil<T>(opts: PollUntilOptions<T>, last?: T): Promise
       const facts = failureFacts(err);
       if (facts.kind === 'cancelled') throw err;
       step = afterPollFailed(state, facts, opts.bounds, outage, Date.now());
+      if (step.action === 'wait') {
+        // Replay-safe (workflow logger): one line per failed poll, with the backoff before the next.
+        const waitMs = Math.max(0, step.state.dueAtMs - Date.now());
+        log.warn(`${opts.what}: poll failed, polling again in ${Math.ceil(waitMs / 1000)} s (${facts.message})`, {
+          event: 'outage-backoff',
+          step: `poll ${opts.what}`,
+          waitMs,
+          failuresInRow: step.state.outage.failuresInRow,
+          type: facts.type,
+        });
+      }
       if (step.action === 'give-up') {
+        log.error(`${opts.what}: polling stopped (${step.message})`, { event: 'permanent-failure', step: `poll ${opts.what}`, reason: step.why, type: facts.type });
         state = step.state;
         progress();
         return end(step, err);

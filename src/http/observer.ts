@@ -1,0 +1,18 @@
+/**
+ * What the HTTP core reports about each call, for metrics and logs. The core only describes facts (the
+ * call, the answer's status, the retry decision); what is counted or logged is the observer's business
+ * (`src/telemetry/api-observer.ts`), so the core stays free of telemetry.
+ */
+import type { RetryDecision } from './retry-policy';
+
+export type ApiObservation =
+  /** Not sent: the rate-limit gate of this origin is closed for `waitMs` more. */
+  | { kind: 'not-sent'; method: string; path: string; waitMs: number }
+  /** An answer from the API (redirect hops are not reported, the final answer is). */
+  | { kind: 'answer'; method: string; path: string; status: number; decision: RetryDecision; attempt: number; gateClosedUntilMs?: number }
+  /** No answer: connection refused, reset or timed out. */
+  | { kind: 'network-failure'; method: string; path: string; decision: RetryDecision; attempt: number };
+
+export interface ApiObserver {
+  observe(observation: ApiObservation): void;
+}
