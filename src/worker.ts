@@ -11,6 +11,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { DataConverter } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from './activities';
 import { createGithubClient } from './activities/context';
+import { credentialActivityInterceptor } from './activities/credential-scope';
 import { createGoogleClients } from './activities/google/client';
 import { loadConfig, type LonghaulConfig } from './config';
 import { githubTokenProvider } from './http/github-auth';
@@ -33,12 +34,22 @@ export interface LonghaulWorkerOptions {
   dataConverter?: DataConverter;
 }
 
-/** The workflows entry point, from sources (tsx, vitest) or compiled output (dist). */
-export function workflowsPath(): string {
-  const candidates = ['index.ts', 'index.js'].map((file) => join(__dirname, 'workflows', file));
+/** A module under src/workflows, from sources (tsx, vitest) or compiled output (dist). */
+function workflowsModule(name: string): string {
+  const candidates = [`${name}.ts`, `${name}.js`].map((file) => join(__dirname, 'workflows', file));
   const found = candidates.find((path) => existsSync(path));
-  if (!found) throw new Error(`workflows entry point not found (looked for ${candidates.join(', ')})`);
+  if (!found) throw new Error(`workflows module not found (looked for ${candidates.join(', ')})`);
   return found;
+}
+
+/** The workflows entry point. */
+export function workflowsPath(): string {
+  return workflowsModule('index');
+}
+
+/** What every workflow bundle is built from: the workflows and their interceptor (named credentials). */
+export function workflowBundleOptions(): { workflowsPath: string; workflowInterceptorModules: string[] } {
+  return { workflowsPath: workflowsPath(), workflowInterceptorModules: [workflowsModule('credential-interceptor')] };
 }
 
 export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise<Worker> {
@@ -50,6 +61,12 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     dataConverter: opts.dataConverter ?? longhaulDataConverter(),
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
     ...opts.workerOptions,
+    interceptors: {
+      ...opts.workerOptions?.interceptors,
+      // A prebuilt bundle carries its workflow interceptors already (see `workflowBundleOptions`).
+      ...(opts.workflowBundle ? {} : { workflowModules: workflowBundleOptions().workflowInterceptorModules }),
+      activity: [credentialActivityInterceptor, ...(opts.workerOptions?.interceptors?.activity ?? [])],
+    },
   });
 }
 

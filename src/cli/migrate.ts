@@ -19,7 +19,7 @@ import type { DownloadProgress } from '../activities/github/migrations';
 import { LonghaulOrg, LonghaulProcess } from '../common/search-attributes';
 import { CliError, type CliContext } from './context';
 import { runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
-import { positiveSeconds } from './arguments';
+import { CREDENTIAL_OPTION_HELP, credentialName, positiveSeconds } from './arguments';
 
 /** The body flags other than the lock keep their input names as options (`--exclude-git-data` → `excludeGitData`). */
 type SameNamedFlags = Exclude<MigrationFlag, 'lockRepositories'>;
@@ -32,6 +32,7 @@ interface MigrateFlags extends OutputFlags, Pick<OrgMigrationInput, SameNamedFla
   pollInitial?: number;
   pollMax?: number;
   outageBudget?: number;
+  credential?: string;
   workflowId?: string;
 }
 
@@ -67,7 +68,8 @@ export function registerMigrateCommands(program: Command, ctx: () => CliContext)
       .option('--delete-archive', 'delete the archive on the server after download')
       .option('--poll-initial <seconds>', 'first poll interval', positiveSeconds)
       .option('--poll-max <seconds>', 'largest poll interval', positiveSeconds)
-      .option('--outage-budget <seconds>', 'how long failing API calls are waited out in a row (default 6 hours)', positiveSeconds),
+      .option('--outage-budget <seconds>', 'how long failing API calls are waited out in a row (default 6 hours)', positiveSeconds)
+      .option('--credential <name>', CREDENTIAL_OPTION_HELP, credentialName),
   ).action(async (flags: MigrateFlags) => {
     const sameNamed = MIGRATION_FLAGS.filter((f): f is SameNamedFlags => f !== 'lockRepositories');
     const input: OrgMigrationInput = {
@@ -82,6 +84,7 @@ export function registerMigrateCommands(program: Command, ctx: () => CliContext)
         ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
       },
       ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}),
+      ...(flags.credential ? { credential: flags.credential } : {}),
     };
     // Fail before starting anything: the workflow would reject it too, but a CLI user wants it now.
     const problems = migrationInputProblems(input);

@@ -7,7 +7,7 @@
  * only their ids return to the workflow, so no history payload grows with event sizes.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { ActivityDeps } from '../context';
+import { githubFor, type ActivityDeps } from '../context';
 import { FEED_PAGE_SIZE, type FeedEvent } from '../../common/feeds';
 import { parseLinkHeader } from '../../http/api-client';
 import { FailureType } from '../../http/retry-policy';
@@ -48,12 +48,11 @@ export function specEvent(raw: Record<string, unknown>): FeedEvent {
 }
 
 export function createFeedActivities(deps: ActivityDeps) {
-  const { github } = deps;
   return {
     /** GET one page of an activity feed. */
     async fetchFeedPage(input: FeedPageInput): Promise<FeedPage> {
       const sentAt = deps.clock();
-      const res = await github.request<unknown>(
+      const res = await githubFor(deps).request<unknown>(
         input.url
           ? { method: 'GET', path: input.url }
           : { method: 'GET', path: input.feed, query: { per_page: FEED_PAGE_SIZE }, ifNoneMatch: input.etag },
