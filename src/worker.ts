@@ -12,7 +12,7 @@ import type { DataConverter } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from './activities';
 import { createGithubClient } from './activities/context';
 import { credentialActivityInterceptor } from './activities/credential-scope';
-import { createGoogleClients } from './activities/google/client';
+import { createGoogleClients, type GoogleClients } from './activities/google/client';
 import { loadConfig, type LonghaulConfig } from './config';
 import { githubTokenProvider } from './http/github-auth';
 import { GovernorLink } from './activities/temporal/rate-governor';
@@ -88,13 +88,24 @@ export function githubClientsFromConfig(config: LonghaulConfig): Record<string, 
   return clients;
 }
 
+/**
+ * The Google clients share one budget: the Google credential's governor. Google announces no window, so
+ * it is `windowless` — only its 429 `RetryInfo` (and 503 retry-after) answers close the fleet's gate.
+ */
+export function googleClientsFromConfig(config: LonghaulConfig): GoogleClients {
+  const { enabled, settings } = config.rateGovernor;
+  const budget = enabled ? new GovernorLink({ credential: config.googleCredential, config: { ...settings, windowless: true } }) : undefined;
+  return createGoogleClients({ apikeys: config.googleApikeysUrl, logging: config.googleLoggingUrl, dns: config.googleDnsUrl }, { budget });
+}
+
 /** Activity dependencies from the environment (`GITHUB_API_URL`, `GITHUB_TOKEN`, …). */
 export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partial<ActivityDeps> = {}): ActivityDeps {
   const githubClients = githubClientsFromConfig(config);
   return {
     github: githubClients[config.githubCredentials[0].name],
     githubClients,
-    google: createGoogleClients({ apikeys: config.googleApikeysUrl, logging: config.googleLoggingUrl, dns: config.googleDnsUrl }),
+    google: googleClientsFromConfig(config),
+    googleCredential: config.googleCredential,
     dataDir: config.dataDir,
     clock: Date.now,
     ...overrides,

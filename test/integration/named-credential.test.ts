@@ -5,44 +5,32 @@
  * names the credential and never contains a secret.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
-import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { startEmulator, type Emulator } from '../../src/emulator/emulator';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import { orgMigration } from '../../src/workflows/org-migration';
-import { testClient } from '../helpers/temporal';
-import { startWorkerProcess, stopWorkerProcesses } from '../helpers/worker-process';
+import { useFleetTeardown } from '../helpers/fleet';
+import { startWorkerProcess } from '../helpers/worker-process';
 
 const TOKEN_A = 'default-host-token-5b1e0c7d-never-in-history';
 const TOKEN_B = 'second-host-token-93fa62e1-never-in-history';
 
-let emulators: Emulator[] = [];
-let client: Client | undefined;
-let handles: WorkflowHandle[] = [];
-
-afterEach(async () => {
-  await Promise.all(handles.map((h) => h.terminate('test over').catch(() => undefined)));
-  await stopWorkerProcesses();
-  await client?.connection.close();
-  await Promise.all(emulators.map((e) => e.close()));
-  emulators = [];
-  client = undefined;
-  handles = [];
-});
+const fleet = useFleetTeardown();
 
 async function hostWithToken(token: string): Promise<Emulator> {
   const fixture = defaultGithubFixture();
   fixture.repositories.push({ id: 8100, name: 'named-repo', owner: 'octo-org', private: false, workflowsEnabled: false });
   const e = await startEmulator({ token, fixture, migrations: { exportMs: [500, 500], archiveBytes: 2_048 } });
-  emulators.push(e);
+  fleet.closeLater(() => e.close());
   return e;
 }
 
 describe('a workflow input names its credential', () => {
   it('sends every request of a migration naming the second credential to that host with that token only', async () => {
     const [a, b] = [await hostWithToken(TOKEN_A), await hostWithToken(TOKEN_B)];
-    client = await testClient();
+    const client = await fleet.client();
     const suffix = randomUUID().slice(0, 8);
     const first = `main-${suffix}`;
     const second = `ghes-${suffix}`;
@@ -64,7 +52,7 @@ describe('a workflow input names its credential', () => {
       workflowId: `named-credential-${randomUUID()}`,
       args: [{ org: 'octo-org', repositories: ['named-repo'], lockRepositories: true, credential: second, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
     });
-    handles.push(handle);
+    fleet.track(handle);
     const result = await handle.result();
 
     expect(result.unlockedRepositories).toEqual(['named-repo']);
@@ -93,7 +81,7 @@ describe('a workflow input names its credential', () => {
 
   it('fails a workflow whose input puts a secret where the credential name goes, before any request', async () => {
     const a = await hostWithToken(TOKEN_A);
-    client = await testClient();
+    const client = await fleet.client();
     const taskQueue = `named-credential-bad-${randomUUID().slice(0, 8)}`;
     await startWorkerProcess({ LONGHAUL_TASK_QUEUE: taskQueue, GITHUB_API_URL: a.apiUrl, GITHUB_TOKEN: TOKEN_A, LONGHAUL_DATA_DIR: `/tmp/longhaul-named-credential-bad` });
     const handle = await client.workflow.start(orgMigration, {
@@ -101,7 +89,7 @@ describe('a workflow input names its credential', () => {
       workflowId: `named-credential-bad-${randomUUID()}`,
       args: [{ org: 'octo-org', repositories: ['named-repo'], credential: 'ghp_0123456789abcdefghijABCDEFGHIJ012345' }],
     });
-    handles.push(handle);
+    fleet.track(handle);
     const err = await handle.result().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
     const cause = (err as WorkflowFailedError).cause;
