@@ -2,13 +2,16 @@
  * Google requests go through the fleet's governor too: two worker PROCESSES poll API-key deletions; the
  * first `429 RESOURCE_EXHAUSTED` with `RetryInfo` that one of them receives closes the Google credential's
  * shared gate, so neither process sends another Google request until the wait the answer asked for ends.
- * A recording proxy in front of the emulator is the judge (arrival times of every Google request).
+ * A recording proxy in front of the emulator is the judge (arrival times of every Google request); the
+ * waiting polls show "waiting on the shared limit of <credential> until <time>" in their pending activity.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { sharedWaitLine, sharedWaitOf, type SharedLimitWait } from '../../src/common/shared-wait';
 import { apiKeyDelete } from '../../src/workflows/apikey-delete';
 import { startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
@@ -72,7 +75,25 @@ describe('Google requests through the fleet governor', () => {
       const handle = await client.workflow.start(apiKeyDelete, { taskQueue: queues[n % 2], workflowId: `fleet-google-${n}-${suffix}`, args: [{ name, poll }] });
       handles.push(fleet.track(handle));
     }
-    await Promise.all(handles.map((h) => h.result()));
+    // Meanwhile, what a user sees (`--follow`, the UI's pending activity): a poll held back by the governor.
+    const seen: SharedLimitWait[] = [];
+    let done = false;
+    const watching = (async () => {
+      while (!done) {
+        for (const h of handles) {
+          const { raw } = await h.describe();
+          const pending = (raw.pendingActivities ?? []).map((a) => ({
+            heartbeat: a.heartbeatDetails?.payloads?.[0] ? defaultPayloadConverter.fromPayload(a.heartbeatDetails.payloads[0]) : undefined,
+            lastFailureMessage: a.lastFailure?.message ?? undefined,
+          }));
+          const wait = sharedWaitOf(pending, Date.now());
+          if (wait) seen.push(wait);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    await Promise.all(handles.map((h) => h.result())).finally(() => (done = true));
+    await watching;
 
     const limitedAt = first429();
     expect(limitedAt).toBeDefined();
@@ -87,5 +108,10 @@ describe('Google requests through the fleet governor', () => {
       for (const e of events ?? []) if (e.activityTaskStartedEventAttributes?.identity) identities.add(e.activityTaskStartedEventAttributes.identity);
     }
     for (const w of workers) expect([...identities].some((id) => id.startsWith(`${w.pid}@`))).toBe(true);
+    // The wait was visible while it lasted: the credential, and an end no earlier than the one Google asked for.
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen[0].credential).toBe(env.LONGHAUL_GOOGLE_CREDENTIAL);
+    expect(Date.parse(seen[0].until)).toBeGreaterThanOrEqual(limitedAt! + waitSeconds * 1000 - 500);
+    expect(sharedWaitLine(seen[0])).toMatch(new RegExp(`^waiting on the shared limit of ${env.LONGHAUL_GOOGLE_CREDENTIAL} until \\d{4}-`));
   }, 240_000);
 });

@@ -34,6 +34,7 @@ import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes'
 import { failureFromDecision, type CallDescription } from '../../http/failures';
 import type { BudgetTicket, RequestBudget, ResponseOutcome } from '../../http/request-budget';
 import { FailureType } from '../../http/retry-policy';
+import { sharedWaitLine, type SharedLimitWait } from '../../common/shared-wait';
 
 export interface GovernorLinkOptions {
   credential: string;
@@ -121,6 +122,7 @@ export class GovernorLink implements RequestBudget {
           const closed = await this.closedFor(kind);
           if (closed) {
             if (waited + closed.retryInMs > maxWait) throw this.refusal(closed, call);
+            this.showWait(closed);
             await this.sleep(closed.retryInMs);
             waited += closed.retryInMs;
             continue;
@@ -133,9 +135,24 @@ export class GovernorLink implements RequestBudget {
         continue;
       }
       if (waited + answer.retryInMs > maxWait) throw this.refusal(answer, call);
+      this.showWait(answer);
       await this.sleep(answer.retryInMs);
       waited += answer.retryInMs;
     }
+  }
+
+  /** A wait held here shows in the activity's heartbeat details (see `common/shared-wait.ts`). */
+  private showWait(answer: { retryInMs: number; reason: string }): void {
+    let ctx: Context;
+    try {
+      ctx = Context.current();
+    } catch {
+      return; // not in an activity (tests, tools)
+    }
+    // An activity that heartbeats for itself (a download's resume point) keeps its own details.
+    if (ctx.info.heartbeatTimeoutMs) return;
+    const sharedLimitWait: SharedLimitWait = { credential: this.opts.credential, until: new Date(this.clock() + answer.retryInMs).toISOString(), reason: answer.reason };
+    ctx.heartbeat({ sharedLimitWait });
   }
 
   private refusal(answer: { retryInMs: number; reason: string }, call: CallDescription) {
@@ -144,7 +161,7 @@ export class GovernorLink implements RequestBudget {
         kind: 'retry',
         type: /spent|primary/i.test(answer.reason) ? FailureType.PrimaryRateLimit : FailureType.SecondaryRateLimit,
         delayMs: answer.retryInMs,
-        message: `not sent: ${this.opts.credential} waits on a shared rate limit until ${new Date(this.clock() + answer.retryInMs).toISOString()} (${answer.reason})`,
+        message: `not sent: ${sharedWaitLine({ credential: this.opts.credential, until: new Date(this.clock() + answer.retryInMs).toISOString() })} (${answer.reason})`,
       },
       call,
     );
