@@ -185,7 +185,7 @@ async function run(o: Options, workers: number, governorOn: boolean, server: Awa
 function print(all: Figures[]): void {
   const row = (label: string, f: (x: Figures) => string, target = '') =>
     console.log(`  ${label.padEnd(44)} ${all.map((x) => f(x).padEnd(14)).join(' ')} ${target}`);
-  console.log('results');
+  console.log(`results (load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')} on ${cpus().length} cores)`);
   row('worker processes', (x) => String(x.workers));
   row('rate governor', (x) => (x.governor ? 'on' : 'off (control)'));
   row('migrations completed / failed', (x) => `${x.completed} / ${x.failed}`);
@@ -212,11 +212,18 @@ async function main(): Promise<void> {
   const bundlePath = await writeWorkflowBundle(join(dataDir, 'workflow-bundle.js'));
   const all: Figures[] = [];
   try {
+    // Figures are printed after every run (columns so far), so a long session still reports what it measured.
     all.push(await run(o, o.workers, true, server, bundlePath, dataDir));
-    // What the governor prevents: the same fleet, each process with only its own in-memory gate.
-    if (o.control) all.push(await run(o, o.workers, false, server, bundlePath, dataDir));
-    if (o.compare && o.workers !== 1) all.push(await run(o, 1, true, server, bundlePath, dataDir));
     print(all);
+    // What the governor prevents: the same fleet, each process with only its own in-memory gate.
+    if (o.control) {
+      all.push(await run(o, o.workers, false, server, bundlePath, dataDir));
+      print(all);
+    }
+    if (o.compare && o.workers !== 1) {
+      all.push(await run(o, 1, true, server, bundlePath, dataDir));
+      print(all);
+    }
   } finally {
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
