@@ -83,7 +83,8 @@ const TOKEN = 'bench-token';
 async function run(o: Options, workers: number, governorOn: boolean, server: Awaited<ReturnType<typeof startDevServer>>, bundlePath: string, dataDir: string): Promise<Figures> {
   const fixture = defaultGithubFixture();
   fixture.accounts.push({ id: 5000, login: 'bench-org', type: 'Organization' });
-  for (let i = 0; i < o.migrations * o.repos; i++) fixture.repositories.push({ id: 10_000 + i, name: `repo-${i}`, owner: 'bench-org', private: false, workflowsEnabled: false });
+  // Feeds poll repo-0…repo-(feeds-1): enough repositories for both.
+  for (let i = 0; i < Math.max(o.migrations * o.repos, o.feeds); i++) fixture.repositories.push({ id: 10_000 + i, name: `repo-${i}`, owner: 'bench-org', private: false, workflowsEnabled: false });
   const emulator = await startEmulator({
     fixture,
     migrations: { exportMs: [o.exportMin * 1000, o.exportMax * 1000], archiveBytes: 64 * 1024 },
