@@ -12,7 +12,7 @@
  * smallest gap between two mutations, and the peak of concurrent requests on the token.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
@@ -37,6 +37,7 @@ interface Options {
   window: number;
   killAt: number;
   compare: boolean;
+  control: boolean;
 }
 
 const program = new Command()
@@ -45,15 +46,19 @@ const program = new Command()
   .option('--repos <n>', 'repositories per migration', Number, 2)
   .option('--export-min <s>', 'shortest export (seconds)', Number, 2)
   .option('--export-max <s>', 'longest export (seconds)', Number, 10)
-  .option('--feeds <n>', 'feeds polled on Schedules meanwhile', Number, 5)
-  .option('--feed-every <s>', 'Schedule interval and X-Poll-Interval of each feed (seconds)', Number, 5)
+  // 20 feeds every 2 s ask for 10 reads/s against a budget of 6/s: the budget, not mutation pacing, bounds
+  // the run, so "utilisation while work was queued" measures the governor and not the workload.
+  .option('--feeds <n>', 'feeds polled on Schedules meanwhile', Number, 20)
+  .option('--feed-every <s>', 'Schedule interval and X-Poll-Interval of each feed (seconds)', Number, 2)
   .option('--limit <n>', 'primary limit per window', Number, 60)
   .option('--window <s>', 'primary window (seconds)', Number, 10)
   .option('--kill-at <s>', 'SIGKILL one worker (and restart it) this long into the run', Number, 20)
-  .option('--no-compare', 'skip the run with one worker');
+  .option('--no-compare', 'skip the run with one worker')
+  .option('--no-control', 'skip the control run of the same fleet with the governor off (LONGHAUL_RATE_GOVERNOR=off)');
 
 interface Figures {
   workers: number;
+  governor: boolean;
   completed: number;
   failed: number;
   wallS: number;
@@ -75,17 +80,18 @@ interface Figures {
 
 const TOKEN = 'bench-token';
 
-async function run(o: Options, workers: number, server: Awaited<ReturnType<typeof startDevServer>>, bundlePath: string, dataDir: string): Promise<Figures> {
+async function run(o: Options, workers: number, governorOn: boolean, server: Awaited<ReturnType<typeof startDevServer>>, bundlePath: string, dataDir: string): Promise<Figures> {
   const fixture = defaultGithubFixture();
   fixture.accounts.push({ id: 5000, login: 'bench-org', type: 'Organization' });
-  for (let i = 0; i < o.migrations * o.repos; i++) fixture.repositories.push({ id: 10_000 + i, name: `repo-${i}`, owner: 'bench-org', private: false, workflowsEnabled: false });
+  // Feeds poll repo-0…repo-(feeds-1): enough repositories for both.
+  for (let i = 0; i < Math.max(o.migrations * o.repos, o.feeds); i++) fixture.repositories.push({ id: 10_000 + i, name: `repo-${i}`, owner: 'bench-org', private: false, workflowsEnabled: false });
   const emulator = await startEmulator({
     fixture,
     migrations: { exportMs: [o.exportMin * 1000, o.exportMax * 1000], archiveBytes: 64 * 1024 },
     feeds: { eventsPerMinute: 12, initialEvents: 5, pollIntervalSeconds: o.feedEvery },
     rateLimit: { limit: o.limit, windowMs: o.window * 1000 },
   });
-  const taskQueue = `bench-fleet-${workers}-${Date.now()}`;
+  const taskQueue = `bench-fleet-${workers}-${governorOn ? 'on' : 'off'}-${Date.now()}`;
   const env = {
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_NAMESPACE: server.namespace,
@@ -95,6 +101,7 @@ async function run(o: Options, workers: number, server: Awaited<ReturnType<typeo
     LONGHAUL_TASK_QUEUE: taskQueue,
     LONGHAUL_DATA_DIR: join(dataDir, `w${workers}`),
     LONGHAUL_WORKFLOW_BUNDLE: bundlePath,
+    LONGHAUL_RATE_GOVERNOR: governorOn ? 'on' : 'off',
   };
   const fleet = await Promise.all(Array.from({ length: workers }, () => startWorkerProcess(env)));
   const governor = () => client.workflow.getHandle(governorWorkflowId(env.LONGHAUL_GITHUB_CREDENTIAL));
@@ -109,7 +116,7 @@ async function run(o: Options, workers: number, server: Awaited<ReturnType<typeo
     scheduleIds.push(scheduleId);
   }
 
-  console.log(`run: ${workers} worker process(es), ${o.migrations} migrations × ${o.repos} repos, ${feeds.length} feeds every ${o.feedEvery} s, limit ${o.limit}/${o.window} s`);
+  console.log(`run: ${workers} worker process(es), governor ${governorOn ? 'on' : 'OFF (control)'}, ${o.migrations} migrations × ${o.repos} repos, ${feeds.length} feeds every ${o.feedEvery} s, limit ${o.limit}/${o.window} s`);
   const started = Date.now();
   const handles = await Promise.all(
     Array.from({ length: o.migrations }, (_, m) => {
@@ -152,6 +159,7 @@ async function run(o: Options, workers: number, server: Awaited<ReturnType<typeo
   const failed = results.filter((r) => r.status === 'rejected');
   const figures: Figures = {
     workers,
+    governor: governorOn,
     completed: results.length - failed.length,
     failed: failed.length,
     wallS: (finishedAt - started) / 1000,
@@ -178,15 +186,16 @@ async function run(o: Options, workers: number, server: Awaited<ReturnType<typeo
 function print(all: Figures[]): void {
   const row = (label: string, f: (x: Figures) => string, target = '') =>
     console.log(`  ${label.padEnd(44)} ${all.map((x) => f(x).padEnd(14)).join(' ')} ${target}`);
-  console.log('results');
+  console.log(`results (load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')} on ${cpus().length} cores)`);
   row('worker processes', (x) => String(x.workers));
+  row('rate governor', (x) => (x.governor ? 'on' : 'off (control)'));
   row('migrations completed / failed', (x) => `${x.completed} / ${x.failed}`);
   row('wall time', (x) => `${x.wallS.toFixed(1)} s`);
   row('API requests', (x) => String(x.requests));
   row('requests sent while limited (> 250 ms)', (x) => String(x.whileLimited), 'target 0');
   row('  in flight when limited (≤ 250 ms)', (x) => String(x.inFlightWhenLimited));
   row('limited answers: total / max per window', (x) => `${x.limitedAnswers} / ${x.maxLimitedPerWindow}`, 'target ≤ 1 per window');
-  row('budget utilisation while work was queued', (x) => `${(x.boundUtilisation * 100).toFixed(1)} %`, 'target ≥ 90 % (windows where requests waited on the budget)');
+  row('budget utilisation while work was queued', (x) => (x.governor ? `${(x.boundUtilisation * 100).toFixed(1)} %` : '-'), 'target ≥ 90 % (windows where requests waited on the budget)');
   row('  such windows', (x) => String(x.boundWindows));
   row('  utilisation over every window of the run', (x) => `${(x.utilisation * 100).toFixed(1)} %`);
   row('  lowest window / windows of the run', (x) => `${(x.minUtilisation * 100).toFixed(0)} % / ${x.windows}`);
@@ -198,19 +207,30 @@ function print(all: Figures[]): void {
 async function main(): Promise<void> {
   const o = program.parse().opts<Options>();
   const server = await startDevServer({ port: 0, uiPort: false, log: () => undefined });
+  console.log(`load average (1/5/15 min) at the start: ${loadavg().map((l) => l.toFixed(2)).join(' / ')} on ${cpus().length} cores`);
   const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-bench-fleet-'));
   buildWorker();
   const bundlePath = await writeWorkflowBundle(join(dataDir, 'workflow-bundle.js'));
   const all: Figures[] = [];
   try {
-    all.push(await run(o, o.workers, server, bundlePath, dataDir));
-    if (o.compare && o.workers !== 1) all.push(await run(o, 1, server, bundlePath, dataDir));
+    // Figures are printed after every run (columns so far), so a long session still reports what it measured.
+    all.push(await run(o, o.workers, true, server, bundlePath, dataDir));
     print(all);
+    // What the governor prevents: the same fleet, each process with only its own in-memory gate.
+    if (o.control) {
+      all.push(await run(o, o.workers, false, server, bundlePath, dataDir));
+      print(all);
+    }
+    if (o.compare && o.workers !== 1) {
+      all.push(await run(o, 1, true, server, bundlePath, dataDir));
+      print(all);
+    }
   } finally {
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
-  process.exitCode = all.some((x) => x.failed > 0) ? 1 : 0;
+  console.log(`load average (1/5/15 min) at the end: ${loadavg().map((l) => l.toFixed(2)).join(' / ')} on ${cpus().length} cores`);
+  process.exitCode = all.some((x) => x.governor && x.failed > 0) ? 1 : 0;
 }
 
 main().catch((err) => {

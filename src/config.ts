@@ -28,6 +28,8 @@ export interface LonghaulConfig {
   dataDir: string;
   /** GitHub credentials by name: the default one first, then `LONGHAUL_GITHUB_CREDENTIALS`. */
   githubCredentials: GithubCredentialConfig[];
+  /** The name of the Google credential and its fleet-wide budget (`LONGHAUL_GOOGLE_CREDENTIAL`, default `google`). */
+  googleCredential: string;
   /** The fleet-wide rate governor (`LONGHAUL_RATE_GOVERNOR=off` keeps every limit per process). */
   rateGovernor: { enabled: boolean; settings: RateGovernorSettings };
 }
@@ -76,11 +78,14 @@ function githubCredential(env: NodeJS.ProcessEnv, name: string, isDefault: boole
 function githubCredentials(env: NodeJS.ProcessEnv, defaultUrl: string): GithubCredentialConfig[] {
   const defaultName = env.LONGHAUL_GITHUB_CREDENTIAL || DEFAULT_GITHUB_CREDENTIAL;
   const names = (env.LONGHAUL_GITHUB_CREDENTIALS ?? '').split(',').map((n) => n.trim()).filter(Boolean);
-  for (const name of [defaultName, ...names]) {
-    if (!/^[a-z0-9][a-z0-9._-]{0,62}$/i.test(name)) throw new ConfigError(`credential name ${JSON.stringify(name)} must be letters, digits, ".", "_" or "-"`);
-  }
+  for (const name of [defaultName, ...names]) credentialName(name);
   const extra = names.filter((n) => n !== defaultName).map((n) => githubCredential(env, n, false, DEFAULT_GITHUB_API_URL));
   return [githubCredential(env, defaultName, true, defaultUrl), ...extra];
+}
+
+function credentialName(name: string): string {
+  if (!/^[a-z0-9][a-z0-9._-]{0,62}$/i.test(name)) throw new ConfigError(`credential name ${JSON.stringify(name)} must be letters, digits, ".", "_" or "-"`);
+  return name;
 }
 
 function optionalInt(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {
@@ -117,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LonghaulConfig
     taskQueue: env.LONGHAUL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
     dataDir: env.LONGHAUL_DATA_DIR || '.longhaul',
     githubCredentials: githubCredentials(env, githubApiUrl),
+    googleCredential: credentialName(env.LONGHAUL_GOOGLE_CREDENTIAL || 'google'),
     rateGovernor: rateGovernorSettings(env),
   };
 }

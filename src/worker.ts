@@ -11,7 +11,8 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { DataConverter } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from './activities';
 import { createGithubClient } from './http/github';
-import { createGoogleClients } from './http/google';
+import { credentialActivityInterceptor } from './activities/credential-scope';
+import { createGoogleClients, type GoogleClients } from './http/google';
 import { loadConfig, type LonghaulConfig } from './config';
 import { githubTokenProvider } from './http/github-auth';
 import { GovernorLink } from './activities/temporal/rate-governor';
@@ -33,12 +34,22 @@ export interface LonghaulWorkerOptions {
   dataConverter?: DataConverter;
 }
 
-/** The workflows entry point, from sources (tsx, vitest) or compiled output (dist). */
-export function workflowsPath(): string {
-  const candidates = ['index.ts', 'index.js'].map((file) => join(__dirname, 'workflows', file));
+/** A module under src/workflows, from sources (tsx, vitest) or compiled output (dist). */
+function workflowsModule(name: string): string {
+  const candidates = [`${name}.ts`, `${name}.js`].map((file) => join(__dirname, 'workflows', file));
   const found = candidates.find((path) => existsSync(path));
-  if (!found) throw new Error(`workflows entry point not found (looked for ${candidates.join(', ')})`);
+  if (!found) throw new Error(`workflows module not found (looked for ${candidates.join(', ')})`);
   return found;
+}
+
+/** The workflows entry point. */
+export function workflowsPath(): string {
+  return workflowsModule('index');
+}
+
+/** What every workflow bundle is built from: the workflows and their interceptor (named credentials). */
+export function workflowBundleOptions(): { workflowsPath: string; workflowInterceptorModules: string[] } {
+  return { workflowsPath: workflowsPath(), workflowInterceptorModules: [workflowsModule('credential-interceptor')] };
 }
 
 export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise<Worker> {
@@ -50,6 +61,12 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     dataConverter: opts.dataConverter ?? longhaulDataConverter(),
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
     ...opts.workerOptions,
+    interceptors: {
+      ...opts.workerOptions?.interceptors,
+      // A prebuilt bundle carries its workflow interceptors already (see `workflowBundleOptions`).
+      ...(opts.workflowBundle ? {} : { workflowModules: workflowBundleOptions().workflowInterceptorModules }),
+      activity: [credentialActivityInterceptor, ...(opts.workerOptions?.interceptors?.activity ?? [])],
+    },
   });
 }
 
@@ -71,13 +88,24 @@ export function githubClientsFromConfig(config: LonghaulConfig): Record<string, 
   return clients;
 }
 
+/**
+ * The Google clients share one budget: the Google credential's governor. Google announces no window, so
+ * it is `windowless` — only its 429 `RetryInfo` (and 503 retry-after) answers close the fleet's gate.
+ */
+export function googleClientsFromConfig(config: LonghaulConfig): GoogleClients {
+  const { enabled, settings } = config.rateGovernor;
+  const budget = enabled ? new GovernorLink({ credential: config.googleCredential, config: { ...settings, windowless: true } }) : undefined;
+  return createGoogleClients({ apikeys: config.googleApikeysUrl, logging: config.googleLoggingUrl, dns: config.googleDnsUrl }, { budget });
+}
+
 /** Activity dependencies from the environment (`GITHUB_API_URL`, `GITHUB_TOKEN`, …). */
 export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partial<ActivityDeps> = {}): ActivityDeps {
   const githubClients = githubClientsFromConfig(config);
   return {
     github: githubClients[config.githubCredentials[0].name],
     githubClients,
-    google: createGoogleClients({ apikeys: config.googleApikeysUrl, logging: config.googleLoggingUrl, dns: config.googleDnsUrl }),
+    google: googleClientsFromConfig(config),
+    googleCredential: config.googleCredential,
     dataDir: config.dataDir,
     clock: Date.now,
     ...overrides,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startDevServer, type RunningDevServer } from '../src/temporal/dev-server';
-import { workflowsPath } from '../src/worker';
+import { workflowBundleOptions } from '../src/worker';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -26,7 +26,7 @@ export async function setup(project: TestProject): Promise<void> {
   const started = Date.now();
   server = await startDevServer({ port: 0, uiPort: false, log });
   log(`Temporal dev server at ${server.address} (${Date.now() - started} ms)`);
-  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: undefined });
+  const { code } = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: undefined });
   bundleDir = await mkdtemp(join(tmpdir(), 'longhaul-bundle-'));
   const bundlePath = join(bundleDir, 'workflow-bundle.js');
   await writeFile(bundlePath, code);

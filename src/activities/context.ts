@@ -5,6 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApiClient } from '../http/api-client';
 import type { GoogleClients } from '../http/google';
+import { currentCredential } from './credential-scope';
 
 export interface ActivityDeps {
   /** The GitHub REST client of the default credential (base URL, token, retry policy, rate-limit gate). */
@@ -13,6 +14,8 @@ export interface ActivityDeps {
   githubClients?: Readonly<Record<string, ApiClient>>;
   /** Google Cloud clients (API Keys, Cloud Logging, Cloud DNS) with Google's error model and ADC/static tokens. */
   google: GoogleClients;
+  /** The name of the Google credential (its fleet-wide budget); inputs naming another one are refused. */
+  googleCredential?: string;
   /** Directory archives and other downloads are written to (relative paths in inputs resolve here). */
   dataDir: string;
   /** Injected clock (epoch ms) for anything time-based outside the HTTP client. */
@@ -20,10 +23,11 @@ export interface ActivityDeps {
 }
 
 /**
- * The client of the credential a workflow input names (`credential`), or the default one. An unknown name
- * is a clear non-retryable failure: the worker fleet was not configured with it.
+ * The client of the credential the running activity's workflow names (`credential` in its input, carried
+ * as a header; see `credential-scope.ts`), or the default one. An unknown name is a clear non-retryable
+ * failure: the worker fleet was not configured with it.
  */
-export function githubFor(deps: ActivityDeps, credential?: string): ApiClient {
+export function githubFor(deps: Pick<ActivityDeps, 'github' | 'githubClients'>, credential: string | undefined = currentCredential()): ApiClient {
   if (credential === undefined) return deps.github;
   const client = deps.githubClients?.[credential];
   if (!client) {
@@ -32,3 +36,14 @@ export function githubFor(deps: ActivityDeps, credential?: string): ApiClient {
   }
   return client;
 }
+
+/** The Google clients, provided the running workflow names no credential or the configured Google one. */
+export function googleFor(deps: Pick<ActivityDeps, 'google' | 'googleCredential'>, credential: string | undefined = currentCredential()): GoogleClients {
+  const configured = deps.googleCredential ?? DEFAULT_GOOGLE_CREDENTIAL;
+  if (credential !== undefined && credential !== configured) {
+    throw ApplicationFailure.nonRetryable(`no Google credential named ${JSON.stringify(credential)} on this worker (configured: ${configured})`, 'UnknownCredential');
+  }
+  return deps.google;
+}
+
+export const DEFAULT_GOOGLE_CREDENTIAL = 'google';

@@ -1,5 +1,6 @@
 /** Commander argument parsers the starter's commands share (a bad value is a usage error, exit code 2). */
 import { InvalidArgumentError } from 'commander';
+import { credentialNameProblems } from '../common/credential';
 
 export function positiveSeconds(value: string): number {
   const n = Number(value);
@@ -21,3 +22,12 @@ export function duration(value: string): number {
   if (ms <= 0) throw new InvalidArgumentError('must be longer than zero');
   return ms;
 }
+
+/** `--credential <name>`: a credential configured on the workers, never the secret itself. */
+export function credentialName(value: string): string {
+  const problems = credentialNameProblems(value);
+  if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
+  return value;
+}
+
+export const CREDENTIAL_OPTION_HELP = 'the credential (host and rate budget) to use, by its name on the workers (default: their default credential)';

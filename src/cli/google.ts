@@ -26,13 +26,14 @@ import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
 import { apiKeyDelete, dnsChange, logBucketCreate, logBucketUpdate } from '../workflows';
-import { positiveSeconds, wholeNumber } from './arguments';
+import { CREDENTIAL_OPTION_HELP, credentialName, positiveSeconds, wholeNumber } from './arguments';
 
 interface RunFlags extends OutputFlags {
   pollInitial?: number;
   pollMax?: number;
   pollTimeout?: number;
   outageBudget?: number;
+  credential?: string;
   workflowId?: string;
 }
 
@@ -59,8 +60,12 @@ function pollFrom(flags: RunFlags): PollBounds | undefined {
 }
 
 /** Poll bounds and the outage budget from the flags every Google command shares. */
-function runOptionsFrom(flags: RunFlags): { poll?: PollBounds; outage?: { budgetMs: number } } {
-  return { poll: pollFrom(flags), ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}) };
+function runOptionsFrom(flags: RunFlags): { poll?: PollBounds; outage?: { budgetMs: number }; credential?: string } {
+  return {
+    poll: pollFrom(flags),
+    ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}),
+    ...(flags.credential ? { credential: flags.credential } : {}),
+  };
 }
 
 /** The options every Google command shares: poll bounds, workflow id, and the output flags. */
@@ -70,7 +75,8 @@ function withRunOptions(command: Command): Command {
       .option('--poll-initial <seconds>', 'first poll interval (default 1)', positiveSeconds)
       .option('--poll-max <seconds>', 'largest poll interval (default 120)', positiveSeconds)
       .option('--poll-timeout <seconds>', 'give up polling after this long (default 12 h); the operation continues on the server', positiveSeconds)
-      .option('--outage-budget <seconds>', 'how long failing polls are waited out in a row (default 6 hours)', positiveSeconds),
+      .option('--outage-budget <seconds>', 'how long failing polls are waited out in a row (default 6 hours)', positiveSeconds)
+      .option('--credential <name>', CREDENTIAL_OPTION_HELP, credentialName),
   );
 }
 

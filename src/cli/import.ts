@@ -32,7 +32,7 @@ import { describeSourceImportStatus, type ChoiceAnswer, type SourceImportStatus 
 import { LonghaulOrg, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
-import { positiveSeconds, wholeNumber } from './arguments';
+import { CREDENTIAL_OPTION_HELP, credentialName, positiveSeconds, wholeNumber } from './arguments';
 import { csvFields } from './csv';
 import { sourceImport } from '../workflows';
 
@@ -51,6 +51,7 @@ interface ImportFlags extends OutputFlags {
   maxRestarts?: number;
   answerTimeout?: number;
   outageBudget?: number;
+  credential?: string;
   pollInitial?: number;
   pollMax?: number;
   workflowId?: string;
@@ -176,7 +177,8 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
       .option('--answer-timeout <seconds>', 'how long to wait for credentials or a choice (default 24 h)', positiveSeconds)
       .option('--poll-initial <seconds>', 'first poll interval (default 2)', positiveSeconds)
       .option('--poll-max <seconds>', 'largest poll interval (default 60)', positiveSeconds)
-      .option('--outage-budget <seconds>', 'how long failing API calls are waited out in a row (default 6 hours)', positiveSeconds),
+      .option('--outage-budget <seconds>', 'how long failing API calls are waited out in a row (default 6 hours)', positiveSeconds)
+      .option('--credential <name>', CREDENTIAL_OPTION_HELP, credentialName),
   ).action(async (flags: ImportFlags) => {
     const rule = { vcs: flags.projectVcs, tfvcProject: flags.projectTfvc, humanName: flags.projectName };
     const input: SourceImportInput = {
@@ -196,6 +198,7 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
         ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
       },
       ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}),
+      ...(flags.credential ? { credential: flags.credential } : {}),
     };
     // Fail before starting anything (and before a pasted secret reaches workflow history).
     const problems = importInputProblems(input);

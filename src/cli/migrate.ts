@@ -24,7 +24,7 @@ import { orgMigration } from '../workflows';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { ExitCode } from './exit-codes';
 import { awaitOutcome, describePlan, planStart, printPlanLines, runWorkflowCommand, startPlan, withRunOutputOptions, type OutputFlags, type WorkflowCommand } from './run-workflow';
-import { positiveSeconds } from './arguments';
+import { CREDENTIAL_OPTION_HELP, credentialName, positiveSeconds } from './arguments';
 import { parseBatchCsv, parseReposFile, readBatchFile, type BatchEntry } from './batch';
 
 /** The body flags other than the lock keep their input names as options (`--exclude-git-data` → `excludeGitData`). */
@@ -40,6 +40,7 @@ interface MigrateFlags extends OutputFlags, Pick<OrgMigrationInput, SameNamedFla
   pollInitial?: number;
   pollMax?: number;
   outageBudget?: number;
+  credential?: string;
   workflowId?: string;
 }
 
@@ -95,6 +96,7 @@ function inputFrom(flags: MigrateFlags, org: string, repositories: string[]): Or
       ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
     },
     ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}),
+    ...(flags.credential ? { credential: flags.credential } : {}),
   };
 }
 
@@ -184,7 +186,8 @@ export function registerMigrateCommands(program: Command, ctx: () => CliContext)
       .option('--delete-archive', 'delete the archive on the server after download')
       .option('--poll-initial <seconds>', 'first poll interval', positiveSeconds)
       .option('--poll-max <seconds>', 'largest poll interval', positiveSeconds)
-      .option('--outage-budget <seconds>', 'how long failing API calls are waited out in a row (default 6 hours)', positiveSeconds),
+      .option('--outage-budget <seconds>', 'how long failing API calls are waited out in a row (default 6 hours)', positiveSeconds)
+      .option('--credential <name>', CREDENTIAL_OPTION_HELP, credentialName),
   ).action(async (flags: MigrateFlags) => {
     const entries = entriesFrom(flags);
     const inputs = entries.map((e) => inputFrom(flags, e.org, e.repositories));

@@ -8,6 +8,7 @@ import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temp
 import { defaultPayloadConverter, type SearchAttributePair, type Workflow } from '@temporalio/common';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { ExitCode, exitCodeForStatus } from './exit-codes';
+import { sharedWaitLine, sharedWaitOf, type PendingActivityView } from '../common/shared-wait';
 
 /** Adds the options every workflow-starting command shares: `--workflow-id`, `--wait`, `--follow`, `--json`, `--dry-run`. */
 export function withRunOutputOptions(command: Command): Command {
@@ -200,9 +201,12 @@ export function followStatus<Status>(handle: WorkflowHandle, describe: (s: Statu
     while (!stopped) {
       try {
         const status = await handle.query<Status>('status');
-        const { line, percent } = describe(status, await runningHeartbeat(handle));
+        const pending = await pendingActivities(handle);
+        const { line, percent } = describe(status, pending.find((p) => p.heartbeat !== undefined)?.heartbeat);
         const bar = percent === undefined ? '' : `${progressBar(percent)} `;
-        const text = `${bar}${line}`;
+        // A request held back by the fleet's rate governor says so, and until when.
+        const wait = sharedWaitOf(pending, Date.now());
+        const text = `${bar}${line}${wait ? ` — ${sharedWaitLine(wait)}` : ''}`;
         if (text !== lastLine) {
           process.stderr.write(tty ? `\r\x1b[2K${text}` : `${text}\n`);
           lastLine = text;
@@ -220,14 +224,13 @@ export function followStatus<Status>(handle: WorkflowHandle, describe: (s: Statu
   };
 }
 
-/** The decoded heartbeat details of the first running activity that has any. */
-async function runningHeartbeat(handle: WorkflowHandle): Promise<unknown> {
+/** The workflow's pending activities: decoded heartbeat details and last failure message. */
+async function pendingActivities(handle: WorkflowHandle): Promise<PendingActivityView[]> {
   const { raw } = await handle.describe();
-  for (const activity of raw.pendingActivities ?? []) {
+  return (raw.pendingActivities ?? []).map((activity) => {
     const payload = activity.heartbeatDetails?.payloads?.[0];
-    if (payload) return defaultPayloadConverter.fromPayload(payload);
-  }
-  return undefined;
+    return { heartbeat: payload ? defaultPayloadConverter.fromPayload(payload) : undefined, lastFailureMessage: activity.lastFailure?.message ?? undefined };
+  });
 }
 
 export function progressBar(percent: number, width = 24): string {

@@ -8,6 +8,7 @@
 import { sinkProblems, type SinkConfig } from './feed-sinks';
 import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
 import { pauseAfterFailuresProblems } from './schedule-health';
+import type { CredentialChoice } from './credential';
 
 export * from './feed-sinks';
 
@@ -292,7 +293,7 @@ export interface FeedCursorStatus {
 }
 
 /** Input of the scheduled (or one-off) run. */
-export interface FeedPollRunInput {
+export interface FeedPollRunInput extends CredentialChoice {
   feed: string;
   sink: SinkConfig;
   graceMs?: number;

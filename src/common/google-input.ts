@@ -4,9 +4,10 @@
  * Deterministic: no I/O.
  */
 import { operationPollProblems, type CancelOutcome, type OutageBounds, type PollBounds } from './google-operation';
+import type { CredentialChoice } from './credential';
 
 /** How every Google operation workflow polls, waits out outages and recovers an unknown outcome. */
-export interface OperationRunOptions {
+export interface OperationRunOptions extends CredentialChoice {
   poll?: PollBounds;
   /** How long failed polls (and lookups) are waited out: default 6 h of consecutive failure, backoff 5 s doubling to 3 min. */
   outage?: OutageBounds;

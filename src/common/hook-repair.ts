@@ -7,6 +7,7 @@
  */
 import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
 import { pauseAfterFailuresProblems } from './schedule-health';
+import type { CredentialChoice } from './credential';
 
 export type HookTarget = { org: string } | { owner: string; repo: string };
 
@@ -41,7 +42,7 @@ export const DEFAULT_LOOKBACK_MS = 24 * 60 * 60 * 1000;
 /** The next run starts this much before the last one did, so deliveries near the edge are not missed. */
 export const DEFAULT_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
-export interface HookRepairInput {
+export interface HookRepairInput extends CredentialChoice {
   target: HookTarget;
   hookId: number;
   /** How far back the first run looks. Default 24 h. @format milliseconds */

@@ -10,6 +10,7 @@ import { pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '..
 import { formatDuration, outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
 import type { PollState } from '../workflows/kit/poll-decision';
 import { eventBudgetProblems } from '../workflows/kit/run-budget';
+import type { CredentialChoice } from './credential';
 
 export type { PollBounds } from '../workflows/kit/poll-schedule';
 
@@ -42,7 +43,7 @@ export const MIGRATION_FLAGS = [
 ] as const;
 export type MigrationFlag = (typeof MIGRATION_FLAGS)[number];
 
-export interface OrgMigrationInput {
+export interface OrgMigrationInput extends CredentialChoice {
   org: string;
   /** Repository names in `org` (1..N); empty only with `orgMetadataOnly`. */
   repositories: string[];

@@ -17,10 +17,7 @@ export type RequestKind = 'read' | 'mutation' | 'content';
 export interface GovernorConfig {
   /** Fleet-wide concurrent requests on the credential (GitHub allows 100). */
   maxConcurrent: number;
-  /**
-   * Permits kept back from each window. Unset: `min(maxConcurrent, ceil(5 % of the limit))`, enough for
-   * requests granted just before a reset that reach the server just after it.
-   */
+  /** Permits kept back from each window (unset: `min(maxConcurrent, ceil(5 % of limit))`, for requests crossing a reset). */
   reserve?: number;
   /** @format milliseconds — minimum gap between two mutations on the credential, across the fleet. */
   mutationSpacingMs: number;
@@ -37,6 +34,8 @@ export interface GovernorConfig {
   resetMarginMs: number;
   /** @format milliseconds — a worker that has not asked for this long no longer counts for the concurrency split. */
   workerTtlMs: number;
+  /** No announced window (Google: only 429 + `RetryInfo`): grant all while open, not one probe at a time. */
+  windowless?: boolean;
 }
 
 export const defaultGovernorConfig: GovernorConfig = {
@@ -248,6 +247,7 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
   if (req.kind === 'content' && state.contentBlockedUntil > now) {
     return refuse(0, state.contentBlockedUntil, 'content creation closed after a 422 "spammed" answer');
   }
+  if (state.budget === undefined && state.config.windowless) return refuse(req.count, now, '');
   if (state.budget === undefined) {
     // No window known yet: one request at a time until a response tells the limit and the reset.
     if (state.probeUntil > now) return refuse(0, now + 250, 'waiting for the first response to tell the rate limit');

@@ -13,6 +13,7 @@ import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage
 import { pollBoundsProblems, type PollBounds } from '../workflows/kit/poll-schedule';
 import { eventBudgetProblems } from '../workflows/kit/run-budget';
 import { DEFAULT_IMPORT_POLL, type ChoiceAnswer, type SourceImportResume } from './source-import';
+import type { CredentialChoice } from './credential';
 
 export const IMPORT_VCS_TYPES = ['subversion', 'git', 'mercurial', 'tfvc'] as const;
 export type ImportVcs = (typeof IMPORT_VCS_TYPES)[number];
@@ -99,7 +100,7 @@ export interface ProjectChoiceRule {
   humanName?: string;
 }
 
-export interface SourceImportInput {
+export interface SourceImportInput extends CredentialChoice {
   owner: string;
   repo: string;
   vcsUrl: string;

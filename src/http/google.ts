@@ -199,6 +199,10 @@ export function createGoogleClient(opts: GoogleClientOptions): ApiClient {
     parseErrorBody: parseGoogleErrorBody,
     clock,
     gate: opts.gate ?? new RateLimitGate(clock),
+    budget: opts.budget,
+    // Google has no mutation pacing or content allowance: every call is counted (and gated) alike.
+    requestKind: () => 'read',
+    retryJitterMs: opts.budget ? 1500 : 0,
     attempt: currentAttempt,
     // Metrics and logs per API (`google-dns`…), from the host name's first label; records inside activities only.
     observer: opts.observer ?? apiObserver(googleApiName(opts.baseUrl)),

@@ -5,10 +5,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowsPath } from '../worker';
+import { workflowBundleOptions } from '../worker';
 
 export async function writeWorkflowBundle(out: string): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath() });
+  const { code } = await bundleWorkflowCode(workflowBundleOptions());
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, code);
   return out;

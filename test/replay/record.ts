@@ -13,7 +13,7 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { startDevServer } from '../../src/temporal/dev-server';
-import { createLonghaulWorker, workflowsPath } from '../../src/worker';
+import { createLonghaulWorker, workflowBundleOptions } from '../../src/worker';
 import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
 import { fetchHistory, followContinueAsNew } from '../helpers/history';
 import { scenarios, type Scenario } from './scenarios';
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
   const server = await startDevServer({ port: 0, uiPort: false, log });
   try {
     log('bundling the workflows from the current sources…');
-    const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: new DefaultLogger('WARN') });
+    const { code } = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: new DefaultLogger('WARN') });
     for (const scenario of chosen) {
       const started = Date.now();
       const written = await recordScenario(scenario, server.address, code);

@@ -25,6 +25,17 @@ function known(remaining = 59, config = {}): GovernorState {
 }
 
 describe('rate governor budget', () => {
+  it('grants every request of a windowless API (Google) while the gate is open, and none once a 429 was reported', () => {
+    const s = newGovernorState('google', { windowless: true });
+    expect(acquire(s, { workerId: 'w1', kind: 'read', count: 30 }, T0, noJitter)).toMatchObject({ granted: 30 });
+    expect(acquire(s, { workerId: 'w2', kind: 'read', count: 30 }, T0 + 5, noJitter).granted).toBe(30);
+    reportLimit(s, { kind: 'secondary', waitMs: 8_000, ageMs: 100, message: 'RESOURCE_EXHAUSTED', workerId: 'w1' }, T0 + 200);
+    const refused = acquire(s, { workerId: 'w2', kind: 'read', count: 4 }, T0 + 300, noJitter);
+    expect(refused).toMatchObject({ granted: 0, retryInMs: T0 + 100 + 8_000 - (T0 + 300) });
+    expect(refused.reason).toContain('RESOURCE_EXHAUSTED');
+    expect(acquire(s, { workerId: 'w2', kind: 'read', count: 4 }, T0 + 8_100, noJitter).granted).toBe(4);
+  });
+
   it('lets one probe out while the limit is unknown and asks for its headers, then grants from the learned budget', () => {
     const s = newGovernorState('token-a');
     const first = acquire(s, { workerId: 'w1', kind: 'read', count: 3 }, T0, noJitter);

@@ -17,7 +17,7 @@ import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ActivityDeps } from '../context';
+import { githubFor, type ActivityDeps } from '../context';
 import { FailureType } from '../../http/retry-policy';
 import { discard, headerValue, readHead, storageGet, type StorageResponse } from '../../http/download';
 import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, MAX_REDIRECTS, rangeStart, validatorOf } from './archive-checks';
@@ -78,10 +78,10 @@ export function createArchiveDownload(deps: ActivityDeps) {
 }
 
 /** The download itself, independent of the activity context (benchmarks run it in a plain process). */
-export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'dataDir'>) {
+export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubClients' | 'dataDir'>) {
   const archiveUrl = async (input: ArchiveDownloadInput): Promise<URL> => {
     const api = `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive`;
-    const res = await deps.github.request({ method: 'GET', path: api, redirect: 'manual' }).catch((err: unknown) => {
+    const res = await githubFor(deps).request({ method: 'GET', path: api, redirect: 'manual' }).catch((err: unknown) => {
       // The API client resolves the Location itself; an unparsable one surfaces as Node's ERR_INVALID_URL.
       if ((err as NodeJS.ErrnoException).code === 'ERR_INVALID_URL') {
         throw ApplicationFailure.nonRetryable(`GET ${api} redirected to a Location that is not a URL (${(err as { input?: string }).input ?? 'unreadable'})`, ArchiveFailure.LocationUnusable);

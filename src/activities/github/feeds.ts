@@ -6,7 +6,7 @@
  * The events themselves never leave the worker: they go to the poll's spool (`../sinks/spool.ts`) and
  * only their ids return to the workflow, so no history payload grows with event sizes.
  */
-import type { ActivityDeps } from '../context';
+import { githubFor, type ActivityDeps } from '../context';
 import { FEED_PAGE_SIZE, type FeedEvent } from '../../common/feeds';
 import { parseLinkHeader } from '../../http/api-client';
 import { spoolPage } from '../sinks/spool';
@@ -48,13 +48,12 @@ export function specEvent(raw: Record<string, unknown>): FeedEvent {
 }
 
 export function createFeedActivities(deps: ActivityDeps) {
-  const { github } = deps;
   return {
     /** GET one page of an activity feed. */
     async fetchFeedPage(input: FeedPageInput): Promise<FeedPage> {
       countPoll('feed-poll');
       const sentAt = deps.clock();
-      const res = await github.request<unknown>(
+      const res = await githubFor(deps).request<unknown>(
         input.url
           ? { method: 'GET', path: input.url }
           : { method: 'GET', path: input.feed, query: { per_page: FEED_PAGE_SIZE }, ifNoneMatch: input.etag },

@@ -4,7 +4,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ActivityDeps } from '../context';
+import { githubFor, type ActivityDeps } from '../context';
 import { hookPath, type DeliverySummary, type HookTarget } from '../../common/hook-repair';
 import { parseLinkHeader } from '../../http/api-client';
 import { FailureType } from '../../http/retry-policy';
@@ -49,14 +49,13 @@ export function isSpammed(err: unknown): err is ApplicationFailure {
 }
 
 export function createHookActivities(deps: ActivityDeps) {
-  const { github } = deps;
   return {
     /**
      * GET …/hooks/{id}/deliveries?per_page=100 (page 1), or the `Link` URL of a later page. Returns only
      * the deliveries at or after `since` (epoch ms), as ids and outcomes: the page itself stays here.
      */
     async listHookDeliveries(input: { target: HookTarget; hookId: number; since: number; url?: string }): Promise<DeliveriesPage> {
-      const res = await github.request<RawDelivery[]>(
+      const res = await githubFor(deps).request<RawDelivery[]>(
         input.url ? { method: 'GET', path: input.url } : { method: 'GET', path: `${hookPath(input.target, input.hookId)}/deliveries`, query: { per_page: 100 } },
       );
       const all = expectList<RawDelivery>(res, 'GET', DELIVERY_SHAPE).map(summarizeDelivery);
@@ -76,7 +75,7 @@ export function createHookActivities(deps: ActivityDeps) {
       if (wait > 0) await Context.current().sleep(wait);
       const sentAt = deps.clock();
       try {
-        await github.request({ method: 'POST', path: `${hookPath(input.target, input.hookId)}/deliveries/${input.deliveryId}/attempts` });
+        await githubFor(deps).request({ method: 'POST', path: `${hookPath(input.target, input.hookId)}/deliveries/${input.deliveryId}/attempts` });
         return { accepted: true, sentAt };
       } catch (err) {
         // Not a permanent failure of the delivery: the caller backs off and may try again later.
@@ -88,7 +87,7 @@ export function createHookActivities(deps: ActivityDeps) {
 
     /** POST …/hooks/{id}/pings (204): the hook's health check. */
     async pingHook(input: { target: HookTarget; hookId: number }): Promise<{ status: number; pingedAt: string }> {
-      const res = await github.request({ method: 'POST', path: `${hookPath(input.target, input.hookId)}/pings` });
+      const res = await githubFor(deps).request({ method: 'POST', path: `${hookPath(input.target, input.hookId)}/pings` });
       return { status: res.status, pingedAt: new Date(deps.clock()).toISOString() };
     },
   };

@@ -3,7 +3,7 @@
  * streamed through the 302) lives in `archive-download.ts` and is part of this factory's activities.
  */
 import type { components } from '@octokit/openapi-types';
-import type { ActivityDeps } from '../context';
+import { githubFor, type ActivityDeps } from '../context';
 import { Context } from '@temporalio/activity';
 import { MIGRATION_FLAGS, type MigrationFlag, type OrgMigrationInput } from '../../common/org-migration';
 import { LonghaulMigrationGuid } from '../../common/search-attributes';
@@ -78,14 +78,13 @@ export function summarizeMigration(m: Migration): MigrationSummary {
 const enc = encodeURIComponent;
 
 export function createMigrationActivities(deps: ActivityDeps) {
-  const { github } = deps;
 
   return {
     /** POST /orgs/{org}/migrations — starts an export. Not idempotent: the workflow guards re-sends. */
     async startMigration(input: StartMigrationInput): Promise<MigrationSummary> {
       const body: Record<string, unknown> = { repositories: input.repositories };
       for (const flag of MIGRATION_FLAGS) if (input[flag] !== undefined) body[FLAG_FIELDS[flag]] = input[flag];
-      const res = await github.request<Migration>({ method: 'POST', path: `/orgs/${enc(input.org)}/migrations`, body });
+      const res = await githubFor(deps).request<Migration>({ method: 'POST', path: `/orgs/${enc(input.org)}/migrations`, body });
       return summarizeMigration(expectShape<Migration>(res, 'POST', MIGRATION_SHAPE));
     },
 
@@ -97,7 +96,7 @@ export function createMigrationActivities(deps: ActivityDeps) {
     async findMigration(input: FindMigrationInput): Promise<MigrationSummary | undefined> {
       const wanted = [...input.repositories].map((r) => r.toLowerCase()).sort().join(',');
       const [notBefore, notAfter] = [Date.parse(input.notBefore), Date.parse(input.notAfter)];
-      for await (const page of github.paginate<Migration>(`/orgs/${enc(input.org)}/migrations`, { per_page: 100 }, 10)) {
+      for await (const page of githubFor(deps).paginate<Migration>(`/orgs/${enc(input.org)}/migrations`, { per_page: 100 }, 10)) {
         for (const m of expectList<Migration>(page.response, 'GET', MIGRATION_SHAPE)) {
           const candidate = summarizeMigration(m);
           const names = candidate.repositories.map((r) => r.toLowerCase()).sort().join(',');
@@ -114,7 +113,7 @@ export function createMigrationActivities(deps: ActivityDeps) {
     /** GET /orgs/{org}/migrations/{id} */
     async getMigration(input: { org: string; migrationId: number }): Promise<MigrationSummary> {
       countPoll('org-migration');
-      const res = await github.request<Migration>({
+      const res = await githubFor(deps).request<Migration>({
         method: 'GET',
         path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}`,
         query: { exclude: ['repositories'] },
@@ -124,12 +123,12 @@ export function createMigrationActivities(deps: ActivityDeps) {
 
     /** DELETE /orgs/{org}/migrations/{id}/repos/{repo}/lock */
     async unlockRepository(input: { org: string; migrationId: number; repository: string }): Promise<void> {
-      await github.request({ method: 'DELETE', path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}/repos/${enc(input.repository)}/lock` });
+      await githubFor(deps).request({ method: 'DELETE', path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}/repos/${enc(input.repository)}/lock` });
     },
 
     /** DELETE /orgs/{org}/migrations/{id}/archive */
     async deleteArchive(input: { org: string; migrationId: number }): Promise<void> {
-      await github.request({ method: 'DELETE', path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive` });
+      await githubFor(deps).request({ method: 'DELETE', path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive` });
     },
 
     downloadArchive: createArchiveDownload(deps),

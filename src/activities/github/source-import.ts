@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ActivityDeps } from '../context';
+import { githubFor, type ActivityDeps } from '../context';
 import { readSecret } from '../../config';
 import { FailureType } from '../../http/retry-policy';
 import { ImportFailure } from '../../common/source-import';
@@ -152,7 +152,6 @@ const enc = encodeURIComponent;
 const importPath = (t: ImportTarget) => `/repos/${enc(t.owner)}/${enc(t.repo)}/import`;
 
 export function createImportActivities(deps: ActivityDeps) {
-  const { github } = deps;
 
   return {
     /** PUT /repos/{owner}/{repo}/import — starts the import (the server answers the existing one to a repeat). */
@@ -165,21 +164,21 @@ export function createImportActivities(deps: ActivityDeps) {
         body.vcs_username = username;
         body.vcs_password = password;
       }
-      const res = await github.request<ImportBody>({ method: 'PUT', path: importPath(input), body });
+      const res = await githubFor(deps).request<ImportBody>({ method: 'PUT', path: importPath(input), body });
       return summarizeImport(expectShape<ImportBody>(res, 'PUT', IMPORT_SHAPE));
     },
 
     /** GET /repos/{owner}/{repo}/import */
     async getImport(input: ImportTarget): Promise<ImportRecord> {
       countPoll('source-import');
-      const res = await github.request<ImportBody>({ method: 'GET', path: importPath(input) });
+      const res = await githubFor(deps).request<ImportBody>({ method: 'GET', path: importPath(input) });
       return summarizeImport(expectShape<ImportBody>(res, 'GET', IMPORT_SHAPE));
     },
 
     /** PATCH /repos/{owner}/{repo}/import with `vcs_username`/`vcs_password` resolved from the reference. */
     async sendImportCredentials(input: ImportTarget & { credentials: string }): Promise<ImportRecord> {
       const { username, password } = resolveCredentialReference(input.credentials);
-      const res = await github.request<ImportBody>({ method: 'PATCH', path: importPath(input), body: { vcs_username: username, vcs_password: password } });
+      const res = await githubFor(deps).request<ImportBody>({ method: 'PATCH', path: importPath(input), body: { vcs_username: username, vcs_password: password } });
       return summarizeImport(expectShape<ImportBody>(res, 'PATCH', IMPORT_SHAPE));
     },
 
@@ -189,20 +188,20 @@ export function createImportActivities(deps: ActivityDeps) {
       if (input.choice.vcs !== undefined) body.vcs = input.choice.vcs;
       if (input.choice.tfvcProject !== undefined) body.tfvc_project = input.choice.tfvcProject;
       if (input.choice.humanName !== undefined) body.human_name = input.choice.humanName;
-      const res = await github.request<ImportBody>({ method: 'PATCH', path: importPath(input), body });
+      const res = await githubFor(deps).request<ImportBody>({ method: 'PATCH', path: importPath(input), body });
       return summarizeImport(expectShape<ImportBody>(res, 'PATCH', IMPORT_SHAPE));
     },
 
     /** PATCH /repos/{owner}/{repo}/import with no parameters: restarts the import. */
     async restartImport(input: ImportTarget): Promise<ImportRecord> {
-      const res = await github.request<ImportBody>({ method: 'PATCH', path: importPath(input), body: {} });
+      const res = await githubFor(deps).request<ImportBody>({ method: 'PATCH', path: importPath(input), body: {} });
       return summarizeImport(expectShape<ImportBody>(res, 'PATCH', IMPORT_SHAPE));
     },
 
     /** DELETE /repos/{owner}/{repo}/import — an import already gone counts as cancelled (safe to retry). */
     async cancelImport(input: ImportTarget): Promise<{ deleted: boolean }> {
       try {
-        await github.request({ method: 'DELETE', path: importPath(input) });
+        await githubFor(deps).request({ method: 'DELETE', path: importPath(input) });
         return { deleted: true };
       } catch (err) {
         if (err instanceof ApplicationFailure && err.type === FailureType.NotFound) return { deleted: false };
@@ -212,13 +211,13 @@ export function createImportActivities(deps: ActivityDeps) {
 
     /** GET /repos/{owner}/{repo}/import/authors?since=ID — authors with an id greater than `since`. */
     async listImportAuthors(input: ImportTarget & { since?: number }): Promise<ImportAuthor[]> {
-      const res = await github.request<AuthorBody[]>({ method: 'GET', path: `${importPath(input)}/authors`, query: { since: input.since } });
+      const res = await githubFor(deps).request<AuthorBody[]>({ method: 'GET', path: `${importPath(input)}/authors`, query: { since: input.since } });
       return (Array.isArray(res.body) ? res.body : []).map(author);
     },
 
     /** PATCH /repos/{owner}/{repo}/import/authors/{id} — sets the Git name and email of one author. */
     async mapImportAuthor(input: ImportTarget & { authorId: number; name: string; email: string }): Promise<ImportAuthor> {
-      const res = await github.request<AuthorBody>({
+      const res = await githubFor(deps).request<AuthorBody>({
         method: 'PATCH',
         path: `${importPath(input)}/authors/${input.authorId}`,
         body: { name: input.name, email: input.email },
@@ -228,13 +227,13 @@ export function createImportActivities(deps: ActivityDeps) {
 
     /** GET /repos/{owner}/{repo}/import/large_files */
     async listImportLargeFiles(input: ImportTarget): Promise<LargeFile[]> {
-      const res = await github.request<LargeFileBody[]>({ method: 'GET', path: `${importPath(input)}/large_files` });
+      const res = await githubFor(deps).request<LargeFileBody[]>({ method: 'GET', path: `${importPath(input)}/large_files` });
       return (Array.isArray(res.body) ? res.body : []).map((f) => ({ refName: f.ref_name, path: f.path, oid: f.oid, size: f.size }));
     },
 
     /** PATCH /repos/{owner}/{repo}/import/lfs */
     async setImportLfs(input: ImportTarget & { useLfs: 'opt_in' | 'opt_out' }): Promise<ImportRecord> {
-      const res = await github.request<ImportBody>({ method: 'PATCH', path: `${importPath(input)}/lfs`, body: { use_lfs: input.useLfs } });
+      const res = await githubFor(deps).request<ImportBody>({ method: 'PATCH', path: `${importPath(input)}/lfs`, body: { use_lfs: input.useLfs } });
       return summarizeImport(expectShape<ImportBody>(res, 'PATCH', IMPORT_SHAPE));
     },
   };

@@ -3,7 +3,7 @@
  * blindly); polls read the returned operation.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { ActivityDeps } from '../context';
+import { googleFor, type ActivityDeps } from '../context';
 import type { OperationView } from '../../common/google-operation';
 import { etagMismatchMessage } from '../../http/google';
 import { FailureType } from '../../http/retry-policy';
@@ -18,13 +18,12 @@ export function summarizeKey(key: Record<string, unknown>): Record<string, unkno
 }
 
 export function createApiKeyActivities(deps: ActivityDeps) {
-  const { apikeys } = deps.google;
 
   return {
     /** DELETE /v2/{name}?etag= — starts the deletion; a stale etag is an EtagMismatchError that says so. */
     async deleteApiKey(input: { name: string; etag?: string }): Promise<OperationView> {
       try {
-        const res = await apikeys.request<GoogleOperation>({ method: 'DELETE', path: `/v2/${resourcePath(input.name)}`, query: { etag: input.etag } });
+        const res = await googleFor(deps).apikeys.request<GoogleOperation>({ method: 'DELETE', path: `/v2/${resourcePath(input.name)}`, query: { etag: input.etag } });
         return operationView(expectShape<GoogleOperation>(res, 'DELETE', OPERATION_SHAPE), summarizeKey);
       } catch (err) {
         if (isFailure(err, FailureType.EtagMismatch)) {
@@ -42,14 +41,14 @@ export function createApiKeyActivities(deps: ActivityDeps) {
 
     /** GET /v2/{name} — the key (deleted keys show `deleteTime` for 30 days); undefined when it does not exist. */
     async getApiKey(input: { name: string }): Promise<Record<string, unknown> | undefined> {
-      const res = await unlessNotFound(() => apikeys.request<Record<string, unknown>>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` }));
+      const res = await unlessNotFound(() => googleFor(deps).apikeys.request<Record<string, unknown>>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` }));
       return res && summarizeKey(expectShape(res, 'GET', RESOURCE_SHAPE));
     },
 
     /** GET /v2/operations/{id} */
     async getApiKeyOperation(input: { name: string }): Promise<OperationView> {
       countPoll('apikey-delete');
-      const res = await apikeys.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
+      const res = await googleFor(deps).apikeys.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
       return operationView(expectShape<GoogleOperation>(res, 'GET', OPERATION_SHAPE), summarizeKey);
     },
   };

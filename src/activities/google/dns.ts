@@ -2,7 +2,7 @@
  * Cloud DNS v1 change activities: one HTTP call each (the change search pages through a list). A Change is
  * Cloud DNS's long-running operation: `status` `pending` until it is `done`.
  */
-import type { ActivityDeps } from '../context';
+import { googleFor, type ActivityDeps } from '../context';
 import type { OperationView } from '../../common/google-operation';
 import type { ResourceRecordSet } from '../../common/google-input';
 import { DNS_CHANGE_SHAPE, expectShape } from '../../http/answer';
@@ -46,12 +46,11 @@ export interface DnsChangeRequest {
 }
 
 export function createDnsActivities(deps: ActivityDeps) {
-  const { dns } = deps.google;
 
   return {
     /** POST …/managedZones/{zone}/changes — atomic; not idempotent: the workflow guards re-sends. */
     async createDnsChange(input: DnsChangeRequest): Promise<OperationView> {
-      const res = await dns.request<DnsChange>({
+      const res = await googleFor(deps).dns.request<DnsChange>({
         method: 'POST',
         path: `${zonePath(input)}/changes`,
         body: { kind: 'dns#change', additions: rrsetBody(input.additions), deletions: rrsetBody(input.deletions) },
@@ -62,7 +61,7 @@ export function createDnsActivities(deps: ActivityDeps) {
     /** GET …/changes/{changeId} */
     async getDnsChange(input: { project: string; zone: string; changeId: string }): Promise<OperationView> {
       countPoll('dns-change');
-      const res = await dns.request<DnsChange>({ method: 'GET', path: `${zonePath(input)}/changes/${encodeURIComponent(input.changeId)}` });
+      const res = await googleFor(deps).dns.request<DnsChange>({ method: 'GET', path: `${zonePath(input)}/changes/${encodeURIComponent(input.changeId)}` });
       return changeView(expectShape<DnsChange>(res, 'GET', DNS_CHANGE_SHAPE));
     },
 
@@ -74,7 +73,7 @@ export function createDnsActivities(deps: ActivityDeps) {
       const notBefore = Date.parse(input.notBefore);
       let pageToken: string | undefined;
       for (let page = 0; page < 10; page++) {
-        const res = await dns.request<{ changes?: DnsChange[]; nextPageToken?: string }>({
+        const res = await googleFor(deps).dns.request<{ changes?: DnsChange[]; nextPageToken?: string }>({
           method: 'GET',
           path: `${zonePath(input)}/changes`,
           query: { sortOrder: 'descending', maxResults: 100, pageToken },

@@ -3,7 +3,7 @@
  * `createAsync` / `updateAsync` are guarded by the workflow: after a try whose outcome is unknown it looks
  * for the bucket and its operation (`getLogBucket`, `findLogBucketOperation`) before sending again.
  */
-import type { ActivityDeps } from '../context';
+import { googleFor, type ActivityDeps } from '../context';
 import type { OperationView } from '../../common/google-operation';
 import { FailureType } from '../../http/retry-policy';
 import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
@@ -60,12 +60,11 @@ export interface CancelRequestResult {
 }
 
 export function createLogBucketActivities(deps: ActivityDeps) {
-  const { logging } = deps.google;
 
   return {
     /** POST /v2/{parent}/buckets:createAsync?bucketId= — not idempotent: the workflow guards re-sends. */
     async createLogBucketAsync(input: { parent: string; bucketId: string } & BucketFieldsInput): Promise<OperationView> {
-      const res = await logging.request<GoogleOperation>({
+      const res = await googleFor(deps).logging.request<GoogleOperation>({
         method: 'POST',
         path: `/v2/${resourcePath(input.parent)}/buckets:createAsync`,
         query: { bucketId: input.bucketId },
@@ -76,7 +75,7 @@ export function createLogBucketActivities(deps: ActivityDeps) {
 
     /** POST /v2/{name}:updateAsync?updateMask= */
     async updateLogBucketAsync(input: { name: string; updateMask: string[] } & BucketFieldsInput): Promise<OperationView> {
-      const res = await logging.request<GoogleOperation>({
+      const res = await googleFor(deps).logging.request<GoogleOperation>({
         method: 'POST',
         path: `/v2/${resourcePath(input.name)}:updateAsync`,
         query: { updateMask: input.updateMask.join(',') },
@@ -87,21 +86,21 @@ export function createLogBucketActivities(deps: ActivityDeps) {
 
     /** GET /v2/{name} — undefined when the bucket does not exist. */
     async getLogBucket(input: { name: string }): Promise<Record<string, unknown> | undefined> {
-      const res = await unlessNotFound(() => logging.request<Record<string, unknown>>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` }));
+      const res = await unlessNotFound(() => googleFor(deps).logging.request<Record<string, unknown>>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` }));
       return res && summarizeBucket(expectShape(res, 'GET', RESOURCE_SHAPE));
     },
 
     /** GET /v2/{operation name} */
     async getLoggingOperation(input: { name: string }): Promise<OperationView> {
       countPoll('log-bucket');
-      const res = await logging.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
+      const res = await googleFor(deps).logging.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
       return operationView(expectShape<GoogleOperation>(res, 'GET', OPERATION_SHAPE), summarizeBucket);
     },
 
     /** POST /v2/{operation name}:cancel — asynchronous: whether it took effect shows in the operation later. */
     async cancelLoggingOperation(input: { name: string }): Promise<CancelRequestResult> {
       try {
-        await logging.request({ method: 'POST', path: `/v2/${resourcePath(input.name)}:cancel`, body: {} });
+        await googleFor(deps).logging.request({ method: 'POST', path: `/v2/${resourcePath(input.name)}:cancel`, body: {} });
         return { accepted: true };
       } catch (err) {
         // A finished operation refuses the cancel; the workflow reads the operation to learn how it ended.
@@ -126,7 +125,7 @@ export function createLogBucketActivities(deps: ActivityDeps) {
       const notBefore = Date.parse(input.notBefore);
       let pageToken: string | undefined;
       for (let page = 0; page < 20; page++) {
-        const res = await logging.request<{ operations?: GoogleOperation[]; nextPageToken?: string }>({
+        const res = await googleFor(deps).logging.request<{ operations?: GoogleOperation[]; nextPageToken?: string }>({
           method: 'GET',
           path: `/v2/${resourcePath(parent)}/operations`,
           query: { pageSize: 100, pageToken },

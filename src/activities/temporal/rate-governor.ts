@@ -36,6 +36,7 @@ import { longhaulMetrics } from '../../telemetry/metrics';
 import { activityLog } from '../../telemetry/log';
 import type { BudgetTicket, RequestBudget, ResponseOutcome } from '../../http/request-budget';
 import { FailureType } from '../../http/retry-policy';
+import { sharedWaitLine, type SharedLimitWait } from '../../common/shared-wait';
 
 export interface GovernorLinkOptions {
   credential: string;
@@ -146,6 +147,7 @@ export class GovernorLink implements RequestBudget {
 
   /** A short wait on a shared limit, spent here rather than in a Temporal retry: counted and logged. */
   private async waitHere(answer: { retryInMs: number; reason: string }, call: CallDescription): Promise<void> {
+    this.showWait(answer);
     longhaulMetrics().limitWaitMs.add(Math.round(answer.retryInMs), { api: 'github' });
     activityLog('info', 'governor-wait', `${call.method} ${call.url}: waits ${Math.ceil(answer.retryInMs / 1000)} s on ${this.opts.credential}'s shared rate limit (${answer.reason})`, {
       api: 'github',
@@ -154,6 +156,20 @@ export class GovernorLink implements RequestBudget {
       reason: answer.reason,
     });
     await this.sleep(answer.retryInMs);
+  }
+
+  /** A wait held here shows in the activity's heartbeat details (see `common/shared-wait.ts`). */
+  private showWait(answer: { retryInMs: number; reason: string }): void {
+    let ctx: Context;
+    try {
+      ctx = Context.current();
+    } catch {
+      return; // not in an activity (tests, tools)
+    }
+    // An activity that heartbeats for itself (a download's resume point) keeps its own details.
+    if (ctx.info.heartbeatTimeoutMs) return;
+    const sharedLimitWait: SharedLimitWait = { credential: this.opts.credential, until: new Date(this.clock() + answer.retryInMs).toISOString(), reason: answer.reason };
+    ctx.heartbeat({ sharedLimitWait });
   }
 
   private refusal(answer: { retryInMs: number; reason: string }, call: CallDescription) {
@@ -169,7 +185,7 @@ export class GovernorLink implements RequestBudget {
         kind: 'retry',
         type: /spent|primary/i.test(answer.reason) ? FailureType.PrimaryRateLimit : FailureType.SecondaryRateLimit,
         delayMs: answer.retryInMs,
-        message: `not sent: ${this.opts.credential} waits on a shared rate limit until ${new Date(this.clock() + answer.retryInMs).toISOString()} (${answer.reason})`,
+        message: `not sent: ${sharedWaitLine({ credential: this.opts.credential, until: new Date(this.clock() + answer.retryInMs).toISOString() })} (${answer.reason})`,
       },
       call,
     );

@@ -1,0 +1,45 @@
+/**
+ * Naming the credential a workflow's API calls use. A workflow input may carry `credential: "<name>"`
+ * (a name from the worker fleet's credential config, never a secret); the workflow interceptor
+ * (`workflows/credential-interceptor.ts`) carries it in a header on every activity, child workflow and
+ * continue-as-new it starts, and the worker's activity interceptor (`activities/credential-scope.ts`)
+ * makes the activity's client, host and rate budget the ones of that name.
+ *
+ * A header rather than a field of every activity input: every activity of every workflow gets it the same
+ * way, with no activity signature to forget, and it is recorded in history with the activity it belongs to.
+ */
+
+/** The Temporal header carrying the credential name. */
+export const CREDENTIAL_HEADER = 'longhaul-credential';
+
+/** Credential names: the same rule the worker's `LONGHAUL_GITHUB_CREDENTIALS` config enforces. */
+const CREDENTIAL_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
+
+/** Looks like a token rather than a name: GitHub token prefixes, JWTs, long opaque strings. */
+const SECRET_LIKE = /^(gh[pousr]_|github_pat_|ya29\.|eyJ)|^[A-Za-z0-9_-]{36,}$/;
+
+/** Problems with a workflow input's `credential` (empty when absent or a valid name). */
+export function credentialNameProblems(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (typeof value !== 'string' || value === '') return ['credential must be the name of a configured credential (e.g. "github")'];
+  // Checked first and reported without echoing the value: a secret pasted here must not reach logs.
+  if (SECRET_LIKE.test(value)) return ['credential looks like a secret: name a credential configured on the workers (LONGHAUL_GITHUB_CREDENTIALS), never the token itself'];
+  if (!CREDENTIAL_NAME.test(value)) return [`credential ${JSON.stringify(value)} must be letters, digits, ".", "_" or "-" (at most 63)`];
+  return [];
+}
+
+/** The `credential` field of a workflow's first argument, if it has one. */
+export function credentialOfInput(args: readonly unknown[]): unknown {
+  const first = args[0];
+  return first !== null && typeof first === 'object' && 'credential' in first ? (first as { credential?: unknown }).credential : undefined;
+}
+
+/** The field every workflow input accepts to name its credential. */
+export interface CredentialChoice {
+  /**
+   * The name of the credential (and so the host and rate budget) the workflow's API calls use, as
+   * configured on the workers (`LONGHAUL_GITHUB_CREDENTIALS`, `GITHUB_<NAME>_TOKEN`/`_API_URL`/App
+   * settings). Never a secret. Default: the workers' default credential.
+   */
+  credential?: string;
+}

@@ -1,0 +1,43 @@
+/**
+ * Teardown shared by the tests that run worker PROCESSES: after each test, its workflows are terminated,
+ * the processes killed, the client closed and whatever else it registered (emulators, proxies) closed.
+ */
+import { afterEach } from 'vitest';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { stopWorkerProcesses } from './worker-process';
+import { testClient } from './temporal';
+
+export interface FleetTest {
+  /** A client closed after the test. */
+  client(): Promise<Client>;
+  /** Terminated after the test. */
+  track<H extends WorkflowHandle>(handle: H): H;
+  /** Closed after the test (after the workers stopped). */
+  closeLater(close: () => Promise<unknown>): void;
+}
+
+export function useFleetTeardown(): FleetTest {
+  let handles: WorkflowHandle[] = [];
+  let closers: (() => Promise<unknown>)[] = [];
+  let client: Client | undefined;
+  afterEach(async () => {
+    await Promise.all(handles.map((h) => h.terminate('test over').catch(() => undefined)));
+    await stopWorkerProcesses();
+    await client?.connection.close();
+    await Promise.all(closers.map((c) => c()));
+    [handles, closers, client] = [[], [], undefined];
+  });
+  return {
+    async client() {
+      client ??= await testClient();
+      return client;
+    },
+    track(handle) {
+      handles.push(handle);
+      return handle;
+    },
+    closeLater(close) {
+      closers.push(close);
+    },
+  };
+}
