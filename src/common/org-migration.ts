@@ -236,6 +236,8 @@ export function describeOrgMigration(s: OrgMigrationStatus, heartbeat?: { offset
   return {
     line: parts.join(' · '),
     percent,
-    attributes: { process: ORG_MIGRATION, org: s.org, target: s.target, state: s.state ?? s.phase },
+    // A migration that ended cancelled or failed is listed as such, not under the export state it last saw
+    // (`list --state exporting` must not show it).
+    attributes: { process: ORG_MIGRATION, org: s.org, target: s.target, state: s.phase === 'cancelled' || s.phase === 'failed' ? s.phase : (s.state ?? s.phase) },
   };
 }

@@ -75,7 +75,10 @@ describe('longhaul lifecycle commands', () => {
     expect(waited.code).toBe(3);
     expect(oneObject(waited.stdout)).toMatchObject({ workflowId, workflowStatus: 'CANCELLED' });
     const closed = await cli(['list', '--org', 'octo-org', '--closed']);
-    expect(closed.stdout).toMatch(new RegExp(`^${workflowId}  CANCELLED  org-migration`, 'm'));
+    // Listed under its ending: no longer among the exporting ones.
+    expect(closed.stdout).toMatch(new RegExp(`^${workflowId}  CANCELLED  org-migration  cancelled  `, 'm'));
+    const exporting = await cli(['list', '--process', 'org-migration', '--state', 'exporting', '--json']);
+    expect((oneObject(exporting.stdout).workflows as { workflowId: string }[]).map((w) => w.workflowId)).not.toContain(workflowId);
   });
 
   it('wait exits 0 with the result when the workflow completes, 1 when it fails, 4 when it is terminated', async () => {

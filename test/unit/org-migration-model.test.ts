@@ -55,6 +55,14 @@ describe('org-migration model', () => {
     expect(view.attributes.target).toMatch(/… \(\+[\d,]+ more\)$/);
   });
 
+  it('lists a cancelled or failed migration under its ending, not under the export state it last saw', () => {
+    const waiting: OrgMigrationStatus = { ...newMigrationStatus({ org: 'o', repositories: ['a'] }), phase: 'waiting', migrationId: 1, state: 'exporting' };
+    expect(describeOrgMigration(waiting).attributes.state).toBe('exporting');
+    expect(describeOrgMigration({ ...waiting, phase: 'cancelled' }).attributes.state).toBe('cancelled');
+    expect(describeOrgMigration({ ...waiting, phase: 'failed', state: 'failed' }).attributes.state).toBe('failed');
+    expect(describeOrgMigration({ ...waiting, phase: 'done', state: 'exported' }).attributes.state).toBe('exported');
+  });
+
   it('shows the download with the heartbeat the CLI has, as a percentage', () => {
     const status: OrgMigrationStatus = { ...newMigrationStatus({ org: 'o', repositories: ['a'] }), phase: 'downloading', migrationId: 1 };
     expect(describeOrgMigration(status, { offset: 512 * 1024, total: 1024 * 1024 })).toMatchObject({ line: 'downloading · migration 1 · 512 KiB of 1024 KiB', percent: 50 });
