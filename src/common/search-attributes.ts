@@ -1,7 +1,8 @@
 /**
  * longhaul's custom search attributes: what a user filters and reads in the Temporal UI.
  * Registered on the embedded dev server at start; on another server, register them once with
- * `temporal operator search-attribute create` (see README).
+ * `npx longhaul setup-namespace` or `temporal operator search-attribute create` (see docs/operations.md,
+ * "Production stack").
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
