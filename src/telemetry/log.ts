@@ -14,7 +14,6 @@ export type LogEvent =
   | 'governor-wait'
   | 'retry'
   | 'permanent-failure'
-  | 'download-resume'
   | 'sink-failure';
 
 export interface LogFields {
