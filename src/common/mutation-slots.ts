@@ -53,3 +53,41 @@ export function nextSlotLead(lead: number, delayMs: number, missed: boolean): nu
   const next = missed ? Math.max(2 * lead, needed) : Math.max(needed, Math.round(lead * 0.8));
   return Math.min(MAX_MUTATION_SLOT_LEAD_MS, Math.max(MUTATION_SLOT_LEAD_MS, next));
 }
+
+/**
+ * workerId → mutations (and content requests) refused at the worker's last ask, and until when they are
+ * expected back. The window's budget is shared with reads, and a busy fleet's reads (feeds polled every
+ * few seconds) are refused by the dozen at the budget's end and all return at the reset: they would take
+ * the whole next window before the few refused mutations ask again, window after window. Reads leave
+ * these mutations their share, so a mutation refused once gets the next budget.
+ */
+export type MutationsWaiting = Record<string, { count: number; until: number }>;
+/** @format milliseconds — a hold outlives its retry time by this (the link's own jitter and a slow answer), then lapses. */
+export const MUTATION_HOLD_GRACE_MS = 5_000;
+
+/** Records a worker's refused mutations (`refused`, asking again by `retryAt`), or clears its hold once all were granted. */
+export function holdForMutations(waiting: MutationsWaiting, workerId: string, refused: number, retryAt: number): void {
+  if (refused > 0) waiting[workerId] = { count: refused, until: retryAt + MUTATION_HOLD_GRACE_MS };
+  else delete waiting[workerId];
+}
+
+/** Permits reads must leave for refused mutations still expected back (lapsed holds are dropped). */
+export function heldForMutations(waiting: MutationsWaiting, now: number): number {
+  let held = 0;
+  for (const [id, w] of Object.entries(waiting)) {
+    if (w.until < now) delete waiting[id];
+    else held += w.count;
+  }
+  return held;
+}
+
+/** The earliest time ≥ `at` when one more content-creating request stays within both allowances (`times`: content slots granted). */
+export function contentFreeAt(times: number[], perMinute: number, perHour: number, at: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let t = at;
+  const inMinute = sorted.filter((x) => x > t - 60_000);
+  if (inMinute.length >= perMinute) t = Math.max(t, inMinute[inMinute.length - perMinute] + 60_000);
+  const inHour = sorted.filter((x) => x > t - 3_600_000);
+  if (inHour.length >= perHour) t = Math.max(t, inHour[inHour.length - perHour] + 3_600_000);
+  return t;
+}

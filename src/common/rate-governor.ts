@@ -10,7 +10,7 @@
  * the fleet spends the window down to the reserve and then waits for the reset instead of learning about
  * exhaustion from a limited answer. Limited answers any worker receives still close the gate for all.
  */
-import { MUTATION_SLOT_TOLERANCE_MS, slotLeadFor } from './mutation-slots';
+import { contentFreeAt, heldForMutations, holdForMutations, MUTATION_SLOT_TOLERANCE_MS, slotLeadFor, type MutationsWaiting } from './mutation-slots';
 
 /** What a request is, for pacing: reads are only counted; mutations are spaced; content creation is also capped per minute/hour. */
 export type RequestKind = 'read' | 'mutation' | 'content';
@@ -132,6 +132,8 @@ export interface GovernorState {
   workers: Record<string, number>;
   /** workerId → requests refused at its last ask, and when: the work waiting on the limit. */
   waiting: Record<string, { count: number; at: number; until: number }>;
+  /** Mutations refused at their workers' last ask: reads leave them that much budget (unset in older states). */
+  mutationsWaiting?: MutationsWaiting;
   totals: { granted: number; refused: number; limitedReports: number; observations: number };
 }
 
@@ -231,6 +233,9 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
     state.totals.refused += refused;
     if (refused > 0) state.waiting[req.workerId] = { count: refused, at: now, until: untilMs };
     else delete state.waiting[req.workerId];
+    // Mutations waiting for a slot (not for budget) would gain nothing from budget held for them.
+    const slotBound = reason === SLOTS_QUEUED || reason === CONTENT_SPENT;
+    if (req.kind !== 'read') holdForMutations((state.mutationsWaiting ??= {}), req.workerId, slotBound ? 0 : refused, untilMs + state.config.jitterMs);
     return {
       granted,
       ...(slotTimes ? { slotTimes, grantedAt: now } : {}),
@@ -256,13 +261,19 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
     return { ...grant, observe: true };
   }
   if (req.kind === 'read') {
-    const granted = Math.min(req.count, state.budget);
+    // Mutations refused earlier go first: reads arrive in droves at every reset and would take it all.
+    const held = heldForMutations((state.mutationsWaiting ??= {}), now);
+    const granted = Math.min(req.count, Math.max(0, state.budget - held));
     state.budget -= granted;
+    if (state.budget > 0) return refuse(granted, now + 1000, `budget held for ${held} waiting mutation(s)`);
     return refuse(granted, state.windowResetAt ?? now + 1000, `request budget of the window spent (reserve ${reserveOf(state)} kept)`);
   }
   // While the new window's reset is unknown, every slot belongs to it.
   return grantSlots(state, req, now, state.windowResetAt ?? Infinity, refuse);
 }
+
+const SLOTS_QUEUED = 'mutations queued for the next slots';
+const CONTENT_SPENT = 'content-creation allowance spent';
 
 function grantSlots(
   state: GovernorState,
@@ -279,10 +290,10 @@ function grantSlots(
   let reason = '';
   for (let i = 0; i < req.count; i++) {
     let slot = Math.max(now + lead, state.lastMutationAt + spacing);
-    if (req.kind === 'content') slot = Math.max(slot, contentFreeAt(state, slot));
+    if (req.kind === 'content') slot = Math.max(slot, contentFreeAt(state.contentTimes, config.contentPerMinute, config.contentPerHour, slot));
     if (slot - now > config.maxSlotWaitMs) {
       retryAt = slot - config.maxSlotWaitMs / 2;
-      reason = req.kind === 'content' ? 'content-creation allowance spent' : 'mutations queued for the next slots';
+      reason = req.kind === 'content' ? CONTENT_SPENT : SLOTS_QUEUED;
       break;
     }
     // A slot after the reset is charged to the next window.
@@ -299,18 +310,6 @@ function grantSlots(
     slots.push(slot);
   }
   return refuse(slots.length, retryAt, reason, slots);
-}
-
-/** The earliest time ≥ `at` when one more content-creating request stays within both allowances. */
-function contentFreeAt(state: GovernorState, at: number): number {
-  const { contentPerMinute, contentPerHour } = state.config;
-  const sorted = [...state.contentTimes].sort((a, b) => a - b);
-  let t = at;
-  const inMinute = sorted.filter((x) => x > t - 60_000);
-  if (inMinute.length >= contentPerMinute) t = Math.max(t, inMinute[inMinute.length - contentPerMinute] + 60_000);
-  const inHour = sorted.filter((x) => x > t - 3_600_000);
-  if (inHour.length >= contentPerHour) t = Math.max(t, inHour[inHour.length - contentPerHour] + 3_600_000);
-  return t;
 }
 
 /** The snapshot's reason when the gate is closed only because the window's budget is spent. */

@@ -264,3 +264,54 @@ describe('rate governor mutation slots under slow answers', () => {
     expect(acquireRequestProblems({ workerId: 'w1', kind: 'mutation', count: 1, leadMs: 800 })).toEqual([]);
   });
 });
+
+describe('rate governor: mutations before reads on a spent budget', () => {
+  /** The bench's feeds: a crowd of refused reads returns at every reset, before the one refused mutation. */
+  function windowsUntilMutation(s: GovernorState, windows: number): number | undefined {
+    const reads = acquire(s, { workerId: 'feeds', kind: 'read', count: 100 }, T0, noJitter);
+    expect(reads.granted).toBe(56);
+    const refused = acquire(s, { workerId: 'w1', kind: 'mutation', count: 1 }, T0 + 100, noJitter);
+    expect(refused).toMatchObject({ granted: 0 });
+    let resetAt = T0 + 100 + refused.retryInMs!;
+    for (let n = 1; n <= windows; n++) {
+      // The window's reset is renewed by every answer (10 s windows, margin 1 s).
+      observe(s, { limit: 60, remaining: 60, resetInMs: 10_000, ageMs: 0 }, resetAt);
+      acquire(s, { workerId: 'feeds', kind: 'read', count: 100 }, resetAt + 10, noJitter);
+      acquire(s, { workerId: 'feeds', kind: 'read', count: 100 }, resetAt + 300, noJitter);
+      const grant = acquire(s, { workerId: 'w1', kind: 'mutation', count: 1 }, resetAt + 800, noJitter);
+      if (grant.granted === 1) return n;
+      resetAt = resetAt + 800 + grant.retryInMs!;
+    }
+    return undefined;
+  }
+
+  it('leaves a refused mutation its share of the next window although the reads ask first', () => {
+    const s = known();
+    expect(windowsUntilMutation(s, 10)).toBe(1);
+    // Its hold is gone once it was granted: the reads have the rest of the window again.
+    expect(s.mutationsWaiting).toEqual({});
+  });
+
+  it('retries reads held back for a mutation soon rather than at the reset, and drops the hold of a mutation that never comes back', () => {
+    const s = known();
+    acquire(s, { workerId: 'feeds', kind: 'read', count: 56 }, T0, noJitter);
+    const refused = acquire(s, { workerId: 'w1', kind: 'mutation', count: 2 }, T0 + 100, noJitter);
+    expect(refused.granted).toBe(0);
+    const reset = T0 + 11_000;
+    const held = acquire(s, { workerId: 'feeds', kind: 'read', count: 100 }, reset, noJitter);
+    expect(held.granted).toBe(55);
+    expect(held.retryInMs).toBe(1_000);
+    expect(held.reason).toContain('2 waiting mutation');
+    // w1 died: after its retry time, the jitter and the grace, the held permits go to reads.
+    const later = reset + 1_500 + 5_001;
+    expect(acquire(s, { workerId: 'feeds', kind: 'read', count: 100 }, later, noJitter).granted).toBe(2);
+  });
+
+  it('holds nothing for mutations that wait only for a slot further out than the longest slot wait', () => {
+    const s = known(59, { maxSlotWaitMs: 3_000 });
+    const grant = acquire(s, { workerId: 'w1', kind: 'mutation', count: 5 }, T0, noJitter);
+    expect(grant.granted).toBe(3);
+    expect(s.mutationsWaiting).toEqual({});
+    expect(acquire(s, { workerId: 'feeds', kind: 'read', count: 100 }, T0 + 10, noJitter).granted).toBe(53);
+  });
+});
