@@ -10,6 +10,7 @@
  * the fleet spends the window down to the reserve and then waits for the reset instead of learning about
  * exhaustion from a limited answer. Limited answers any worker receives still close the gate for all.
  */
+import { contentFreeAt, heldForMutations, holdForMutations, MUTATION_SLOT_TOLERANCE_MS, slotLeadFor, type MutationsWaiting } from './mutation-slots';
 
 /** What a request is, for pacing: reads are only counted; mutations are spaced; content creation is also capped per minute/hour. */
 export type RequestKind = 'read' | 'mutation' | 'content';
@@ -50,15 +51,7 @@ export const defaultGovernorConfig: GovernorConfig = {
   workerTtlMs: 30_000,
 };
 
-/**
- * Mutation slots are instants (epoch ms, the governor's clock — the Temporal server's): a worker sends at
- * its slot, or up to this much later; one that gets its answer later than that lets the slot go and asks
- * again. Slots are spaced by `mutationSpacingMs + tolerance + 50 ms`, so two mutations never reach the
- * server closer than the configured spacing (workers' clocks are assumed NTP-synchronised).
- */
-export const MUTATION_SLOT_TOLERANCE_MS = 300;
-/** @format milliseconds — the earliest slot is this far ahead, so the answer reaches the worker before it. */
-export const MUTATION_SLOT_LEAD_MS = 250;
+export { MUTATION_SLOT_LEAD_MS, MUTATION_SLOT_TOLERANCE_MS } from './mutation-slots';
 
 /** Rate-limit facts from one response, as a worker saw them. */
 export interface RateObservation {
@@ -89,6 +82,8 @@ export interface AcquireRequest {
   observation?: RateObservation;
   /** Granted requests the server did not count (304 Not Modified), by the window they were granted in. */
   refunds?: { window: number; count: number }[];
+  /** @format milliseconds — for mutations/content: no slot nearer than this (how late this worker's answers arrive). */
+  leadMs?: number;
 }
 
 export interface AcquireGrant {
@@ -96,6 +91,8 @@ export interface AcquireGrant {
   granted: number;
   /** For mutations/content: when (epoch ms) each granted request may go out. */
   slotTimes?: number[];
+  /** Epoch ms (governor's clock) the slots were granted at: the worker measures how late the answer came. */
+  grantedAt?: number;
   /** @format milliseconds — for the refused rest: when to ask again (jittered). */
   retryInMs?: number;
   /** Why the rest were refused (shown in failures and the UI). */
@@ -135,6 +132,8 @@ export interface GovernorState {
   workers: Record<string, number>;
   /** workerId → requests refused at its last ask, and when: the work waiting on the limit. */
   waiting: Record<string, { count: number; at: number; until: number }>;
+  /** Mutations refused at their workers' last ask: reads leave them that much budget (unset in older states). */
+  mutationsWaiting?: MutationsWaiting;
   totals: { granted: number; refused: number; limitedReports: number; observations: number };
 }
 
@@ -234,9 +233,12 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
     state.totals.refused += refused;
     if (refused > 0) state.waiting[req.workerId] = { count: refused, at: now, until: untilMs };
     else delete state.waiting[req.workerId];
+    // Mutations waiting for a slot (not for budget) would gain nothing from budget held for them.
+    const slotBound = reason === SLOTS_QUEUED || reason === CONTENT_SPENT;
+    if (req.kind !== 'read') holdForMutations((state.mutationsWaiting ??= {}), req.workerId, slotBound ? 0 : refused, untilMs + state.config.jitterMs);
     return {
       granted,
-      ...(slotTimes ? { slotTimes } : {}),
+      ...(slotTimes ? { slotTimes, grantedAt: now } : {}),
       ...(refused > 0 ? { retryInMs: Math.max(0, untilMs - now) + jitter(), reason } : {}),
       concurrency: concurrencyShare(state),
       window: state.windowSeq,
@@ -252,19 +254,26 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
     // No window known yet: one request at a time until a response tells the limit and the reset.
     if (state.probeUntil > now) return refuse(0, now + 250, 'waiting for the first response to tell the rate limit');
     state.probeUntil = now + 10_000;
-    const grant = refuse(1, now + 250, 'waiting for the first response to tell the rate limit', req.kind === 'read' ? undefined : [now + MUTATION_SLOT_LEAD_MS]);
-    if (req.kind !== 'read') state.lastMutationAt = now + MUTATION_SLOT_LEAD_MS;
-    if (req.kind === 'content') state.contentTimes.push(now + MUTATION_SLOT_LEAD_MS);
+    const slot = now + slotLeadFor(req.leadMs, state.config.maxSlotWaitMs);
+    const grant = refuse(1, now + 250, 'waiting for the first response to tell the rate limit', req.kind === 'read' ? undefined : [slot]);
+    if (req.kind !== 'read') state.lastMutationAt = slot;
+    if (req.kind === 'content') state.contentTimes.push(slot);
     return { ...grant, observe: true };
   }
   if (req.kind === 'read') {
-    const granted = Math.min(req.count, state.budget);
+    // Mutations refused earlier go first: reads arrive in droves at every reset and would take it all.
+    const held = heldForMutations((state.mutationsWaiting ??= {}), now);
+    const granted = Math.min(req.count, Math.max(0, state.budget - held));
     state.budget -= granted;
+    if (state.budget > 0) return refuse(granted, now + 1000, `budget held for ${held} waiting mutation(s)`);
     return refuse(granted, state.windowResetAt ?? now + 1000, `request budget of the window spent (reserve ${reserveOf(state)} kept)`);
   }
   // While the new window's reset is unknown, every slot belongs to it.
   return grantSlots(state, req, now, state.windowResetAt ?? Infinity, refuse);
 }
+
+const SLOTS_QUEUED = 'mutations queued for the next slots';
+const CONTENT_SPENT = 'content-creation allowance spent';
 
 function grantSlots(
   state: GovernorState,
@@ -275,15 +284,16 @@ function grantSlots(
 ): AcquireGrant {
   const { config } = state;
   const spacing = config.mutationSpacingMs + MUTATION_SLOT_TOLERANCE_MS + 50;
+  const lead = slotLeadFor(req.leadMs, config.maxSlotWaitMs);
   const slots: number[] = [];
   let retryAt = now;
   let reason = '';
   for (let i = 0; i < req.count; i++) {
-    let slot = Math.max(now + MUTATION_SLOT_LEAD_MS, state.lastMutationAt + spacing);
-    if (req.kind === 'content') slot = Math.max(slot, contentFreeAt(state, slot));
+    let slot = Math.max(now + lead, state.lastMutationAt + spacing);
+    if (req.kind === 'content') slot = Math.max(slot, contentFreeAt(state.contentTimes, config.contentPerMinute, config.contentPerHour, slot));
     if (slot - now > config.maxSlotWaitMs) {
       retryAt = slot - config.maxSlotWaitMs / 2;
-      reason = req.kind === 'content' ? 'content-creation allowance spent' : 'mutations queued for the next slots';
+      reason = req.kind === 'content' ? CONTENT_SPENT : SLOTS_QUEUED;
       break;
     }
     // A slot after the reset is charged to the next window.
@@ -300,18 +310,6 @@ function grantSlots(
     slots.push(slot);
   }
   return refuse(slots.length, retryAt, reason, slots);
-}
-
-/** The earliest time ≥ `at` when one more content-creating request stays within both allowances. */
-function contentFreeAt(state: GovernorState, at: number): number {
-  const { contentPerMinute, contentPerHour } = state.config;
-  const sorted = [...state.contentTimes].sort((a, b) => a - b);
-  let t = at;
-  const inMinute = sorted.filter((x) => x > t - 60_000);
-  if (inMinute.length >= contentPerMinute) t = Math.max(t, inMinute[inMinute.length - contentPerMinute] + 60_000);
-  const inHour = sorted.filter((x) => x > t - 3_600_000);
-  if (inHour.length >= contentPerHour) t = Math.max(t, inHour[inHour.length - contentPerHour] + 3_600_000);
-  return t;
 }
 
 /** The snapshot's reason when the gate is closed only because the window's budget is spent. */
@@ -395,5 +393,6 @@ export function acquireRequestProblems(req: unknown): string[] {
   if (typeof r.workerId !== 'string' || !r.workerId) problems.push('workerId must be a non-empty string');
   if (r.kind !== 'read' && r.kind !== 'mutation' && r.kind !== 'content') problems.push('kind must be read, mutation or content');
   if (!Number.isInteger(r.count) || (r.count as number) < 1 || (r.count as number) > 1000) problems.push('count must be an integer 1..1000');
+  if (r.leadMs !== undefined && (typeof r.leadMs !== 'number' || !Number.isFinite(r.leadMs) || r.leadMs < 0)) problems.push('leadMs must be a non-negative number');
   return problems;
 }

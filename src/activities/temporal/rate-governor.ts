@@ -18,10 +18,10 @@ import { hostname } from 'node:os';
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
+import { gateCheckAheadMs, MUTATION_SLOT_LEAD_MS, nextSlotLead, slotStillValid } from '../../common/mutation-slots';
 import {
   BUDGET_SPENT,
   governorWorkflowId,
-  MUTATION_SLOT_TOLERANCE_MS,
   type AcquireGrant,
   type AcquireRequest,
   type GovernorConfig,
@@ -54,15 +54,14 @@ export interface GovernorLinkOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-type Answer = { ok: true; slotAt?: number; window: number } | { ok: false; retryInMs: number; reason: string };
+/** `lateMs`: how long after the governor granted the slot its answer arrived here. */
+type Answer = { ok: true; slotAt?: number; lateMs?: number; window: number } | { ok: false; retryInMs: number; reason: string };
 
 interface Waiter {
   resolve(answer: Answer): void;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
-/** @format milliseconds — how long before a far slot its holder re-reads the gate. */
-const CONFIRM_AHEAD_MS = 400;
 
 export class GovernorLink implements RequestBudget {
   readonly workerId: string;
@@ -77,6 +76,8 @@ export class GovernorLink implements RequestBudget {
   private concurrency = 1;
   private active = 0;
   private readonly slotQueue: (() => void)[] = [];
+  /** @format milliseconds — how far ahead mutation slots are asked for: this worker's answers arrive that late. */
+  private slotLead = MUTATION_SLOT_LEAD_MS;
 
   constructor(private readonly opts: GovernorLinkOptions) {
     this.workerId = opts.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -118,10 +119,15 @@ export class GovernorLink implements RequestBudget {
           : await this.ask(kind);
       if (answer.ok) {
         if (answer.slotAt === undefined) return answer.window;
-        // A slot far ahead was granted before limits reported meanwhile: confirm the gate just before it.
-        if (answer.slotAt - this.clock() > CONFIRM_AHEAD_MS + 100) {
-          await this.sleep(answer.slotAt - CONFIRM_AHEAD_MS - this.clock());
+        this.slotLead = nextSlotLead(this.slotLead, answer.lateMs ?? 0, false);
+        // A slot far ahead was granted before limits reported meanwhile: confirm the gate just before it,
+        // early enough for the gate check's own round trip (as slow as the answers here).
+        const confirmAhead = gateCheckAheadMs(this.slotLead);
+        if (answer.slotAt - this.clock() > confirmAhead + 100) {
+          await this.sleep(answer.slotAt - confirmAhead - this.clock());
+          const asked = this.clock();
           const closed = await this.closedFor(kind);
+          this.slotLead = nextSlotLead(this.slotLead, this.clock() - asked, false);
           if (closed) {
             if (waited + closed.retryInMs > maxWait) throw this.refusal(closed, call);
             await this.waitHere(closed, call);
@@ -135,8 +141,15 @@ export class GovernorLink implements RequestBudget {
           longhaulMetrics().limitWaitMs.add(Math.round(early), { api: 'github' });
           await this.sleep(early);
         }
-        // Received too late to keep the spacing: let the slot go and ask for a new one.
-        if (this.clock() <= answer.slotAt + MUTATION_SLOT_TOLERANCE_MS) return answer.window;
+        if (slotStillValid(answer.slotAt, this.clock())) return answer.window;
+        // Too late to keep the spacing to the next slot: let it go, and ask further ahead so the next
+        // answer arrives in time (a fixed lead would miss every slot while answers stay this slow).
+        this.slotLead = nextSlotLead(this.slotLead, answer.lateMs ?? 0, true);
+        activityLog('info', 'governor-wait', `${call.method} ${call.url}: mutation slot on ${this.opts.credential} arrived too late; asks again ${this.slotLead} ms ahead`, {
+          api: 'github',
+          credential: this.opts.credential,
+          slotLeadMs: this.slotLead,
+        });
         continue;
       }
       if (waited + answer.retryInMs > maxWait) throw this.refusal(answer, call);
@@ -226,17 +239,19 @@ export class GovernorLink implements RequestBudget {
         const waiters = this.pending[kind].splice(0);
         let grant: AcquireGrant;
         try {
-          grant = await this.update({ workerId: this.workerId, kind, count: waiters.length, observation: this.takeObservation(), refunds: this.takeRefunds() });
+          const lead = kind === 'read' ? {} : { leadMs: this.slotLead };
+          grant = await this.update({ workerId: this.workerId, kind, count: waiters.length, observation: this.takeObservation(), refunds: this.takeRefunds(), ...lead });
         } catch (err) {
           const reason = `rate governor unreachable: ${(err as Error).message}`;
           for (const w of waiters) w.resolve({ ok: false, retryInMs: 1000 + Math.round(this.random() * 1000), reason });
           continue;
         }
+        const lateMs = grant.grantedAt === undefined ? undefined : this.clock() - grant.grantedAt;
         this.concurrency = grant.concurrency;
         this.wakeSlots();
         waiters.forEach((w, i) => {
           if (i < grant.granted) {
-            w.resolve({ ok: true, slotAt: grant.slotTimes?.[i], window: grant.window });
+            w.resolve({ ok: true, slotAt: grant.slotTimes?.[i], lateMs, window: grant.window });
           } else {
             w.resolve({ ok: false, retryInMs: (grant.retryInMs ?? 1000) + Math.round(this.random() * 500), reason: grant.reason ?? 'refused' });
           }
