@@ -12,12 +12,12 @@
  */
 import { type Command, Option } from 'commander';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
-import { defaultPayloadConverter, optionalTsToMs } from '@temporalio/common';
+import { optionalTsToMs } from '@temporalio/common';
 import { migrationWorkflowId, ORG_MIGRATION } from '../common/org-migration';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
 import { CliError, printJson, type CliContext } from './context';
 import { ExitCode } from './exit-codes';
-import { awaitOutcome, printOutcome } from './run-workflow';
+import { awaitOutcome, decodeHeartbeat, printOutcome } from './run-workflow';
 import { processKind } from './processes';
 
 interface KeyFlags {
@@ -96,21 +96,23 @@ async function queryStatus(handle: WorkflowHandle): Promise<unknown> {
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
 /** Running activities: what the workflow waits on, and why (attempts, last failure, next attempt). */
-function pendingActivities(d: WorkflowExecutionDescription) {
-  return (d.raw.pendingActivities ?? []).map((a) => ({
-    activity: a.activityType?.name ?? '?',
-    attempt: a.attempt ?? 1,
-    lastFailure: a.lastFailure?.message ?? undefined,
-    nextAttemptAt: iso(optionalTsToMs(a.nextAttemptScheduleTime)),
-    heartbeat: a.heartbeatDetails?.payloads?.[0] ? defaultPayloadConverter.fromPayload(a.heartbeatDetails.payloads[0]) : undefined,
-  }));
+function pendingActivities(handle: WorkflowHandle, d: WorkflowExecutionDescription) {
+  return Promise.all(
+    (d.raw.pendingActivities ?? []).map(async (a) => ({
+      activity: a.activityType?.name ?? '?',
+      attempt: a.attempt ?? 1,
+      lastFailure: a.lastFailure?.message ?? undefined,
+      nextAttemptAt: iso(optionalTsToMs(a.nextAttemptScheduleTime)),
+      heartbeat: await decodeHeartbeat(handle, a.heartbeatDetails?.payloads?.[0]),
+    })),
+  );
 }
 
 async function status(ctx: CliContext, id: string | undefined, flags: KeyFlags): Promise<number> {
   const { handle, description: d } = await existing(ctx, id, flags);
   const kind = processKind(d.type);
   const raw = await queryStatus(handle);
-  const pending = pendingActivities(d);
+  const pending = await pendingActivities(handle, d);
   const line = raw !== undefined && kind.describeStatus ? kind.describeStatus(raw, pending.find((p) => p.heartbeat)?.heartbeat, d.workflowId).line : undefined;
   const attrs = d.typedSearchAttributes;
   const view = {

@@ -5,7 +5,7 @@
  */
 import { type Command, Option } from 'commander';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
-import { defaultPayloadConverter, type SearchAttributePair, type Workflow } from '@temporalio/common';
+import type { Payload, SearchAttributePair, Workflow } from '@temporalio/common';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { ExitCode, exitCodeForStatus } from './exit-codes';
 import { sharedWaitLine, sharedWaitOf, type PendingActivityView } from '../common/shared-wait';
@@ -227,10 +227,28 @@ export function followStatus<Status>(handle: WorkflowHandle, describe: (s: Statu
 /** The workflow's pending activities: decoded heartbeat details and last failure message. */
 async function pendingActivities(handle: WorkflowHandle): Promise<PendingActivityView[]> {
   const { raw } = await handle.describe();
-  return (raw.pendingActivities ?? []).map((activity) => {
-    const payload = activity.heartbeatDetails?.payloads?.[0];
-    return { heartbeat: payload ? defaultPayloadConverter.fromPayload(payload) : undefined, lastFailureMessage: activity.lastFailure?.message ?? undefined };
-  });
+  return Promise.all(
+    (raw.pendingActivities ?? []).map(async (activity) => ({
+      heartbeat: await decodeHeartbeat(handle, activity.heartbeatDetails?.payloads?.[0]),
+      lastFailureMessage: activity.lastFailure?.message ?? undefined,
+    })),
+  );
+}
+
+/**
+ * Heartbeat details as the worker wrote them: through the client's codecs first (with a codec key they are
+ * encrypted like every payload), then its payload converter. Unreadable details (another key) show as none.
+ */
+export async function decodeHeartbeat(handle: WorkflowHandle, payload: Payload | null | undefined): Promise<unknown> {
+  if (!payload) return undefined;
+  const { payloadConverter, payloadCodecs } = handle.client.options.loadedDataConverter;
+  try {
+    let decoded = [payload];
+    for (const codec of [...payloadCodecs].reverse()) decoded = await codec.decode(decoded);
+    return payloadConverter.fromPayload(decoded[0]);
+  } catch {
+    return undefined;
+  }
 }
 
 export function progressBar(percent: number, width = 24): string {
