@@ -9,7 +9,7 @@ import { githubFor, type ActivityDeps } from '../context';
 import { readSecret } from '../../config';
 import { FailureType } from '../../http/retry-policy';
 import { ImportFailure } from '../../common/source-import';
-import { expectShape, IMPORT_SHAPE } from '../../http/answer';
+import { expectList, expectShape, IMPORT_AUTHOR_SHAPE, IMPORT_SHAPE, LARGE_FILE_SHAPE } from '../../http/answer';
 import {
   credentialReferenceProblems,
   type ImportAuthor,
@@ -209,10 +209,13 @@ export function createImportActivities(deps: ActivityDeps) {
       }
     },
 
-    /** GET /repos/{owner}/{repo}/import/authors?since=ID — authors with an id greater than `since`. */
+    /**
+     * GET /repos/{owner}/{repo}/import/authors?since=ID — authors with an id greater than `since`. A body that
+     * is not a list of authors is MalformedAnswer, never an empty list (that would read as "no authors to map").
+     */
     async listImportAuthors(input: ImportTarget & { since?: number }): Promise<ImportAuthor[]> {
       const res = await githubFor(deps).request<AuthorBody[]>({ method: 'GET', path: `${importPath(input)}/authors`, query: { since: input.since } });
-      return (Array.isArray(res.body) ? res.body : []).map(author);
+      return expectList<AuthorBody>(res, 'GET', IMPORT_AUTHOR_SHAPE).map(author);
     },
 
     /** PATCH /repos/{owner}/{repo}/import/authors/{id} — sets the Git name and email of one author. */
@@ -222,13 +225,13 @@ export function createImportActivities(deps: ActivityDeps) {
         path: `${importPath(input)}/authors/${input.authorId}`,
         body: { name: input.name, email: input.email },
       });
-      return author(res.body);
+      return author(expectShape<AuthorBody>(res, 'PATCH', IMPORT_AUTHOR_SHAPE));
     },
 
-    /** GET /repos/{owner}/{repo}/import/large_files */
+    /** GET /repos/{owner}/{repo}/import/large_files — a malformed list is MalformedAnswer, never "no large files". */
     async listImportLargeFiles(input: ImportTarget): Promise<LargeFile[]> {
       const res = await githubFor(deps).request<LargeFileBody[]>({ method: 'GET', path: `${importPath(input)}/large_files` });
-      return (Array.isArray(res.body) ? res.body : []).map((f) => ({ refName: f.ref_name, path: f.path, oid: f.oid, size: f.size }));
+      return expectList<LargeFileBody>(res, 'GET', LARGE_FILE_SHAPE).map((f) => ({ refName: f.ref_name, path: f.path, oid: f.oid, size: f.size }));
     },
 
     /** PATCH /repos/{owner}/{repo}/import/lfs */
