@@ -1,7 +1,7 @@
 /**
  * Issue 13 beyond the org migration: the equivalent malformed answers for source import (the PUT that starts
- * it), a Google operation (a log bucket's createAsync), an activity feed (a page) and webhook repair (the
- * deliveries list and a redelivery). Each ends in the documented way, with the requests it made counted
+ * it), Google operations (a log bucket's createAsync, an API key's DELETE and its operation, a DNS change's
+ * POST and its GET), an activity feed (a page) and webhook repair (the deliveries list and a redelivery). Each ends in the documented way, with the requests it made counted
  * from the emulator's request log and printed as a table.
  */
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,10 @@ import { sourceImport } from '../../src/workflows/source-import';
 import { logBucketCreate } from '../../src/workflows/log-bucket';
 import { feedPollRun } from '../../src/workflows/feed-poll';
 import { hookRepair } from '../../src/workflows/hook-repair';
+import { apiKeyDelete } from '../../src/workflows/apikey-delete';
+import { dnsChange } from '../../src/workflows/dns-change';
+import { defaultGoogleFixture } from '../../src/emulator/google/fixture';
+import { GoogleOperationFailure } from '../../src/common/google-operation';
 import { feedCursorWorkflowId } from '../../src/common/feeds';
 import type { FaultRule } from '../../src/emulator/faults';
 import { useStack } from '../helpers/stack';
@@ -18,6 +22,8 @@ import { expectFailure } from '../helpers/failures';
 
 const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1, timeoutMs: 5 * 60_000 };
 const QUICK_OUTAGE = { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 120_000 };
+/** For answers that stay malformed: a few seconds of polls, then the workflow ends. */
+const SHORT_OUTAGE = { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 3_000 };
 const HOUR = 3_600_000;
 const outcomes: string[] = [];
 const cursors: string[] = [];
@@ -28,7 +34,13 @@ describe('malformed answers in the other processes (issue 13)', () => {
     emulator: {
       fixture: fixtureWithImportRepos('malformed', 5),
       imports: { timeScale: 0.02 },
-      google: { buckets: { scheduledMs: 300, waitingForPermissionsMs: 300, runningMs: 600 } },
+      google: {
+        buckets: { scheduledMs: 300, waitingForPermissionsMs: 300, runningMs: 600 },
+        apikeys: { deleteOperationMs: 700 },
+        dns: { changeMs: 800 },
+        // A key per API-key case: a deleted key cannot be deleted again.
+        fixture: { ...defaultGoogleFixture(), apiKeys: [1, 2, 3].map((n) => ({ project: 'demo-project', keyId: `malformed-key-${n}`, displayName: `Malformed key ${n}` })) },
+      },
       feeds: { eventsPerMinute: 0, initialEvents: 3, pollIntervalSeconds: 1 },
     },
   });
@@ -98,6 +110,99 @@ describe('malformed answers in the other processes (issue 13)', () => {
     expect(posts).toBe(fault.kind === 'html-page' ? 2 : 1);
   });
 
+  // API-key deletion: the DELETE is not idempotent (a second one fails), so a lost answer is looked up by the key's deleteTime.
+  const keyName = (n: number) => `projects/demo-project/locations/global/keys/malformed-key-${n}`;
+  const deleteKey = (n: number, name: string, faults: FaultRule[], outage = QUICK_OUTAGE) =>
+    run('Google API key delete', name, faults, () =>
+      s.client.workflow.execute(apiKeyDelete, { taskQueue: s.taskQueue, workflowId: `malformed-apikey-${n}-${Date.now()}`, args: [{ name: keyName(n), poll: FAST_POLL, outage, recoveryGraceMs: 1_000 }] }),
+      (r) => (r.operation ? `deleted, operation polled` : 'deleted, adopted from the key'),
+    );
+  const KEYS_API = '/google/apikeys/v2';
+  const deletesIn = (requests: string[]) => requests.filter((r) => r.startsWith('DELETE ') && r.includes('/keys/'));
+  const operationReadsIn = (requests: string[]) => requests.filter((r) => r.startsWith(`GET ${KEYS_API}/operations/`));
+
+  it('API key delete: DELETE answered 200 with truncated JSON after deleting: the key is read back, its deleteTime adopted, no second DELETE, no operation id guessed', async () => {
+    const { result, requests } = await deleteKey(1, 'DELETE 200 truncated JSON (deleted)', [{ kind: 'truncated-json', method: 'DELETE', path: '/keys/', afterProcessing: true, times: 1 }]);
+    expect(result?.deleteTime).toBeDefined();
+    expect(result?.note).toContain('had already deleted it');
+    expect(s.emulator.googleState.apikeys.isDeleted(keyName(1))).toBe(true);
+    expect(deletesIn(requests)).toHaveLength(1);
+    expect(requests).toContain(`GET ${KEYS_API}/${keyName(1)}`);
+    // The operation's name was in the lost answer: nothing may be polled with a name longhaul never read.
+    expect(operationReadsIn(requests)).toEqual([]);
+  });
+
+  it('API key delete: the operation answered 200 with an HTML page (once) is read again and the deletion completes', async () => {
+    const { result, requests } = await deleteKey(2, 'GET operation 200 HTML page (once)', [{ kind: 'html-page', method: 'GET', path: '/operations/', status: 200, times: 1 }]);
+    expect(result?.operation).toMatch(/^operations\//);
+    expect(result?.key).toMatchObject({ name: keyName(2) });
+    expect(deletesIn(requests)).toHaveLength(1);
+    const reads = operationReadsIn(requests);
+    expect(reads.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(reads)).toEqual(new Set([`GET ${KEYS_API}/${result?.operation}`]));
+  });
+
+  it('API key delete: the operation answered with an HTML page every time ends within the outage budget naming the malformed answer; the key was deleted once', async () => {
+    const { error, requests } = await deleteKey(3, 'GET operation 200 HTML page (every time)', [{ kind: 'html-page', method: 'GET', path: '/operations/', status: 200 }], SHORT_OUTAGE);
+    const failure = await expectFailure(Promise.reject(error), GoogleOperationFailure.PollFailed);
+    expect(failure.message).toContain('malformed answer');
+    expect(chainText(error)).toContain('MalformedAnswer');
+    expect(chainText(error)).toContain('an HTML page');
+    expect(requests.length).toBeLessThan(30);
+    expect(s.emulator.googleState.apikeys.isDeleted(keyName(3))).toBe(true);
+    expect(deletesIn(requests)).toHaveLength(1);
+    expect(new Set(operationReadsIn(requests)).size).toBe(1);
+  });
+
+  // DNS change: the POST is not idempotent (a re-sent addition conflicts with itself), so a lost answer is looked up in the change list.
+  let dnsSeq = 0;
+  const changeTo = (name: string, faults: FaultRule[], outage = QUICK_OUTAGE) => {
+    const added = { name: `malformed-${Date.now().toString(36)}-${++dnsSeq}.demo.example.com.`, type: 'A', ttl: 300, rrdatas: ['192.0.2.40'] };
+    const zone = s.emulator.googleState.dns.zones.get('demo-project/demo-zone')!;
+    const changesBefore = zone.changes.length;
+    return run('Google DNS change', name, faults, () =>
+      s.client.workflow.execute(dnsChange, { taskQueue: s.taskQueue, workflowId: `malformed-dns-${dnsSeq}-${Date.now()}`, args: [{ project: 'demo-project', zone: 'demo-zone', additions: [added], poll: FAST_POLL, outage, recoveryGraceMs: 1_000 }] }),
+      (r) => `change ${r.changeId} ${r.status}`,
+    ).then((outcome) => ({ ...outcome, added, made: zone.changes.slice(changesBefore), zoneHas: () => zone.rrsets.some((r) => r.name === added.name) }));
+  };
+  const postsIn = (requests: string[]) => requests.filter((r) => r.startsWith('POST ') && r.endsWith('/changes'));
+  const changeReadsIn = (requests: string[]) => requests.filter((r) => r.startsWith('GET ') && r.includes('/changes/'));
+
+  it('DNS change: POST answered 200 with truncated JSON after applying: the change is found in the list and adopted, never posted twice', async () => {
+    const { result, requests, made, zoneHas } = await changeTo('POST change 200 truncated JSON (applied)', [{ kind: 'truncated-json', method: 'POST', path: '/changes', afterProcessing: true, times: 1 }]);
+    expect(result?.status).toBe('done');
+    expect(made).toHaveLength(1);
+    expect(result?.changeId).toBe(made[0].id);
+    expect(zoneHas()).toBe(true);
+    expect(postsIn(requests)).toHaveLength(1);
+    expect(requests.some((r) => r.startsWith('GET ') && r.endsWith('/changes'))).toBe(true);
+    // Only the change found in the list is ever read by id.
+    expect(changeReadsIn(requests).every((r) => r.endsWith(`/changes/${made[0].id}`))).toBe(true);
+  });
+
+  it('DNS change: a change read without status (once) is read again and the change completes', async () => {
+    const { result, requests, made } = await changeTo('GET change 200 without status (once)', [{ kind: 'missing-field', field: 'status', method: 'GET', path: '/changes/:changeId', afterProcessing: true, times: 1 }]);
+    expect(result?.status).toBe('done');
+    expect(made).toHaveLength(1);
+    expect(postsIn(requests)).toHaveLength(1);
+    const reads = changeReadsIn(requests);
+    expect(reads.length).toBeGreaterThanOrEqual(2);
+    expect(reads.every((r) => r.endsWith(`/changes/${made[0].id}`))).toBe(true);
+  });
+
+  it('DNS change: a change read without status every time ends within the outage budget naming the missing field; the change was posted once', async () => {
+    const { error, requests, made, zoneHas } = await changeTo('GET change 200 without status (every time)', [{ kind: 'missing-field', field: 'status', method: 'GET', path: '/changes/:changeId', afterProcessing: true }], SHORT_OUTAGE);
+    const failure = await expectFailure(Promise.reject(error), GoogleOperationFailure.PollFailed);
+    expect(failure.message).toContain('malformed answer');
+    expect(chainText(error)).toContain('MalformedAnswer');
+    expect(chainText(error)).toContain('has no status');
+    expect(requests.length).toBeLessThan(30);
+    expect(made).toHaveLength(1);
+    expect(zoneHas()).toBe(true);
+    expect(postsIn(requests)).toHaveLength(1);
+    expect(changeReadsIn(requests).every((r) => r.endsWith(`/changes/${made[0].id}`))).toBe(true);
+  });
+
   // A feed each: a feed already polled is asked conditionally, and its 304 has no body to mangle.
   const pollFeed = (repo: string, name: string, faults: FaultRule[]) => {
     const feed = `/repos/octo-org/${repo}/events`;
@@ -161,4 +266,13 @@ function typeOf(err: unknown): string {
     if (typeof type === 'string') return `${type}: ${(e as Error).message.slice(0, 160)}`;
   }
   return String(err);
+}
+
+/** Every message and type down the failure's cause chain, for asserting what a failure names. */
+function chainText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e = err, i = 0; e && i < 10; e = (e as { cause?: unknown }).cause, i++) {
+    parts.push(`${(e as { type?: unknown }).type ?? ''} ${(e as Error).message ?? ''}`);
+  }
+  return parts.join(' | ');
 }
