@@ -43,6 +43,10 @@ export const OPERATION_SHAPE: Shape = { name: 'string', done: 'boolean?', metada
 export const RESOURCE_SHAPE: Shape = { name: 'string' };
 /** Cloud DNS `Change`. */
 export const DNS_CHANGE_SHAPE: Shape = { id: 'string', status: 'string', startTime: 'string?' };
+/** Cloud DNS `changes.list` (`changes` is left out when empty, as Google leaves out empty repeated fields). */
+export const DNS_CHANGE_LIST_SHAPE: Shape = { changes: 'array?', nextPageToken: 'string?' };
+/** A listed change as the lookup of a lost answer compares it: when it started and what it changed. */
+export const DNS_LISTED_CHANGE_SHAPE: Shape = { ...DNS_CHANGE_SHAPE, startTime: 'string', additions: 'array?', deletions: 'array?' };
 
 /** The failure for a malformed answer: retryable until `attempt` reaches the budget. */
 export function malformedAnswerFailure(call: CallDescription, problem: string, attempt = currentAttempt()): ApplicationFailure {
@@ -81,7 +85,7 @@ export function shapeProblems(value: unknown, shape: Shape, where = 'the body'):
       if (!optional) problems.push(`${where} has no ${field}`);
       continue;
     }
-    if (!hasKind(v, kind)) problems.push(`${where}'s ${field} is ${describe(v)}, not ${kind === 'integer' ? 'an integer' : `a ${kind}`}`);
+    if (!hasKind(v, kind)) problems.push(`${where}'s ${field} is ${describe(v)}, not ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`);
   }
   return problems;
 }
@@ -96,12 +100,20 @@ export function expectShape<T>(res: ApiResponse<unknown>, method: string, shape:
 /** An array body whose items all match the shape (the first few problems named). */
 export function expectList<T>(res: ApiResponse<unknown>, method: string, itemShape: Shape): T[] {
   if (!Array.isArray(res.body)) throw malformedAnswerFailure(callOf(res, method), `${res.status}: the body is ${describe(res.body)}, not an array`);
-  const problems = res.body.flatMap((item, i) => shapeProblems(item, itemShape, `item ${i}`));
+  return expectItems<T>(res, method, res.body, itemShape, 'item');
+}
+
+/**
+ * The items of a list the answer holds (the body itself, or a field of it such as Cloud DNS `changes`),
+ * each checked against the shape (the first few problems named).
+ */
+export function expectItems<T>(res: ApiResponse<unknown>, method: string, items: readonly unknown[], itemShape: Shape, label: string): T[] {
+  const problems = items.flatMap((item, i) => shapeProblems(item, itemShape, `${label} ${i}`));
   if (problems.length > 0) {
     const more = problems.length > 3 ? `; … (${problems.length - 3} more)` : '';
     throw malformedAnswerFailure(callOf(res, method), `${res.status}: ${problems.slice(0, 3).join('; ')}${more}`);
   }
-  return res.body as T[];
+  return items as T[];
 }
 
 function callOf(res: ApiResponse<unknown>, method: string): CallDescription {

@@ -5,7 +5,7 @@
 import { googleFor, type ActivityDeps } from '../context';
 import type { OperationView } from '../../common/google-operation';
 import type { ResourceRecordSet } from '../../common/google-input';
-import { DNS_CHANGE_SHAPE, expectShape } from '../../http/answer';
+import { DNS_CHANGE_LIST_SHAPE, DNS_CHANGE_SHAPE, DNS_LISTED_CHANGE_SHAPE, expectItems, expectShape } from '../../http/answer';
 import { countPoll } from '../../telemetry/metrics';
 
 interface DnsChange {
@@ -78,12 +78,14 @@ export function createDnsActivities(deps: ActivityDeps) {
           path: `${zonePath(input)}/changes`,
           query: { sortOrder: 'descending', maxResults: 100, pageToken },
         });
-        for (const change of res.body.changes ?? []) {
+        // A malformed list must not read as "not found": that would send the change a second time.
+        const body = expectShape<{ changes?: unknown[]; nextPageToken?: string }>(res, 'GET', DNS_CHANGE_LIST_SHAPE);
+        for (const change of expectItems<DnsChange>(res, 'GET', body.changes ?? [], DNS_LISTED_CHANGE_SHAPE, 'change')) {
           const started = Date.parse(change.startTime ?? '');
           if (started < notBefore) return undefined;
           if (sameSets(change.additions, input.additions) && sameSets(change.deletions, input.deletions)) return changeView(change);
         }
-        pageToken = res.body.nextPageToken;
+        pageToken = body.nextPageToken;
         if (!pageToken) break;
       }
       return undefined;
