@@ -214,7 +214,12 @@ export function migrationWorkflowId(org: string, repositories: readonly string[]
  * The one status text of a migration: the UI's current details and the CLI's progress line, plus the search
  * attributes. `heartbeat` is the download's progress when the CLI has it.
  */
-export function describeOrgMigration(s: OrgMigrationStatus, heartbeat?: { offset?: number; total?: number }): StatusView & { percent?: number } {
+export function describeOrgMigration(
+  s: OrgMigrationStatus,
+  heartbeat?: { offset?: number; total?: number },
+  // The workflow passes `patched(…)` here: runs recorded before this rule must replay without its extra upsert.
+  opts: { listEnding?: boolean } = {},
+): StatusView & { percent?: number } {
   const parts: string[] = [s.phase];
   if (s.migrationId !== undefined) parts.push(`migration ${s.migrationId}`);
   if (s.state) parts.push(`state ${s.state}`);
@@ -238,6 +243,11 @@ export function describeOrgMigration(s: OrgMigrationStatus, heartbeat?: { offset
     percent,
     // A migration that ended cancelled or failed is listed as such, not under the export state it last saw
     // (`list --state exporting` must not show it).
-    attributes: { process: ORG_MIGRATION, org: s.org, target: s.target, state: s.phase === 'cancelled' || s.phase === 'failed' ? s.phase : (s.state ?? s.phase) },
+    attributes: { process: ORG_MIGRATION, org: s.org, target: s.target, state: migrationEnded(s) && opts.listEnding !== false ? s.phase : (s.state ?? s.phase) },
   };
+}
+
+/** Cancelled or failed: the phases a migration is listed under instead of the export state it last saw. */
+export function migrationEnded(s: Pick<OrgMigrationStatus, 'phase'>): boolean {
+  return s.phase === 'cancelled' || s.phase === 'failed';
 }

@@ -8,7 +8,7 @@
  * cleanup calls are retried until they succeed or fail permanently, and a permanent failure names what is
  * left to do by hand (`org-migration-cleanup.ts`).
  */
-import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, defineQuery, isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, defineQuery, isCancellation, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { MigrationSummary } from '../activities/github/migrations';
 import { failureFacts } from './activity-failures';
 import { MAX_EVENTS_PER_RUN, pollUntil, resolvePollBounds, runBudgetReached, sendOnce, trackStatus } from './kit';
@@ -17,6 +17,7 @@ import {
   describeOrgMigration,
   MIGRATION_FLAGS,
   MigrationFailure,
+  migrationEnded,
   migrationInputProblems,
   newMigrationStatus,
   type MigrationEnding,
@@ -42,6 +43,9 @@ export { MigrationFailure } from '../common/org-migration';
 
 export const migrationStatusQuery = defineQuery<OrgMigrationStatus>('status');
 
+/** `patched()` id: a cancelled or failed migration's LonghaulState names its ending. */
+const LIST_MIGRATION_ENDING_PATCH = 'list-migration-ending';
+
 /** Tolerated difference between our clock and the server's when matching `created_at` to our attempt window. */
 const CLOCK_SKEW_MARGIN_MS = 60_000;
 
@@ -53,7 +57,10 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
   const acts = migrationActivities(input);
   const { resume } = input;
   const status: OrgMigrationStatus = resume ? { ...resume.status, continuedAsNew: resume.status.continuedAsNew + 1 } : newMigrationStatus(input);
-  const tracker = trackStatus(migrationStatusQuery, status, (s) => describeOrgMigration(s));
+  // Histories recorded before a cancelled/failed migration was listed under its ending have no such upsert.
+  const tracker = trackStatus(migrationStatusQuery, status, (s) =>
+    describeOrgMigration(s, undefined, { listEnding: migrationEnded(s) && patched(LIST_MIGRATION_ENDING_PATCH) }),
+  );
   let migration: Migration | undefined = resume ? { id: resume.migrationId, locked: resume.locked } : undefined;
   const cleanup = (m: Migration): Cleanup => ({ input, migration: m, acts, status, tracker });
   if (resume?.ending && migration) return finishEnding(cleanup(migration), resume.ending);

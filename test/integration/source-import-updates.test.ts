@@ -40,11 +40,11 @@ describe('source import: updates and secrets', () => {
   const handles: WorkflowHandle[] = [];
 
   beforeAll(async () => {
-    // 20 s detecting, 30 s importing, 60 s mapping, 30 s pushing at 1/20 speed: mapping leaves 3 s of slack
-    // between the last author turning up and the push, for a busy machine.
+    // 20 s detecting, 30 s importing, 160 s mapping, 30 s pushing at 1/20 speed: mapping leaves 8 s between the
+    // last author turning up and the push (3 s proved too short on a loaded machine: polls are ≥ 1 s apart).
     emulator = await startTestEmulator({
       fixture: fixtureWithImportRepos('updates', 10),
-      imports: { timeScale: 0.05, detectingMs: 20_000, mappingMs: 60_000, pushingMs: 30_000 },
+      imports: { timeScale: 0.05, detectingMs: 20_000, mappingMs: 160_000, pushingMs: 30_000 },
     });
     tw = await startTestWorker(await emulatorDeps(emulator));
     process.env[ENV_SECRET.name] = `${ENV_SECRET.username}:${ENV_SECRET.password}`;

@@ -61,6 +61,8 @@ describe('org-migration model', () => {
     expect(describeOrgMigration({ ...waiting, phase: 'cancelled' }).attributes.state).toBe('cancelled');
     expect(describeOrgMigration({ ...waiting, phase: 'failed', state: 'failed' }).attributes.state).toBe('failed');
     expect(describeOrgMigration({ ...waiting, phase: 'done', state: 'exported' }).attributes.state).toBe('exported');
+    // Replaying a run recorded before this rule (the workflow's patch says no): the old attribute stays.
+    expect(describeOrgMigration({ ...waiting, phase: 'cancelled' }, undefined, { listEnding: false }).attributes.state).toBe('exporting');
   });
 
   it('shows the download with the heartbeat the CLI has, as a percentage', () => {
