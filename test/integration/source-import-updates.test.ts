@@ -31,6 +31,29 @@ const ENV_SECRET = { name: 'LONGHAUL_TEST_IMPORT_SECRET', username: 'svc-import'
 const FILE_SECRET = { username: 'file-user', password: 'pw-3e8a0b5d-file-secret' };
 const PASTED_SECRET = 'pw-77aa21c4-pasted-by-mistake';
 
+/**
+ * The emulator's clock: wall time, except that a test can hold it and step it forward. The import's state
+ * advances only from this clock, so a held import stays in the step it is in however slowly the machine runs.
+ */
+const emulatorClock = {
+  heldAt: undefined as number | undefined,
+  shiftMs: 0,
+  now(): number {
+    return this.heldAt ?? Date.now() + this.shiftMs;
+  },
+  hold(): void {
+    this.heldAt = this.now();
+  },
+  step(ms: number): void {
+    this.heldAt = this.now() + ms;
+  },
+  /** Runs on from where it was held: time never goes backwards. */
+  release(): void {
+    if (this.heldAt !== undefined) this.shiftMs = this.heldAt - Date.now();
+    this.heldAt = undefined;
+  },
+};
+
 describe('source import: updates and secrets', () => {
   let emulator: Emulator;
   let tw: TestWorker;
@@ -41,10 +64,12 @@ describe('source import: updates and secrets', () => {
 
   beforeAll(async () => {
     // 20 s detecting, 30 s importing, 160 s mapping, 30 s pushing at 1/20 speed: mapping leaves 8 s between the
-    // last author turning up and the push (3 s proved too short on a loaded machine: polls are ≥ 1 s apart).
+    // last author turning up and the push. The test of untimely answers holds the emulator clock instead of
+    // racing that window (two CI runs under load missed it: the import was complete before the test looked).
     emulator = await startTestEmulator({
       fixture: fixtureWithImportRepos('updates', 10),
       imports: { timeScale: 0.05, detectingMs: 20_000, mappingMs: 160_000, pushingMs: 30_000 },
+      clock: () => emulatorClock.now(),
     });
     tw = await startTestWorker(await emulatorDeps(emulator));
     process.env[ENV_SECRET.name] = `${ENV_SECRET.username}:${ENV_SECRET.password}`;
@@ -140,20 +165,31 @@ describe('source import: updates and secrets', () => {
     );
     expect((await handle.query(importStatusQuery)).phase).toBe('waiting-for-credentials');
 
-    const accepted = await handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `env:${ENV_SECRET.name}` }] });
-    expect(accepted.status).toBe('importing');
-    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `file:${secretFile}` }] }))).toBe(
-      'the import is not waiting for credentials (status: importing)',
-    );
+    // Held from here: the import moves only when this test steps the clock.
+    emulatorClock.hold();
+    try {
+      const accepted = await handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `env:${ENV_SECRET.name}` }] });
+      expect(accepted.status).toBe('importing');
+      expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `file:${secretFile}` }] }))).toBe(
+        'the import is not waiting for credentials (status: importing)',
+      );
 
-    await waitForImportStatus(handle, (s) => s.status === 'mapping' && s.authorsComplete, 'every author to be known');
-    expect(await refusal(handle.executeUpdate(importMapAuthorUpdate, { args: [{ remote: 'zed', name: 'Zed', email: 'zed@example.com' }] }))).toBe(
-      'no author of this import matches "zed" (authors: alice, bob, carol, dave)',
-    );
-    await waitForImportStatus(handle, (s) => s.status === 'pushing', 'the push');
-    expect(await refusal(handle.executeUpdate(importMapAuthorUpdate, { args: [{ remote: 'alice', name: 'Alice', email: 'alice@example.com' }] }))).toBe(
-      'too late: the import is pushing; authors can only be mapped before the push',
-    );
+      // Importing runs 1.5 s from the accepted credentials, mapping the next 8 s, pushing the 1.5 s after that
+      // (transitions happen at the instant they are due). 2 s on: mapping, every author known.
+      emulatorClock.step(2_000);
+      await waitForImportStatus(handle, (s) => s.status === 'mapping' && s.authorsComplete, 'every author to be known');
+      expect(await refusal(handle.executeUpdate(importMapAuthorUpdate, { args: [{ remote: 'zed', name: 'Zed', email: 'zed@example.com' }] }))).toBe(
+        'no author of this import matches "zed" (authors: alice, bob, carol, dave)',
+      );
+      // 10 s on: half a second into the push.
+      emulatorClock.step(8_000);
+      await waitForImportStatus(handle, (s) => s.status === 'pushing', 'the push');
+      expect(await refusal(handle.executeUpdate(importMapAuthorUpdate, { args: [{ remote: 'alice', name: 'Alice', email: 'alice@example.com' }] }))).toBe(
+        'too late: the import is pushing; authors can only be mapped before the push',
+      );
+    } finally {
+      emulatorClock.release();
+    }
 
     expect((await handle.result()).status).toBe('complete');
     expect(emulator.imports.pushes('octo-org', target).every((p) => p.authors.every((a) => a.name !== 'Alice'))).toBe(true);
