@@ -6,7 +6,9 @@ import type { AnyModule } from './module';
 import { feedsModule, hooksModule, importsModule, migrationsModule, type GithubFamilyOptions } from './github';
 import { googleModule, loggingEntriesModule } from './google';
 
-export const defaultModules = [migrationsModule, importsModule, feedsModule, hooksModule, loggingEntriesModule, googleModule] as const satisfies readonly AnyModule[];
+// List order is mounting order: services appear (`emulator.services`, the CLI's listing) in the order first
+// named, and routes sharing a service are matched in registration order.
+export const defaultModules = [migrationsModule, importsModule, feedsModule, hooksModule, googleModule, loggingEntriesModule] as const satisfies readonly AnyModule[];
 
 export type DefaultModule = (typeof defaultModules)[number];
 
