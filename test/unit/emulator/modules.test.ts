@@ -90,6 +90,14 @@ describe('the emulator as modules', () => {
     expect((await call(second.apiUrl, 'GET', '/greetings/v1/bob')).json).toMatchObject({ text: 'hello bob!' });
     // Without a root service, a path under no service's prefix is a plain 404.
     expect((await call(second.apiUrl, 'GET', '/orgs/octo-org/migrations')).status).toBe(404);
+
+    // The same for the default families: a test making one emulator's migrations fail leaves the next alone.
+    const third = await start({});
+    third.migrations.options.failRepositories.push('gamma');
+    const fourth = await start({ migrations: { archiveBytes: 1_024 } });
+    expect(fourth.migrations.options.failRepositories).toEqual([]);
+    expect(fourth.migrations.options.archiveBytes).toBe(1_024);
+    expect(third.migrations.options.archiveBytes).toBe(512 * 1024);
   });
 
   it('mounts a module on the GitHub service: GitHub errors, rate limits, the fixture the GitHub family shares', async () => {
