@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { startEmulator, type Emulator } from '../src/emulator/emulator';
-import { generatedArchive } from '../src/emulator/archive-content';
+import { generatedArchive } from '../src/emulator/storage/archive-content';
 import type { ChildInput, ChildResult } from './download-child';
 
 const TOKEN = 'bench-token';

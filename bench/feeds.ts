@@ -20,7 +20,7 @@ import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server';
 import { startEmulator } from '../src/emulator/emulator';
-import { startSinkReceiver } from '../src/emulator/sink-receiver';
+import { startSinkReceiver } from '../src/emulator/sink/receiver';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from '../src/common/feeds';

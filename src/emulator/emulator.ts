@@ -3,7 +3,9 @@
  * rate-limit headers, faults, strict validation), plus a separate storage origin for pre-signed
  * downloads. Tests start it in-process on port 0; `npm run emulator` runs it standalone.
  *
- * Route modules register themselves in `registerRoutes()` below; each keeps its own state.
+ * The core knows no API family: it mounts the modules of `modules.ts` (or `options.modules`), each on its
+ * service, with its options (`options[module.name]` over the module's defaults) and keeps each module's
+ * state under its name (`emulator.migrations`).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,19 +14,17 @@ import { EmulatorHttpError } from './http-error';
 import { defaultRateLimitConfig, RateLimiter, type RateLimitConfig } from './rate-limiter';
 import { type FaultRule, type FaultState, isMalformedRule, malformedAnswer, pickFault } from './faults';
 import { emptyStats, increment, type EmulatorStats } from './stats';
-import { StorageOrigin } from './storage-origin';
-import { createService, errorBody, type ServiceDefinition } from './service';
+import { StorageOrigin } from './storage/origin';
+import { createService, errorBody, type ServiceDefinition, type ServiceSpec } from './service';
 import type { RouteResult } from './router';
-import { registerGoogleRoutes, type GoogleEmulatorOptions } from './google';
 import { RETRY_INFO_TYPE } from './google/errors';
-import { defaultGithubFixture, type GithubFixture } from './github/fixture';
-import { registerMigrationRoutes, type MigrationOptions, defaultMigrationOptions } from './github/migrations';
-import { registerImportRoutes, type ImportOptions, defaultImportOptions } from './github/source-import/routes';
-import { registerFeedRoutes, type FeedOptions, defaultFeedOptions } from './github/feeds';
-import { registerHookRoutes, type HookOptions, defaultHookOptions } from './github/hooks';
-import { registerLoggingEntryRoutes } from './google/logging-entries';
+import { mergeModuleOptions, type AnyModule, type EmulatorContext, type ModuleOptions, type ModuleStates } from './module';
+import { defaultModules, type DefaultModule, type FamilyOptions } from './modules';
 
-export interface EmulatorOptions {
+export type { EmulatorContext } from './module';
+
+/** The emulator's own options; each module's options sit beside them under the module's name. */
+export interface CoreOptions {
   host?: string;
   /** API port; 0 picks a free one. */
   port?: number;
@@ -36,45 +36,31 @@ export interface EmulatorOptions {
   clock?: () => number;
   rateLimit?: Partial<Omit<RateLimitConfig, 'secondary'>> & { secondary?: Partial<RateLimitConfig['secondary']> };
   faults?: FaultRule[];
-  fixture?: GithubFixture;
-  /** Google services: fixture, API-key / log-bucket operation timing, cancel behaviour, DNS change timing. */
-  google?: GoogleEmulatorOptions;
-  migrations?: Partial<MigrationOptions>;
-  /** Source-import timing, scenarios' data, maintenance windows, retirement. */
-  imports?: Partial<ImportOptions>;
-  /** Activity feeds: event rate, bursts, `X-Poll-Interval`, window size. */
-  feeds?: Partial<FeedOptions>;
-  /** Webhooks: content-creation ("spammed") limits and delivery outcomes. */
-  hooks?: Partial<HookOptions>;
   /** Storage download throttle in bytes per second (0 = unthrottled). */
   storageBytesPerSecond?: number;
 }
 
-/** What route modules receive: shared infrastructure, never another module's state. */
-export interface EmulatorContext {
-  readonly clock: () => number;
-  readonly storage: StorageOrigin;
-  readonly fixture: GithubFixture;
-  readonly options: EmulatorOptions;
-  /** The API base URL (known once listening). */
-  apiUrl(): string;
-}
+export type EmulatorOptions<M extends AnyModule = DefaultModule> = CoreOptions &
+  FamilyOptions &
+  ModuleOptions<M> & {
+    /** The API families served (default `defaultModules`); one more is `[...defaultModules, mine]`. */
+    modules?: readonly M[];
+  };
 
 /** The page a load balancer or proxy answers with when the API behind it is down: not the API's JSON. */
 function htmlErrorPage(status: number): string {
   return `<html>\r\n<head><title>${status} Bad Gateway</title></head>\r\n<body>\r\n<center><h1>${status} Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n`;
 }
 
-export class Emulator {
+class EmulatorServer<M extends AnyModule = DefaultModule> {
   readonly stats: EmulatorStats = emptyStats();
   readonly storage: StorageOrigin;
-  readonly github: ServiceDefinition;
-  /** Google Cloud services, each under its own prefix (`serviceUrl('google-logging')` is its base URL). */
-  readonly google: { apikeys: ServiceDefinition; logging: ServiceDefinition; dns: ServiceDefinition };
+  /** The mounted services, in mounting order (`serviceUrl(name)` is one's base URL). */
   readonly services: ServiceDefinition[] = [];
   readonly clock: () => number;
-  readonly fixture: GithubFixture;
   readonly rateLimiter: RateLimiter;
+  /** Each module's state under its name (also `emulator[name]`). */
+  readonly state: ModuleStates<M>;
   private readonly faultStates: FaultState[] = [];
   /**
    * The most recent API requests (method and concrete path, service prefix included; at most 10,000), so
@@ -84,9 +70,8 @@ export class Emulator {
   private server?: Server;
   apiUrl = '';
 
-  constructor(readonly options: EmulatorOptions = {}) {
+  constructor(readonly options: EmulatorOptions<M> = {}) {
     this.clock = options.clock ?? Date.now;
-    this.fixture = options.fixture ?? defaultGithubFixture();
     this.rateLimiter = new RateLimiter({
       ...defaultRateLimitConfig,
       ...options.rateLimit,
@@ -100,57 +85,50 @@ export class Emulator {
       bytesPerSecond: options.storageBytesPerSecond,
     });
     this.setFaults(options.faults ?? []);
-    this.github = createService({ name: 'github', prefix: '', errorStyle: 'github', rateLimiter: this.rateLimiter, token: options.token });
-    this.google = {
-      apikeys: createService({ name: 'google-apikeys', prefix: '/google/apikeys', errorStyle: 'google', token: options.token }),
-      logging: createService({ name: 'google-logging', prefix: '/google/logging', errorStyle: 'google', token: options.token }),
-      dns: createService({ name: 'google-dns', prefix: '/google/dns', errorStyle: 'google', token: options.token }),
-    };
-    this.services.push(this.github, this.google.apikeys, this.google.logging, this.google.dns);
-    this.registerRoutes();
+    this.state = this.registerModules(options.modules ?? (defaultModules as readonly AnyModule[]));
   }
 
-  private registerRoutes(): void {
+  /** Registers every module on its service, in list order, and exposes its state under its name. */
+  private registerModules(modules: readonly AnyModule[]): ModuleStates<M> {
+    const options = this.options as Readonly<Record<string, unknown>>;
+    const shared = new Map<string, unknown>();
     const ctx: EmulatorContext = {
       clock: this.clock,
       storage: this.storage,
-      fixture: this.fixture,
-      options: this.options,
+      options,
       apiUrl: () => this.apiUrl,
+      shared: <T>(key: string, create: () => T): T => {
+        if (!shared.has(key)) shared.set(key, create());
+        return shared.get(key) as T;
+      },
+      mount: (spec) => this.mount(spec).router,
     };
-    this.migrations = registerMigrationRoutes(this.github.router, ctx, { ...defaultMigrationOptions, ...this.options.migrations });
-    this.imports = registerImportRoutes(this.github.router, ctx, {
-      ...defaultImportOptions,
-      ...this.options.imports,
-      maintenanceWindows: [...(this.options.imports?.maintenanceWindows ?? [])],
-    });
-    this.feeds = registerFeedRoutes(this.github.router, ctx, { ...defaultFeedOptions, ...this.options.feeds, bursts: [...(this.options.feeds?.bursts ?? [])] });
-    this.hooks = registerHookRoutes(this.github.router, ctx, {
-      ...defaultHookOptions,
-      ...this.options.hooks,
-      spam: { ...defaultHookOptions.spam, ...this.options.hooks?.spam },
-    });
-    this.loggingEntries = registerLoggingEntryRoutes(this.google.logging.router);
-    this.googleState = registerGoogleRoutes(this.google, ctx, this.options.google);
+    const states: Record<string, unknown> = {};
+    for (const module of modules) {
+      // A module's state becomes a property: it must not hide another module's or the emulator's own.
+      if (module.name in states || module.name in this) throw new Error(`emulator module name '${module.name}' is already taken`);
+      states[module.name] = module.register(this.mount(module.service).router, ctx, mergeModuleOptions(module.defaults, options[module.name] as object | undefined));
+    }
+    Object.assign(this, states);
+    return states as ModuleStates<M>;
   }
 
-  /** State of the Google modules (API keys, log buckets and operations, DNS zones), for tests and the demo. */
-  googleState!: ReturnType<typeof registerGoogleRoutes>;
+  /** The service a spec names, mounted on first use (with the rate limiter and token it asks for). */
+  private mount(spec: ServiceSpec): ServiceDefinition {
+    const mounted = this.services.find((s) => s.name === spec.name);
+    if (mounted) return mounted;
+    const { rateLimited, ...rest } = spec;
+    const service = createService({ ...rest, rateLimiter: rateLimited ? this.rateLimiter : undefined, token: this.options.token });
+    this.services.push(service);
+    return service;
+  }
 
-  /** State of the migration module, for tests and the demo to inspect. */
-  migrations!: ReturnType<typeof registerMigrationRoutes>;
-
-  /** State of the source-import module (imports, pushed results, maintenance), for tests and the demo. */
-  imports!: ReturnType<typeof registerImportRoutes>;
-
-  /** Activity feeds (events produced, dropped unseen, polls, early polls, 304s), for tests and benchmarks. */
-  feeds!: ReturnType<typeof registerFeedRoutes>;
-
-  /** Webhooks and their deliveries (seeding, redelivery log, "spammed" count). */
-  hooks!: ReturnType<typeof registerHookRoutes>;
-
-  /** Cloud Logging entries written through `entries:write`. */
-  loggingEntries!: ReturnType<typeof registerLoggingEntryRoutes>;
+  /** A mounted service by name (e.g. `github`, `google-logging`). */
+  service(name: string): ServiceDefinition {
+    const service = this.services.find((s) => s.name === name);
+    if (!service) throw new Error(`no emulated service named ${name}`);
+    return service;
+  }
 
   /** Replaces the fault rules (also `PUT /_emulator/faults`). */
   setFaults(rules: FaultRule[]): void {
@@ -178,9 +156,7 @@ export class Emulator {
 
   /** Base URL of a mounted service (e.g. `google-logging`). */
   serviceUrl(name: string): string {
-    const service = this.services.find((s) => s.name === name);
-    if (!service) throw new Error(`no emulated service named ${name}`);
-    return this.apiUrl + service.prefix;
+    return this.apiUrl + this.service(name).prefix;
   }
 
   async close(): Promise<void> {
@@ -197,6 +173,11 @@ export class Emulator {
     if (url.pathname.startsWith('/_emulator/')) return this.handleAdmin(method, url, req, res);
 
     const service = this.serviceFor(url.pathname);
+    if (!service) {
+      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ message: 'Not Found' }));
+      return;
+    }
     const path = url.pathname.slice(service.prefix.length) || '/';
     const send = (result: RouteResult, extraHeaders: Record<string, string> = {}) => {
       increment(this.stats.byStatus, String(result.status));
@@ -268,12 +249,8 @@ export class Emulator {
       } catch {
         return fail(400, 'Problems parsing JSON', {}, limiter?.headers(caller, now) ?? {});
       }
-      if (service.errorStyle === 'github') {
-        const perPage = url.searchParams.get('per_page');
-        if (perPage !== null && !(/^\d+$/.test(perPage) && Number(perPage) >= 1 && Number(perPage) <= 100)) {
-          return fail(422, `Invalid request.\n\nper_page must be an integer between 1 and 100, got ${JSON.stringify(perPage)}.`, {}, limiter?.headers(caller, now) ?? {});
-        }
-      }
+      const queryProblem = service.checkQuery?.(url.searchParams);
+      if (queryProblem !== undefined) return fail(422, queryProblem, {}, limiter?.headers(caller, now) ?? {});
 
       let result: RouteResult;
       try {
@@ -337,10 +314,12 @@ export class Emulator {
     return 'continue';
   }
 
-  private serviceFor(pathname: string): ServiceDefinition {
-    let best = this.github;
+  /** The service with the longest prefix the path is under (a root service takes every other path). */
+  private serviceFor(pathname: string): ServiceDefinition | undefined {
+    let best: ServiceDefinition | undefined;
     for (const s of this.services) {
-      if (s.prefix && (pathname === s.prefix || pathname.startsWith(`${s.prefix}/`)) && s.prefix.length > best.prefix.length) best = s;
+      const under = s.prefix === '' || pathname === s.prefix || pathname.startsWith(`${s.prefix}/`);
+      if (under && (!best || s.prefix.length > best.prefix.length)) best = s;
     }
     return best;
   }
@@ -382,7 +361,12 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   return JSON.parse(text);
 }
 
+/** An emulator: the server, and each module's state under the module's name (`emulator.migrations`). */
+export type Emulator<M extends AnyModule = DefaultModule> = EmulatorServer<M> & ModuleStates<M>;
+// The constructor's instances carry the module states `registerModules` assigns, typed from the module list.
+export const Emulator = EmulatorServer as unknown as new <M extends AnyModule = DefaultModule>(options?: EmulatorOptions<M>) => Emulator<M>;
+
 /** Starts an emulator (API + storage origin) and resolves once both listen. */
-export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-  return new Emulator(options).listen();
+export async function startEmulator<M extends AnyModule = DefaultModule>(options: EmulatorOptions<M> = {}): Promise<Emulator<M>> {
+  return new Emulator<M>(options).listen();
 }

@@ -1,19 +1,29 @@
 /**
  * An emulated API service: a router mounted under a path prefix with its own auth rule, error style and
- * (optionally) GitHub-style rate limits. The GitHub service is mounted at `/`; Google's services are
- * mounted under their own prefixes so one emulator process serves every API family.
+ * (optionally) GitHub-style rate limits. Modules name the service they mount under (`ServiceSpec`); the
+ * emulator mounts each once, so one process serves every API family (GitHub at `/`, Google's APIs each
+ * under its own prefix).
  */
 import type { RateLimiter } from './rate-limiter';
 import { Router } from './router';
 
 export type ErrorStyle = 'github' | 'google';
 
-export interface ServiceDefinition {
+/** A service a module mounts under; modules naming the same service share its router. */
+export interface ServiceSpec {
   name: string;
   /** Mount point, e.g. `` (root) or `/google/logging`. No trailing slash. */
   prefix: string;
-  router: Router;
   errorStyle: ErrorStyle;
+  /** The emulator's rate limits apply (GitHub's primary, secondary and content-creation limits). */
+  rateLimited?: boolean;
+  /** Checks every routed request's query before its handler: a message is answered 422 (e.g. `per_page`). */
+  checkQuery?(query: URLSearchParams): string | undefined;
+}
+
+/** A mounted service: its router, and the rate limiter and token its spec asked for. */
+export interface ServiceDefinition extends Omit<ServiceSpec, 'rateLimited'> {
+  router: Router;
   /** Rate limits enforced on this service, if any. */
   rateLimiter?: RateLimiter;
   /** When set, only this bearer token is accepted; otherwise any non-empty one. */

@@ -26,7 +26,7 @@ describe('API-key deletion workflow', () => {
 
   it('deletes the key, polls its operation to done and says it stays retrievable for 30 days', async () => {
     const name = keyName('demo-key-1');
-    const etag = stack.emulator.googleState.apikeys.etag(name);
+    const etag = stack.emulator.google.apikeys.etag(name);
     const handle = await start({ name, etag, poll: FAST_POLL }, 'ok');
     const result = await handle.result();
     expect(result.operation).toMatch(/^operations\//);
@@ -34,7 +34,7 @@ describe('API-key deletion workflow', () => {
     expect(Date.parse(result.retrievableUntil!) - Date.parse(result.deleteTime!)).toBe(30 * DAY_MS);
     expect(result.note).toContain('retrievable');
     expect(result.note).toContain('30 days');
-    expect(stack.emulator.googleState.apikeys.isDeleted(name)).toBe(true);
+    expect(stack.emulator.google.apikeys.isDeleted(name)).toBe(true);
 
     const status = await handle.query(operationStatusQuery);
     expect(status).toMatchObject({ phase: 'done', state: 'SUCCEEDED', operation: result.operation });
@@ -48,20 +48,20 @@ describe('API-key deletion workflow', () => {
   it('fails with the operation error when the deletion fails on the server', async () => {
     const cause = await expectFailure(start({ name: keyName('demo-key-3'), poll: FAST_POLL }, 'op-error').then((h) => h.result()), GoogleOperationFailure.OperationFailed);
     expect(cause.message).toContain('the key was not deleted');
-    expect(stack.emulator.googleState.apikeys.isDeleted(keyName('demo-key-3'))).toBe(false);
+    expect(stack.emulator.google.apikeys.isDeleted(keyName('demo-key-3'))).toBe(false);
   });
 
   it('refuses a stale etag with an EtagMismatchError that says the key changed since it was read, without retrying', async () => {
     const name = keyName('demo-key-2');
-    const readEtag = stack.emulator.googleState.apikeys.etag(name);
-    stack.emulator.googleState.apikeys.modify(name, 'changed by a colleague');
+    const readEtag = stack.emulator.google.apikeys.etag(name);
+    stack.emulator.google.apikeys.modify(name, 'changed by a colleague');
     const deletesBefore = requestsTo(stack.emulator, 'DELETE', '/keys/');
     const failure = await expectFailure(start({ name, etag: readEtag, poll: FAST_POLL }, 'etag').then((h) => h.result()), FailureType.EtagMismatch);
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toContain(`API key ${name} changed since you read it`);
     expect(failure.message).toContain(readEtag);
     expect(requestsTo(stack.emulator, 'DELETE', '/keys/') - deletesBefore).toBe(1);
-    expect(stack.emulator.googleState.apikeys.isDeleted(name)).toBe(false);
+    expect(stack.emulator.google.apikeys.isDeleted(name)).toBe(false);
   });
 
   it('does not delete twice when the answer to the deletion was lost: it finds the deleted key instead', async () => {
@@ -74,7 +74,7 @@ describe('API-key deletion workflow', () => {
       expect(result.operation).toBeUndefined();
       expect(result.note).toContain('earlier try');
       expect(result.retrievableUntil).toBeDefined();
-      expect(stack.emulator.googleState.apikeys.isDeleted(name)).toBe(true);
+      expect(stack.emulator.google.apikeys.isDeleted(name)).toBe(true);
     } finally {
       stack.emulator.setFaults([]);
     }
@@ -83,7 +83,7 @@ describe('API-key deletion workflow', () => {
   it('waits as long as RetryInfo asks after a 429 before sending the deletion again', async () => {
     const name = keyName('demo-key-1');
     // demo-key-1 was deleted by the first test: undelete it through the emulator's API to reuse it.
-    stack.emulator.googleState.apikeys.keys.get(name)!.deleteTime = undefined;
+    stack.emulator.google.apikeys.keys.get(name)!.deleteTime = undefined;
     stack.emulator.setFaults([{ method: 'DELETE', path: '/keys/', kind: 'status', status: 429, retryInfoSeconds: 2, times: 1 }]);
     try {
       const handle = await start({ name, poll: FAST_POLL }, 'retry-info');

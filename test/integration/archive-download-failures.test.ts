@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { ArchiveFailure } from '../../src/activities/github/archive-checks';
 import type { Emulator } from '../../src/emulator/emulator';
-import type { StorageFault } from '../../src/emulator/storage-faults';
+import type { StorageFault } from '../../src/emulator/storage/faults';
 import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
 import { applicationFailureOf } from '../helpers/failures';

@@ -26,8 +26,8 @@ describe('DNS change workflow', () => {
       workflowId: `dns-${name}-${Date.now()}-${seq++}`,
       args: [{ project: 'demo-project', zone: 'demo-zone', poll: FAST_POLL, ...input }],
     });
-  const zoneHas = (name: string) => stack.emulator.googleState.dns.rrsets('demo-project', 'demo-zone').some((r) => r.name === name);
-  const changesTo = () => stack.emulator.googleState.dns.zones.get('demo-project/demo-zone')!.changes.length;
+  const zoneHas = (name: string) => stack.emulator.google.dns.rrsets('demo-project', 'demo-zone').some((r) => r.name === name);
+  const changesTo = () => stack.emulator.google.dns.zones.get('demo-project/demo-zone')!.changes.length;
 
   it('applies additions and deletions and polls the change from pending to done', async () => {
     const added = record('api');
@@ -36,7 +36,7 @@ describe('DNS change workflow', () => {
     const handle = await start({ additions: [replacement], deletions: [added] }, 'replace');
     const result = await handle.result();
     expect(result).toMatchObject({ status: 'done', additions: [replacement], deletions: [added] });
-    expect(stack.emulator.googleState.dns.rrsets('demo-project', 'demo-zone').find((r) => r.name === added.name)?.rrdatas).toEqual(['192.0.2.31']);
+    expect(stack.emulator.google.dns.rrsets('demo-project', 'demo-zone').find((r) => r.name === added.name)?.rrdatas).toEqual(['192.0.2.31']);
     const status = await handle.query(operationStatusQuery);
     expect(status).toMatchObject({ phase: 'done', operation: result.changeId, states: ['pending', 'done'] });
   });

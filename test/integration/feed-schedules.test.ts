@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
-import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink-receiver';
+import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink/receiver';
 import { defaultSinkFile, feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus, type FeedPollOutcome, type SinkConfig } from '../../src/common/feeds';
 import { upsertFeedSchedule } from '../../src/temporal/schedules';
 import { POLLS_PER_RUN, feedPollRun } from '../../src/workflows/feed-poll';

@@ -21,12 +21,12 @@ describe('starter Google commands', () => {
   it('bucket-update --follow prints the operation state as it moves, then the result', async () => {
     await runStarter(['bucket-create', '--parent', 'projects/demo-project/locations/global', '--bucket-id', 'cli-follow', ...fast, '--wait'], stack.taskQueue);
     // Long enough for the follower (which asks twice a second) to see the operation running.
-    stack.emulator.googleState.buckets.options.runningMs = 2_500;
+    stack.emulator.google.buckets.options.runningMs = 2_500;
     const { code, stdout, stderr } = await runStarter(
       ['bucket-update', '--name', 'projects/demo-project/locations/global/buckets/cli-follow', '--update-mask', 'retentionDays', '--retention-days', '90', ...fast, '--follow'],
       stack.taskQueue,
     );
-    stack.emulator.googleState.buckets.options.runningMs = 400;
+    stack.emulator.google.buckets.options.runningMs = 400;
     expect(code).toBe(0);
     // Progress goes to stderr; stdout carries only the result.
     expect(stderr).toMatch(/phase: waiting · operation projects\/demo-project\/locations\/global\/operations\/\S+ · state: (SCHEDULED|WAITING_FOR_PERMISSIONS|RUNNING)/);
@@ -41,13 +41,13 @@ describe('starter Google commands', () => {
     );
     expect(code).toBe(0);
     expect(stdout).toContain('+ cli.demo.example.com. A 300 192.0.2.40');
-    expect(stack.emulator.googleState.dns.rrsets('demo-project', 'demo-zone').some((r) => r.name === 'cli.demo.example.com.')).toBe(true);
+    expect(stack.emulator.google.dns.rrsets('demo-project', 'demo-zone').some((r) => r.name === 'cli.demo.example.com.')).toBe(true);
   });
 
   it('apikey-delete with a stale etag exits 1 and --json carries the EtagMismatchError', async () => {
     const name = 'projects/demo-project/locations/global/keys/demo-key-2';
-    const etag = stack.emulator.googleState.apikeys.etag(name);
-    stack.emulator.googleState.apikeys.modify(name, 'changed');
+    const etag = stack.emulator.google.apikeys.etag(name);
+    stack.emulator.google.apikeys.modify(name, 'changed');
     const { code, stdout } = await runStarter(['apikey-delete', '--name', name, '--etag', etag, ...fast, '--wait', '--json'], stack.taskQueue);
     expect(code).toBe(1);
     const out = JSON.parse(stdout);

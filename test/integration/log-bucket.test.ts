@@ -28,7 +28,7 @@ const uniqueId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${seq
 
 describe('log bucket workflows', () => {
   const stack = useStack({ emulator: { google: { buckets: { ...TIMING } } } });
-  const buckets = () => stack.emulator.googleState.buckets;
+  const buckets = () => stack.emulator.google.buckets;
   /** Per-test emulator behaviour, restored afterwards. */
   async function withBucketOptions<T>(options: Partial<typeof defaultLogBucketOptions>, run: () => Promise<T>): Promise<T> {
     const saved = { ...buckets().options };

@@ -104,7 +104,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
       (r) => r.state,
     );
     expect(result).toMatchObject({ bucket, state: 'SUCCEEDED' });
-    const creates = [...s.emulator.googleState.buckets.operations.values()].filter((op) => op.kind === 'create' && op.bucketName === bucket);
+    const creates = [...s.emulator.google.buckets.operations.values()].filter((op) => op.kind === 'create' && op.bucketName === bucket);
     expect(creates).toHaveLength(1);
     const posts = requests.filter((r) => r.startsWith('POST') && r.includes('buckets:createAsync')).length;
     expect(posts).toBe(fault.kind === 'html-page' ? 2 : 1);
@@ -125,7 +125,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     const { result, requests } = await deleteKey(1, 'DELETE 200 truncated JSON (deleted)', [{ kind: 'truncated-json', method: 'DELETE', path: '/keys/', afterProcessing: true, times: 1 }]);
     expect(result?.deleteTime).toBeDefined();
     expect(result?.note).toContain('had already deleted it');
-    expect(s.emulator.googleState.apikeys.isDeleted(keyName(1))).toBe(true);
+    expect(s.emulator.google.apikeys.isDeleted(keyName(1))).toBe(true);
     expect(deletesIn(requests)).toHaveLength(1);
     expect(requests).toContain(`GET ${KEYS_API}/${keyName(1)}`);
     // The operation's name was in the lost answer: nothing may be polled with a name longhaul never read.
@@ -149,7 +149,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     expect(chainText(error)).toContain('MalformedAnswer');
     expect(chainText(error)).toContain('an HTML page');
     expect(requests.length).toBeLessThan(30);
-    expect(s.emulator.googleState.apikeys.isDeleted(keyName(3))).toBe(true);
+    expect(s.emulator.google.apikeys.isDeleted(keyName(3))).toBe(true);
     expect(deletesIn(requests)).toHaveLength(1);
     expect(new Set(operationReadsIn(requests)).size).toBe(1);
   });
@@ -158,7 +158,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
   let dnsSeq = 0;
   const changeTo = (name: string, faults: FaultRule[], outage = QUICK_OUTAGE) => {
     const added = { name: `malformed-${Date.now().toString(36)}-${++dnsSeq}.demo.example.com.`, type: 'A', ttl: 300, rrdatas: ['192.0.2.40'] };
-    const zone = s.emulator.googleState.dns.zones.get('demo-project/demo-zone')!;
+    const zone = s.emulator.google.dns.zones.get('demo-project/demo-zone')!;
     const changesBefore = zone.changes.length;
     return run('Google DNS change', name, faults, () =>
       s.client.workflow.execute(dnsChange, { taskQueue: s.taskQueue, workflowId: `malformed-dns-${dnsSeq}-${Date.now()}`, args: [{ project: 'demo-project', zone: 'demo-zone', additions: [added], poll: FAST_POLL, outage, recoveryGraceMs: 1_000 }] }),

@@ -94,7 +94,7 @@ describe('a 5-minute outage of every API call', () => {
       const name = `${parent}/buckets/${bucketId}`;
       expect(bucket).toMatchObject({ bucket: name, state: 'SUCCEEDED' });
       expect(requestsTo(emulator, 'POST', 'buckets:createAsync')).toBe(1);
-      expect([...emulator.googleState.buckets.operations.values()].filter((op) => op.kind === 'create' && op.bucketName === name)).toHaveLength(1);
+      expect([...emulator.google.buckets.operations.values()].filter((op) => op.kind === 'create' && op.bucketName === name)).toHaveLength(1);
       expect(bucketStatus.failedPolls).toBeGreaterThan(0);
       expect(injected).toBeGreaterThan(20);
     },

@@ -124,7 +124,7 @@ export const scenarios: Scenario[] = [
     async run({ client, taskQueue, id, emulator }) {
       const name = keyName('demo-key-1');
       const workflowId = id('apikey');
-      await client.workflow.execute(apiKeyDelete, { taskQueue, workflowId, args: [{ name, etag: emulator.googleState.apikeys.etag(name), poll: FAST_POLL }] });
+      await client.workflow.execute(apiKeyDelete, { taskQueue, workflowId, args: [{ name, etag: emulator.google.apikeys.etag(name), poll: FAST_POLL }] });
       return [workflowId];
     },
   },

@@ -13,7 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { archiveDownloader, MAX_STALLS, NOT_ARCHIVE_REASKS, type ArchiveDownload } from '../../src/activities/github/archive-download';
 import { ArchiveFailure } from '../../src/activities/github/archive-checks';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
-import type { StorageFault } from '../../src/emulator/storage-faults';
+import type { StorageFault } from '../../src/emulator/storage/faults';
 import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');

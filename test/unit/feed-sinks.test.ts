@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MockAgent, request } from 'undici';
 import { ApplicationFailure } from '@temporalio/common';
 import { signBody, verifySignature } from '../../src/http/signature';
-import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink-receiver';
+import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink/receiver';
 import { appendEventsOnce, tailEventIds } from '../../src/activities/sinks/file';
 import { batchDeliveryId, postSignedBatches } from '../../src/activities/sinks/http';
 import { logEntriesFor } from '../../src/activities/sinks/logging';

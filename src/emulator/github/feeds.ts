@@ -10,7 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Router, RouteContext, RouteResult } from '../router';
-import type { EmulatorContext } from '../emulator';
+import type { EmulatorContext } from '../module';
+import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import type { Account, Repository } from './fixture';
 import { accountOr404, repositoryOr404 } from './lookup';
@@ -96,6 +97,7 @@ export interface FeedPollBook {
 const TYPES = ['PushEvent', 'WatchEvent', 'CreateEvent'] as const;
 
 export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options: FeedOptions) {
+  const fixture = githubFixture(ctx);
   const startedAt = ctx.clock();
   const streams = new Map<string, Stream>();
   const intervalOverrides = new Map<string, number>();
@@ -105,8 +107,8 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
   let globalRate = options.eventsPerMinute;
   const rateOverrides = new Map<string, number>();
 
-  const account = (login: string, type: Account['type']) => accountOr404(ctx.fixture, login, type);
-  const repository = (owner: string, name: string) => repositoryOr404(ctx.fixture, owner, name);
+  const account = (login: string, type: Account['type']) => accountOr404(fixture, login, type);
+  const repository = (owner: string, name: string) => repositoryOr404(fixture, owner, name);
 
   /** `/users/u/events/public` reads the same events as `/users/u/events`, filtered. */
   const streamKeyOf = (path: string) => path.replace(/\/public$/, '');
@@ -129,14 +131,14 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
 
   const makeEvent = (s: Stream, at: number): StoredEvent => {
     const id = nextEventId++;
-    const users = ctx.fixture.accounts.filter((a) => a.type === 'User');
+    const users = fixture.accounts.filter((a) => a.type === 'User');
     const actor = s.scope.user ?? users[id % users.length];
     const candidates = s.scope.repo
       ? [s.scope.repo]
       : s.scope.org
-        ? ctx.fixture.repositories.filter((r) => r.owner.toLowerCase() === s.scope.org!.login.toLowerCase())
-        : ctx.fixture.repositories;
-    const repo = candidates[id % candidates.length] ?? ctx.fixture.repositories[0];
+        ? fixture.repositories.filter((r) => r.owner.toLowerCase() === s.scope.org!.login.toLowerCase())
+        : fixture.repositories;
+    const repo = candidates[id % candidates.length] ?? fixture.repositories[0];
     const type = TYPES[id % TYPES.length];
     const ref = `refs/heads/feature-${id % 17}`;
     const payload: Record<string, unknown> =

@@ -10,7 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Router, RouteContext, RouteResult } from '../router';
-import type { EmulatorContext } from '../emulator';
+import type { EmulatorContext } from '../module';
+import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import { validateBody } from '../validation';
 import { signBody } from '../../http/signature';
@@ -81,6 +82,7 @@ function statusText(code: number): string {
 }
 
 export function registerHookRoutes(router: Router, ctx: EmulatorContext, options: HookOptions) {
+  const fixture = githubFixture(ctx);
   const hooks = new Map<number, Hook>();
   const deliveries: EmulatedDelivery[] = [];
   const redeliveries: RedeliveryRecord[] = [];
@@ -89,8 +91,8 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
   let nextDeliveryId = 90_000_001;
   let spammed = 0;
 
-  const org = (login: string) => accountOr404(ctx.fixture, login, 'Organization');
-  const repo = (owner: string, name: string) => repositoryOr404(ctx.fixture, owner, name);
+  const org = (login: string) => accountOr404(fixture, login, 'Organization');
+  const repo = (owner: string, name: string) => repositoryOr404(fixture, owner, name);
   const scopeOf = (params: Record<string, string>): Hook['scope'] =>
     params.org !== undefined ? { kind: 'org', org: org(params.org) } : { kind: 'repo', repo: repo(params.owner, params.repo) };
   const sameScope = (h: Hook, s: Hook['scope']) =>

@@ -6,12 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Router, RouteResult } from '../router';
-import type { EmulatorContext } from '../emulator';
+import type { EmulatorContext } from '../module';
+import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import { validateBody } from '../validation';
 import { accountObject, type Repository } from './fixture';
 import { paginate } from './pagination';
-import { contentBytes, generatedArchive } from '../archive-content';
+import { contentBytes, generatedArchive } from '../storage/archive-content';
 
 export type MigrationState = 'pending' | 'exporting' | 'exported' | 'failed';
 
@@ -57,11 +58,12 @@ export interface EmulatedMigration {
 const FLAGS = ['lock_repositories', 'exclude_metadata', 'exclude_git_data', 'exclude_attachments', 'exclude_releases', 'exclude_owner_projects', 'org_metadata_only'] as const;
 
 export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, options: MigrationOptions) {
+  const fixture = githubFixture(ctx);
   const migrations = new Map<number, EmulatedMigration>();
   let nextId = 79;
 
   const orgAccount = (org: string) => {
-    const account = ctx.fixture.accounts.find((a) => a.type === 'Organization' && a.login.toLowerCase() === org.toLowerCase());
+    const account = fixture.accounts.find((a) => a.type === 'Organization' && a.login.toLowerCase() === org.toLowerCase());
     if (!account) throw new EmulatorHttpError(404, 'Not Found');
     return account;
   };
@@ -88,7 +90,7 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
 
   const repoObject = (repo: Repository) => {
     const base = ctx.apiUrl();
-    const owner = ctx.fixture.accounts.find((a) => a.login === repo.owner)!;
+    const owner = fixture.accounts.find((a) => a.login === repo.owner)!;
     const url = `${base}/repos/${repo.owner}/${repo.name}`;
     return {
       id: repo.id,
@@ -169,7 +171,7 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
       ? []
       : names.map((name) => {
           const short = name.includes('/') ? name.split('/')[1] : name;
-          const repo = ctx.fixture.repositories.find((r) => r.owner.toLowerCase() === account.login.toLowerCase() && r.name.toLowerCase() === short.toLowerCase());
+          const repo = fixture.repositories.find((r) => r.owner.toLowerCase() === account.login.toLowerCase() && r.name.toLowerCase() === short.toLowerCase());
           if (!repo) throw new EmulatorHttpError(422, `Repository ${account.login}/${short} could not be found.`, { errors: [{ resource: 'Migration', field: 'repositories', code: 'invalid' }] });
           return repo;
         });

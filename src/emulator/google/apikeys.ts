@@ -7,7 +7,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Router, RouteContext } from '../router';
-import type { EmulatorContext } from '../emulator';
+import type { EmulatorContext } from '../module';
 import type { GoogleFixture } from './fixture';
 import { googleError, timestamp } from './errors';
 

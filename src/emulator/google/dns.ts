@@ -8,7 +8,7 @@
  * `notFound`, `conditionNotMet`, `invalid`). State advances lazily from the emulator clock.
  */
 import type { Router, RouteContext } from '../router';
-import type { EmulatorContext } from '../emulator';
+import type { EmulatorContext } from '../module';
 import type { FixtureRecordSet, GoogleFixture } from './fixture';
 import { googleError, timestamp } from './errors';
 

@@ -1,34 +1,45 @@
 /**
- * The emulated Google Cloud services: API Keys v2, Cloud Logging v2 (log buckets and their operations) and
- * Cloud DNS v1, each mounted under its own prefix with Google-style errors. Other Logging routes (e.g.
- * `entries:write`) register on the same `logging` service.
+ * The emulated Google Cloud family: API Keys v2, Cloud Logging v2 (log buckets and their operations, and
+ * `entries:write`) and Cloud DNS v1, each API under its own prefix with Google-style errors. The `google`
+ * module serves API keys, buckets and DNS over one fixture; `loggingEntries` is its own module on the
+ * logging service.
  */
-import type { EmulatorContext } from '../emulator';
-import type { ServiceDefinition } from '../service';
+import { defineModule, type ServiceSpec } from '../module';
 import { defaultApiKeyOptions, registerApiKeyRoutes, type ApiKeyOptions } from './apikeys';
 import { defaultDnsOptions, registerDnsRoutes, type DnsOptions } from './dns';
 import { defaultGoogleFixture, type GoogleFixture } from './fixture';
 import { defaultLogBucketOptions, registerLogBucketRoutes, type LogBucketOptions } from './logging-buckets';
+import { registerLoggingEntryRoutes } from './logging-entries';
 
-export interface GoogleEmulatorOptions {
+export const googleApiKeysService: ServiceSpec = { name: 'google-apikeys', prefix: '/google/apikeys', errorStyle: 'google' };
+export const googleLoggingService: ServiceSpec = { name: 'google-logging', prefix: '/google/logging', errorStyle: 'google' };
+export const googleDnsService: ServiceSpec = { name: 'google-dns', prefix: '/google/dns', errorStyle: 'google' };
+
+export interface GoogleOptions {
+  /** Projects, API keys and zones (default: `defaultGoogleFixture()`). */
   fixture?: GoogleFixture;
-  apikeys?: Partial<ApiKeyOptions>;
-  buckets?: Partial<LogBucketOptions>;
-  dns?: Partial<DnsOptions>;
+  apikeys: ApiKeyOptions;
+  buckets: LogBucketOptions;
+  dns: DnsOptions;
 }
 
-export function registerGoogleRoutes(
-  services: { apikeys: ServiceDefinition; logging: ServiceDefinition; dns: ServiceDefinition },
-  ctx: EmulatorContext,
-  options: GoogleEmulatorOptions = {},
-) {
-  const fixture = options.fixture ?? defaultGoogleFixture();
-  return {
-    fixture,
-    apikeys: registerApiKeyRoutes(services.apikeys.router, ctx, fixture, { ...defaultApiKeyOptions, ...options.apikeys }),
-    buckets: registerLogBucketRoutes(services.logging.router, ctx, fixture, { ...defaultLogBucketOptions, ...options.buckets }),
-    dns: registerDnsRoutes(services.dns.router, ctx, fixture, { ...defaultDnsOptions, ...options.dns }),
-  };
-}
+/** Google services: fixture, API-key / log-bucket operation timing, cancel behaviour, DNS change timing. */
+export const googleModule = defineModule({
+  name: 'google',
+  service: googleApiKeysService,
+  defaults: { apikeys: defaultApiKeyOptions, buckets: defaultLogBucketOptions, dns: defaultDnsOptions } as GoogleOptions,
+  register(router, ctx, options) {
+    const fixture = options.fixture ?? defaultGoogleFixture();
+    return {
+      fixture,
+      apikeys: registerApiKeyRoutes(router, ctx, fixture, options.apikeys),
+      buckets: registerLogBucketRoutes(ctx.mount(googleLoggingService), ctx, fixture, options.buckets),
+      dns: registerDnsRoutes(ctx.mount(googleDnsService), ctx, fixture, options.dns),
+    };
+  },
+});
 
-export type GoogleEmulatorState = ReturnType<typeof registerGoogleRoutes>;
+/** Cloud Logging entries written through `entries:write`. */
+export const loggingEntriesModule = defineModule({ name: 'loggingEntries', service: googleLoggingService, defaults: {}, register: (router) => registerLoggingEntryRoutes(router) });
+
+export type GoogleEmulatorState = ReturnType<typeof googleModule.register>;

@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Router, RouteContext } from '../router';
-import type { EmulatorContext } from '../emulator';
+import type { EmulatorContext } from '../module';
 import { validateBody } from '../validation';
 import { EmulatorHttpError } from '../http-error';
 import type { GoogleFixture } from './fixture';

@@ -63,7 +63,7 @@ describe('emulated API keys', () => {
 
     clocked.now = START + DELETED_KEY_RETENTION_MS - 1;
     expect((await keys('GET', `/v2/${KEY}`)).status).toBe(200);
-    expect(emulator.googleState.apikeys.isDeleted(KEY)).toBe(true);
+    expect(emulator.google.apikeys.isDeleted(KEY)).toBe(true);
     clocked.now = START + DELETED_KEY_RETENTION_MS;
     const purged = await keys('GET', `/v2/${KEY}`);
     expect(purged.status).toBe(404);
@@ -72,12 +72,12 @@ describe('emulated API keys', () => {
 
   it('refuses a stale etag with 409 ABORTED and accepts the current one', async () => {
     const { keys, emulator } = await start();
-    const readEtag = emulator.googleState.apikeys.etag(KEY);
-    emulator.googleState.apikeys.modify(KEY, 'renamed by someone else');
+    const readEtag = emulator.google.apikeys.etag(KEY);
+    emulator.google.apikeys.modify(KEY, 'renamed by someone else');
     const stale = await keys('DELETE', `/v2/${KEY}?etag=${encodeURIComponent(readEtag)}`);
     expect(stale.status).toBe(409);
     expect(errorOf(stale)).toMatchObject({ status: 'ABORTED', details: [expect.objectContaining({ reason: 'ETAG_MISMATCH' })] });
-    const current = emulator.googleState.apikeys.etag(KEY);
+    const current = emulator.google.apikeys.etag(KEY);
     expect((await keys('DELETE', `/v2/${KEY}?etag=${encodeURIComponent(current)}`)).status).toBe(200);
   });
 
@@ -98,7 +98,7 @@ describe('emulated API keys', () => {
     await keys('DELETE', `/v2/${KEY}`);
     clocked.now += 10 * 24 * 60 * 60 * 1000;
     expect((await keys('POST', `/v2/${KEY}:undelete`)).status).toBe(200);
-    expect(emulator.googleState.apikeys.isDeleted(KEY)).toBe(false);
+    expect(emulator.google.apikeys.isDeleted(KEY)).toBe(false);
   });
 });
 
@@ -121,7 +121,7 @@ describe('emulated log buckets', () => {
       else expect(got.done).toBe(false);
     }
     expect(states).toEqual(['OPERATION_STATE_SCHEDULED', 'OPERATION_STATE_WAITING_FOR_PERMISSIONS', 'OPERATION_STATE_RUNNING', 'OPERATION_STATE_RUNNING', 'OPERATION_STATE_SUCCEEDED']);
-    expect(emulator.googleState.buckets.bucket(`${parent}/buckets/audit`)?.lifecycleState).toBe('ACTIVE');
+    expect(emulator.google.buckets.bucket(`${parent}/buckets/audit`)?.lifecycleState).toBe('ACTIVE');
   });
 
   it('answers a second create of the same bucket with 409 ALREADY_EXISTS', async () => {
@@ -146,7 +146,7 @@ describe('emulated log buckets', () => {
     clocked.now += 100;
     const done = body<OperationJson>(await logging('GET', `/v2/${op.name}`));
     expect(done).toMatchObject({ done: true, metadata: { state: 'OPERATION_STATE_FAILED' }, error: { code: 9 } });
-    expect(emulator.googleState.buckets.bucket('projects/demo-project/locations/global/buckets/doomed')).toBeUndefined();
+    expect(emulator.google.buckets.bucket('projects/demo-project/locations/global/buckets/doomed')).toBeUndefined();
   });
 
   it('cancels a running operation after the configured delay (CANCELLED, error code 1)', async () => {
@@ -179,9 +179,9 @@ describe('emulated log buckets', () => {
     clocked.now += 100;
     const update = await logging('POST', `/v2/${name}:updateAsync?updateMask=retentionDays`, { body: { retentionDays: 400, description: 'ignored: not in mask' } });
     expect(update.status).toBe(200);
-    expect(emulator.googleState.buckets.bucket(name)?.retentionDays).toBe(30);
+    expect(emulator.google.buckets.bucket(name)?.retentionDays).toBe(30);
     clocked.now += 100;
-    expect(emulator.googleState.buckets.bucket(name)).toMatchObject({ retentionDays: 400, description: undefined, lifecycleState: 'ACTIVE' });
+    expect(emulator.google.buckets.bucket(name)).toMatchObject({ retentionDays: 400, description: undefined, lifecycleState: 'ACTIVE' });
     const list = body<{ operations: { metadata: Record<string, unknown> }[] }>(await logging('GET', '/v2/billingAccounts/demo-billing/locations/eu/operations'));
     expect(list.operations.map((o) => Object.keys(o.metadata).find((k) => k.endsWith('BucketRequest')))).toEqual(['updateBucketRequest', 'createBucketRequest']);
   });
@@ -205,21 +205,21 @@ describe('emulated Cloud DNS changes', () => {
     expect(res.status).toBe(200);
     const change = body<{ id: string; status: string }>(res);
     expect(change.status).toBe('pending');
-    expect(emulator.googleState.dns.rrsets('demo-project', 'demo-zone').map((r) => r.name)).toContain(api.name);
+    expect(emulator.google.dns.rrsets('demo-project', 'demo-zone').map((r) => r.name)).toContain(api.name);
     clocked.now += 1000;
     expect(body<{ status: string }>(await dns('GET', `${zone}/changes/${change.id}`)).status).toBe('done');
   });
 
   it('refuses an addition that exists (409 alreadyExists) and a deletion that does not match (412 conditionNotMet), atomically', async () => {
     const { dns, emulator } = await start();
-    const before = emulator.googleState.dns.rrsets('demo-project', 'demo-zone').length;
+    const before = emulator.google.dns.rrsets('demo-project', 'demo-zone').length;
     const exists = await dns('POST', `${zone}/changes`, { body: { additions: [{ name: 'www.demo.example.com.', type: 'A', ttl: 60, rrdatas: ['192.0.2.99'] }, api] } });
     expect(exists.status).toBe(409);
     expect(errorOf(exists)).toMatchObject({ status: 'ALREADY_EXISTS', errors: [expect.objectContaining({ reason: 'alreadyExists' })] });
     const mismatch = await dns('POST', `${zone}/changes`, { body: { deletions: [{ name: 'www.demo.example.com.', type: 'A', ttl: 60, rrdatas: ['192.0.2.10'] }] } });
     expect(mismatch.status).toBe(412);
     expect(errorOf(mismatch).errors?.[0]?.reason).toBe('conditionNotMet');
-    expect(emulator.googleState.dns.rrsets('demo-project', 'demo-zone')).toHaveLength(before);
+    expect(emulator.google.dns.rrsets('demo-project', 'demo-zone')).toHaveLength(before);
   });
 
   it('rejects names outside the zone', async () => {

@@ -175,7 +175,7 @@ describe('emulator secondary rate limits', () => {
 
   it('limits content-creating requests per minute and per hour', async () => {
     const e = await start({ rateLimit: { secondary: { contentPerMinute: 2, contentPerHour: 3 } } });
-    e.github.router.post('/test/content', () => ({ status: 201, body: {} }), { contentCreating: true });
+    e.service('github').router.post('/test/content', () => ({ status: 201, body: {} }), { contentCreating: true });
 
     expect((await call(e.apiUrl, 'POST', '/test/content', { body: {} })).status).toBe(201);
     em.now = START + 1_000;

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startEmulator, type Emulator } from '../../../src/emulator/emulator';
-import { contentBytes, generatedArchive } from '../../../src/emulator/archive-content';
+import { contentBytes, generatedArchive } from '../../../src/emulator/storage/archive-content';
 
 let emulator: Emulator | undefined;
 afterEach(async () => {

@@ -18,7 +18,7 @@
  * large files from the pushed history, `opt_in` stores them with LFS. Mapping an author or changing
  * the LFS choice after the push began rewrites and pushes again, as the real importer did.
  */
-import type { EmulatorContext } from '../../emulator';
+import type { EmulatorContext } from '../../module';
 import {
   detectVcs,
   PROJECT_CHOICES,

@@ -4,7 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Router, RouteResult } from '../../router';
-import type { EmulatorContext } from '../../emulator';
+import type { EmulatorContext } from '../../module';
+import { githubFixture } from '../service';
 import { EmulatorHttpError } from '../../http-error';
 import { validateBody } from '../../validation';
 import { checkUrl, checkVcs, readCredentials } from './checks';
@@ -14,6 +15,7 @@ import { PROJECT_CHOICES, scenarioOf, sha256, type EmulatedImport, type ImportOp
 export { defaultImportOptions, type ImportOptions } from './model';
 
 export function registerImportRoutes(router: Router, ctx: EmulatorContext, options: ImportOptions) {
+  const fixture = githubFixture(ctx);
   const { imports, history, key, durationOf, advance, enterStep, resume, statusOf, importObject, authorObject, rewriteIfPushed } = createImportMachine(ctx, options);
 
   const inMaintenance = (now: number) => options.maintenanceWindows.some((w) => now >= w.fromMs && now < w.untilMs);
@@ -26,7 +28,7 @@ export function registerImportRoutes(router: Router, ctx: EmulatorContext, optio
         options.maintenanceRetryAfterSeconds !== undefined ? { 'retry-after': String(options.maintenanceRetryAfterSeconds) } : {};
       throw new EmulatorHttpError(503, 'Service Unavailable: source imports are under maintenance.', {}, headers);
     }
-    const repository = ctx.fixture.repositories.find((r) => r.owner.toLowerCase() === owner.toLowerCase() && r.name.toLowerCase() === repo.toLowerCase());
+    const repository = fixture.repositories.find((r) => r.owner.toLowerCase() === owner.toLowerCase() && r.name.toLowerCase() === repo.toLowerCase());
     if (!repository) throw new EmulatorHttpError(404, 'Not Found');
     return repository;
   };

@@ -5,15 +5,15 @@
  * RFC 9110 §13.1.5), and it rejects any request that carries an `Authorization` header: a client that
  * forwards its API token across the redirect fails here (and would leak the token in production).
  *
- * Objects are bytes or generated content (any size, never held in memory). Faults (`storage-faults.ts`)
+ * Objects are bytes or generated content (any size, never held in memory). Faults (`faults.ts`)
  * make it misbehave on purpose.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHmac, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { EmulatorStats } from './stats';
+import type { EmulatorStats } from '../stats';
 import { contentBytes, generatedArchive, type GeneratedContent } from './archive-content';
-import { StorageFaults, type StorageFault } from './storage-faults';
+import { StorageFaults, type StorageFault } from './faults';
 
 export interface StoredObject {
   bytes: Buffer | GeneratedContent;

@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SIGNATURE_HEADER, verifySignature } from '../http/signature';
+import { SIGNATURE_HEADER, verifySignature } from '../../http/signature';
 
 export interface ReceivedBatch {
   feed: string;

@@ -1,0 +1,16 @@
+/**
+ * The emulated API families: the one place a family is named. Adding one is a folder under
+ * `src/emulator/` exporting an `EmulatorModule` (see `module.ts`) and a line here.
+ */
+import type { AnyModule } from './module';
+import { feedsModule, hooksModule, importsModule, migrationsModule, type GithubFamilyOptions } from './github';
+import { googleModule, loggingEntriesModule } from './google';
+
+// List order is mounting order: services appear (`emulator.services`, the CLI's listing) in the order first
+// named, and routes sharing a service are matched in registration order.
+export const defaultModules = [migrationsModule, importsModule, feedsModule, hooksModule, googleModule, loggingEntriesModule] as const satisfies readonly AnyModule[];
+
+export type DefaultModule = (typeof defaultModules)[number];
+
+/** Emulator options a family reads as a whole rather than one of its modules (the GitHub fixture). */
+export type FamilyOptions = GithubFamilyOptions;
