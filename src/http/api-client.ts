@@ -20,7 +20,8 @@ import { failureFromDecision } from './failures';
 import { answerProblem, malformedAnswerFailure } from './answer';
 import { RateLimitGate } from './rate-limit-gate';
 import { githubRequestKind, outcomeOf, type BudgetTicket, type RequestBudget, type RequestKind } from './request-budget';
-import type { ApiObservation, ApiObserver } from './observer';
+import { observeSafely, type ApiObservation, type ApiObserver } from './observer';
+import { isRedirect, MAX_REDIRECTS, methodAfterRedirect, withoutCredentials } from './redirects';
 
 /** Resolves the bearer token at call time (env var, file, ADC…); `undefined` sends no `Authorization`. */
 export type TokenProvider = () => string | undefined | Promise<string | undefined>;
@@ -85,8 +86,6 @@ export interface ApiResponse<T> {
   /** `Location` of a 3xx when `redirect: 'manual'`, resolved to an absolute URL. */
   location?: string;
 }
-
-const MAX_REDIRECTS = 5;
 
 /**
  * Without an API's own parser, an error body's top-level `message` string (if any) is the message; the API
@@ -227,7 +226,7 @@ export class ApiClient {
       const resHeaders = flattenHeaders(res.headers);
       const location = resHeaders.location ? new URL(resHeaders.location, url).href : undefined;
 
-      if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && location) {
+      if (isRedirect(res.statusCode) && location) {
         if (req.redirect === 'manual') {
           await res.body.dump();
           return { status: res.statusCode, headers: resHeaders, body: undefined as T, url: url.href, notModified: false, location };
@@ -238,8 +237,9 @@ export class ApiClient {
         }
         const next = new URL(location);
         if (next.origin !== url.origin) headers = withoutCredentials(headers);
-        if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
-          method = 'GET';
+        const nextMethod = methodAfterRedirect(res.statusCode, method);
+        if (nextMethod !== method) {
+          method = nextMethod;
           bodyText = undefined;
         }
         url = next;
@@ -290,11 +290,7 @@ export class ApiClient {
   }
 
   private observe(observation: ApiObservation): void {
-    try {
-      this.opts.observer?.observe(observation);
-    } catch {
-      // Telemetry must never change the outcome of a call.
-    }
+    observeSafely(this.opts.observer, observation);
   }
 
   /**
@@ -309,12 +305,6 @@ export class ApiClient {
       next = parseLinkHeader(response.headers.link).next;
     }
   }
-}
-
-function withoutCredentials(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) if (k !== 'authorization' && k !== 'cookie') out[k] = v;
-  return out;
 }
 
 function parseJson(text: string): unknown {

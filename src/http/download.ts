@@ -1,6 +1,7 @@
 /**
- * The one token-less request of longhaul: a GET of a pre-signed storage URL. It deliberately bypasses the
- * `ApiClient` (no credentials, no API rate-limit gate, no redirects followed: the caller checks every hop).
+ * The streaming transport of the token-less client (`tokenless.ts`): a GET of a pre-signed storage URL with
+ * the headers the client built (never a credential), no redirect followed (the caller checks every hop), and
+ * the answer returned as it came: what a status means is the core's decision, made by the client.
  *
  * It uses `node:http` rather than undici: for a 1 GiB body, undici's body stream cost about 30 % more CPU
  * per byte on the 2-core machine (measured with the same server, reading and discarding 256 MiB), and a
@@ -27,13 +28,18 @@ export interface StorageResponse {
   body: IncomingMessage;
 }
 
-export function storageGet(url: URL, opts: StorageGet = {}): Promise<StorageResponse> {
+/** `Range` and `If-Range` of a resumed GET. */
+export function rangeHeaders(opts: StorageGet): Record<string, string> {
   const headers: Record<string, string> = {};
   if (opts.from !== undefined) headers.range = `bytes=${opts.from}-`;
   if (opts.from !== undefined && opts.ifRange) headers['if-range'] = opts.ifRange;
+  return headers;
+}
+
+/** Sends exactly `headers` (the token-less client's); use `TokenlessClient.get`, which builds them. */
+export function storageGet(url: URL, headers: Record<string, string>, opts: StorageGet = {}): Promise<StorageResponse> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    // Deliberately no Authorization: pre-signed storage URLs must not receive the API token.
     // One connection per answer (`agent: false`): an archive is one long body, and a pooled socket would
     // keep this answer's idle-timeout listener.
     const req = request(url, { method: 'GET', headers, signal: opts.signal, agent: false });
@@ -56,7 +62,6 @@ export function storageGet(url: URL, opts: StorageGet = {}): Promise<StorageResp
   });
 }
 
-/** A header's single value (repeated headers arrive as arrays). */
 export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;

@@ -24,7 +24,8 @@ export interface HttpFailureDetails {
   retryDelayMs?: number;
 }
 
-export function failureFromDecision(decision: Exclude<RetryDecision, { kind: 'success' }>, call: CallDescription): ApplicationFailure {
+/** `type` replaces the decision's failure type where a caller keeps its own stable names (the HTTP sink's). */
+export function failureFromDecision(decision: Exclude<RetryDecision, { kind: 'success' }>, call: CallDescription, type: string = decision.type): ApplicationFailure {
   const statusText = decision.status ? ` → ${decision.status}` : '';
   const message = `${call.method} ${call.url}${statusText}: ${decision.message}`;
   const details: HttpFailureDetails = {
@@ -35,10 +36,10 @@ export function failureFromDecision(decision: Exclude<RetryDecision, { kind: 'su
     retryDelayMs: decision.kind === 'retry' ? decision.delayMs : undefined,
   };
   if (decision.kind === 'permanent') {
-    return ApplicationFailure.create({ type: decision.type, message, nonRetryable: true, details: [details] });
+    return ApplicationFailure.create({ type, message, nonRetryable: true, details: [details] });
   }
   return ApplicationFailure.create({
-    type: decision.type,
+    type,
     message,
     nonRetryable: false,
     details: [details],

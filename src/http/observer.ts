@@ -16,3 +16,12 @@ export type ApiObservation =
 export interface ApiObserver {
   observe(observation: ApiObservation): void;
 }
+
+/** Tells the observer, if any; its errors are swallowed: telemetry must never change the outcome of a call. */
+export function observeSafely(observer: ApiObserver | undefined, observation: ApiObservation): void {
+  try {
+    observer?.observe(observation);
+  } catch {
+    // Telemetry must never change the outcome of a call.
+  }
+}

@@ -87,19 +87,22 @@ export interface RetryPolicy {
   maxHeaderDelayMs: number;
 }
 
+/** Statuses that never succeed on retry (octokit's `doNotRetry` list), with their failure types. */
+export const PERMANENT_STATUSES: Readonly<Record<number, FailureTypeName>> = {
+  400: FailureType.BadRequest,
+  401: FailureType.Authentication,
+  403: FailureType.Forbidden,
+  404: FailureType.NotFound,
+  405: FailureType.ClientError,
+  409: FailureType.Conflict,
+  410: FailureType.Gone,
+  422: FailureType.ValidationFailed,
+  451: FailureType.ClientError,
+};
+
 /** GitHub's REST rules (spec 001) and octokit's `doNotRetry` list. */
 export const githubRetryPolicy: RetryPolicy = {
-  permanent: {
-    400: FailureType.BadRequest,
-    401: FailureType.Authentication,
-    403: FailureType.Forbidden,
-    404: FailureType.NotFound,
-    405: FailureType.ClientError,
-    409: FailureType.Conflict,
-    410: FailureType.Gone,
-    422: FailureType.ValidationFailed,
-    451: FailureType.ClientError,
-  },
+  permanent: PERMANENT_STATUSES,
   rateLimitStatuses: [403, 429],
   alwaysRateLimitStatuses: [429],
   secondaryLimitPattern: /secondary rate limit/i,

@@ -10,6 +10,9 @@ import type { SourceImportResume, SourceImportStatus } from '../common/source-im
 import { CLEANUP, READ } from './activity-options';
 import { keepTrying, type StatusTracker } from './kit';
 import { summarized } from './activity-summaries';
+import { authorsToList, largeFilesToSettle, pollAnswerNeedsWorkflow, type ImportKnowledge } from './source-import-machine';
+
+export { CREDENTIAL_STATES } from './source-import-machine';
 
 /** Calls that read or change the import: bounded retries, then the session's own outage wait (`call`). */
 export const importApi = summarized(proxyActivities<Activities>(READ));
@@ -20,7 +23,6 @@ export const importCleanup = summarized(proxyActivities<Activities>(CLEANUP));
 const AUTHORS_KNOWN_STATES = ['mapping', 'pushing', 'complete'];
 /** Statuses in which a mapping can no longer reach the repository before the push. */
 export const PUSHED_STATES = ['pushing', 'complete'];
-export const CREDENTIAL_STATES = ['auth_failed', 'detection_needs_auth'];
 
 export class ImportSession {
   readonly target: { owner: string; repo: string };
@@ -106,9 +108,14 @@ export class ImportSession {
     return r !== undefined && AUTHORS_KNOWN_STATES.includes(r.status) && this.authors.size >= r.authorsCount;
   }
 
-  /** Whether the import has news the workflow must act on before it polls again. */
-  needsAttention(r: ImportRecord): boolean {
-    return this.authors.size < r.authorsCount || (r.hasLargeFiles && !this.st.lfs);
+  /** What the state machine needs to know besides the record. */
+  knowledge(): ImportKnowledge {
+    return { authorsKnown: this.authors.size, lfsDecided: Boolean(this.st.lfs) };
+  }
+
+  /** Whether a poll's answer ends the polling (a status that is not running, or news to act on). */
+  pollAnswerNeedsWorkflow(r: ImportRecord): boolean {
+    return pollAnswerNeedsWorkflow(r, this.knowledge());
   }
 
   /** PATCHes every known author whose identity differs from what the mappings say. */
@@ -137,7 +144,7 @@ export class ImportSession {
     const r = this.record;
     if (!r) return;
     let listed = false;
-    while (this.authors.size < r.authorsCount) {
+    while (authorsToList(r, this.knowledge())) {
       const since = this.authors.size > 0 ? Math.max(...this.authors.keys()) : undefined;
       const page = await this.call(() => importApi.listImportAuthors({ ...this.target, since }));
       listed = true;
@@ -152,7 +159,7 @@ export class ImportSession {
   /** When large files turned up: list them and set `use_lfs` by the policy (once). */
   async settleLargeFiles(): Promise<void> {
     const { st } = this;
-    if (!this.record?.hasLargeFiles || st.lfs) return;
+    if (!this.record || !largeFilesToSettle(this.record, this.knowledge())) return;
     const files = await this.call(() => importApi.listImportLargeFiles(this.target));
     const decision = decideLfs(this.input.lfs ?? 'opt_in', files);
     if (this.record.useLfs !== decision.useLfs) {

@@ -37,18 +37,21 @@ import {
   DEFAULT_ANSWER_TIMEOUT_MS,
   DEFAULT_MAX_RESTARTS,
   importInputProblems,
-  matchingChoices, mappingMatches, type ProjectChoice, type SourceImportInput, type SourceImportResult } from '../common/source-import-input';
+  mappingMatches,
+  type SourceImportInput,
+  type SourceImportResult,
+} from '../common/source-import-input';
 import {
   DEFAULT_IMPORT_POLL,
   describeSourceImportStatus,
   ImportFailure,
-  RUNNING_IMPORT_STATES,
   type SourceImportStatus,
 } from '../common/source-import';
 import { activityCause, HttpFailure } from './activity-failures';
 import { POLL } from './activity-options';
 import { afterPollAnswered, pollUntil, resolvePollBounds, runBudgetReached, startPolling, trackStatus, type PollState } from './kit';
-import { CREDENTIAL_STATES, importApi, ImportSession } from './source-import-session';
+import { importApi, ImportSession } from './source-import-session';
+import { nextImportStep, sourceNotFound } from './source-import-machine';
 import { messageOf, registerImportUpdates } from './source-import-updates';
 import { summarized } from './activity-summaries';
 
@@ -159,19 +162,18 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
       await session.syncAuthors();
       await session.settleLargeFiles();
 
-      if (r.status === 'complete') break;
-      if (CREDENTIAL_STATES.includes(r.status)) {
+      const step = nextImportStep(r, input, { done: st.restarts, max: st.maxRestarts });
+      if (step.do === 'complete') break;
+      if (step.do === 'await-credentials') {
         const since = Date.now();
         if (!(await session.waitForAnswer('waiting-for-credentials', answerTimeoutMs))) throw answerTimedOut('credentials');
         restartSchedule(Date.now() - since);
         continue;
       }
-      if (r.status === 'detection_found_multiple') {
-        const choices = r.projectChoices ?? [];
-        const byRule = input.projectChoice ? matchingChoices(input.projectChoice, choices) : [];
+      if (step.do === 'choose' || step.do === 'await-choice') {
         const since = Date.now();
-        if (byRule.length === 1) {
-          const choice: ProjectChoice = choices[byRule[0]];
+        if (step.do === 'choose') {
+          const { choice } = step;
           st.chosenProject = choice;
           session.observe(await session.serialized(() => session.call(() => importApi.chooseImportProject({ ...target, choice }))));
         } else if (!(await session.waitForAnswer('waiting-for-choice', answerTimeoutMs))) {
@@ -180,32 +182,14 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
         restartSchedule(Date.now() - since);
         continue;
       }
-      if (r.status === 'detection_found_nothing') {
-        const leftOver = await session.cancelOnServer();
-        throw ApplicationFailure.nonRetryable(
-          `no source control was detected at ${input.vcsUrl}; the import into ${input.owner}/${input.repo} was ${leftOver ? 'not' : ''} cancelled. ` +
-            `${leftOver ?? 'Check the URL and start again'}`,
-          ImportFailure.SourceNotFound,
-          { vcsUrl: input.vcsUrl },
-        );
-      }
-      if (r.status === 'error') {
-        if (st.restarts >= st.maxRestarts) {
-          throw ApplicationFailure.nonRetryable(
-            `the import of ${input.vcsUrl} into ${input.owner}/${input.repo} failed at step ${r.failedStep ?? '(not given)'}: ` +
-              `${r.errorMessage ?? '(no message)'} (after ${st.restarts} restart${st.restarts === 1 ? '' : 's'})`,
-            ImportFailure.ImportFailed,
-            { failedStep: r.failedStep, errorMessage: r.errorMessage, restarts: st.restarts },
-          );
-        }
+      if (step.do === 'cancel-and-fail') throw sourceNotFound(input, await session.cancelOnServer());
+      if (step.do === 'restart') {
         st.restarts++;
         session.observe(await session.serialized(() => session.call(() => importApi.restartImport(target))));
         restartSchedule();
         continue;
       }
-      if (!RUNNING_IMPORT_STATES.includes(r.status)) {
-        throw ApplicationFailure.nonRetryable(`the import into ${input.owner}/${input.repo} reports an unknown status ${JSON.stringify(r.status)}`, ImportFailure.ImportFailed);
-      }
+      if (step.do === 'fail') throw step.failure;
 
       // Running on its own: poll until it needs the workflow (a new state, new authors, large files).
       const outcome = await pollUntil(
@@ -221,7 +205,7 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
               throw ApplicationFailure.nonRetryable(`the import into ${input.owner}/${input.repo} no longer exists on the server (cancelled elsewhere?)`, ImportFailure.ImportGone);
             }
           },
-          done: (next) => !RUNNING_IMPORT_STATES.includes(next.status) || session.needsAttention(next),
+          done: (next) => session.pollAnswerNeedsWorkflow(next),
           bounds,
           outage: input.outage,
           state: pollState,

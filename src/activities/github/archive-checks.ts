@@ -10,7 +10,7 @@ export const ArchiveFailure = {
   NotAnArchive: 'ArchiveNotAnArchive',
   /** The archive URL (the API's `Location` or a storage redirect) cannot be downloaded: not http(s), unparsable. */
   LocationUnusable: 'ArchiveLocationUnusable',
-  /** Storage redirects in a circle, or more than `MAX_REDIRECTS` times. */
+  /** Storage redirects in a circle, or more than the core's `MAX_REDIRECTS` times. */
   RedirectLoop: 'ArchiveRedirectLoop',
   /** The transfer kept breaking off without making progress. */
   TransferBroken: 'ArchiveTransferBroken',
@@ -23,8 +23,6 @@ export const ArchiveFailure = {
   /** Another live process holds the download's lock file (retryable: it may finish or die). */
   Busy: 'ArchiveDownloadBusy',
 } as const;
-
-export const MAX_REDIRECTS = 5;
 
 /** Content types an object store sends for a `.tar.gz` (S3 defaults to `binary/octet-stream`). */
 const ARCHIVE_TYPES = new Set([

@@ -19,8 +19,11 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { githubFor, type ActivityDeps } from '../context';
 import { FailureType } from '../../http/retry-policy';
-import { discard, headerValue, readHead, storageGet, type StorageResponse } from '../../http/download';
-import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, MAX_REDIRECTS, rangeStart, validatorOf } from './archive-checks';
+import { flattenHeaders } from '../../http/api-client';
+import { discard, headerValue, readHead, type StorageResponse } from '../../http/download';
+import { isRedirect, MAX_REDIRECTS } from '../../http/redirects';
+import { TokenlessClient } from '../../http/tokenless';
+import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, rangeStart, validatorOf } from './archive-checks';
 import { DownloadLock, PartFile } from './archive-part';
 import { longhaulMetrics } from '../../telemetry/metrics';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
@@ -79,6 +82,8 @@ export function createArchiveDownload(deps: ActivityDeps) {
 
 /** The download itself, independent of the activity context (benchmarks run it in a plain process). */
 export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubClients' | 'dataDir'>) {
+  // Storage gets no credential: pre-signed URLs are fetched by the core's token-less client.
+  const storage = new TokenlessClient({ api: 'storage', route: '/object' });
   const archiveUrl = async (input: ArchiveDownloadInput): Promise<URL> => {
     const api = `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive`;
     const res = await githubFor(deps).request({ method: 'GET', path: api, redirect: 'manual' }).catch((err: unknown) => {
@@ -101,7 +106,7 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
     const part = new PartFile(path);
     const abort = new AbortController();
     const signal = hooks.signal ? AbortSignal.any([hooks.signal, abort.signal]) : abort.signal;
-    const state = new Transfer(part, `${input.org}/${input.migrationId}`, expectsGzip(path));
+    const state = new Transfer(storage, part, `${input.org}/${input.migrationId}`, expectsGzip(path));
     const beat = setInterval(() => {
       hooks.heartbeat(state.progress());
       void lock.refresh().then((held) => {
@@ -139,6 +144,7 @@ class Transfer {
   private lastBreak = '';
 
   constructor(
+    private readonly storage: TokenlessClient,
     private readonly part: PartFile,
     private readonly source: string,
     private readonly gzip: boolean,
@@ -178,26 +184,26 @@ class Transfer {
     let url = await askApi();
     for (let answers = 0; answers < MAX_ANSWERS; answers++) {
       const from = this.offset > 0 && this.validator ? this.offset - 1 : undefined;
-      const { res, finalUrl } = await followRedirects(url, { from, ifRange: this.validator, signal });
+      const { res, finalUrl } = await followRedirects(this.storage, url, { from, ifRange: this.validator, signal });
       url = finalUrl;
-      const next = await this.take(res, from, signal);
+      const next = await this.take(res, url, from, signal);
       if (next === 'done') return;
       if (next === 'reask') url = await askApi();
     }
     throw ApplicationFailure.retryable(`the archive download took more than ${MAX_ANSWERS} storage answers; the next attempt resumes at byte ${this.offset}`, FailureType.Network);
   }
 
-  /** Handles one storage answer: writes what belongs to the archive, decides what comes next. */
-  private async take(res: StorageResponse, from: number | undefined, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
+  /**
+   * Handles one storage answer: writes what belongs to the archive, decides what comes next. What a status
+   * means (retry later, or never) is the core's decision; what the download does about it is its own.
+   */
+  private async take(res: StorageResponse, url: URL, from: number | undefined, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
     const status = res.statusCode;
-    if (status === 403) {
-      const body = excerpt(await readHead(res.body));
-      if (this.denied++ < ACCESS_REASKS) return 'reask';
-      throw ApplicationFailure.nonRetryable(`storage refused the archive URL ${this.denied} times (403, ${body})`, ArchiveFailure.AccessDenied);
-    }
-    if (status === 404) {
-      const body = excerpt(await readHead(res.body));
-      throw ApplicationFailure.nonRetryable(`storage has no such archive (404, ${body}); it may have been deleted`, ArchiveFailure.Gone);
+    const decision = this.storage.judge('GET', status, flattenHeaders(res.headers));
+    if (decision.kind === 'retry') {
+      // 5xx, 408, 425, 429: the next attempt resumes, after the wait the core decided (a `retry-after` wins).
+      discard(res.body);
+      throw this.storage.failure({ ...decision, message: `storage answered ${status}; the next attempt resumes at byte ${this.offset}` }, 'GET', url);
     }
     if (status === 416) {
       // Asked from within what we hold, so the object is shorter than our .part: stale, start over.
@@ -205,9 +211,15 @@ class Transfer {
       await this.restart();
       return 'again';
     }
-    if (status >= 500) {
-      discard(res.body);
-      throw ApplicationFailure.retryable(`storage answered ${status}; the next attempt resumes at byte ${this.offset}`, FailureType.Server);
+    if (decision.kind === 'permanent') {
+      const body = excerpt(await readHead(res.body));
+      // An expired or refused pre-signed URL: the API hands out a fresh one.
+      if (status === 403 && this.denied++ < ACCESS_REASKS) return 'reask';
+      if (status === 403) throw ApplicationFailure.nonRetryable(`storage refused the archive URL ${this.denied} times (403, ${body})`, ArchiveFailure.AccessDenied);
+      if (status === 404 || status === 410) {
+        throw ApplicationFailure.nonRetryable(`storage has no such archive (${status}, ${body}); it may have been deleted`, ArchiveFailure.Gone);
+      }
+      throw this.storage.failure({ ...decision, message: `storage answered ${status} (${body}) instead of the archive` }, 'GET', url);
     }
     if (status !== 200 && status !== 206) {
       const body = excerpt(await readHead(res.body));
@@ -340,6 +352,7 @@ function drain(body: StorageResponse['body'], sink: ArchiveSink): Promise<unknow
 
 /** GETs `url`, following storage redirects (checked, at most `MAX_REDIRECTS`, never in a circle). */
 async function followRedirects(
+  storage: TokenlessClient,
   url: URL,
   opts: { from?: number; ifRange?: string; signal: AbortSignal },
 ): Promise<{ res: StorageResponse; finalUrl: URL }> {
@@ -347,11 +360,8 @@ async function followRedirects(
   let current = url;
   for (;;) {
     seen.add(current.href);
-    const res = await storageGet(current, opts).catch((err: Error) => {
-      if (opts.signal.aborted) throw opts.signal.reason;
-      throw ApplicationFailure.retryable(`archive download from storage failed: ${err.message}`, FailureType.Network);
-    });
-    if (res.statusCode < 300 || res.statusCode >= 400 || res.statusCode === 304) return { res, finalUrl: current };
+    const res = await storage.get(current, opts);
+    if (!isRedirect(res.statusCode)) return { res, finalUrl: current };
     discard(res.body);
     const next = checkLocation(headerValue(res.headers, 'location'), current.href, `storage (${res.statusCode})`);
     if (seen.has(next.href)) {

@@ -8,10 +8,10 @@
  */
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { FeedEvent } from '../../common/feeds';
 import { readSecret } from '../../config';
-import { parseRetryAfterMs } from '../../http/retry-policy';
+import { TokenlessClient, type FailureTypes } from '../../http/tokenless';
 import { SIGNATURE_HEADER, signBody } from '../../http/signature';
 import { eventBatches } from './batches';
 
@@ -20,6 +20,12 @@ export const SinkFailure = {
   Rejected: 'SinkRejected',
   Unavailable: 'SinkUnavailable',
 } as const;
+
+/**
+ * What the core's decision becomes: a retry (5xx, 408, 425, 429 with its `retry-after`, no answer) is
+ * `SinkUnavailable`; anything permanent (4xx, a redirect, which is not followed) is `SinkRejected`.
+ */
+const SINK_FAILURE_TYPES: FailureTypes = { retry: SinkFailure.Unavailable, permanent: SinkFailure.Rejected };
 
 export function batchDeliveryId(feed: string, events: readonly Pick<FeedEvent, 'id'>[]): string {
   return createHash('sha256').update(`${feed}\n${events.map((e) => e.id).join(',')}`).digest('hex').slice(0, 32);
@@ -32,46 +38,27 @@ export async function postSignedBatches(
   if (!secret) {
     throw ApplicationFailure.nonRetryable(`the HTTP sink needs a signing secret: set ${opts.secretEnv} (or ${opts.secretEnv}_FILE) on the worker`, SinkFailure.SecretMissing);
   }
+  // The user's URL gets no API credential: the core's token-less client, with the sink's stable failure types.
+  const client = new TokenlessClient({ api: 'sink', route: '/sink', dispatcher: opts.dispatcher, userAgent: 'longhaul-feeds/0.1' });
   let batches = 0;
   for (const events of eventBatches(opts.events, opts.batchSize, opts.batchBytes)) {
     const delivery = batchDeliveryId(opts.feed, events);
     const body = JSON.stringify({ feed: opts.feed, delivery, events });
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(opts.url, {
+    await client.send(
+      {
         method: 'POST',
+        url: opts.url,
         headers: {
           'content-type': 'application/json',
-          'user-agent': 'longhaul-feeds/0.1',
           [SIGNATURE_HEADER]: signBody(secret, body),
           'x-longhaul-delivery': delivery,
           'x-longhaul-feed': opts.feed,
         },
         body,
-        dispatcher: opts.dispatcher,
-        headersTimeout: 30_000,
-        bodyTimeout: 30_000,
-      });
-    } catch (err) {
-      throw ApplicationFailure.create({ type: SinkFailure.Unavailable, message: `POST ${opts.url}: ${(err as Error).message}`, cause: err as Error });
-    }
-    const text = (await res.body.text()).slice(0, 300);
-    if (res.statusCode >= 200 && res.statusCode < 300) {
-      batches++;
-      continue;
-    }
-    const transient = res.statusCode >= 500 || res.statusCode === 408 || res.statusCode === 425 || res.statusCode === 429;
-    const retryAfter = parseRetryAfterMs(headerValue(res.headers['retry-after']), Date.now());
-    throw ApplicationFailure.create({
-      type: transient ? SinkFailure.Unavailable : SinkFailure.Rejected,
-      message: `POST ${opts.url} → ${res.statusCode}: ${text}`,
-      nonRetryable: !transient,
-      nextRetryDelay: transient && retryAfter !== undefined ? retryAfter : undefined,
-    });
+      },
+      SINK_FAILURE_TYPES,
+    );
+    batches++;
   }
   return { batches };
-}
-
-function headerValue(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
 }

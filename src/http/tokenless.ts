@@ -1,0 +1,171 @@
+/**
+ * The token-less client of the HTTP core: requests to URLs that must never receive an API credential, the
+ * pre-signed storage URLs of archive downloads and the user's URL of an HTTP sink. It has no token source at
+ * all, and every header set it sends passes `withoutCredentials`, so not even a caller's header carries one.
+ *
+ * Everything else is the core's: what an answer means is `decideRetry` (on `tokenlessRetryPolicy`), redirects
+ * and headers follow `redirects.ts`, failures are `failureFromDecision`'s, and every answer is told to the
+ * observer (metrics and logs, labelled by `api`). Two transports, because the bodies differ: undici for small
+ * buffered requests (`send`, a sink POST), `node:http` for long streamed ones (`get`, see `download.ts`).
+ */
+import type { ApplicationFailure } from '@temporalio/common';
+import { request, type Dispatcher } from 'undici';
+import { flattenHeaders } from './api-client';
+import { currentAttempt } from './attempt';
+import { rangeHeaders, storageGet, type StorageGet, type StorageResponse } from './download';
+import { failureFromDecision, type CallDescription } from './failures';
+import { observeSafely, type ApiObservation, type ApiObserver } from './observer';
+import { isRedirect, unfollowedRedirect, withoutCredentials } from './redirects';
+import { decideNetworkRetry, decideRetry, PERMANENT_STATUSES, type RetryDecision, type RetryPolicy } from './retry-policy';
+import { apiObserver } from '../telemetry/api-observer';
+
+/**
+ * Storage and sinks: the core's permanent statuses; 429 waits for its `retry-after` (else backs off like a
+ * 5xx); 408, 425 and 5xx are transient. The attempts are bounded by the activity's retry policy, not here.
+ */
+export const tokenlessRetryPolicy: RetryPolicy = {
+  permanent: PERMANENT_STATUSES,
+  rateLimitStatuses: [429],
+  alwaysRateLimitStatuses: [429],
+  // No API rate-limit conventions here: a 403 is a refusal, never a "secondary limit".
+  secondaryLimitPattern: /(?!)/,
+  secondaryMinDelayMs: 1_000,
+  secondaryBackoffFactor: 2,
+  maxRateLimitAttempts: Number.POSITIVE_INFINITY,
+  transientStatuses: [408, 425, 500, 502, 503, 504],
+  transientBaseDelayMs: 1_000,
+  transientBackoffFactor: 2,
+  transientMaxDelayMs: 30_000,
+  maxTransientAttempts: Number.POSITIVE_INFINITY,
+  resetMarginMs: 0,
+  maxHeaderDelayMs: 2 * 60 * 60 * 1000,
+};
+
+export interface TokenlessOptions {
+  /** The observer's `api` label (`storage`, `sink`). */
+  api: string;
+  /** The observer's path: one fixed word, never the URL's (pre-signed and user paths are not routes). */
+  route: string;
+  policy?: RetryPolicy;
+  /** The `api`'s `apiObserver` by default. */
+  observer?: ApiObserver;
+  clock?: () => number;
+  /** The attempt number of the running activity (1 outside activities). */
+  attempt?: () => number;
+  userAgent?: string;
+  /** For `send`; undici's global dispatcher without it. */
+  dispatcher?: Dispatcher;
+  /** @format milliseconds — for `send`. */
+  timeoutMs?: number;
+}
+
+/** Failure types a caller keeps for its users (e.g. `SinkUnavailable`/`SinkRejected`) instead of the core's. */
+export interface FailureTypes {
+  retry: string;
+  permanent: string;
+}
+
+export interface TokenlessRequest {
+  method: 'GET' | 'POST' | 'PUT';
+  url: string | URL;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface TokenlessAnswer {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+export class TokenlessClient {
+  private readonly observer: ApiObserver;
+  private readonly policy: RetryPolicy;
+
+  constructor(private readonly opts: TokenlessOptions) {
+    this.observer = opts.observer ?? apiObserver(opts.api);
+    this.policy = opts.policy ?? tokenlessRetryPolicy;
+  }
+
+  /** What a token-less request sends: the user agent and the caller's headers, without any credential. */
+  headers(extra: Record<string, string> = {}): Record<string, string> {
+    return { 'user-agent': this.opts.userAgent ?? 'longhaul/0.1', ...withoutCredentials(extra) };
+  }
+
+  /** The core's decision for an answer (3xx included: whoever judges it did not follow it), told to the observer. */
+  judge(method: string, status: number, headers: Readonly<Record<string, string>>, message?: string): RetryDecision {
+    const decision = decideRetry({ status, headers, message }, this.context(), this.policy);
+    this.observe({ kind: 'answer', method, path: this.opts.route, status, decision, attempt: this.attempt() });
+    return decision;
+  }
+
+  /** The failure for a decision; the call is named without its query (pre-signed URLs carry their signature there). */
+  failure(decision: Exclude<RetryDecision, { kind: 'success' }>, method: string, url: URL, types?: FailureTypes): ApplicationFailure {
+    const call: CallDescription = { method, url: `${url.origin}${url.pathname}` };
+    return failureFromDecision(decision, call, types ? (decision.kind === 'retry' ? types.retry : types.permanent) : decision.type);
+  }
+
+  /**
+   * One buffered request (a sink POST). A redirect is not followed: the body is not sent anywhere the
+   * caller did not name. A non-success answer or no answer throws the core's failure (or `types`).
+   */
+  async send(req: TokenlessRequest, types?: FailureTypes): Promise<TokenlessAnswer> {
+    const url = new URL(req.url);
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(url, {
+        method: req.method,
+        headers: this.headers(req.headers),
+        body: req.body,
+        dispatcher: this.opts.dispatcher,
+        headersTimeout: this.opts.timeoutMs ?? 30_000,
+        bodyTimeout: this.opts.timeoutMs ?? 30_000,
+      });
+    } catch (err) {
+      throw this.failure(this.networkFailure(req.method, err), req.method, url, types);
+    }
+    const text = await res.body.text().catch(() => '');
+    const headers = flattenHeaders(res.headers);
+    if (isRedirect(res.statusCode)) {
+      const decision = unfollowedRedirect(res.statusCode, headers.location, url);
+      this.observe({ kind: 'answer', method: req.method, path: this.opts.route, status: res.statusCode, decision, attempt: this.attempt() });
+      throw this.failure(decision, req.method, url, types);
+    }
+    const decision = this.judge(req.method, res.statusCode, headers, text.slice(0, 300) || undefined);
+    if (decision.kind !== 'success') throw this.failure(decision, req.method, url, types);
+    return { status: res.statusCode, headers, text };
+  }
+
+  /**
+   * One streamed GET of a storage URL (`node:http`, see `download.ts`). The answer is returned as it came,
+   * 3xx included (the caller checks every hop); judge its status with `judge`. No answer throws the core's
+   * `NetworkError`, unless the caller aborted (then the abort's reason).
+   */
+  async get(url: URL, opts: StorageGet = {}): Promise<StorageResponse> {
+    try {
+      return await storageGet(url, this.headers(rangeHeaders(opts)), opts);
+    } catch (err) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      throw this.failure(this.networkFailure('GET', err), 'GET', url);
+    }
+  }
+
+  private networkFailure(method: string, err: unknown): Exclude<RetryDecision, { kind: 'success' }> {
+    const decision = decideNetworkRetry((err as Error)?.message ?? String(err), this.context(), this.policy);
+    this.observe({ kind: 'network-failure', method, path: this.opts.route, decision, attempt: this.attempt() });
+    // The decision for a missing answer is never "success"; the policy may give up (permanent).
+    return decision as Exclude<RetryDecision, { kind: 'success' }>;
+  }
+
+  private attempt(): number {
+    return (this.opts.attempt ?? currentAttempt)();
+  }
+
+  private context() {
+    return { nowMs: (this.opts.clock ?? Date.now)(), attempt: this.attempt() };
+  }
+
+  private observe(observation: ApiObservation): void {
+    observeSafely(this.observer, observation);
+  }
+}
