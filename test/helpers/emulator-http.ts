@@ -21,6 +21,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Abort the request after this long. @format milliseconds */
   timeoutMs?: number;
+  /** Abort the request when this signal fires. */
+  signal?: AbortSignal;
 }
 
 // A private agent without keep-alive reuse surprises: each test file closes its emulator.
@@ -38,7 +40,7 @@ export async function call(baseUrl: string, method: string, path: string, opts: 
     headers,
     body,
     dispatcher: agent,
-    signal: opts.timeoutMs !== undefined ? AbortSignal.timeout(opts.timeoutMs) : undefined,
+    signal: opts.signal ?? (opts.timeoutMs !== undefined ? AbortSignal.timeout(opts.timeoutMs) : undefined),
   });
   const text = await res.body.text();
   const flat: Record<string, string> = {};
