@@ -21,19 +21,15 @@ import {
   type LogBucketUpdateInput,
   type ResourceRecordSet,
 } from '../common/google-input';
-import { describeOperationStatus, type OperationStatus, type PollBounds } from '../common/google-operation';
+import { DEFAULT_OPERATION_POLL, describeOperationStatus, type OperationStatus } from '../common/google-operation';
 import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
 import { apiKeyDelete, dnsChange, logBucketCreate, logBucketUpdate } from '../workflows';
-import { CREDENTIAL_OPTION_HELP, credentialName, positiveSeconds, wholeNumber } from './arguments';
+import { wholeNumber } from './arguments';
+import { pollOptionsFrom, withPollOptions, type PollFlags } from './poll-options';
 
-interface RunFlags extends OutputFlags {
-  pollInitial?: number;
-  pollMax?: number;
-  pollTimeout?: number;
-  outageBudget?: number;
-  credential?: string;
+interface RunFlags extends OutputFlags, PollFlags {
   workflowId?: string;
 }
 
@@ -50,34 +46,9 @@ function rrset(value: string, previous: ResourceRecordSet[]): ResourceRecordSet[
   }
 }
 
-function pollFrom(flags: RunFlags): PollBounds | undefined {
-  const poll: PollBounds = {
-    ...(flags.pollInitial ? { initialIntervalMs: flags.pollInitial * 1000 } : {}),
-    ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
-    ...(flags.pollTimeout ? { timeoutMs: flags.pollTimeout * 1000 } : {}),
-  };
-  return Object.keys(poll).length > 0 ? poll : undefined;
-}
-
-/** Poll bounds and the outage budget from the flags every Google command shares. */
-function runOptionsFrom(flags: RunFlags): { poll?: PollBounds; outage?: { budgetMs: number }; credential?: string } {
-  return {
-    poll: pollFrom(flags),
-    ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}),
-    ...(flags.credential ? { credential: flags.credential } : {}),
-  };
-}
-
-/** The options every Google command shares: poll bounds, workflow id, and the output flags. */
+/** The options every Google command shares: poll bounds, outage budget, credential, workflow id, output. */
 function withRunOptions(command: Command): Command {
-  return withRunOutputOptions(
-    command
-      .option('--poll-initial <seconds>', 'first poll interval (default 1)', positiveSeconds)
-      .option('--poll-max <seconds>', 'largest poll interval (default 120)', positiveSeconds)
-      .option('--poll-timeout <seconds>', 'give up polling after this long (default 12 h); the operation continues on the server', positiveSeconds)
-      .option('--outage-budget <seconds>', 'how long failing polls are waited out in a row (default 6 hours)', positiveSeconds)
-      .option('--credential <name>', CREDENTIAL_OPTION_HELP, credentialName),
-  );
+  return withRunOutputOptions(withPollOptions(command, { defaults: DEFAULT_OPERATION_POLL, timeout: true }));
 }
 
 async function run<Input, Result>(
@@ -138,7 +109,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
       .requiredOption('--name <name>', 'projects/PROJECT/locations/global/keys/KEY')
       .option('--etag <etag>', 'the etag you read; refuse the deletion if the key changed since'),
   ).action(async (flags: RunFlags & { name: string; etag?: string }) => {
-    const input: ApiKeyDeleteInput = { name: flags.name, etag: flags.etag, ...runOptionsFrom(flags) };
+    const input: ApiKeyDeleteInput = { name: flags.name, etag: flags.etag, ...pollOptionsFrom(flags) };
     await run<ApiKeyDeleteInput, { operation?: string; retrievableUntil?: string; note: string }>(ctx, flags, {
       workflow: apiKeyDelete as never,
       summary: `Delete API key ${flags.name.split('/').pop() ?? flags.name}`,
@@ -159,7 +130,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
       .option('--retention-days <n>', 'retention in days (1-3650)', wholeNumber)
       .option('--description <text>', 'description'),
   ).action(async (flags: RunFlags & { parent: string; bucketId: string; retentionDays?: number; description?: string }) => {
-    const input: LogBucketCreateInput = { parent: flags.parent, bucketId: flags.bucketId, retentionDays: flags.retentionDays, description: flags.description, ...runOptionsFrom(flags) };
+    const input: LogBucketCreateInput = { parent: flags.parent, bucketId: flags.bucketId, retentionDays: flags.retentionDays, description: flags.description, ...pollOptionsFrom(flags) };
     await run(ctx, flags, {
       workflow: logBucketCreate,
       summary: `Create log bucket ${flags.bucketId} in ${flags.parent}`,
@@ -189,7 +160,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
       description: flags.description,
       locked: flags.locked,
       analyticsEnabled: flags.analyticsEnabled,
-      ...runOptionsFrom(flags),
+      ...pollOptionsFrom(flags),
     };
     await run(ctx, flags, {
       workflow: logBucketUpdate,
@@ -211,7 +182,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
       .option('--add <rrset>', 'record set to add: "NAME TYPE TTL RRDATA…" (repeat for several)', rrset, [] as ResourceRecordSet[])
       .option('--delete <rrset>', 'record set to delete, exactly as it is now: "NAME TYPE TTL RRDATA…" (repeat)', rrset, [] as ResourceRecordSet[]),
   ).action(async (flags: RunFlags & { project: string; zone: string; add: ResourceRecordSet[]; delete: ResourceRecordSet[] }) => {
-    const input: DnsChangeInput = { project: flags.project, zone: flags.zone, additions: flags.add, deletions: flags.delete, ...runOptionsFrom(flags) };
+    const input: DnsChangeInput = { project: flags.project, zone: flags.zone, additions: flags.add, deletions: flags.delete, ...pollOptionsFrom(flags) };
     await run<DnsChangeInput, { changeId: string; status: string; additions: ResourceRecordSet[]; deletions: ResourceRecordSet[] }>(ctx, flags, {
       workflow: dnsChange as never,
       summary: `DNS change in ${flags.zone}: +${flags.add.length} −${flags.delete.length} record sets`,

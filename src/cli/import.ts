@@ -23,37 +23,28 @@ import {
   importInputProblems,
   parseLfsPolicy,
   type AuthorMapping,
-  type ImportVcs,
   type LfsPolicy,
   type SourceImportInput,
   type SourceImportResult,
 } from '../common/source-import-input';
-import { describeSourceImportStatus, type ChoiceAnswer, type SourceImportStatus } from '../common/source-import';
+import { DEFAULT_IMPORT_POLL, describeSourceImportStatus, type ChoiceAnswer, type SourceImportStatus } from '../common/source-import';
 import { LonghaulOrg, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
-import { CREDENTIAL_OPTION_HELP, credentialName, positiveSeconds, wholeNumber } from './arguments';
+import { positiveSeconds, wholeNumber } from './arguments';
+import { pollOptionsFrom, withPollOptions, type PollFlags } from './poll-options';
 import { csvFields } from './csv';
 import { sourceImport } from '../workflows';
 
-interface ImportFlags extends OutputFlags {
-  owner: string;
-  repo: string;
-  vcsUrl: string;
-  vcs?: ImportVcs;
-  tfvcProject?: string;
-  credentials?: string;
+/** Flags named like the input field they set are that field; the others are read from a file or combined. */
+interface ImportFlags
+  extends OutputFlags, PollFlags, Pick<SourceImportInput, 'owner' | 'repo' | 'vcsUrl' | 'vcs' | 'tfvcProject' | 'credentials' | 'lfs' | 'maxRestarts'> {
+  /** A file of author mappings. */
   authors?: string;
-  lfs?: LfsPolicy;
   projectVcs?: string;
   projectTfvc?: string;
   projectName?: string;
-  maxRestarts?: number;
   answerTimeout?: number;
-  outageBudget?: number;
-  credential?: string;
-  pollInitial?: number;
-  pollMax?: number;
   workflowId?: string;
 }
 
@@ -159,26 +150,25 @@ function withAnswerOptions(command: Command): Command {
 
 export function registerImportCommands(program: Command, ctx: () => CliContext): void {
   withRunOutputOptions(
-    program
-      .command('import')
-      .description('Import a repository from Subversion, Mercurial, TFVC or Git into a repository (the source-import API), durably')
-      .requiredOption('--owner <owner>', 'owner of the target repository')
-      .requiredOption('--repo <repo>', 'target repository')
-      .requiredOption('--vcs-url <url>', 'address of the source repository')
-      .addOption(new Option('--vcs <vcs>', 'source VCS (without it the server detects it)').choices([...IMPORT_VCS_TYPES]))
-      .option('--tfvc-project <name>', 'TFVC project (with --vcs tfvc)')
-      .option('--credentials <ref>', 'source credentials as a reference resolved on the worker: env:NAME or file:/absolute/path (content username:password)')
-      .option('--authors <file>', 'author mapping: CSV remote,name,email or a JSON array of { remote, name, email }')
-      .option('--lfs <policy>', 'large files: opt_in, opt_out, or auto:SIZE (LFS when they total at most SIZE, e.g. auto:5GB)', lfsPolicy)
-      .option('--project-vcs <vcs>', 'when detection finds several projects: pick the one with this vcs')
-      .option('--project-tfvc <name>', 'when detection finds several projects: pick this TFVC project')
-      .option('--project-name <name>', 'when detection finds several projects: pick the one with this name')
-      .option('--max-restarts <n>', 'restarts after an error before giving up (default 2)', wholeNumber)
-      .option('--answer-timeout <seconds>', 'how long to wait for credentials or a choice (default 24 h)', positiveSeconds)
-      .option('--poll-initial <seconds>', 'first poll interval (default 2)', positiveSeconds)
-      .option('--poll-max <seconds>', 'largest poll interval (default 60)', positiveSeconds)
-      .option('--outage-budget <seconds>', 'how long failing API calls are waited out in a row (default 6 hours)', positiveSeconds)
-      .option('--credential <name>', CREDENTIAL_OPTION_HELP, credentialName),
+    withPollOptions(
+      program
+        .command('import')
+        .description('Import a repository from Subversion, Mercurial, TFVC or Git into a repository (the source-import API), durably')
+        .requiredOption('--owner <owner>', 'owner of the target repository')
+        .requiredOption('--repo <repo>', 'target repository')
+        .requiredOption('--vcs-url <url>', 'address of the source repository')
+        .addOption(new Option('--vcs <vcs>', 'source VCS (without it the server detects it)').choices([...IMPORT_VCS_TYPES]))
+        .option('--tfvc-project <name>', 'TFVC project (with --vcs tfvc)')
+        .option('--credentials <ref>', 'source credentials as a reference resolved on the worker: env:NAME or file:/absolute/path (content username:password)')
+        .option('--authors <file>', 'author mapping: CSV remote,name,email or a JSON array of { remote, name, email }')
+        .option('--lfs <policy>', 'large files: opt_in, opt_out, or auto:SIZE (LFS when they total at most SIZE, e.g. auto:5GB)', lfsPolicy)
+        .option('--project-vcs <vcs>', 'when detection finds several projects: pick the one with this vcs')
+        .option('--project-tfvc <name>', 'when detection finds several projects: pick this TFVC project')
+        .option('--project-name <name>', 'when detection finds several projects: pick the one with this name')
+        .option('--max-restarts <n>', 'restarts after an error before giving up (default 2)', wholeNumber)
+        .option('--answer-timeout <seconds>', 'how long to wait for credentials or a choice (default 24 h)', positiveSeconds),
+      { defaults: DEFAULT_IMPORT_POLL },
+    ),
   ).action(async (flags: ImportFlags) => {
     const rule = { vcs: flags.projectVcs, tfvcProject: flags.projectTfvc, humanName: flags.projectName };
     const input: SourceImportInput = {
@@ -193,12 +183,7 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
       projectChoice: Object.values(rule).some((v) => v !== undefined) ? rule : undefined,
       maxRestarts: flags.maxRestarts,
       answerTimeoutMs: flags.answerTimeout !== undefined ? flags.answerTimeout * 1000 : undefined,
-      poll: {
-        ...(flags.pollInitial ? { initialIntervalMs: flags.pollInitial * 1000 } : {}),
-        ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
-      },
-      ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}),
-      ...(flags.credential ? { credential: flags.credential } : {}),
+      ...pollOptionsFrom(flags),
     };
     // Fail before starting anything (and before a pasted secret reaches workflow history).
     const problems = importInputProblems(input);

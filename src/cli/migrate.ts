@@ -8,6 +8,7 @@
  */
 import type { Command } from 'commander';
 import {
+  DEFAULT_POLL,
   describeOrgMigration,
   MIGRATION_FLAGS,
   migrationInputProblems,
@@ -24,23 +25,19 @@ import { orgMigration } from '../workflows';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { ExitCode } from './exit-codes';
 import { awaitOutcome, describePlan, planStart, printPlanLines, runWorkflowCommand, startPlan, withRunOutputOptions, type OutputFlags, type WorkflowCommand } from './run-workflow';
-import { CREDENTIAL_OPTION_HELP, credentialName, positiveSeconds } from './arguments';
+import { pollOptionsFrom, withPollOptions, type PollFlags } from './poll-options';
 import { parseBatchCsv, parseReposFile, readBatchFile, type BatchEntry } from './batch';
 
 /** The body flags other than the lock keep their input names as options (`--exclude-git-data` → `excludeGitData`). */
 type SameNamedFlags = Exclude<MigrationFlag, 'lockRepositories'>;
 
-interface MigrateFlags extends OutputFlags, Pick<OrgMigrationInput, SameNamedFlags | 'downloadDir'> {
+interface MigrateFlags extends OutputFlags, PollFlags, Pick<OrgMigrationInput, SameNamedFlags | 'downloadDir'> {
   org?: string;
   repo: string[];
   reposFile?: string;
   batch?: string;
   lock?: boolean;
   deleteArchive?: boolean;
-  pollInitial?: number;
-  pollMax?: number;
-  outageBudget?: number;
-  credential?: string;
   workflowId?: string;
 }
 
@@ -91,12 +88,7 @@ function inputFrom(flags: MigrateFlags, org: string, repositories: string[]): Or
     ...Object.fromEntries(sameNamed.map((f) => [f, flags[f]])),
     downloadDir: flags.downloadDir,
     deleteArchiveAfterDownload: flags.deleteArchive,
-    poll: {
-      ...(flags.pollInitial ? { initialIntervalMs: flags.pollInitial * 1000 } : {}),
-      ...(flags.pollMax ? { maxIntervalMs: flags.pollMax * 1000 } : {}),
-    },
-    ...(flags.outageBudget ? { outage: { budgetMs: flags.outageBudget * 1000 } } : {}),
-    ...(flags.credential ? { credential: flags.credential } : {}),
+    ...pollOptionsFrom(flags),
   };
 }
 
@@ -168,26 +160,25 @@ async function runBatch(ctx: CliContext, flags: MigrateFlags, entries: BatchEntr
 
 export function registerMigrateCommands(program: Command, ctx: () => CliContext): void {
   withRunOutputOptions(
-    program
-      .command('migrate')
-      .description('Export organization repositories, download the archive (via its 302), and unlock them; many at once from a file')
-      .option('--org <org>', 'organization')
-      .option('--repo <name>', 'repository to export (repeat for several)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-      .option('--repos-file <file>', 'with --org: one migration per line, each line a repository or a group (a, b, c)')
-      .option('--batch <csv>', 'a CSV with a header naming org and repo columns (and optionally group): one migration per row or group')
-      .option('--lock', 'lock the repositories while exporting (lock_repositories)')
-      .option('--exclude-metadata', 'exclude_metadata')
-      .option('--exclude-git-data', 'exclude_git_data')
-      .option('--exclude-attachments', 'exclude_attachments')
-      .option('--exclude-releases', 'exclude_releases')
-      .option('--exclude-owner-projects', 'exclude_owner_projects')
-      .option('--org-metadata-only', 'export only organization metadata (no repositories)')
-      .option('--download-dir <dir>', 'where the archive goes (relative to the worker data dir)')
-      .option('--delete-archive', 'delete the archive on the server after download')
-      .option('--poll-initial <seconds>', 'first poll interval', positiveSeconds)
-      .option('--poll-max <seconds>', 'largest poll interval', positiveSeconds)
-      .option('--outage-budget <seconds>', 'how long failing API calls are waited out in a row (default 6 hours)', positiveSeconds)
-      .option('--credential <name>', CREDENTIAL_OPTION_HELP, credentialName),
+    withPollOptions(
+      program
+        .command('migrate')
+        .description('Export organization repositories, download the archive (via its 302), and unlock them; many at once from a file')
+        .option('--org <org>', 'organization')
+        .option('--repo <name>', 'repository to export (repeat for several)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+        .option('--repos-file <file>', 'with --org: one migration per line, each line a repository or a group (a, b, c)')
+        .option('--batch <csv>', 'a CSV with a header naming org and repo columns (and optionally group): one migration per row or group')
+        .option('--lock', 'lock the repositories while exporting (lock_repositories)')
+        .option('--exclude-metadata', 'exclude_metadata')
+        .option('--exclude-git-data', 'exclude_git_data')
+        .option('--exclude-attachments', 'exclude_attachments')
+        .option('--exclude-releases', 'exclude_releases')
+        .option('--exclude-owner-projects', 'exclude_owner_projects')
+        .option('--org-metadata-only', 'export only organization metadata (no repositories)')
+        .option('--download-dir <dir>', 'where the archive goes (relative to the worker data dir)')
+        .option('--delete-archive', 'delete the archive on the server after download'),
+      { defaults: DEFAULT_POLL },
+    ),
   ).action(async (flags: MigrateFlags) => {
     const entries = entriesFrom(flags);
     const inputs = entries.map((e) => inputFrom(flags, e.org, e.repositories));
