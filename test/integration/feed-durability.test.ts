@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
 import { defaultSinkFile, feedCursorWorkflowId, type FeedPollOutcome, type FeedPollRequest } from '../../src/common/feeds';
 import { githubRetryPolicy } from '../../src/http/retry-policy';
 import { listSchedules } from '../../src/temporal/schedules';
@@ -17,6 +18,18 @@ import { scheduleRuns, triggerAndWait } from '../helpers/schedules';
 import { waitFor } from '../helpers/wait';
 
 const startFeedStack = useFeedStacks();
+
+/**
+ * Feeds of this file's own organization: Schedule and cursor ids are named by the feed and shared by the whole
+ * dev server, so feeds another file polls at the same time (octo-org's) would be deleted or ended under it.
+ */
+function durableFixture(): GithubFixture {
+  const fixture = defaultGithubFixture();
+  fixture.accounts.push({ id: 1101, login: 'durable-org', type: 'Organization' });
+  const octo = fixture.repositories.filter((r) => r.owner === 'octo-org' && ['alpha', 'beta', 'gamma'].includes(r.name));
+  fixture.repositories.push(...octo.map((r, i) => ({ ...r, id: 2101 + i, owner: 'durable-org' })));
+  return fixture;
+}
 
 /** Event ids in the feed's JSON-lines file, in order. */
 async function fileIds(s: FeedStack, feed: string): Promise<string[]> {
@@ -33,8 +46,8 @@ const quickOutage = { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 12
 
 describe('feed polling in the large', () => {
   it('polls 300 events of 40 KB each without any history payload over 256 KB', async () => {
-    const feed = '/repos/octo-org/alpha/events';
-    const s = await startFeedStack({ feeds: { eventsPerMinute: 0, initialEvents: 0, pollIntervalSeconds: 1, eventBytes: 40_000 } });
+    const feed = '/repos/durable-org/alpha/events';
+    const s = await startFeedStack({ fixture: durableFixture(), feeds: { eventsPerMinute: 0, initialEvents: 0, pollIntervalSeconds: 1, eventBytes: 40_000 } });
     s.emulator.feeds.ensure(feed);
     s.emulator.feeds.burst(feed, 300);
     const scheduleId = await s.schedule({ feed, sink: { kind: 'file' } });
@@ -58,8 +71,8 @@ describe('feed polling in the large', () => {
   });
 
   it('polls one at a time when Updates arrive in the same instant and across continue-as-new: no early poll, no duplicate, nothing lost', async () => {
-    const feed = '/orgs/octo-org/events';
-    const s = await startFeedStack({ feeds: { eventsPerMinute: 120, initialEvents: 5, pollIntervalSeconds: 1 } });
+    const feed = '/orgs/durable-org/events';
+    const s = await startFeedStack({ fixture: durableFixture(), feeds: { eventsPerMinute: 120, initialEvents: 5, pollIntervalSeconds: 1 } });
     s.emulator.feeds.ensure(feed);
     s.track(feed);
     const workflowId = feedCursorWorkflowId(feed);
@@ -114,8 +127,8 @@ describe('feed polling in the large', () => {
   });
 
   it('waits out an outage of the feed API (502s and resets, also between pages) without advancing past undelivered events', async () => {
-    const feed = '/repos/octo-org/beta/events';
-    const s = await startFeedStack({ feeds: { eventsPerMinute: 0, initialEvents: 0, pollIntervalSeconds: 1, eventBytes: 'realistic' } }, noRetryPolicy);
+    const feed = '/repos/durable-org/beta/events';
+    const s = await startFeedStack({ fixture: durableFixture(), feeds: { eventsPerMinute: 0, initialEvents: 0, pollIntervalSeconds: 1, eventBytes: 'realistic' } }, noRetryPolicy);
     s.emulator.feeds.ensure(feed);
     s.emulator.feeds.burst(feed, 150);
     // Page 1 fails twice (502); then every second request fails (a reset): page 2 of the next two polls.
@@ -134,8 +147,8 @@ describe('feed polling in the large', () => {
   });
 
   it('fails a run whose outage outlasts its budget without moving the cursor, and pauses the Schedule after N failed runs with a note', async () => {
-    const feed = '/repos/octo-org/gamma/events';
-    const s = await startFeedStack({ feeds: { eventsPerMinute: 0, initialEvents: 3, pollIntervalSeconds: 1 } }, noRetryPolicy);
+    const feed = '/repos/durable-org/gamma/events';
+    const s = await startFeedStack({ fixture: durableFixture(), feeds: { eventsPerMinute: 0, initialEvents: 3, pollIntervalSeconds: 1 } }, noRetryPolicy);
     s.emulator.setFaults([{ path: '/repos/:owner/:repo/events', kind: 'status', status: 503 }]);
     const scheduleId = await s.schedule({ feed, sink: { kind: 'file' }, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 1_500 }, pauseAfterFailures: 2 }, 1_000);
 
