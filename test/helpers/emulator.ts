@@ -1,4 +1,4 @@
-/** Test helpers around an in-process emulator. */
+/** Test helpers around an in-process emulator: starting one, activity deps pointing at it, request counts. */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,4 +26,11 @@ export async function emulatorDeps(emulator: Emulator, overrides: { policy?: Ret
     dataDir,
     clock: Date.now,
   };
+}
+
+/** Requests the emulator received on routes whose `METHOD pattern` key contains `fragment`. */
+export function requestsTo(emulator: Emulator, method: string, fragment: string): number {
+  return Object.entries(emulator.stats.byRoute)
+    .filter(([key]) => key.startsWith(`${method} `) && key.includes(fragment))
+    .reduce((sum, [, n]) => sum + n, 0);
 }

@@ -1,65 +1,33 @@
-/** A feed-polling stack for integration tests: emulator, worker, client, Schedules and cursors cleaned up after. */
-import type { Client } from '@temporalio/client';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+/** Feed-polling stacks for integration tests: the test stack, plus each feed's Schedule and cursor cleaned up after. */
+import type { EmulatorOptions } from '../../src/emulator/emulator';
 import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus, type FeedPollRunInput } from '../../src/common/feeds';
 import { upsertFeedSchedule } from '../../src/temporal/schedules';
-import type { ActivityDeps } from '../../src/activities';
 import type { RetryPolicy } from '../../src/http/retry-policy';
-import { emulatorDeps, startTestEmulator } from './emulator';
-import { startTestWorker, testClient, type TestWorker } from './temporal';
-import { cleanUp } from './schedules';
+import { useStackPerTest, type TestStack } from './stack';
 
-export interface FeedStack {
-  emulator: Emulator;
-  deps: ActivityDeps;
-  tw: TestWorker;
-  client: Client;
-  /** Creates (or updates) the feed's Schedule and remembers the feed for clean-up. */
+export interface FeedStack extends TestStack {
+  /** Creates (or updates) the feed's Schedule; it and the feed's cursor go when the stack stops. */
   schedule(input: FeedPollRunInput, everyMs?: number): Promise<string>;
+  /** Remembers a feed whose cursor the test created without a Schedule. */
+  track(feed: string): void;
   cursor(feed: string): Promise<FeedCursorStatus>;
 }
 
-export class FeedStacks {
-  private stacks: FeedStack[] = [];
-  private feeds: string[] = [];
-
-  async start(options: EmulatorOptions, policy?: RetryPolicy): Promise<FeedStack> {
-    const emulator = await startTestEmulator(options);
-    const deps = await emulatorDeps(emulator, { policy });
-    const tw = await startTestWorker(deps);
-    // Its own connection: the worker's client closes when a test restarts the worker.
-    const client = await testClient();
-    const stack: FeedStack = {
-      emulator,
-      deps,
-      tw,
-      client,
-      schedule: async (input, everyMs = 60 * 60_000) => {
-        this.feeds.push(input.feed);
-        emulator.feeds.ensure(input.feed);
-        return (await upsertFeedSchedule(client, { taskQueue: stack.tw.taskQueue, everyMs, input })).scheduleId;
+/** Feed stacks that tests start for themselves (each with its own emulator options), stopped after their test. */
+export function useFeedStacks(): (options: EmulatorOptions, policy?: RetryPolicy) => Promise<FeedStack> {
+  const startStack = useStackPerTest();
+  return async (emulator, policy) => {
+    const stack = await startStack({ emulator, deps: { policy } });
+    // The Schedule is deleted before the worker stops, the cursor ended after it: no run is left waiting for one.
+    const track = (feed: string) => stack.cleanUpOnStop({ schedules: [feedScheduleId(feed)], workflows: [feedCursorWorkflowId(feed)] });
+    return Object.assign(stack, {
+      track,
+      schedule: async (input: FeedPollRunInput, everyMs = 60 * 60_000) => {
+        track(input.feed);
+        stack.emulator.feeds.ensure(input.feed);
+        return (await upsertFeedSchedule(stack.client, { taskQueue: stack.taskQueue, everyMs, input })).scheduleId;
       },
-      cursor: (feed) => client.workflow.getHandle(feedCursorWorkflowId(feed)).query<FeedCursorStatus>('status'),
-    };
-    this.stacks.push(stack);
-    return stack;
-  }
-
-  /** Remembers a feed whose cursor the test created without a Schedule. */
-  track(feed: string): void {
-    this.feeds.push(feed);
-  }
-
-  async stopAll(): Promise<void> {
-    for (const s of this.stacks) {
-      await cleanUp(s.client, this.feeds.map(feedScheduleId));
-      // Stop the worker before ending the cursors, so no run is left waiting for one.
-      await s.tw.stop();
-      await cleanUp(s.client, [], this.feeds.map(feedCursorWorkflowId));
-      await s.client.connection.close();
-      await s.emulator.close();
-    }
-    this.stacks = [];
-    this.feeds = [];
-  }
+      cursor: (feed: string) => stack.client.workflow.getHandle(feedCursorWorkflowId(feed)).query<FeedCursorStatus>('status'),
+    });
+  };
 }

@@ -1,9 +1,12 @@
 /**
  * Teardown shared by the tests that run worker PROCESSES: after each test, its workflows are terminated,
  * the processes killed, the client closed and whatever else it registered (emulators, proxies) closed.
+ * (Tests with in-process workers use `useStack` / `useStackPerTest` instead.)
  */
 import { afterEach } from 'vitest';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import { startTestEmulator } from './emulator';
 import { stopWorkerProcesses } from './worker-process';
 import { testClient } from './temporal';
 
@@ -14,6 +17,8 @@ export interface FleetTest {
   track<H extends WorkflowHandle>(handle: H): H;
   /** Closed after the test (after the workers stopped). */
   closeLater(close: () => Promise<unknown>): void;
+  /** An in-process emulator (the test token unless `options` names one) for the worker processes, closed after the test. */
+  emulator(options?: EmulatorOptions): Promise<Emulator>;
 }
 
 export function useFleetTeardown(): FleetTest {
@@ -38,6 +43,11 @@ export function useFleetTeardown(): FleetTest {
     },
     closeLater(close) {
       closers.push(close);
+    },
+    async emulator(options) {
+      const emulator = await startTestEmulator(options);
+      closers.push(() => emulator.close());
+      return emulator;
     },
   };
 }

@@ -1,8 +1,10 @@
 /**
- * Reading workflow histories in tests: fetch one, count its events, find its largest payload, and follow a
- * continue-as-new chain run by run.
+ * Reading workflow histories in tests: fetch one, count its events, measure its payloads (the largest; count and
+ * total), read the waits it took (durable timers, retries a failure asked for), and follow a continue-as-new
+ * chain run by run.
  */
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
 
 export type History = temporal.api.history.v1.IHistory;
@@ -33,14 +35,22 @@ function isPayload(value: unknown): value is { data?: Uint8Array | null; metadat
 }
 
 /** Sizes of every payload in the value (data plus metadata bytes, as the server counts them). */
-function payloadSizes(value: unknown, out: number[], depth = 0): void {
-  if (depth > 12 || typeof value !== 'object' || value === null || value instanceof Uint8Array) return;
+function payloadSizes(value: unknown, out: number[] = [], depth = 0): number[] {
+  if (depth > 12 || typeof value !== 'object' || value === null || value instanceof Uint8Array) return out;
   if (isPayload(value)) {
     const metadataBytes = Object.entries(value.metadata ?? {}).reduce((sum, [k, v]) => sum + k.length + (v?.length ?? 0), 0);
     out.push((value.data?.length ?? 0) + metadataBytes);
-    return;
+    return out;
   }
   for (const child of Object.values(value)) payloadSizes(child, out, depth + 1);
+  return out;
+}
+
+/** Every payload of one run's history (the latest run when `runId` is omitted): count, largest, total. */
+export async function historyPayloads(client: Client, workflowId: string, runId?: string): Promise<{ events: number; payloads: number; largest: number; total: number }> {
+  const history = await fetchHistory(client, workflowId, runId);
+  const sizes = payloadSizes(history.events ?? []);
+  return { events: history.events?.length ?? 0, payloads: sizes.length, largest: Math.max(0, ...sizes), total: sizes.reduce((a, b) => a + b, 0) };
 }
 
 /** The largest single payload (activity input or result, workflow input, signal/update argument…) in a history. */
@@ -88,4 +98,40 @@ export async function followContinueAsNew(client: Client, workflowId: string): P
     runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
   }
   return runs;
+}
+
+/** Durable timers the workflow started, in milliseconds. */
+export async function timersStarted(handle: WorkflowHandle): Promise<number[]> {
+  const { events } = await handle.fetchHistory();
+  return (events ?? []).flatMap((e) => {
+    const ms = optionalTsToMs(e.timerStartedEventAttributes?.startToFireTimeout);
+    return ms === undefined ? [] : [ms];
+  });
+}
+
+/** A wait a failure asked for (`nextRetryDelay`): the failure's type and the wait. */
+export interface DemandedWait {
+  type: string;
+  /** @format milliseconds */
+  requestedMs: number;
+}
+
+/**
+ * Waits failures asked for in the workflows' histories: each retry Temporal scheduled (the retry's started event
+ * carries the previous attempt's failure) and, with `failedAttempts`, each failed activity the workflow itself
+ * calls again after a durable timer (e.g. a start call).
+ */
+export async function demandedWaits(handles: WorkflowHandle[], { failedAttempts = false } = {}): Promise<DemandedWait[]> {
+  const waits: DemandedWait[] = [];
+  for (const handle of handles) {
+    const { events } = await handle.fetchHistory();
+    for (const event of events ?? []) {
+      const retried = event.activityTaskStartedEventAttributes?.lastFailure?.applicationFailureInfo;
+      const failed = failedAttempts ? event.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo : undefined;
+      for (const info of [retried, failed]) {
+        if (info?.type && info.nextRetryDelay) waits.push({ type: info.type, requestedMs: optionalTsToMs(info.nextRetryDelay) ?? 0 });
+      }
+    }
+  }
+  return waits;
 }

@@ -1,21 +1,11 @@
 /** Driving real Temporal Schedules from tests: trigger one action and wait for its workflow's result. */
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { waitFor } from './wait';
 
 /** Workflow ids of the actions a schedule has taken so far (oldest first). */
 export async function scheduleRuns(client: Client, scheduleId: string): Promise<string[]> {
   const d = await client.schedule.getHandle(scheduleId).describe();
   return d.info.recentActions.map((a) => (a.action.type === 'startWorkflow' ? a.action.workflow.workflowId : '')).filter(Boolean);
-}
-
-/** Waits until `predicate` holds, checking every `everyMs`; fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T> | T, predicate: (v: T) => boolean, timeoutMs = 60_000, everyMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (predicate(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last value: ${JSON.stringify(v)?.slice(0, 500)})`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
 
 /** Triggers the schedule once and returns the result of the run it started. */

@@ -1,9 +1,11 @@
-/** Helpers for the source-import tests: a fixture with spare repositories, status waits, history text. */
-import { expect } from 'vitest';
+/** Helpers for the source-import tests: a fixture with spare repositories, starting an import, status waits, history text. */
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
-import { importStatusQuery } from '../../src/workflows/source-import';
+import { importStatusQuery, sourceImport } from '../../src/workflows/source-import';
+import type { SourceImportInput } from '../../src/common/source-import-input';
 import type { SourceImportStatus } from '../../src/common/source-import';
+import { waitFor } from './wait';
+import type { TestStack } from './stack';
 
 /** The default fixture plus empty repositories `octo-org/<prefix>-1..count` to import into. */
 export function fixtureWithImportRepos(prefix: string, count: number): GithubFixture {
@@ -21,18 +23,9 @@ export async function waitForImportStatus(
   what: string,
   timeoutMs = 30_000,
 ): Promise<SourceImportStatus> {
-  const deadline = Date.now() + timeoutMs;
-  let last: SourceImportStatus | undefined;
-  while (Date.now() < deadline) {
-    try {
-      last = await handle.query(importStatusQuery);
-      if (predicate(last)) return last;
-    } catch {
-      // The first workflow task may not have run yet.
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  expect.fail(`timed out waiting for ${what}; last status: ${JSON.stringify(last)}`);
+  // The first workflow task may not have run yet: a failed query counts as not yet.
+  const query = () => handle.query(importStatusQuery).catch(() => undefined);
+  return (await waitFor(`${what} (status query)`, query, (s) => s !== undefined && predicate(s), timeoutMs, 50))!;
 }
 
 /**
@@ -54,4 +47,18 @@ export async function historyText(handle: WorkflowHandle): Promise<string> {
     return value;
   });
   return `${json}\n${decoded.join('\n')}`;
+}
+
+/** The kit's floor: no poll interval under 1 s. */
+export const IMPORT_FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
+/** Base of the emulator's Subversion URLs: the last segment picks the scenario. */
+export const SVN = 'https://svn.example.test/repos';
+
+/** Starts an import into `octo-org` (unless the input names another owner) polling every second, on the stack's task queue or `taskQueue`. */
+export function startImport(stack: Pick<TestStack, 'client' | 'taskQueue'>, input: Omit<SourceImportInput, 'owner' | 'poll'> & { owner?: string }, taskQueue = stack.taskQueue) {
+  return stack.client.workflow.start(sourceImport, {
+    taskQueue,
+    workflowId: `import-${input.repo}-${Date.now()}`,
+    args: [{ owner: 'octo-org', poll: IMPORT_FAST_POLL, ...input }],
+  });
 }

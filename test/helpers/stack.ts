@@ -1,29 +1,49 @@
 /**
  * The integration-test stack in one call: an in-process emulator, activity deps pointing at it, a real worker on a
- * fresh task queue and a client — on the suite's shared dev server, or on a time-skipping test environment when
- * `env` is given. `stop()` tears down all of it; `useStack()` does the before/after wiring for a file.
+ * fresh task queue and a client — on the suite's shared dev server, on another server (`server`), or on a
+ * time-skipping test environment when `env` is given. `stop()` tears down all of it; `useStack()` does the
+ * before/after wiring for a file or describe block, `useStackPerTest()` for stacks each test starts for itself.
  *
  *   const stack = useStack({ emulator: { migrations: { exportMs: 500 } } });
  *   it('…', async () => { await stack.client.workflow.execute(orgMigration, { taskQueue: stack.taskQueue, … }); });
  */
-import { afterAll, beforeAll } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import type { ActivityDeps } from '../../src/activities';
 import { emulatorDeps, startTestEmulator } from './emulator';
-import { startTestWorker } from './temporal';
+import { startTestWorker, testClient, type TemporalServer } from './temporal';
 import { startTimeSkippingWorker } from './time-skipping';
+import { cleanUp } from './schedules';
+
+type DepsOverrides = Parameters<typeof emulatorDeps>[1];
 
 export interface StackOptions {
   emulator?: EmulatorOptions;
   /** Retry policies or token for the activity clients. */
-  deps?: Parameters<typeof emulatorDeps>[1];
+  deps?: DepsOverrides;
   taskQueue?: string;
   workerOptions?: Partial<WorkerOptions>;
+  /** The worker's data converter (e.g. payload codecs); the stack's client stays a plain one. */
+  dataConverter?: DataConverter;
+  /** Another Temporal server than the suite's shared dev server. */
+  server?: TemporalServer;
   /** Run on this time-skipping environment instead of the shared dev server (the caller owns and tears it down). */
   env?: TestWorkflowEnvironment;
+  /** Schedules and workflows the file leaves behind, known up front: see `cleanUpOnStop`. */
+  cleanUp?: { schedules?: string[]; workflows?: string[] };
+  /** `false`: no worker until `startWorker()` (while the test runs one of its own on the task queue). Default true. */
+  worker?: boolean;
+}
+
+/** One more in-process worker on the stack's emulator, stopped with the stack if the test did not stop it. */
+export interface ExtraWorker {
+  taskQueue: string;
+  stop(): Promise<void>;
 }
 
 export interface TestStack {
@@ -31,55 +51,86 @@ export interface TestStack {
   deps: ActivityDeps;
   client: Client;
   taskQueue: string;
-  /** Stops the worker (as a crash or deploy would) and starts a fresh one on the same task queue. */
+  /** Starts the stack's worker on its task queue (when it was started with `worker: false`, or stopped). */
+  startWorker(workerOptions?: Partial<WorkerOptions>): Promise<void>;
+  /** Stops the stack's worker (as a crash or deploy would); the client and the emulator stay. */
+  stopWorker(): Promise<void>;
+  /** Stops the worker and starts a fresh one on the same task queue. */
   restartWorker(workerOptions?: Partial<WorkerOptions>): Promise<void>;
-  /** Stops the worker, then the emulator; closes the client's connection when the stack opened it. */
-  stop(): Promise<void>;
-}
-
-interface RunningWorker {
+  /**
+   * Another worker on this emulator: its own deps (e.g. a different retry policy; a fresh data directory), on a
+   * fresh task queue unless one is given.
+   */
+  addWorker(options?: { deps?: DepsOverrides; taskQueue?: string }): Promise<ExtraWorker>;
+  /**
+   * Left-overs for `stop()`: the schedules are deleted before the worker stops (no new run starts), the workflows
+   * (e.g. feed cursors) terminated after it (no run is left waiting for one).
+   */
+  cleanUpOnStop(ids: { schedules?: string[]; workflows?: string[] }): void;
+  /** Deletes the left-overs, stops every worker, then the emulator; closes the client's connection when the stack opened it. */
   stop(): Promise<void>;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
   const emulator = await startTestEmulator(options.emulator);
+  let client: Client | undefined;
   try {
     const deps = await emulatorDeps(emulator, options.deps);
     const { env } = options;
-    const launch = async (taskQueue: string | undefined, workerOptions: Partial<WorkerOptions> | undefined) => {
-      if (env) {
-        const tw = await startTimeSkippingWorker(env, deps, { taskQueue, workerOptions });
-        return { worker: tw as RunningWorker, taskQueue: tw.taskQueue, client: env.client as Client, closeClient: async () => undefined };
-      }
-      const tw = await startTestWorker(deps, { taskQueue, workerOptions });
-      // tw.stop() would also close tw.client, which the stack keeps across worker restarts.
-      const stopWorker = async () => {
-        if (tw.worker.getState() === 'RUNNING') tw.worker.shutdown();
-        await tw.running;
-      };
-      return { worker: { stop: stopWorker }, taskQueue: tw.taskQueue, client: tw.client, closeClient: () => tw.client.connection.close() };
-    };
-    const first = await launch(options.taskQueue, options.workerOptions);
-    let worker = first.worker;
+    client = env ? (env.client as Client) : await testClient(options.server);
+    const ownsClient = !env;
+    const taskQueue = options.taskQueue ?? `${env ? 'ts' : 'test'}-${randomUUID()}`;
+    const launch = (workerDeps: ActivityDeps, queue: string, workerOptions: Partial<WorkerOptions> | undefined): Promise<ExtraWorker> =>
+      env
+        ? startTimeSkippingWorker(env, workerDeps, { taskQueue: queue, workerOptions })
+        : startTestWorker(workerDeps, { taskQueue: queue, workerOptions, dataConverter: options.dataConverter, server: options.server });
+
+    let worker: ExtraWorker | undefined;
+    const extras: ExtraWorker[] = [];
+    const schedules: string[] = [];
+    const workflows: string[] = [];
     const stack: TestStack = {
       emulator,
       deps,
-      client: first.client,
-      taskQueue: first.taskQueue,
-      restartWorker: async (workerOptions = options.workerOptions) => {
-        await worker.stop();
-        const next = await launch(stack.taskQueue, workerOptions);
-        await next.closeClient();
-        worker = next.worker;
+      client,
+      taskQueue,
+      startWorker: async (workerOptions = options.workerOptions) => {
+        if (worker) throw new Error('the stack’s worker is running: stopWorker() first');
+        worker = await launch(deps, taskQueue, workerOptions);
+      },
+      stopWorker: async () => {
+        const running = worker;
+        worker = undefined;
+        await running?.stop();
+      },
+      restartWorker: async (workerOptions) => {
+        await stack.stopWorker();
+        await stack.startWorker(workerOptions);
+      },
+      addWorker: async ({ deps: overrides, taskQueue: queue } = {}) => {
+        const extra = await launch(await emulatorDeps(emulator, overrides ?? options.deps), queue ?? `${taskQueue}-${extras.length + 1}`, options.workerOptions);
+        extras.push(extra);
+        return extra;
+      },
+      cleanUpOnStop: (ids) => {
+        schedules.push(...(ids.schedules ?? []));
+        workflows.push(...(ids.workflows ?? []));
       },
       stop: async () => {
-        await worker.stop();
-        await first.closeClient();
+        await cleanUp(stack.client, schedules);
+        await stack.stopWorker();
+        // An extra worker's stop() is a no-op when the test stopped it already.
+        for (const extra of extras) await extra.stop();
+        await cleanUp(stack.client, [], workflows);
+        if (ownsClient) await stack.client.connection.close();
         await emulator.close();
       },
     };
+    if (options.cleanUp) stack.cleanUpOnStop(options.cleanUp);
+    if (options.worker !== false) await stack.startWorker();
     return stack;
   } catch (err) {
+    if (client && !options.env) await client.connection.close();
     await emulator.close();
     throw err;
   }
@@ -100,4 +151,19 @@ export function useStack(options: StackOptions = {}): TestStack {
     await started?.stop();
   });
   return holder;
+}
+
+/** Stacks that tests start for themselves (each with its own emulator options), every one stopped after its test. */
+export function useStackPerTest(): (options?: StackOptions) => Promise<TestStack> {
+  let started: TestStack[] = [];
+  afterEach(async () => {
+    const stopping = started;
+    started = [];
+    for (const stack of stopping) await stack.stop();
+  });
+  return async (options) => {
+    const stack = await startStack(options);
+    started.push(stack);
+    return stack;
+  };
 }

@@ -22,46 +22,67 @@ export function quietRuntime(): void {
   }
 }
 
+/** A Temporal server other than the suite's shared dev server (e.g. one a test stops and starts again). */
+export interface TemporalServer {
+  address: string;
+  namespace: string;
+}
+
+const sharedServer = (): TemporalServer => ({ address: inject('temporalAddress'), namespace: inject('temporalNamespace') });
+
 export interface TestWorker {
   worker: Worker;
-  client: Client;
   taskQueue: string;
   /** Resolves when the worker has stopped. */
   running: Promise<void>;
-  /** Shuts the worker down and waits for it. */
+  /** Shuts the worker down and waits for it (again: a no-op). */
   stop(): Promise<void>;
 }
 
-export async function testClient(): Promise<Client> {
-  const connection = await Connection.connect({ address: inject('temporalAddress') });
-  return new Client({ connection, namespace: inject('temporalNamespace') });
+/** A client of the suite's dev server (or of `server`); the caller closes its connection. */
+export async function testClient(server: TemporalServer = sharedServer()): Promise<Client> {
+  const connection = await Connection.connect({ address: server.address });
+  return new Client({ connection, namespace: server.namespace });
 }
 
-/** Starts a real worker on a fresh task queue (or the given one) with the given activity deps. */
-export async function startTestWorker(deps: ActivityDeps, opts: { taskQueue?: string; workerOptions?: Partial<WorkerOptions>; dataConverter?: DataConverter } = {}): Promise<TestWorker> {
+export interface TestWorkerOptions {
+  taskQueue?: string;
+  workerOptions?: Partial<WorkerOptions>;
+  dataConverter?: DataConverter;
+  server?: TemporalServer;
+}
+
+/** Starts a real worker (the suite's bundle) on a fresh task queue, or the given one, with the given activity deps. */
+export async function startTestWorker(deps: ActivityDeps, opts: TestWorkerOptions = {}): Promise<TestWorker> {
   quietRuntime();
+  const server = opts.server ?? sharedServer();
   const taskQueue = opts.taskQueue ?? `test-${randomUUID()}`;
-  const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  const connection = await NativeConnection.connect({ address: server.address });
   const worker = await createLonghaulWorker({
     connection,
-    namespace: inject('temporalNamespace'),
+    namespace: server.namespace,
     taskQueue,
     deps,
     workflowBundle: { codePath: inject('workflowBundlePath') },
     workerOptions: opts.workerOptions,
     dataConverter: opts.dataConverter,
+  }).catch(async (err: unknown) => {
+    await connection.close();
+    throw err;
   });
-  const running = worker.run().finally(() => connection.close());
-  const client = await testClient();
+  return runTestWorker(worker, taskQueue, () => connection.close());
+}
+
+/** Runs a created worker until `stop()`; `whenStopped` (e.g. closing the worker's own connection) runs after it. */
+export function runTestWorker(worker: Worker, taskQueue: string, whenStopped: () => Promise<void> = async () => undefined): TestWorker {
+  const running = worker.run().finally(whenStopped);
   return {
     worker,
-    client,
     taskQueue,
     running,
     stop: async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
-      await client.connection.close();
     },
   };
 }

@@ -8,12 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker, WorkerOptions } from '@temporalio/worker';
+import type { WorkerOptions } from '@temporalio/worker';
 import { ensureTestServer } from '../../src/temporal/test-server';
 import { createLonghaulWorker } from '../../src/worker';
 import type { ActivityDeps } from '../../src/activities';
 import { ALL_SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
-import { quietRuntime } from './temporal';
+import { quietRuntime, runTestWorker, type TestWorker } from './temporal';
 
 const START_ATTEMPTS = 3;
 
@@ -46,12 +46,7 @@ async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<v
   });
 }
 
-export interface TimeSkippingWorker {
-  worker: Worker;
-  taskQueue: string;
-  running: Promise<void>;
-  stop(): Promise<void>;
-}
+export type TimeSkippingWorker = TestWorker;
 
 /** A real longhaul worker (the suite's bundle) on the environment's connection and a fresh task queue. */
 export async function startTimeSkippingWorker(
@@ -69,14 +64,5 @@ export async function startTimeSkippingWorker(
     workerOptions: opts.workerOptions,
   });
   // The connection belongs to the environment: `env.teardown()` closes it.
-  const running = worker.run();
-  return {
-    worker,
-    taskQueue,
-    running,
-    stop: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-    },
-  };
+  return runTestWorker(worker, taskQueue);
 }

@@ -1,11 +1,15 @@
 /**
  * The longhaul worker as a separate PROCESS, started as a user does (`npm run worker`, i.e. tsx on
  * src/worker.ts) against the shared dev server: for tests of behaviour that spans processes (the fleet's
- * shared rate budget), which in-process workers would fake by sharing memory.
+ * shared rate budget), which in-process workers would fake by sharing memory; or the test stack's worker in a
+ * process of its own, for a crash (SIGKILL).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { TEST_TOKEN } from './emulator';
+import type { TestStack } from './stack';
+import type { WorkerChildInput } from './worker-child';
 
 const root = join(__dirname, '..', '..');
 
@@ -21,25 +25,38 @@ export interface WorkerProcess {
 const started: WorkerProcess[] = [];
 
 /** Starts a worker process with `env` on top of the test's environment; resolves once it polls its task queue. */
-export async function startWorkerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'worker.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-      LONGHAUL_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export function startWorkerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<WorkerProcess> {
+  const serverEnv = { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), LONGHAUL_WORKFLOW_BUNDLE: inject('workflowBundlePath') };
+  return spawnWorker([join(root, 'src', 'worker.ts')], { ...serverEnv, ...env }, 'polling task queue', timeoutMs);
+}
+
+/**
+ * The stack's worker, but in a process of its own (`worker-child.ts`: the stack's task queue, emulator and data
+ * directory), for a test that kills it with SIGKILL, a crash no in-process worker can stage.
+ */
+export function startWorkerChild(stack: Pick<TestStack, 'emulator' | 'deps' | 'taskQueue'>, timeoutMs = 90_000): Promise<WorkerProcess> {
+  const input: WorkerChildInput = {
+    temporalAddress: inject('temporalAddress'),
+    namespace: inject('temporalNamespace'),
+    taskQueue: stack.taskQueue,
+    workflowBundlePath: inject('workflowBundlePath'),
+    apiUrl: stack.emulator.apiUrl,
+    token: TEST_TOKEN,
+    dataDir: stack.deps.dataDir,
+  };
+  return spawnWorker([join(__dirname, 'worker-child.ts'), JSON.stringify(input)], {}, 'ready', timeoutMs);
+}
+
+/** Spawns `node --import tsx <args>` and resolves once its output shows `readyText`. */
+async function spawnWorker(args: string[], env: Record<string, string>, readyText: string, timeoutMs: number): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs);
     const check = () => {
-      if (output.includes('polling task queue')) {
+      if (output.includes(readyText)) {
         clearTimeout(timer);
         resolve();
       }

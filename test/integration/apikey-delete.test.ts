@@ -10,7 +10,8 @@ import { GoogleOperationFailure } from '../../src/common/google-operation';
 import type { ApiKeyDeleteInput } from '../../src/common/google-input';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulProcess, LonghaulState } from '../../src/common/search-attributes';
-import { requestsTo, timersStarted } from '../helpers/google';
+import { requestsTo } from '../helpers/emulator';
+import { timersStarted } from '../helpers/history';
 import { useStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
 

@@ -5,40 +5,31 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { ArchiveFailure } from '../../src/activities/github/archive-checks';
-import type { Emulator } from '../../src/emulator/emulator';
 import type { StorageFault } from '../../src/emulator/storage/faults';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { useStack } from '../helpers/stack';
 import { applicationFailureOf } from '../helpers/failures';
 
 const MIB = 1024 * 1024;
 const REPOS = ['alpha', 'beta'];
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
-let emulator: Emulator;
-let tw: TestWorker;
+const stack = useStack({ emulator: { migrations: { exportMs: 200, archiveBytes: 4 * MIB } } });
 const outcomes: string[] = [];
 
-beforeAll(async () => {
-  emulator = await startTestEmulator({ migrations: { exportMs: 200, archiveBytes: 4 * MIB } });
-  tw = await startTestWorker(await emulatorDeps(emulator));
-});
-afterAll(async () => {
-  await tw?.stop();
-  await emulator?.close();
+afterAll(() => {
   console.info(['case → outcome (time to end, storage requests)', ...outcomes].join('\n'));
 });
 
 /** Runs one migration with `faults` at the storage origin; resolves with its outcome. */
 async function migrate(name: string, faults: StorageFault[]) {
-  emulator.storage.setFaults(faults);
-  const storageBefore = emulator.stats.storage.requests;
+  stack.emulator.storage.setFaults(faults);
+  const storageBefore = stack.emulator.stats.storage.requests;
   const started = Date.now();
-  const handle = await tw.client.workflow.start(orgMigration, {
-    taskQueue: tw.taskQueue,
+  const handle = await stack.client.workflow.start(orgMigration, {
+    taskQueue: stack.taskQueue,
     workflowId: `archive-${name.replace(/\W+/g, '-')}-${Date.now()}`,
     args: [{ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
   });
@@ -47,9 +38,9 @@ async function migrate(name: string, faults: StorageFault[]) {
     (err: unknown) => ({ result: undefined, failure: applicationFailureOf(err) }),
   );
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const requests = emulator.stats.storage.requests - storageBefore;
+  const requests = stack.emulator.stats.storage.requests - storageBefore;
   outcomes.push(`${name} → ${outcome.failure ? `${outcome.failure.type} (non-retryable: ${outcome.failure.nonRetryable})` : 'COMPLETED with the archive'} in ${seconds} s, ${requests} storage requests`);
-  for (const repo of REPOS) expect(emulator.migrations.isLocked('octo-org', repo)).toBe(false);
+  for (const repo of REPOS) expect(stack.emulator.migrations.isLocked('octo-org', repo)).toBe(false);
   return outcome;
 }
 
@@ -81,7 +72,7 @@ describe('archive download failures, one migration per case', () => {
 
   it('"announces 4 MiB, sends 1 MiB and closes" on every answer still ends with the archive: each resume keeps the bytes', async () => {
     const { result } = await migrate('announce 4 MiB, send 1 MiB, close (every answer)', [{ kind: 'short', sendBytes: MIB }]);
-    expect(result?.archive.sha256).toBe(sha256(emulator.migrations.archiveBytes(result!.migrationId)!));
+    expect(result?.archive.sha256).toBe(sha256(stack.emulator.migrations.archiveBytes(result!.migrationId)!));
     expect(existsSync(result!.archive.path)).toBe(true);
   });
 
@@ -98,9 +89,9 @@ describe('archive download failures, one migration per case', () => {
       { kind: 'short', sendBytes: 2 * MIB, times: 1 },
       { kind: 'change', skip: 1, times: 1 },
     ]);
-    const key = emulator.migrations.all().find((m) => m.id === result!.migrationId)!;
-    const current = emulator.storage.bytesOf(`migrations/${key.id}/${key.guid}.tar.gz`)!;
+    const key = stack.emulator.migrations.all().find((m) => m.id === result!.migrationId)!;
+    const current = stack.emulator.storage.bytesOf(`migrations/${key.id}/${key.guid}.tar.gz`)!;
     expect(result?.archive.sha256).toBe(sha256(current));
-    expect(result?.archive.sha256).not.toBe(sha256(emulator.migrations.archiveBytes(result!.migrationId)!));
+    expect(result?.archive.sha256).not.toBe(sha256(stack.emulator.migrations.archiveBytes(result!.migrationId)!));
   });
 });

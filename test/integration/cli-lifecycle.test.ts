@@ -6,12 +6,10 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/emulator';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startStack, useStack } from '../helpers/stack';
 import { runLonghaul } from '../helpers/starter';
-import { waitFor } from '../helpers/schedules';
+import { waitFor } from '../helpers/wait';
 
 /** Parses stdout as exactly one JSON object (fails on anything before or after it). */
 function oneObject(stdout: string): Record<string, unknown> {
@@ -21,20 +19,13 @@ function oneObject(stdout: string): Record<string, unknown> {
 }
 
 describe('longhaul lifecycle commands', () => {
-  let emulator: Emulator;
-  let tw: TestWorker;
+  // Exports take long enough to be seen exporting, listed and cancelled from other invocations.
+  const stack = useStack({ emulator: { migrations: { exportMs: 600_000, pendingFraction: 0, archiveBytes: 10_000 } } });
   let dir: string;
-  const cli = (args: string[]) => runLonghaul(args, tw.taskQueue);
+  const cli = (args: string[]) => runLonghaul(args, stack.taskQueue);
 
   beforeAll(async () => {
-    // Exports take long enough to be seen exporting, listed and cancelled from other invocations.
-    emulator = await startTestEmulator({ migrations: { exportMs: 600_000, pendingFraction: 0, archiveBytes: 10_000 } });
-    tw = await startTestWorker(await emulatorDeps(emulator));
     dir = await mkdtemp(join(tmpdir(), 'longhaul-cli-'));
-  });
-  afterAll(async () => {
-    await tw?.stop();
-    await emulator?.close();
   });
 
   it('migrate --json prints one object; status, list --state exporting and cancel (repositories unlocked, reported) work from other invocations; wait exits 3', async () => {
@@ -51,7 +42,7 @@ describe('longhaul lifecycle commands', () => {
     );
     expect(status).toMatchObject({ workflowId, workflowType: 'orgMigration', workflowStatus: 'RUNNING', process: 'org-migration', summary: 'Export octo-org: alpha, beta → archive' });
     expect(status.line).toMatch(/^waiting · migration \d+ · state exporting · \d+ polls/);
-    expect(emulator.migrations.isLocked('octo-org', 'alpha')).toBe(true);
+    expect(stack.emulator.migrations.isLocked('octo-org', 'alpha')).toBe(true);
 
     const text = await cli(['status', workflowId]);
     expect(text.code).toBe(0);
@@ -68,8 +59,8 @@ describe('longhaul lifecycle commands', () => {
     const cancelled = await cli(['cancel', workflowId]);
     expect(cancelled.code).toBe(0);
     expect(cancelled.stdout.trim()).toBe(`cancelled ${workflowId}: unlocked alpha, beta`);
-    expect(emulator.migrations.isLocked('octo-org', 'alpha')).toBe(false);
-    expect(emulator.migrations.isLocked('octo-org', 'beta')).toBe(false);
+    expect(stack.emulator.migrations.isLocked('octo-org', 'alpha')).toBe(false);
+    expect(stack.emulator.migrations.isLocked('octo-org', 'beta')).toBe(false);
 
     const waited = await cli(['wait', workflowId, '--json']);
     expect(waited.code).toBe(3);
@@ -82,8 +73,8 @@ describe('longhaul lifecycle commands', () => {
   });
 
   it('wait exits 0 with the result when the workflow completes, 1 when it fails, 4 when it is terminated', async () => {
-    emulator.migrations.options.exportMs = 500;
-    emulator.migrations.options.failRepositories.push('with-actions');
+    stack.emulator.migrations.options.exportMs = 500;
+    stack.emulator.migrations.options.failRepositories.push('with-actions');
     try {
       const ok = oneObject((await cli(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--repo', 'gamma', '--poll-initial', '1', '--json'])).stdout).workflowId as string;
       const failing = oneObject((await cli(['migrate', '--org', 'octo-org', '--repo', 'with-actions', '--poll-initial', '1', '--json'])).stdout).workflowId as string;
@@ -94,11 +85,11 @@ describe('longhaul lifecycle commands', () => {
       expect(failed.code).toBe(1);
       expect(oneObject(failed.stdout)).toMatchObject({ workflowStatus: 'FAILED', error: { type: 'MigrationExportFailed' } });
     } finally {
-      emulator.migrations.options.exportMs = 600_000;
-      emulator.migrations.options.failRepositories.length = 0;
+      stack.emulator.migrations.options.exportMs = 600_000;
+      stack.emulator.migrations.options.failRepositories.length = 0;
     }
     const long = oneObject((await cli(['migrate', '--org', 'octo-org', '--repo', 'beta', '--repo', 'gamma', '--json'])).stdout).workflowId as string;
-    await tw.client.workflow.getHandle(long).terminate('test');
+    await stack.client.workflow.getHandle(long).terminate('test');
     const terminated = await cli(['wait', long]);
     expect(terminated.code).toBe(4);
     expect(terminated.stderr).toMatch(new RegExp(`error: ${long} terminated`));
@@ -138,7 +129,7 @@ describe('longhaul lifecycle commands', () => {
       async () => (oneObject((await cli(['list', '--org', 'octo-org', '--running', '--json'])).stdout).workflows as { workflowId: string }[]).map((w) => w.workflowId),
       (listed) => ids.every((id) => listed.includes(id)),
     );
-    for (const id of ids) await tw.client.workflow.getHandle(id).terminate('test cleanup');
+    for (const id of ids) await stack.client.workflow.getHandle(id).terminate('test cleanup');
 
     // A repos file: one migration per line; in text, one line per migration.
     const reposFile = join(dir, 'repos.txt');
@@ -150,21 +141,20 @@ describe('longhaul lifecycle commands', () => {
       expect.stringMatching(/^migrate-octo-org-gamma-with-actions-\S+ started \(octo-org: gamma, with-actions\)$/),
       expect.stringMatching(/^migrate-octo-org-alpha-beta-gamma-\S+ started \(octo-org: alpha, beta, gamma\)$/),
     ]);
-    for (const line of lines) await tw.client.workflow.getHandle(line.split(' ')[0]).terminate('test cleanup');
+    for (const line of lines) await stack.client.workflow.getHandle(line.split(' ')[0]).terminate('test cleanup');
   });
 
   it('--dry-run validates and prints what would be sent, and starts nothing', async () => {
     // Its own emulator and worker: in-flight calls of the other tests' workflows cannot blur the count.
-    const quiet = await startTestEmulator();
-    const qw = await startTestWorker(await emulatorDeps(quiet));
-    const cli = (args: string[]) => runLonghaul(args, qw.taskQueue);
+    const quiet = await startStack();
+    const cli = (args: string[]) => runLonghaul(args, quiet.taskQueue);
     const single = await cli(['migrate', '--org', 'dry-org', '--repo', 'alpha', '--lock', '--dry-run', '--json']);
     expect(single.code).toBe(0);
     expect(oneObject(single.stdout)).toMatchObject({
       dryRun: true,
       workflowType: 'orgMigration',
       workflowId: expect.stringMatching(/^migrate-dry-org-alpha-/),
-      taskQueue: qw.taskQueue,
+      taskQueue: quiet.taskQueue,
       input: { org: 'dry-org', repositories: ['alpha'], lockRepositories: true },
       searchAttributes: { LonghaulProcess: 'org-migration', LonghaulOrg: 'dry-org' },
       staticSummary: 'Export dry-org: alpha → archive',
@@ -181,8 +171,8 @@ describe('longhaul lifecycle commands', () => {
 
     const listed = await cli(['list', '--org', 'dry-org', '--json']);
     expect(oneObject(listed.stdout).workflows).toEqual([]);
-    await qw.stop();
-    expect(quiet.stats.requests).toBe(0);
-    await quiet.close();
+    await quiet.stopWorker();
+    expect(quiet.emulator.stats.requests).toBe(0);
+    await quiet.stop();
   });
 });

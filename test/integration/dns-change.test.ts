@@ -9,7 +9,8 @@ import { operationStatusQuery } from '../../src/workflows/google-operation';
 import { GoogleOperationFailure } from '../../src/common/google-operation';
 import type { DnsChangeInput, ResourceRecordSet } from '../../src/common/google-input';
 import { FailureType } from '../../src/http/retry-policy';
-import { requestsTo, timersStarted } from '../helpers/google';
+import { requestsTo } from '../helpers/emulator';
+import { timersStarted } from '../helpers/history';
 import { useStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
 

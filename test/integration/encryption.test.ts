@@ -11,9 +11,7 @@ import type { temporal } from '@temporalio/proto';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { EncryptionCodec, parseCodecKeys } from '../../src/temporal/codec';
 import { startCodecServer, type RunningCodecServer } from '../../src/temporal/codec-server';
-import type { Emulator } from '../../src/emulator/emulator';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { useStack } from '../helpers/stack';
 
 /**
  * Every payload anywhere in a history event (inputs, results, failures' details, headers…) except search
@@ -34,34 +32,29 @@ function payloadsIn(value: unknown, found: Payload[] = []): Payload[] {
 describe('encrypted payloads', () => {
   const keys = parseCodecKeys(`it:${randomBytes(32).toString('base64')}`, 'test');
   const codec = new EncryptionCodec(keys);
-  let emulator: Emulator;
-  let tw: TestWorker;
+  const stack = useStack({ emulator: { migrations: { exportMs: 300, archiveBytes: 50_000 } }, dataConverter: { payloadCodecs: [codec] } });
   let encrypted: Client;
   let codecServer: RunningCodecServer;
 
   beforeAll(async () => {
-    emulator = await startTestEmulator({ migrations: { exportMs: 300, archiveBytes: 50_000 } });
-    tw = await startTestWorker(await emulatorDeps(emulator), { dataConverter: { payloadCodecs: [codec] } });
-    encrypted = new Client({ connection: tw.client.connection, namespace: tw.client.options.namespace, dataConverter: { payloadCodecs: [codec] } });
+    encrypted = new Client({ connection: stack.client.connection, namespace: stack.client.options.namespace, dataConverter: { payloadCodecs: [codec] } });
     codecServer = await startCodecServer({ codec, port: 0 });
   });
   afterAll(async () => {
     await codecServer?.close();
-    await tw?.stop();
-    await emulator?.close();
   });
 
   it('keeps no clear text of inputs or results in history, and the codec server decodes it for the UI', async () => {
     const workflowId = `encrypted-${Date.now()}`;
     const result = await encrypted.workflow.execute(orgMigration, {
-      taskQueue: tw.taskQueue,
+      taskQueue: stack.taskQueue,
       workflowId,
       args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: { initialIntervalMs: 1000, maxIntervalMs: 1000 } }],
     });
     expect(result.state).toBe('exported');
 
     // The raw history, as the server stores it (no data converter on this read).
-    const raw = await tw.client.workflowService.getWorkflowExecutionHistory({ namespace: tw.client.options.namespace, execution: { workflowId } });
+    const raw = await stack.client.workflowService.getWorkflowExecutionHistory({ namespace: stack.client.options.namespace, execution: { workflowId } });
     const payloads = payloadsIn(raw.history?.events);
     expect(payloads.length).toBeGreaterThan(5);
     const clearTexts = ['octo-org', 'alpha', result.archive.sha256, result.archive.path, 'json/plain'];

@@ -5,18 +5,31 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
 import { defaultSinkFile, feedCursorWorkflowId, type FeedPollOutcome, type FeedPollRequest } from '../../src/common/feeds';
 import { githubRetryPolicy } from '../../src/http/retry-policy';
 import { listSchedules } from '../../src/temporal/schedules';
 import { feedCursor, feedPollRun, pollFeedUpdate } from '../../src/workflows/feed-poll';
-import { FeedStacks, type FeedStack } from '../helpers/feed-stack';
-import { historyPayloads } from '../helpers/payloads';
-import { scheduleRuns, triggerAndWait, waitFor } from '../helpers/schedules';
+import { useFeedStacks, type FeedStack } from '../helpers/feed-stack';
+import { historyPayloads } from '../helpers/history';
+import { scheduleRuns, triggerAndWait } from '../helpers/schedules';
+import { waitFor } from '../helpers/wait';
 
-const stacks = new FeedStacks();
-afterEach(() => stacks.stopAll());
+const startFeedStack = useFeedStacks();
+
+/**
+ * Feeds of this file's own organization: Schedule and cursor ids are named by the feed and shared by the whole
+ * dev server, so feeds another file polls at the same time (octo-org's) would be deleted or ended under it.
+ */
+function durableFixture(): GithubFixture {
+  const fixture = defaultGithubFixture();
+  fixture.accounts.push({ id: 1101, login: 'durable-org', type: 'Organization' });
+  const octo = fixture.repositories.filter((r) => r.owner === 'octo-org' && ['alpha', 'beta', 'gamma'].includes(r.name));
+  fixture.repositories.push(...octo.map((r, i) => ({ ...r, id: 2101 + i, owner: 'durable-org' })));
+  return fixture;
+}
 
 /** Event ids in the feed's JSON-lines file, in order. */
 async function fileIds(s: FeedStack, feed: string): Promise<string[]> {
@@ -33,8 +46,8 @@ const quickOutage = { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 12
 
 describe('feed polling in the large', () => {
   it('polls 300 events of 40 KB each without any history payload over 256 KB', async () => {
-    const feed = '/repos/octo-org/alpha/events';
-    const s = await stacks.start({ feeds: { eventsPerMinute: 0, initialEvents: 0, pollIntervalSeconds: 1, eventBytes: 40_000 } });
+    const feed = '/repos/durable-org/alpha/events';
+    const s = await startFeedStack({ fixture: durableFixture(), feeds: { eventsPerMinute: 0, initialEvents: 0, pollIntervalSeconds: 1, eventBytes: 40_000 } });
     s.emulator.feeds.ensure(feed);
     s.emulator.feeds.burst(feed, 300);
     const scheduleId = await s.schedule({ feed, sink: { kind: 'file' } });
@@ -58,13 +71,13 @@ describe('feed polling in the large', () => {
   });
 
   it('polls one at a time when Updates arrive in the same instant and across continue-as-new: no early poll, no duplicate, nothing lost', async () => {
-    const feed = '/orgs/octo-org/events';
-    const s = await stacks.start({ feeds: { eventsPerMinute: 120, initialEvents: 5, pollIntervalSeconds: 1 } });
+    const feed = '/orgs/durable-org/events';
+    const s = await startFeedStack({ fixture: durableFixture(), feeds: { eventsPerMinute: 120, initialEvents: 5, pollIntervalSeconds: 1 } });
     s.emulator.feeds.ensure(feed);
-    stacks.track(feed);
+    s.track(feed);
     const workflowId = feedCursorWorkflowId(feed);
     // A cursor that continues as new after every 2 polls, so the burst of requests spans several runs.
-    const first = await s.client.workflow.start(feedCursor, { workflowId, taskQueue: s.tw.taskQueue, args: [{ feed, pollsPerRun: 2 }] });
+    const first = await s.client.workflow.start(feedCursor, { workflowId, taskQueue: s.taskQueue, args: [{ feed, pollsPerRun: 2 }] });
     const sink = { kind: 'file' } as const;
     // Every request may wait up to 5 s for the server's interval instead of skipping: each one polls.
     const request = (i: number): FeedPollRequest => ({ requestId: `same-instant-${i}`, sink, graceMs: 5_000, origin: 'manual' });
@@ -74,7 +87,7 @@ describe('feed polling in the large', () => {
           return await s.client.workflow.executeUpdateWithStart(pollFeedUpdate, {
             args: [request(i)],
             updateId: request(i).requestId,
-            startWorkflowOperation: new WithStartWorkflowOperation(feedCursor, { workflowId, taskQueue: s.tw.taskQueue, workflowIdConflictPolicy: 'USE_EXISTING', args: [{ feed, pollsPerRun: 2 }] }),
+            startWorkflowOperation: new WithStartWorkflowOperation(feedCursor, { workflowId, taskQueue: s.taskQueue, workflowIdConflictPolicy: 'USE_EXISTING', args: [{ feed, pollsPerRun: 2 }] }),
           });
         } catch (err) {
           // Reached a run as it continued as new: ask again (as the scheduled runs' activity does).
@@ -83,7 +96,7 @@ describe('feed polling in the large', () => {
       }
     };
     const viaRuns = (i: number) =>
-      s.client.workflow.execute(feedPollRun, { taskQueue: s.tw.taskQueue, workflowId: `feed-poll-same-instant-${i}-${Date.now()}`, args: [{ feed, sink, graceMs: 5_000, origin: 'manual' }] });
+      s.client.workflow.execute(feedPollRun, { taskQueue: s.taskQueue, workflowId: `feed-poll-same-instant-${i}-${Date.now()}`, args: [{ feed, sink, graceMs: 5_000, origin: 'manual' }] });
     // Wave 1: six requests in the same instant. Wave 2: four more as soon as the first poll is answered,
     // while the run that took wave 1 reaches its 2 polls and continues as new.
     let wave2: Promise<FeedPollOutcome[]> | undefined;
@@ -114,8 +127,8 @@ describe('feed polling in the large', () => {
   });
 
   it('waits out an outage of the feed API (502s and resets, also between pages) without advancing past undelivered events', async () => {
-    const feed = '/repos/octo-org/beta/events';
-    const s = await stacks.start({ feeds: { eventsPerMinute: 0, initialEvents: 0, pollIntervalSeconds: 1, eventBytes: 'realistic' } }, noRetryPolicy);
+    const feed = '/repos/durable-org/beta/events';
+    const s = await startFeedStack({ fixture: durableFixture(), feeds: { eventsPerMinute: 0, initialEvents: 0, pollIntervalSeconds: 1, eventBytes: 'realistic' } }, noRetryPolicy);
     s.emulator.feeds.ensure(feed);
     s.emulator.feeds.burst(feed, 150);
     // Page 1 fails twice (502); then every second request fails (a reset): page 2 of the next two polls.
@@ -134,8 +147,8 @@ describe('feed polling in the large', () => {
   });
 
   it('fails a run whose outage outlasts its budget without moving the cursor, and pauses the Schedule after N failed runs with a note', async () => {
-    const feed = '/repos/octo-org/gamma/events';
-    const s = await stacks.start({ feeds: { eventsPerMinute: 0, initialEvents: 3, pollIntervalSeconds: 1 } }, noRetryPolicy);
+    const feed = '/repos/durable-org/gamma/events';
+    const s = await startFeedStack({ fixture: durableFixture(), feeds: { eventsPerMinute: 0, initialEvents: 3, pollIntervalSeconds: 1 } }, noRetryPolicy);
     s.emulator.setFaults([{ path: '/repos/:owner/:repo/events', kind: 'status', status: 503 }]);
     const scheduleId = await s.schedule({ feed, sink: { kind: 'file' }, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 1_500 }, pauseAfterFailures: 2 }, 1_000);
 

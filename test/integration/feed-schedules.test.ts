@@ -7,39 +7,22 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Client } from '@temporalio/client';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import type { Emulator } from '../../src/emulator/emulator';
 import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink/receiver';
-import { defaultSinkFile, feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus, type FeedPollOutcome, type SinkConfig } from '../../src/common/feeds';
-import { upsertFeedSchedule } from '../../src/temporal/schedules';
+import { defaultSinkFile, feedCursorWorkflowId, type FeedPollOutcome, type SinkConfig } from '../../src/common/feeds';
 import { POLLS_PER_RUN, feedPollRun } from '../../src/workflows/feed-poll';
-import type { ActivityDeps } from '../../src/activities';
-import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
-import { startTestWorker, testClient, type TestWorker } from '../helpers/temporal';
-import { cleanUp, scheduleRuns, triggerAndWait, waitFor } from '../helpers/schedules';
+import { TEST_TOKEN } from '../helpers/emulator';
+import { useFeedStacks, type FeedStack } from '../helpers/feed-stack';
+import { cleanUp, scheduleRuns, triggerAndWait } from '../helpers/schedules';
+import { sleep, waitFor } from '../helpers/wait';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Stack {
-  emulator: Emulator;
-  deps: ActivityDeps;
-  tw: TestWorker;
-  client: Client;
-}
-
-let stacks: Stack[] = [];
 let receivers: SinkReceiver[] = [];
-let feedsUsed: string[] = [];
-
-async function stack(feeds: EmulatorOptions['feeds']): Promise<Stack> {
-  const emulator = await startTestEmulator({ feeds });
-  const deps = await emulatorDeps(emulator);
-  const tw = await startTestWorker(deps);
-  // Its own connection: the worker's client closes when a test restarts the worker.
-  const s = { emulator, deps, tw, client: await testClient() };
-  stacks.push(s);
-  return s;
-}
+// Registered before the stacks' own: runs after them (vitest runs after-hooks in reverse order), as before.
+afterEach(async () => {
+  for (const r of receivers) await r.close();
+  receivers = [];
+});
+const startFeedStack = useFeedStacks();
 
 async function receiver(secret: string): Promise<SinkReceiver> {
   const r = await startSinkReceiver({ secret });
@@ -47,51 +30,28 @@ async function receiver(secret: string): Promise<SinkReceiver> {
   return r;
 }
 
-async function schedule(s: Stack, feed: string, sink: SinkConfig, everyMs = 60 * 60_000): Promise<string> {
-  feedsUsed.push(feed);
-  s.emulator.feeds.ensure(feed);
-  const { scheduleId } = await upsertFeedSchedule(s.client, { taskQueue: s.tw.taskQueue, everyMs, input: { feed, sink } });
-  return scheduleId;
-}
-
-const cursorStatus = (s: Stack, feed: string) => s.client.workflow.getHandle(feedCursorWorkflowId(feed)).query<FeedCursorStatus>('status');
 /** A one-off `feed-poll` once the server's interval has passed (the last events after production stopped). */
-async function pollOnceMore(s: Stack, feed: string, sink: SinkConfig): Promise<FeedPollOutcome> {
+async function pollOnceMore(s: FeedStack, feed: string, sink: SinkConfig): Promise<FeedPollOutcome> {
   await sleep(1_500);
-  return s.client.workflow.execute(feedPollRun, { taskQueue: s.tw.taskQueue, workflowId: `feed-poll-final-${Date.now()}`, args: [{ feed, sink, origin: 'manual' }] });
+  return s.client.workflow.execute(feedPollRun, { taskQueue: s.taskQueue, workflowId: `feed-poll-final-${Date.now()}`, args: [{ feed, sink, origin: 'manual' }] });
 }
 const usedQuota = (e: Emulator) => Number(e.rateLimiter.headers(TEST_TOKEN, Date.now())['x-ratelimit-used']);
-
-afterEach(async () => {
-  for (const s of stacks) {
-    await cleanUp(s.client, feedsUsed.map(feedScheduleId));
-    // Stop the worker before ending the cursors, so no run is left waiting for one.
-    await s.tw.stop();
-    await cleanUp(s.client, [], feedsUsed.map(feedCursorWorkflowId));
-    await s.client.connection.close();
-    await s.emulator.close();
-  }
-  for (const r of receivers) await r.close();
-  stacks = [];
-  receivers = [];
-  feedsUsed = [];
-});
 
 describe('feed polling on Temporal Schedules', () => {
   it('delivers every event exactly once, in order, across many scheduled runs and a worker restart', async () => {
     const feed = '/repos/octo-org/alpha/events';
     process.env.FEED_IT_SECRET_1 = 'restart-secret';
-    const s = await stack({ eventsPerMinute: 120, initialEvents: 20, pollIntervalSeconds: 1 });
+    const s = await startFeedStack({ feeds: { eventsPerMinute: 120, initialEvents: 20, pollIntervalSeconds: 1 } });
     // Slow feed answers, so the restart below most likely interrupts a poll in flight.
     s.emulator.setFaults([{ kind: 'slow', path: '/repos/:owner/:repo/events', delayMs: 600 }]);
     const r = await receiver('restart-secret');
-    const scheduleId = await schedule(s, feed, { kind: 'http', url: `${r.url}/hook`, secretEnv: 'FEED_IT_SECRET_1' }, 1000);
+    const scheduleId = await s.schedule({ feed, sink: { kind: 'http', url: `${r.url}/hook`, secretEnv: 'FEED_IT_SECRET_1' } }, 1000);
 
     await waitFor('five scheduled runs', () => scheduleRuns(s.client, scheduleId), (ids) => ids.length >= 5, 30_000);
-    await s.tw.stop();
+    await s.stopWorker();
     // Events keep appearing while no worker runs; the schedule's runs wait for one.
     await sleep(2_000);
-    s.tw = await startTestWorker(s.deps, { taskQueue: s.tw.taskQueue });
+    await s.startWorker();
     // The schedule keeps only its latest actions (10), so count runs not seen before rather than the list's length.
     const runsBefore = new Set(await scheduleRuns(s.client, scheduleId));
     await waitFor('five more runs', () => scheduleRuns(s.client, scheduleId), (ids) => ids.filter((id) => !runsBefore.has(id)).length >= 5, 30_000);
@@ -111,26 +71,26 @@ describe('feed polling on Temporal Schedules', () => {
       deliveries.add(b.delivery);
     }
     expect(r.stats.badSignatures).toBe(0);
-    const status = await cursorStatus(s, feed);
+    const status = await s.cursor(feed);
     expect(status.counters.delivered).toBe(produced.length);
     expect(status.counters.gaps).toBe(0);
   });
 
   it('carries the cursor across continue-as-new: no event lost or repeated when a cursor run ends every 20 polls', async () => {
     const feed = '/users/octocat/events';
-    const s = await stack({ eventsPerMinute: 90, initialEvents: 5, pollIntervalSeconds: 1 });
+    const s = await startFeedStack({ feeds: { eventsPerMinute: 90, initialEvents: 5, pollIntervalSeconds: 1 } });
     const r = await receiver('can-secret');
     process.env.FEED_IT_SECRET_3 = 'can-secret';
     const sink: SinkConfig = { kind: 'http', url: r.url, secretEnv: 'FEED_IT_SECRET_3' };
-    const scheduleId = await schedule(s, feed, sink, 1000);
+    const scheduleId = await s.schedule({ feed, sink }, 1000);
     const cursor = s.client.workflow.getHandle(feedCursorWorkflowId(feed));
     await waitFor('a cursor run', () => cursor.describe().then((d) => d.runId).catch(() => undefined), (id) => id !== undefined, 30_000);
     const firstRun = (await cursor.describe()).runId;
-    await waitFor('more than 20 polls', () => cursorStatus(s, feed).then((st) => st.counters.polls), (n) => n > POLLS_PER_RUN + 2, 90_000, 1_000);
+    await waitFor('more than 20 polls', () => s.cursor(feed).then((st) => st.counters.polls), (n) => n > POLLS_PER_RUN + 2, 90_000, 1_000);
     await cleanUp(s.client, [scheduleId]);
     s.emulator.feeds.setRate(0, feed);
     await pollOnceMore(s, feed, sink);
-    const status = await cursorStatus(s, feed);
+    const status = await s.cursor(feed);
     expect((await cursor.describe()).runId).not.toBe(firstRun);
     expect(status.pollsThisRun).toBeLessThan(status.counters.polls);
     expect(r.eventIds(feed)).toEqual(s.emulator.feeds.produced(feed).map((e) => String(e.id)));
@@ -140,8 +100,8 @@ describe('feed polling on Temporal Schedules', () => {
 
   it('ends a poll cheaply on 304, skips runs that fire before the server’s interval, and respects a growing interval', async () => {
     const feed = '/repos/octo-org/beta/events';
-    const s = await stack({ eventsPerMinute: 0, initialEvents: 4, pollIntervalSeconds: 4 });
-    const scheduleId = await schedule(s, feed, { kind: 'file' });
+    const s = await startFeedStack({ feeds: { eventsPerMinute: 0, initialEvents: 4, pollIntervalSeconds: 4 } });
+    const scheduleId = await s.schedule({ feed, sink: { kind: 'file' } });
 
     const first = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(first).toMatchObject({ kind: 'delivered', delivered: 4, pollIntervalSeconds: 4 });
@@ -159,7 +119,7 @@ describe('feed polling on Temporal Schedules', () => {
     expect(Date.parse(third.kind === 'skipped' ? third.dueAt : '')).toBeGreaterThan(Date.now());
     // A one-off `feed-poll` shares the cursor: it is early too.
     const oneOff = await s.client.workflow.execute(feedPollRun, {
-      taskQueue: s.tw.taskQueue,
+      taskQueue: s.taskQueue,
       workflowId: `feed-poll-once-${Date.now()}`,
       args: [{ feed, sink: { kind: 'file' }, origin: 'manual' }],
     });
@@ -175,7 +135,7 @@ describe('feed polling on Temporal Schedules', () => {
     const fifth = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(fifth.kind).toBe('skipped');
     expect(s.emulator.feeds.book(feed)).toMatchObject({ polls: 3, earlyPolls: 0 });
-    const status = await cursorStatus(s, feed);
+    const status = await s.cursor(feed);
     expect(status.counters).toMatchObject({ polls: 3, notModified: 2, skippedEarly: 3, delivered: 4 });
 
     const lines = (await readFile(join(s.deps.dataDir, defaultSinkFile(feed)), 'utf8')).trim().split('\n');
@@ -184,8 +144,8 @@ describe('feed polling on Temporal Schedules', () => {
 
   it('reports a counted gap when a burst beyond 300 events pushed undelivered events out of the window', async () => {
     const feed = '/repos/octo-org/gamma/events';
-    const s = await stack({ eventsPerMinute: 0, initialEvents: 10, pollIntervalSeconds: 1 });
-    const scheduleId = await schedule(s, feed, { kind: 'file' });
+    const s = await startFeedStack({ feeds: { eventsPerMinute: 0, initialEvents: 10, pollIntervalSeconds: 1 } });
+    const scheduleId = await s.schedule({ feed, sink: { kind: 'file' } });
     expect(await triggerAndWait<FeedPollOutcome>(s.client, scheduleId)).toMatchObject({ kind: 'delivered', delivered: 10, possibleGap: false });
 
     s.emulator.feeds.burst(feed, 350);
@@ -206,15 +166,15 @@ describe('feed polling on Temporal Schedules', () => {
     const produced = s.emulator.feeds.produced(feed).map((e) => String(e.id));
     expect(new Set(written).size).toBe(written.length);
     expect(written).toEqual(produced.filter((id) => !dropped.includes(id)));
-    expect((await cursorStatus(s, feed)).counters.gaps).toBe(1);
+    expect((await s.cursor(feed)).counters.gaps).toBe(1);
   });
 
   it('signs batches for the receiver, which refuses a wrong signature, and retries a failing sink without losing or duplicating events', async () => {
     const feed = '/users/octocat/received_events';
-    const s = await stack({ eventsPerMinute: 0, initialEvents: 12, pollIntervalSeconds: 1 });
+    const s = await startFeedStack({ feeds: { eventsPerMinute: 0, initialEvents: 12, pollIntervalSeconds: 1 } });
     const r = await receiver('the-right-secret');
     process.env.FEED_IT_SECRET_2 = 'a-wrong-secret';
-    const scheduleId = await schedule(s, feed, { kind: 'http', url: `${r.url}/events`, secretEnv: 'FEED_IT_SECRET_2' });
+    const scheduleId = await s.schedule({ feed, sink: { kind: 'http', url: `${r.url}/events`, secretEnv: 'FEED_IT_SECRET_2' } });
 
     const refused = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(refused).toMatchObject({ kind: 'sink-failed', pending: 12 });
@@ -233,13 +193,13 @@ describe('feed polling on Temporal Schedules', () => {
     expect(r.stats.injectedFailures).toBe(2);
     expect(r.stats.resentEvents).toBe(15);
     expect(r.eventIds(feed)).toEqual(s.emulator.feeds.produced(feed).map((e) => String(e.id)));
-    expect((await cursorStatus(s, feed)).counters).toMatchObject({ sinkFailures: 1, delivered: 15 });
+    expect((await s.cursor(feed)).counters).toMatchObject({ sinkFailures: 1, delivered: 15 });
   });
 
   it('writes one Cloud Logging entry per event with labels for the feed and the event type', async () => {
     const feed = '/orgs/octo-org/events';
-    const s = await stack({ eventsPerMinute: 0, initialEvents: 7, pollIntervalSeconds: 1 });
-    const scheduleId = await schedule(s, feed, { kind: 'logging', parent: 'projects/demo-project', logId: 'github-feeds' });
+    const s = await startFeedStack({ feeds: { eventsPerMinute: 0, initialEvents: 7, pollIntervalSeconds: 1 } });
+    const scheduleId = await s.schedule({ feed, sink: { kind: 'logging', parent: 'projects/demo-project', logId: 'github-feeds' } });
     expect(await triggerAndWait<FeedPollOutcome>(s.client, scheduleId)).toMatchObject({ kind: 'delivered', delivered: 7 });
     const produced = s.emulator.feeds.produced(feed);
     const entries = s.emulator.loggingEntries.entries('projects/demo-project/logs/github-feeds');

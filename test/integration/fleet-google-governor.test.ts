@@ -13,7 +13,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { sharedWaitLine, sharedWaitOf, type SharedLimitWait } from '../../src/common/shared-wait';
 import { apiKeyDelete } from '../../src/workflows/apikey-delete';
-import { startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
+import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess } from '../helpers/worker-process';
 
@@ -47,12 +47,11 @@ async function recordingProxy(target: string): Promise<{ url: string; arrivals: 
 describe('Google requests through the fleet governor', () => {
   it('stops both worker processes once one of them gets a 429 with RetryInfo, until the wait ends', async () => {
     const waitSeconds = 6;
-    const emulator = await startTestEmulator({
+    const emulator = await fleet.emulator({
       google: { apikeys: { deleteOperationMs: 12_000 } },
       // The third poll of an operation (any worker's) is told to come back in 6 s.
       faults: [{ kind: 'status', status: 429, retryInfoSeconds: waitSeconds, method: 'GET', path: '/v2/operations/', every: 3, times: 1 }],
     });
-    fleet.closeLater(() => emulator.close());
     const { url, arrivals, first429 } = await recordingProxy(emulator.apiUrl);
     const apikeysUrl = url + new URL(emulator.serviceUrl('google-apikeys')).pathname.replace(/\/+$/, '');
     const client = await fleet.client();

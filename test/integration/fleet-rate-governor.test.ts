@@ -6,41 +6,30 @@
  * of a wait that said "limited".
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import type { EmulatorOptions } from '../../src/emulator/emulator';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import { governorWorkflowId, type GovernorSnapshot } from '../../src/common/rate-governor';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { hookRepair } from '../../src/workflows/hook-repair';
-import { startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
-import { testClient } from '../helpers/temporal';
-import { startWorkerProcess, stopWorkerProcesses, type WorkerProcess } from '../helpers/worker-process';
+import { TEST_TOKEN } from '../helpers/emulator';
+import { useFleetTeardown } from '../helpers/fleet';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import { waitFor } from '../helpers/wait';
 
-let emulator: Emulator | undefined;
-let client: Client | undefined;
-let handles: WorkflowHandle[] = [];
-
-afterEach(async () => {
-  await Promise.all(handles.map((h) => h.terminate('test over').catch(() => undefined)));
-  await stopWorkerProcesses();
-  await client?.connection.close();
-  await emulator?.close();
-  emulator = undefined;
-  client = undefined;
-  handles = [];
-});
+const fleet = useFleetTeardown();
 
 async function setUp(options: EmulatorOptions, repos: number) {
   const fixture = defaultGithubFixture();
   for (let i = 0; i < repos; i++) fixture.repositories.push({ id: 7000 + i, name: `repo-${i}`, owner: 'octo-org', private: false, workflowsEnabled: false });
-  emulator = await startTestEmulator({ fixture, ...options });
-  client = await testClient();
+  const emulator = await fleet.emulator({ fixture, ...options });
+  const client = await fleet.client();
   const credential = `fleet-${randomUUID().slice(0, 8)}`;
   const env = (taskQueue: string, extra: Record<string, string> = {}) => ({
     LONGHAUL_TASK_QUEUE: taskQueue,
     LONGHAUL_GITHUB_CREDENTIAL: credential,
-    GITHUB_API_URL: emulator!.apiUrl,
+    GITHUB_API_URL: emulator.apiUrl,
     GITHUB_TOKEN: TEST_TOKEN,
     LONGHAUL_DATA_DIR: `/tmp/longhaul-fleet-test-${credential}`,
     ...extra,
@@ -54,22 +43,13 @@ async function startMigration(c: Client, taskQueue: string, repositories: string
     workflowId: `fleet-migration-${randomUUID()}`,
     args: [{ org: 'octo-org', repositories, lockRepositories: true, poll }],
   });
-  handles.push(handle);
-  return handle;
+  return fleet.track(handle);
 }
 
 /** The identities (`pid@host`) of the workers that ran a workflow's activities. */
 async function activityWorkers(handle: WorkflowHandle): Promise<Set<string>> {
   const { events } = await handle.fetchHistory();
   return new Set((events ?? []).map((e) => e.activityTaskStartedEventAttributes?.identity).filter((id): id is string => Boolean(id)));
-}
-
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const pidOf = (w: WorkerProcess) => `${w.pid}@`;
@@ -105,7 +85,7 @@ describe('one rate budget for the whole fleet', () => {
     const slowPoll = { initialIntervalMs: 1_500, maxIntervalMs: 3_000 };
     const first = await startMigration(c, queueA, ['repo-0', 'repo-1'], slowPoll);
     const window = () => Object.values(e.rateLimiter.fleetStats())[0]?.windows ?? [];
-    await waitFor('worker A to spend the first window', () => (window()[0]?.used ?? 0) >= 5);
+    await waitFor('worker A to spend the first window', () => (window()[0]?.used ?? 0) >= 5, Boolean, 120_000, 100);
     const waitEnds = window()[0].startMs + windowMs;
 
     const b = await startWorkerProcess(env(queueB, { LONGHAUL_RATE_RESERVE: '0' }));
@@ -136,17 +116,17 @@ describe('one rate budget for the whole fleet', () => {
       const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: `https://receiver.example.test/hook-${h}` });
       for (let i = 0; i < 3; i++) e.hooks.addDelivery(hookId, { at: now - 60_000 + i * 1000, statusCode: 500 });
       const handle = await c.workflow.start(hookRepair, { taskQueue, workflowId: `fleet-hook-${h}-${randomUUID()}`, args: [{ target: { org: 'octo-org' }, hookId }] });
-      handles.push(handle);
+      fleet.track(handle);
     }
     const governor = c.workflow.getHandle(governorWorkflowId(credential));
     const limits = () => governor.query<GovernorSnapshot>('limits');
-    await waitFor('a "spammed" answer', () => e.hooks.spammedCount() > 0);
+    await waitFor('a "spammed" answer', () => e.hooks.spammedCount() > 0, Boolean, 120_000, 100);
     // The other hooks still want to redeliver: wait until at least one more content slot was granted than the
     // 3 requests that reached the API (a holder re-reads the gate before its slot and finds it closed), or refused.
     await waitFor('content requests held back by the governor', async () => {
       const s = await limits();
       return s.contentBlockedUntil !== undefined && (s.contentLastHour >= 4 || s.totals.refused >= 1);
-    });
+    }, Boolean, 120_000, 100);
 
     const attempts = e.stats.byRoute['POST /orgs/:org/hooks/:hook_id/deliveries/:delivery_id/attempts'];
     expect(e.hooks.redeliveries()).toHaveLength(2);

@@ -7,6 +7,7 @@ import { orgMigration } from '../../src/workflows/org-migration';
 import { describeHistorySizes, historySizeReport, EVENT_CAP_PER_RUN, userNamespaces } from '../../src/temporal/history-stats';
 import { startStack, type TestStack } from '../helpers/stack';
 import { countEvents, largestPayload, fetchHistory } from '../helpers/history';
+import { waitFor } from '../helpers/wait';
 
 describe('history size report', () => {
   let stack: TestStack;
@@ -29,11 +30,8 @@ describe('history size report', () => {
     const counts = await Promise.all(ids.map((id) => countEvents(stack.client, id)));
     // Visibility is eventually consistent: wait until both closed runs are listed.
     const query = `WorkflowId IN (${ids.map((id) => `'${id}'`).join(', ')}) AND ExecutionStatus != 'Running'`;
-    let report = await historySizeReport(stack.client, { namespaces: [stack.client.options.namespace], query });
-    for (let i = 0; i < 100 && report.runs < 2; i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      report = await historySizeReport(stack.client, { namespaces: [stack.client.options.namespace], query });
-    }
+    const listed = () => historySizeReport(stack.client, { namespaces: [stack.client.options.namespace], query });
+    const report = await waitFor('both closed runs to be listed', listed, (r) => r.runs >= 2, 20_000);
     expect(report.runs).toBe(2);
     expect(counts[1]).toBeGreaterThan(counts[0]);
     expect(report.largest).toMatchObject({ workflowId: ids[1], workflowType: 'orgMigration', historyLength: counts[1] });

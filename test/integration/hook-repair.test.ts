@@ -4,42 +4,32 @@
  * last-checked time (carried by the Schedule as the previous run's result) advances only when every
  * redelivery was accepted; and the ping health check.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import { hookRepairScheduleId, maxInAnyWindow, type HookRepairInput, type HookRepairResult } from '../../src/common/hook-repair';
 import { githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';
 import { listSchedules, upsertHookRepairSchedule } from '../../src/temporal/schedules';
 import { hookPing, hookRepair } from '../../src/workflows/hook-repair';
-import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { cleanUp, scheduleRuns, triggerAndWait, waitFor } from '../helpers/schedules';
+import { TEST_TOKEN } from '../helpers/emulator';
+import { useStackPerTest, type TestStack } from '../helpers/stack';
+import { scheduleRuns, triggerAndWait } from '../helpers/schedules';
+import { waitFor } from '../helpers/wait';
 import { expectFailure } from '../helpers/failures';
 
 const HOUR = 3_600_000;
-let emulator: Emulator | undefined;
-let tw: TestWorker | undefined;
-let schedules: string[] = [];
+const startStack = useStackPerTest();
 
-async function start(options: EmulatorOptions = {}, policy?: RetryPolicy): Promise<{ e: Emulator; w: TestWorker }> {
-  emulator = await startTestEmulator(options);
-  tw = await startTestWorker(await emulatorDeps(emulator, { policy }));
-  return { e: emulator, w: tw };
+async function start(options: EmulatorOptions = {}, policy?: RetryPolicy): Promise<{ e: Emulator; w: TestStack }> {
+  const stack = await startStack({ emulator: options, deps: { policy } });
+  return { e: stack.emulator, w: stack };
 }
 
-async function schedule(w: TestWorker, input: HookRepairInput, everyMs = HOUR): Promise<string> {
+/** Creates the hook's Schedule, deleted when the test's stack stops. */
+async function schedule(w: TestStack, input: HookRepairInput, everyMs = HOUR): Promise<string> {
   const { scheduleId } = await upsertHookRepairSchedule(w.client, { taskQueue: w.taskQueue, everyMs, input });
-  schedules.push(scheduleId);
+  w.cleanUpOnStop({ schedules: [scheduleId] });
   return scheduleId;
 }
-
-afterEach(async () => {
-  if (tw) await cleanUp(tw.client, schedules);
-  await tw?.stop();
-  await emulator?.close();
-  tw = undefined;
-  emulator = undefined;
-  schedules = [];
-});
 
 describe('webhook delivery repair on a Schedule', () => {
   it('redelivers exactly the guids without an OK delivery in the window, once, and starts the next run where this one ended', async () => {

@@ -14,7 +14,9 @@ import type { OperationStatus } from '../../src/common/google-operation';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
 import { type defaultLogBucketOptions } from '../../src/emulator/google/logging-buckets';
-import { eventually, requestsTo, serverDemandedRetries } from '../helpers/google';
+import { requestsTo } from '../helpers/emulator';
+import { demandedWaits } from '../helpers/history';
+import { eventually } from '../helpers/wait';
 import { useStack } from '../helpers/stack';
 import { expectCancelled, expectFailure } from '../helpers/failures';
 import { call } from '../helpers/emulator-http';
@@ -249,7 +251,7 @@ describe('log bucket workflows', () => {
       stack.emulator.setFaults([{ method: 'GET', path: '/operations/', kind: 'status', status: 429, retryInfoSeconds: 2, times: 1 }]);
       const handle = await create({ parent: 'projects/demo-project/locations/global', bucketId, poll: FAST_POLL }, 'quota');
       await handle.result();
-      expect(await serverDemandedRetries(handle)).toContainEqual({ type: FailureType.ResourceExhausted, requestedMs: 2000 });
+      expect(await demandedWaits([handle])).toContainEqual({ type: FailureType.ResourceExhausted, requestedMs: 2000 });
     });
   });
 

@@ -5,32 +5,18 @@
  * and reads the summaries the workflow put on each scheduled activity in its history.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { Client } from '@temporalio/client';
 import type { Emulator } from '../../src/emulator/emulator';
 import { orgMigration } from '../../src/workflows/org-migration';
-import { startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
-import { testClient } from '../helpers/temporal';
-import { startWorkerProcess, stopWorkerProcesses } from '../helpers/worker-process';
+import { freePort } from '../../src/temporal/dev-server';
+import { TEST_TOKEN } from '../helpers/emulator';
+import { useFleetTeardown } from '../helpers/fleet';
+import { startWorkerProcess } from '../helpers/worker-process';
+import { eventually } from '../helpers/wait';
 
-let emulator: Emulator | undefined;
-let client: Client | undefined;
-
-afterAll(async () => {
-  await stopWorkerProcesses();
-  await client?.connection.close();
-  await emulator?.close();
-});
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+// After each test: its worker process killed, its client and emulator closed.
+const fleet = useFleetTeardown();
 
 /** `name{labels} value` lines of the scrape whose name starts with `longhaul_`, as label string → value. */
 function longhaulSamples(text: string, name: string): Map<string, number> {
@@ -44,16 +30,6 @@ function longhaulSamples(text: string, name: string): Map<string, number> {
 }
 
 const total = (samples: Map<string, number>) => [...samples.values()].reduce((a, b) => a + b, 0);
-
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** A worker process against the emulator, serving metrics on a free port and logging JSON lines. */
 async function startObservedWorker(e: Emulator, env: Record<string, string> = {}) {
@@ -87,8 +63,8 @@ function jsonLines(output: string): Record<string, unknown>[] {
 
 describe("the worker's metrics endpoint, logs and activity summaries", () => {
   it('shows longhaul counters moving during a migration, with templated routes, JSON log lines and a summary on every activity', async () => {
-    emulator = await startTestEmulator({ migrations: { exportMs: 4_000, archiveBytes: 300_000 } });
-    client = await testClient();
+    const emulator = await fleet.emulator({ migrations: { exportMs: 4_000, archiveBytes: 300_000 } });
+    const client = await fleet.client();
     const { worker, taskQueue, scrape } = await startObservedWorker(emulator);
 
     const before = await scrape();
@@ -102,10 +78,15 @@ describe("the worker's metrics endpoint, logs and activity summaries", () => {
     });
 
     // During the export: the poll counter moves while the workflow is still running.
-    const during = await waitFor('a poll counted while the export runs', async () => {
-      const text = await scrape();
-      return total(longhaulSamples(text, 'longhaul_polls_total')) > pollsBefore ? text : undefined;
-    });
+    const during = await eventually(
+      async () => {
+        const text = await scrape();
+        return total(longhaulSamples(text, 'longhaul_polls_total')) > pollsBefore ? text : undefined;
+      },
+      'a poll counted while the export runs',
+      120_000,
+      200,
+    );
     expect(longhaulSamples(during, 'longhaul_polls_total').get('{process="org-migration"}')).toBeGreaterThan(0);
 
     const result = await handle.result();
@@ -146,14 +127,12 @@ describe("the worker's metrics endpoint, logs and activity summaries", () => {
   });
 
   it('counts limited answers and the time waited on them, and logs each wait as a JSON line', async () => {
-    await stopWorkerProcesses();
-    await emulator?.close();
     // 8 points per endpoint per 2 s: the export (5 points) and the unlocks (5 each) run into the secondary limit.
-    emulator = await startTestEmulator({
+    const emulator = await fleet.emulator({
       migrations: { exportMs: 1_000, archiveBytes: 4_096 },
       rateLimit: { secondary: { pointsPerWindow: 8, windowMs: 2_000, retryAfter: true, status: 403 } },
     });
-    client ??= await testClient();
+    const client = await fleet.client();
     const { worker, taskQueue, scrape } = await startObservedWorker(emulator, { LONGHAUL_RATE_GOVERNOR: 'off' });
     const handle = await client.workflow.start(orgMigration, {
       taskQueue,

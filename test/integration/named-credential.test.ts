@@ -6,13 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
-import { startEmulator, type Emulator } from '../../src/emulator/emulator';
+import type { Emulator } from '../../src/emulator/emulator';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess } from '../helpers/worker-process';
+import { expectFailure } from '../helpers/failures';
 
 const TOKEN_A = 'default-host-token-5b1e0c7d-never-in-history';
 const TOKEN_B = 'second-host-token-93fa62e1-never-in-history';
@@ -22,9 +21,7 @@ const fleet = useFleetTeardown();
 async function hostWithToken(token: string): Promise<Emulator> {
   const fixture = defaultGithubFixture();
   fixture.repositories.push({ id: 8100, name: 'named-repo', owner: 'octo-org', private: false, workflowsEnabled: false });
-  const e = await startEmulator({ token, fixture, migrations: { exportMs: [500, 500], archiveBytes: 2_048 } });
-  fleet.closeLater(() => e.close());
-  return e;
+  return fleet.emulator({ token, fixture, migrations: { exportMs: [500, 500], archiveBytes: 2_048 } });
 }
 
 describe('a workflow input names its credential', () => {
@@ -90,12 +87,8 @@ describe('a workflow input names its credential', () => {
       args: [{ org: 'octo-org', repositories: ['named-repo'], credential: 'ghp_0123456789abcdefghijABCDEFGHIJ012345' }],
     });
     fleet.track(handle);
-    const err = await handle.result().catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    const cause = (err as WorkflowFailedError).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect((cause as ApplicationFailure).type).toBe('InvalidCredential');
-    expect((cause as ApplicationFailure).message).not.toContain('ghp_');
+    const cause = await expectFailure(handle.result(), 'InvalidCredential');
+    expect(cause.message).not.toContain('ghp_');
     expect(a.stats.requests).toBe(0);
   }, 240_000);
 });

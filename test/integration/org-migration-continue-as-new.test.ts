@@ -3,12 +3,10 @@
  * polls, carrying its migration id, locked repositories, counters and outage budget; the last run downloads,
  * unlocks and ends correctly, and no run's history exceeds the budget by more than the end of the work.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
 import { MigrationFailure, migrationStatusQuery, orgMigration } from '../../src/workflows/org-migration';
-import type { Emulator } from '../../src/emulator/emulator';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { useStack } from '../helpers/stack';
+import { followContinueAsNew } from '../helpers/history';
 import { expectFailure } from '../helpers/failures';
 import { call } from '../helpers/emulator-http';
 import { newMigrationStatus, type MigrationEnding, type OrgMigrationInput } from '../../src/common/org-migration';
@@ -16,39 +14,19 @@ import { newMigrationStatus, type MigrationEnding, type OrgMigrationInput } from
 const REPOS = ['alpha', 'beta', 'gamma'];
 const EVENTS_PER_RUN = 50;
 
-/** The runs of a workflow, first to last, following the continued-as-new links; with their event counts. */
-async function runsOf(client: Client, workflowId: string, firstRunId: string): Promise<{ runId: string; events: number }[]> {
-  const runs: { runId: string; events: number }[] = [];
-  for (let runId: string | undefined = firstRunId; runId; ) {
-    const history: Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>> = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const events = history.events ?? [];
-    runs.push({ runId, events: events.length });
-    const next: string | null | undefined = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
-    runId = next ?? undefined;
-  }
-  return runs;
-}
-
 describe('org migration: continue-as-new', () => {
-  let emulator: Emulator;
-  let tw: TestWorker;
-  beforeAll(async () => {
-    emulator = await startTestEmulator({
+  const stack = useStack({
+    emulator: {
       migrations: { exportMs: 45_000, archiveBytes: 4_096 },
       // The first poll fails (5 attempts of one activity): a failed poll counted in one run must be carried on.
       faults: [{ kind: 'status', status: 502, method: 'GET', path: '/orgs/:org/migrations/:id', times: 5 }],
-    });
-    tw = await startTestWorker(await emulatorDeps(emulator));
-  });
-  afterAll(async () => {
-    await tw?.stop();
-    await emulator?.close();
+    },
   });
 
   it('continues as new between polls with a tiny event budget, carrying its state, and unlocks at the end', async () => {
     const workflowId = `migration-can-${Date.now()}`;
-    const handle = await tw.client.workflow.start(orgMigration, {
-      taskQueue: tw.taskQueue,
+    const handle = await stack.client.workflow.start(orgMigration, {
+      taskQueue: stack.taskQueue,
       workflowId,
       args: [
         {
@@ -63,46 +41,46 @@ describe('org migration: continue-as-new', () => {
     });
     const result = await handle.result();
 
-    expect(emulator.migrations.all()).toHaveLength(1);
-    expect(emulator.stats.byRoute['POST /orgs/:org/migrations']).toBe(1);
-    expect(result.migrationId).toBe(emulator.migrations.all()[0].id);
+    expect(stack.emulator.migrations.all()).toHaveLength(1);
+    expect(stack.emulator.stats.byRoute['POST /orgs/:org/migrations']).toBe(1);
+    expect(result.migrationId).toBe(stack.emulator.migrations.all()[0].id);
     expect(result.unlockedRepositories).toEqual(REPOS);
-    for (const repo of REPOS) expect(emulator.migrations.isLocked('octo-org', repo)).toBe(false);
+    for (const repo of REPOS) expect(stack.emulator.migrations.isLocked('octo-org', repo)).toBe(false);
 
-    const runs = await runsOf(tw.client, workflowId, handle.firstExecutionRunId);
+    const runs = await followContinueAsNew(stack.client, workflowId);
     console.log(`continue-as-new test: ${runs.length} runs, events per run ${runs.map((r) => r.events).join(', ')}`);
     expect(runs.length).toBeGreaterThanOrEqual(3);
     // Each run stops at the budget between polls (or, after the download, before the unlocks): one poll or
     // the download past it at most. The last run unlocks.
     for (const run of runs) expect(run.events).toBeLessThanOrEqual(EVENTS_PER_RUN + 25);
 
-    const final = await tw.client.workflow.getHandle<typeof orgMigration>(workflowId).query(migrationStatusQuery);
+    const final = await stack.client.workflow.getHandle<typeof orgMigration>(workflowId).query(migrationStatusQuery);
     expect(final.phase).toBe('done');
     expect(final.continuedAsNew).toBe(runs.length - 1);
     expect(final.migrationId).toBe(result.migrationId);
     // Counted over all runs: the failed poll of the first run, and every answered poll.
     expect(final.failedPolls).toBe(1);
-    expect(final.polls).toBe(emulator.stats.byRoute['GET /orgs/:org/migrations/:id'] - 5);
+    expect(final.polls).toBe(stack.emulator.stats.byRoute['GET /orgs/:org/migrations/:id'] - 5);
   });
 
   it('ends a failed export with its typed failure in a later run, after unlocking there', async () => {
-    emulator.setFaults([]);
-    emulator.migrations.options.exportMs = 20_000;
-    emulator.migrations.options.failRepositories.push('gamma');
+    stack.emulator.setFaults([]);
+    stack.emulator.migrations.options.exportMs = 20_000;
+    stack.emulator.migrations.options.failRepositories.push('gamma');
     const workflowId = `migration-can-failed-${Date.now()}`;
     const repositories = ['beta', 'gamma'];
-    const handle = await tw.client.workflow.start(orgMigration, {
-      taskQueue: tw.taskQueue,
+    const handle = await stack.client.workflow.start(orgMigration, {
+      taskQueue: stack.taskQueue,
       workflowId,
       args: [{ org: 'octo-org', repositories, lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 }, eventsPerRun: EVENTS_PER_RUN }],
     });
     const failure = await expectFailure(handle.result(), MigrationFailure.ExportFailed);
     expect(failure.message).toContain('failed on the server');
-    for (const repo of repositories) expect(emulator.migrations.isLocked('octo-org', repo)).toBe(false);
-    const runs = await runsOf(tw.client, workflowId, handle.firstExecutionRunId);
+    for (const repo of repositories) expect(stack.emulator.migrations.isLocked('octo-org', repo)).toBe(false);
+    const runs = await followContinueAsNew(stack.client, workflowId);
     expect(runs.length).toBeGreaterThanOrEqual(3);
     for (const run of runs) expect(run.events).toBeLessThanOrEqual(EVENTS_PER_RUN + 25);
-    const final = await tw.client.workflow.getHandle<typeof orgMigration>(workflowId).query(migrationStatusQuery);
+    const final = await stack.client.workflow.getHandle<typeof orgMigration>(workflowId).query(migrationStatusQuery);
     expect(final.phase).toBe('failed');
     expect([...final.unlockedRepositories].sort()).toEqual(repositories);
   });
@@ -111,13 +89,13 @@ describe('org migration: continue-as-new', () => {
     ['returns the result of an export whose download an earlier run finished', { kind: 'exported', archive: { path: '/tmp/x.tar.gz', bytes: 3, sha256: 'ab' } }],
     ['fails with the failure an earlier run reached', { kind: 'failed', type: MigrationFailure.TimedOut, message: 'migration was still exporting after 24 h' }],
   ])('a run resumed at the unlocks (as a run that ran out of budget there leaves it) unlocks, then %s', async (_label, ending) => {
-    emulator.setFaults([]);
-    const created = await call(emulator.apiUrl, 'POST', '/orgs/octo-org/migrations', { body: { repositories: ['alpha', 'beta'], lock_repositories: true } });
+    stack.emulator.setFaults([]);
+    const created = await call(stack.emulator.apiUrl, 'POST', '/orgs/octo-org/migrations', { body: { repositories: ['alpha', 'beta'], lock_repositories: true } });
     expect(created.status).toBe(201);
     const migrationId = (created.json as { id: number }).id;
     const base: OrgMigrationInput = { org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true };
     const input: OrgMigrationInput = { ...base, resume: { migrationId, locked: ['alpha', 'beta'], status: { ...newMigrationStatus(base), migrationId, unlockedRepositories: ['alpha'] }, ending } };
-    const handle = await tw.client.workflow.start(orgMigration, { taskQueue: tw.taskQueue, workflowId: `migration-ending-${ending.kind}-${Date.now()}`, args: [input] });
+    const handle = await stack.client.workflow.start(orgMigration, { taskQueue: stack.taskQueue, workflowId: `migration-ending-${ending.kind}-${Date.now()}`, args: [input] });
     if (ending.kind === 'exported') {
       const result = await handle.result();
       expect(result).toMatchObject({ migrationId, state: 'exported', archive: ending.archive, unlockedRepositories: ['alpha', 'beta'] });
@@ -126,13 +104,13 @@ describe('org migration: continue-as-new', () => {
       expect(failure.message).toBe(ending.message);
     }
     // Only the repository still locked was unlocked by this run.
-    expect(emulator.migrations.isLocked('octo-org', 'beta')).toBe(false);
+    expect(stack.emulator.migrations.isLocked('octo-org', 'beta')).toBe(false);
     expect((await handle.query(migrationStatusQuery)).continuedAsNew).toBe(1);
     // The start and the export are an earlier run's business: no start, no poll here.
     const events = (await handle.fetchHistory()).events ?? [];
     const activities = events.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
     expect(activities).toEqual(['unlockRepository']);
-    expect(emulator.migrations.isLocked('octo-org', 'alpha')).toBe(true);
-    await call(emulator.apiUrl, 'DELETE', `/orgs/octo-org/migrations/${migrationId}/repos/alpha/lock`);
+    expect(stack.emulator.migrations.isLocked('octo-org', 'alpha')).toBe(true);
+    await call(stack.emulator.apiUrl, 'DELETE', `/orgs/octo-org/migrations/${migrationId}/repos/alpha/lock`);
   });
 });

@@ -4,58 +4,30 @@
  * two workflows on the same repositories (refused as already running by the CLI; with `--workflow-id`, never
  * adopting the other's migration).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkflowHandle } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
 import { migrationStatusQuery, orgMigration } from '../../src/workflows/org-migration';
 import { migrationWorkflowId, type OrgMigrationInput } from '../../src/common/org-migration';
 import { LonghaulMigrationGuid } from '../../src/common/search-attributes';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { useStack, type TestStack } from '../helpers/stack';
+import { eventually } from '../helpers/wait';
 import { runStarter } from '../helpers/starter';
 
 const POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
 const START_ROUTE = 'POST /orgs/:org/migrations';
 
-interface Stack {
-  emulator: Emulator;
-  tw: TestWorker;
-  start(input: OrgMigrationInput, id: string): Promise<WorkflowHandle<typeof orgMigration>>;
-}
-
-function useStack(options: EmulatorOptions): Stack {
-  const stack = {} as Stack;
-  beforeAll(async () => {
-    stack.emulator = await startTestEmulator(options);
-    stack.tw = await startTestWorker(await emulatorDeps(stack.emulator));
-    stack.start = (input, id) => stack.tw.client.workflow.start(orgMigration, { taskQueue: stack.tw.taskQueue, workflowId: `${id}-${Date.now()}`, args: [input] });
-  });
-  afterAll(async () => {
-    await stack.tw?.stop();
-    await stack.emulator?.close();
-  });
-  return stack;
-}
-
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+/** Starts a migration on the stack's task queue. */
+const start = (s: TestStack, input: OrgMigrationInput, id: string) =>
+  s.client.workflow.start(orgMigration, { taskQueue: s.taskQueue, workflowId: `${id}-${Date.now()}`, args: [input] });
 
 describe('org migration: exactly-once start', () => {
-  const s = useStack({ migrations: { exportMs: 1_000, archiveBytes: 4_096 } });
+  const s = useStack({ emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 } } });
 
   it('adopts the migration of a start call that was slow BEFORE the server processed it and outlived the client timeout', async () => {
     // The server holds the POST for 3 s and only then creates the export; the activity gave up after 1 s.
     s.emulator.setFaults([{ kind: 'slow', method: 'POST', path: '/orgs/:org/migrations', delayMs: 3_000, times: 1 }]);
     s.emulator.resetStats();
     const before = s.emulator.migrations.all().length;
-    const handle = await s.start({ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: POLL, apiCallTimeoutMs: 1_000 }, 'slow-before');
+    const handle = await start(s, { org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: POLL, apiCallTimeoutMs: 1_000 }, 'slow-before');
     const result = await handle.result();
 
     const created = s.emulator.migrations.all().slice(before);
@@ -78,7 +50,7 @@ describe('org migration: exactly-once start', () => {
     ]);
     s.emulator.resetStats();
     const before = s.emulator.migrations.all().length;
-    const handle = await s.start({ org: 'octo-org', repositories: ['gamma'], lockRepositories: true, poll: POLL, startGraceMs: 2_000 }, 'four-xx');
+    const handle = await start(s, { org: 'octo-org', repositories: ['gamma'], lockRepositories: true, poll: POLL, startGraceMs: 2_000 }, 'four-xx');
     const result = await handle.result();
 
     expect(s.emulator.stats.faultsInjected).toBe(2);
@@ -93,15 +65,15 @@ describe('org migration: exactly-once start', () => {
     s.emulator.setFaults([]);
     s.emulator.migrations.options.exportMs = 8_000;
     const input: OrgMigrationInput = { org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], poll: POLL, startGraceMs: 2_000 };
-    const first = await s.start(input, 'same-repos-first');
-    const firstGuid = await eventually(async () => (await first.describe()).typedSearchAttributes.get(LonghaulMigrationGuid), 'the first workflow to record its migration');
+    const first = await start(s, input, 'same-repos-first');
+    const firstGuid = await eventually(async () => (await first.describe()).typedSearchAttributes.get(LonghaulMigrationGuid), 'the first workflow to record its migration', 30_000);
     const firstId = (await first.query(migrationStatusQuery)).migrationId;
 
     // The second's start is lost before processing: its lookup sees the first's export (same repositories,
     // same flags, created a moment ago) and must not take it.
     s.emulator.setFaults([{ kind: 'reset', method: 'POST', path: '/orgs/:org/migrations', times: 1 }]);
     s.emulator.resetStats();
-    const second = await s.start(input, 'same-repos-second');
+    const second = await start(s, input, 'same-repos-second');
     const [a, b] = await Promise.all([first.result(), second.result()]);
 
     expect(a.migrationId).toBe(firstId);
@@ -115,27 +87,27 @@ describe('org migration: exactly-once start', () => {
 });
 
 describe('org migration: the CLI refuses a second migration of the same repositories while one runs', () => {
-  const s = useStack({ migrations: { exportMs: 15_000, archiveBytes: 4_096 } });
+  const s = useStack({ emulator: { migrations: { exportMs: 15_000, archiveBytes: 4_096 } } });
 
   it('prints "already running: <id>" with the id derived from org and sorted repositories, and --workflow-id overrides it', async () => {
     const id = migrationWorkflowId('octo-org', ['beta', 'alpha']);
     expect(id).toBe(migrationWorkflowId('octo-org', ['Alpha', 'beta']));
     expect(id).not.toBe(migrationWorkflowId('octo-org', ['alpha']));
 
-    const first = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--repo', 'beta', '--poll-initial', '1', '--json'], s.tw.taskQueue);
+    const first = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--repo', 'beta', '--poll-initial', '1', '--json'], s.taskQueue);
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout).workflowId).toBe(id);
 
-    const again = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'beta', '--repo', 'alpha', '--poll-initial', '1'], s.tw.taskQueue);
+    const again = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'beta', '--repo', 'alpha', '--poll-initial', '1'], s.taskQueue);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain(`already running: ${id}`);
 
-    const override = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--repo', 'beta', '--workflow-id', `${id}-again`, '--json'], s.tw.taskQueue);
+    const override = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--repo', 'beta', '--workflow-id', `${id}-again`, '--json'], s.taskQueue);
     expect(override.code).toBe(0);
     expect(JSON.parse(override.stdout).workflowId).toBe(`${id}-again`);
 
     for (const workflowId of [id, `${id}-again`]) {
-      await s.tw.client.workflow.getHandle(workflowId).result();
+      await s.client.workflow.getHandle(workflowId).result();
     }
     expect(s.emulator.migrations.all()).toHaveLength(2);
   });

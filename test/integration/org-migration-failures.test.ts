@@ -3,57 +3,26 @@
  * emulator: a failed export, cancellation, a start call whose outcome is unknown, and bad input. Also
  * what it shows while running: the `status` query and its search attributes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type WorkflowHandle } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
 import { migrationStatusQuery, MigrationFailure, orgMigration } from '../../src/workflows/org-migration';
 import type { OrgMigrationInput, OrgMigrationStatus } from '../../src/common/org-migration';
 import { LonghaulOrg, LonghaulProcess, LonghaulState } from '../../src/common/search-attributes';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { useStack, type TestStack } from '../helpers/stack';
+import { eventually } from '../helpers/wait';
 import { expectCancelled, expectFailure } from '../helpers/failures';
 
 const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
 const REPOS = ['alpha', 'beta', 'gamma'];
 
-interface Stack {
-  emulator: Emulator;
-  tw: TestWorker;
-  start(input: OrgMigrationInput, name: string): Promise<WorkflowHandle<typeof orgMigration>>;
-}
-
-/** One emulator and one worker for a describe block, torn down after it. */
-function useStack(options: EmulatorOptions): Stack {
-  const stack = {} as Stack;
-  beforeAll(async () => {
-    stack.emulator = await startTestEmulator(options);
-    stack.tw = await startTestWorker(await emulatorDeps(stack.emulator));
-    stack.start = (input, name) =>
-      stack.tw.client.workflow.start(orgMigration, { taskQueue: stack.tw.taskQueue, workflowId: `migration-${name}-${Date.now()}`, args: [input] });
-  });
-  afterAll(async () => {
-    await stack.tw?.stop();
-    await stack.emulator?.close();
-  });
-  return stack;
-}
-
-/** Polls `probe` until it returns a value (not undefined), or fails after `timeoutMs`. */
-async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Starts a migration on the stack's task queue. */
+const start = (s: TestStack, input: OrgMigrationInput, name: string) =>
+  s.client.workflow.start(orgMigration, { taskQueue: s.taskQueue, workflowId: `migration-${name}-${Date.now()}`, args: [input] });
 
 describe('org migration: export failed', () => {
-  const s = useStack({ migrations: { exportMs: 1_000, failRepositories: ['gamma'] } });
+  const s = useStack({ emulator: { migrations: { exportMs: 1_000, failRepositories: ['gamma'] } } });
 
   it('unlocks every locked repository and fails with a typed, non-retryable MigrationExportFailed', async () => {
-    const handle = await s.start({ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, 'export-failed');
+    const handle = await start(s, { org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, 'export-failed');
     const failure = await expectFailure(handle.result(), MigrationFailure.ExportFailed);
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toContain('failed on the server');
@@ -69,10 +38,10 @@ describe('org migration: export failed', () => {
 });
 
 describe('org migration: cancellation', () => {
-  const s = useStack({ migrations: { exportMs: 60_000 }, faults: [] });
+  const s = useStack({ emulator: { migrations: { exportMs: 60_000 }, faults: [] } });
 
   it('unlocks every locked repository when cancelled while exporting, and ends cancelled', async () => {
-    const handle = await s.start({ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, 'cancel-exporting');
+    const handle = await start(s, { org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, 'cancel-exporting');
     const status = await eventually(async () => {
       const st = await handle.query(migrationStatusQuery);
       return st.phase === 'waiting' && st.polls >= 1 ? st : undefined;
@@ -91,7 +60,7 @@ describe('org migration: cancellation', () => {
   it('unlocks the repositories when cancelled while the start call is in flight and the server still creates the export', async () => {
     s.emulator.setFaults([{ kind: 'slow', method: 'POST', path: '/orgs/:org/migrations', delayMs: 1_500, times: 1 }]);
     const before = s.emulator.migrations.all().length;
-    const handle = await s.start({ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, 'cancel-starting');
+    const handle = await start(s, { org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, 'cancel-starting');
     await eventually(() => (s.emulator.stats.faultsInjected > 0 ? true : undefined), 'the start call to reach the emulator');
 
     await handle.cancel();
@@ -103,7 +72,7 @@ describe('org migration: cancellation', () => {
 });
 
 describe('org migration: start call outcome unknown', () => {
-  const s = useStack({ migrations: { exportMs: 800, archiveBytes: 20_000 } });
+  const s = useStack({ emulator: { migrations: { exportMs: 800, archiveBytes: 20_000 } } });
 
   it.each([
     ['the connection is reset after the server created it', { kind: 'reset' as const }],
@@ -112,7 +81,7 @@ describe('org migration: start call outcome unknown', () => {
     s.emulator.setFaults([{ ...fault, method: 'POST', path: '/orgs/:org/migrations', times: 1, afterProcessing: true }]);
     s.emulator.resetStats();
     const before = s.emulator.migrations.all().length;
-    const result = await (await s.start({ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, `unknown-${fault.kind}`)).result();
+    const result = await (await start(s, { org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }, `unknown-${fault.kind}`)).result();
 
     expect(s.emulator.stats.faultsInjected).toBeGreaterThan(0);
     const created = s.emulator.migrations.all().slice(before);
@@ -128,7 +97,7 @@ describe('org migration: start call outcome unknown', () => {
     s.emulator.setFaults([{ kind: 'slow', method: 'POST', path: '/orgs/:org/migrations', delayMs: 4_000, times: 1, afterProcessing: true }]);
     s.emulator.resetStats();
     const before = s.emulator.migrations.all().length;
-    const handle = await s.start({ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL, apiCallTimeoutMs: 1_000 }, 'unknown-timeout');
+    const handle = await start(s, { org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL, apiCallTimeoutMs: 1_000 }, 'unknown-timeout');
     const result = await handle.result();
 
     // The first start call timed out on the Temporal side (not an HTTP failure)…
@@ -145,7 +114,7 @@ describe('org migration: start call outcome unknown', () => {
 });
 
 describe('org migration: bad input', () => {
-  const s = useStack({});
+  const s = useStack();
 
   it.each<[string, OrgMigrationInput, string]>([
     ['an empty org', { org: '', repositories: ['alpha'] }, 'org must be a non-empty'],
@@ -160,7 +129,7 @@ describe('org migration: bad input', () => {
     ['a poll time bound over the 7-day ceiling', { org: 'octo-org', repositories: ['alpha'], poll: { timeoutMs: 1e15 } }, 'poll.timeoutMs must be between'],
     ['an event budget over the per-run cap', { org: 'octo-org', repositories: ['alpha'], eventsPerRun: 20_000 }, 'eventsPerRun must be an integer between 50 and 8000'],
   ])('fails fast with a non-retryable InvalidMigrationInput for %s, before any API call', async (_label, input, problem) => {
-    const cause = await expectFailure((await s.start(input, 'bad-input')).result(), MigrationFailure.InvalidInput);
+    const cause = await expectFailure((await start(s, input, 'bad-input')).result(), MigrationFailure.InvalidInput);
     expect(cause.nonRetryable).toBe(true);
     expect(cause.message).toContain(problem);
     expect(s.emulator.stats.requests).toBe(0);
@@ -168,10 +137,10 @@ describe('org migration: bad input', () => {
 });
 
 describe('org migration: visibility', () => {
-  const s = useStack({ migrations: { exportMs: 2_500, archiveBytes: 10_000 } });
+  const s = useStack({ emulator: { migrations: { exportMs: 2_500, archiveBytes: 10_000 } } });
 
   it('answers the status query and sets the LonghaulOrg and LonghaulState search attributes as it goes', async () => {
-    const handle = await s.start({ org: 'octo-org', repositories: ['alpha'], poll: FAST_POLL }, 'visibility');
+    const handle = await start(s, { org: 'octo-org', repositories: ['alpha'], poll: FAST_POLL }, 'visibility');
     const waiting = await eventually(async () => {
       const st: OrgMigrationStatus = await handle.query(migrationStatusQuery);
       return st.phase === 'waiting' && st.state === 'exporting' ? st : undefined;

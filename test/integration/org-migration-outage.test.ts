@@ -4,30 +4,20 @@
  * outage budget and completes with exactly one export and nothing left locked; the failed polls were only
  * ever followed by more polls (never by another start, never by cleanup before the end).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrationStatusQuery, orgMigration } from '../../src/workflows/org-migration';
-import type { Emulator } from '../../src/emulator/emulator';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { useStack } from '../helpers/stack';
+import { waitFor } from '../helpers/wait';
 
 const OUTAGE_MS = 5 * 60_000;
 const REPOS = ['alpha', 'beta', 'gamma'];
 
 describe('org migration: a 5-minute outage during the export', () => {
-  let emulator: Emulator;
-  let tw: TestWorker;
-  beforeAll(async () => {
-    emulator = await startTestEmulator({ migrations: { exportMs: 60_000, archiveBytes: 8_192 } });
-    tw = await startTestWorker(await emulatorDeps(emulator));
-  });
-  afterAll(async () => {
-    await tw?.stop();
-    await emulator?.close();
-  });
+  const stack = useStack({ emulator: { migrations: { exportMs: 60_000, archiveBytes: 8_192 } } });
 
   it('waits the outage out and completes with one export, the archive downloaded and deleted, and nothing locked', { timeout: 12 * 60_000 }, async () => {
-    const handle = await tw.client.workflow.start(orgMigration, {
-      taskQueue: tw.taskQueue,
+    const handle = await stack.client.workflow.start(orgMigration, {
+      taskQueue: stack.taskQueue,
       workflowId: `migration-outage-${Date.now()}`,
       args: [
         {
@@ -41,16 +31,13 @@ describe('org migration: a 5-minute outage during the export', () => {
         },
       ],
     });
-    for (;;) {
-      const status = await handle.query(migrationStatusQuery).catch(() => undefined);
-      if (status?.phase === 'waiting' && status.polls >= 1) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const firstPoll = () => handle.query(migrationStatusQuery).catch(() => undefined);
+    await waitFor('the first answered poll', firstPoll, (status) => status?.phase === 'waiting' && status.polls >= 1, 5 * 60_000);
 
     const outageEndsAt = Date.now() + OUTAGE_MS;
-    emulator.resetStats();
+    stack.emulator.resetStats();
     // Every API call (any method, any path) fails: every other one 502 with an HTML page, the rest reset.
-    emulator.setFaults([
+    stack.emulator.setFaults([
       { kind: 'status', status: 502, html: true, every: 2, activeUntilMs: outageEndsAt },
       { kind: 'reset', activeUntilMs: outageEndsAt },
     ]);
@@ -59,15 +46,15 @@ describe('org migration: a 5-minute outage during the export', () => {
     // It could not have finished while every call failed.
     expect(Date.now()).toBeGreaterThanOrEqual(outageEndsAt);
 
-    const stats = emulator.stats;
+    const stats = stack.emulator.stats;
     expect(stats.byStatus['502']).toBeGreaterThan(3);
     expect(stats.faultsInjected - (stats.byStatus['502'] ?? 0)).toBeGreaterThan(3); // the resets
     // Exactly one export: no start call after the first one.
-    expect(emulator.migrations.all()).toHaveLength(1);
+    expect(stack.emulator.migrations.all()).toHaveLength(1);
     expect(stats.byRoute['POST /orgs/:org/migrations'] ?? 0).toBe(0);
-    expect(result.migrationId).toBe(emulator.migrations.all()[0].id);
+    expect(result.migrationId).toBe(stack.emulator.migrations.all()[0].id);
     expect(result.unlockedRepositories).toEqual(REPOS);
-    for (const repo of REPOS) expect(emulator.migrations.isLocked('octo-org', repo)).toBe(false);
+    for (const repo of REPOS) expect(stack.emulator.migrations.isLocked('octo-org', repo)).toBe(false);
     expect(stats.byRoute['DELETE /orgs/:org/migrations/:id/archive']).toBeGreaterThanOrEqual(1);
 
     const final = await handle.query(migrationStatusQuery);

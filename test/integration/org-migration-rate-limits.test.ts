@@ -3,15 +3,13 @@
  * finishes, the waits are the ones the responses asked for, and the emulator receives ZERO requests while
  * the caller was limited (the number that gets a real integration banned).
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { WorkflowHandle } from '@temporalio/client';
-import { optionalTsToMs } from '@temporalio/common/lib/time';
+import { describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/workflows/org-migration';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import type { EmulatorOptions } from '../../src/emulator/emulator';
 import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
 import { FailureType, githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { useStackPerTest } from '../helpers/stack';
+import { demandedWaits, type DemandedWait } from '../helpers/history';
 
 const WORKFLOWS = 8;
 const REPOS_EACH = 2;
@@ -25,48 +23,19 @@ function fixtureWithRepos(count: number): GithubFixture {
   return fixture;
 }
 
-/** A wait a workflow's history shows: an activity retried after a rate limit, or a start re-tried after a timer. */
-interface ObservedWait {
-  type: string;
-  /** @format milliseconds — what the failure asked for. */
-  requestedMs: number;
-}
-
-async function observedWaits(handles: WorkflowHandle[]): Promise<ObservedWait[]> {
-  const waits: ObservedWait[] = [];
-  for (const handle of handles) {
-    const { events } = await handle.fetchHistory();
-    for (const event of events ?? []) {
-      // Retries scheduled by Temporal: the started event of the retry carries the previous attempt's failure.
-      const info = event.activityTaskStartedEventAttributes?.lastFailure?.applicationFailureInfo;
-      // Start calls are retried by the workflow itself (after a durable timer).
-      const failed = event.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo;
-      for (const i of [info, failed]) {
-        if (i?.type && i.nextRetryDelay) waits.push({ type: i.type, requestedMs: optionalTsToMs(i.nextRetryDelay) ?? 0 });
-      }
-    }
-  }
-  return waits;
-}
-
-let emulator: Emulator | undefined;
-let tw: TestWorker | undefined;
-afterEach(async () => {
-  await tw?.stop();
-  await emulator?.close();
-  tw = undefined;
-  emulator = undefined;
-});
+const startStack = useStackPerTest();
 
 async function runMany(options: EmulatorOptions, policy?: RetryPolicy) {
-  emulator = await startTestEmulator({ fixture: fixtureWithRepos(WORKFLOWS * REPOS_EACH), migrations: { exportMs: [1_000, 4_000], archiveBytes: 4_096 }, ...options });
-  tw = await startTestWorker(await emulatorDeps(emulator, { policy }));
+  const stack = await startStack({
+    emulator: { fixture: fixtureWithRepos(WORKFLOWS * REPOS_EACH), migrations: { exportMs: [1_000, 4_000], archiveBytes: 4_096 }, ...options },
+    deps: { policy },
+  });
   const started = Date.now();
   const handles = await Promise.all(
     Array.from({ length: WORKFLOWS }, async (_, w) => {
       await new Promise((r) => setTimeout(r, w * STAGGER_MS));
-      return tw!.client.workflow.start(orgMigration, {
-        taskQueue: tw!.taskQueue,
+      return stack.client.workflow.start(orgMigration, {
+        taskQueue: stack.taskQueue,
         workflowId: `migration-limited-${w}-${started}`,
         args: [
           {
@@ -80,15 +49,15 @@ async function runMany(options: EmulatorOptions, policy?: RetryPolicy) {
     }),
   );
   const results = await Promise.all(handles.map((h) => h.result()));
-  return { emulator, handles, results, stats: emulator.stats };
+  return { handles, results, stats: stack.emulator.stats };
 }
 
 /** Every workflow finished, secondary limits were hit, nothing was sent while limited: the waits observed. */
-async function secondaryWaitsOfCompliantRun(run: Awaited<ReturnType<typeof runMany>>): Promise<ObservedWait[]> {
+async function secondaryWaitsOfCompliantRun(run: Awaited<ReturnType<typeof runMany>>): Promise<DemandedWait[]> {
   expect(run.results).toHaveLength(WORKFLOWS);
   expect(run.stats.rateLimited.secondary).toBeGreaterThan(0);
   expect(run.stats.requestsWhileLimited).toBe(0);
-  const waits = (await observedWaits(run.handles)).filter((w) => w.type === FailureType.SecondaryRateLimit);
+  const waits = (await demandedWaits(run.handles, { failedAttempts: true })).filter((w) => w.type === FailureType.SecondaryRateLimit);
   expect(waits.length).toBeGreaterThan(0);
   return waits;
 }
@@ -105,7 +74,7 @@ describe('org migrations under rate limits', () => {
     // …and nothing reached the server while the caller had been told to wait.
     expect(stats.requestsWhileLimited).toBe(0);
 
-    const waits = (await observedWaits(handles)).filter((w) => w.type === FailureType.PrimaryRateLimit);
+    const waits = (await demandedWaits(handles, { failedAttempts: true })).filter((w) => w.type === FailureType.PrimaryRateLimit);
     expect(waits.length).toBeGreaterThan(0);
     // Each wait runs to the reset (at most a window, plus the margin and the Date header's second resolution).
     for (const w of waits) {

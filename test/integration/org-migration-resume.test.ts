@@ -5,32 +5,20 @@
  * the `.part` file's length: storage serves less than 5 % of the archive twice, and the archive's SHA-256
  * matches what the server exported.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/workflows/org-migration';
-import type { Emulator } from '../../src/emulator/emulator';
-import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
-import { startTestWorker, testClient, type TestWorker } from '../helpers/temporal';
-import type { WorkerChildInput } from '../helpers/worker-child';
+import { startStack, type TestStack } from '../helpers/stack';
+import { startWorkerChild, stopWorkerProcesses } from '../helpers/worker-process';
+import { waitFor } from '../helpers/wait';
 
 const ARCHIVE_BYTES = 6 * 1024 * 1024;
 /** 6 s for the whole archive: long enough to kill the worker in the middle. */
 const BYTES_PER_SECOND = 1024 * 1024;
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-
-function startWorkerChild(input: WorkerChildInput): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '../helpers/worker-child.ts'), JSON.stringify(input)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('ready')) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`worker process exited early with ${code}`)));
-  });
-}
 
 /** The `.part` file's size once it exists in `dir`, else 0. */
 async function partSize(dir: string): Promise<number> {
@@ -40,53 +28,35 @@ async function partSize(dir: string): Promise<number> {
 }
 
 describe('org migration: worker killed with SIGKILL during the download', () => {
-  let emulator: Emulator | undefined;
-  let child: ChildProcess | undefined;
-  let second: TestWorker | undefined;
+  let stack: TestStack | undefined;
   afterAll(async () => {
-    child?.kill('SIGKILL');
-    await second?.stop().catch(() => undefined);
-    await emulator?.close();
+    await stopWorkerProcesses();
+    await stack?.stop();
   });
 
   it('resumes on a new worker from the .part length, re-reading less than 5 %, with a matching SHA-256', async () => {
-    emulator = await startTestEmulator({ migrations: { exportMs: 300, archiveBytes: ARCHIVE_BYTES }, storageBytesPerSecond: BYTES_PER_SECOND });
-    const deps = await emulatorDeps(emulator);
-    const taskQueue = `migration-sigkill-${Date.now()}`;
-    child = await startWorkerChild({
-      temporalAddress: inject('temporalAddress'),
-      namespace: inject('temporalNamespace'),
-      taskQueue,
-      workflowBundlePath: inject('workflowBundlePath'),
-      apiUrl: emulator.apiUrl,
-      token: TEST_TOKEN,
-      dataDir: deps.dataDir,
-    });
+    // No in-process worker yet: the first one is a process of its own, to be killed.
+    stack = await startStack({ emulator: { migrations: { exportMs: 300, archiveBytes: ARCHIVE_BYTES }, storageBytesPerSecond: BYTES_PER_SECOND }, worker: false });
+    const { emulator, deps } = stack;
+    const child = await startWorkerChild(stack);
 
-    const client = await testClient();
-    const handle = await client.workflow.start(orgMigration, {
-      taskQueue,
+    const handle = await stack.client.workflow.start(orgMigration, {
+      taskQueue: stack.taskQueue,
       workflowId: `migration-sigkill-${Date.now()}`,
       args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
     });
 
     // Kill the worker once the .part holds more than a third of the archive.
     const archives = join(deps.dataDir, 'archives');
-    const deadline = Date.now() + 60_000;
-    while ((await partSize(archives)) <= ARCHIVE_BYTES / 3) {
-      if (Date.now() > deadline) throw new Error('the download never got a third of the way');
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    const exited = new Promise((r) => child!.once('exit', r));
-    child.kill('SIGKILL');
-    await exited;
+    await waitFor('the download to get a third of the way', () => partSize(archives), (size) => size > ARCHIVE_BYTES / 3, 60_000, 10);
+    await child.stop('SIGKILL');
     const onDisk = await partSize(archives);
     const servedToFirst = emulator.stats.storage.bytesServed;
     expect(onDisk).toBeLessThan(ARCHIVE_BYTES);
 
     // The rest at full speed: the point is what is fetched again, not how long it takes.
     emulator.storage.bytesPerSecond = 0;
-    second = await startTestWorker(deps, { taskQueue });
+    await stack.startWorker();
     const result = await handle.result();
 
     const expected = emulator.migrations.archiveBytes(result.migrationId)!;
@@ -109,6 +79,5 @@ describe('org migration: worker killed with SIGKILL during the download', () => 
     expect(started.map((e) => e.activityTaskStartedEventAttributes?.attempt)).toEqual([2]);
     expect(result.unlockedRepositories).toEqual(['alpha', 'beta']);
     for (const repo of ['alpha', 'beta']) expect(emulator.migrations.isLocked('octo-org', repo)).toBe(false);
-    await client.connection.close();
   });
 });

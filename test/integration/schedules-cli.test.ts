@@ -1,85 +1,73 @@
 /** The starter's schedule commands as a user runs them: a real process, the shared dev server, a real worker, the emulator. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/emulator';
+import { describe, expect, it } from 'vitest';
 import { feedCursorWorkflowId, feedScheduleId } from '../../src/common/feeds';
 import { hookRepairScheduleId } from '../../src/common/hook-repair';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { useStack } from '../helpers/stack';
 import { runStarter } from '../helpers/starter';
-import { cleanUp } from '../helpers/schedules';
 
 const FEED = '/users/octocat/events/public';
 
 describe('starter schedule commands', () => {
-  let emulator: Emulator;
-  let tw: TestWorker;
-
-  beforeAll(async () => {
-    emulator = await startTestEmulator({ feeds: { eventsPerMinute: 0, initialEvents: 6, pollIntervalSeconds: 1 } });
-    tw = await startTestWorker(await emulatorDeps(emulator));
-  });
-  afterAll(async () => {
-    if (tw) await cleanUp(tw.client, [feedScheduleId(FEED), hookRepairScheduleId({ repo: 'alpha', owner: 'octo-org' }, 1)]);
-    await tw?.stop();
-    if (tw) await cleanUp(tw.client, [], [feedCursorWorkflowId(FEED)]).catch(() => undefined);
-    await emulator?.close();
+  const stack = useStack({
+    emulator: { feeds: { eventsPerMinute: 0, initialEvents: 6, pollIntervalSeconds: 1 } },
+    cleanUp: { schedules: [feedScheduleId(FEED), hookRepairScheduleId({ repo: 'alpha', owner: 'octo-org' }, 1)], workflows: [feedCursorWorkflowId(FEED)] },
   });
 
   it('creates a feed schedule once and updates it in place when run again, lists, pauses and deletes it', async () => {
-    const created = await runStarter(['feed-schedule', '--feed', 'users/OctoCat/events/public', '--every', '1h', '--paused', '--json'], tw.taskQueue);
+    const created = await runStarter(['feed-schedule', '--feed', 'users/OctoCat/events/public', '--every', '1h', '--paused', '--json'], stack.taskQueue);
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({ scheduleId: `feed:${FEED}`, created: true, feed: FEED, everyMs: 3_600_000, sink: { kind: 'file' } });
 
-    const updated = await runStarter(['feed-schedule', '--feed', FEED, '--every', '2h', '--sink', 'file:out/public.jsonl', '--json'], tw.taskQueue);
+    const updated = await runStarter(['feed-schedule', '--feed', FEED, '--every', '2h', '--sink', 'file:out/public.jsonl', '--json'], stack.taskQueue);
     expect(JSON.parse(updated.stdout)).toMatchObject({ created: false, everyMs: 7_200_000, sink: { kind: 'file', path: 'out/public.jsonl' } });
-    const description = await tw.client.schedule.getHandle(feedScheduleId(FEED)).describe();
+    const description = await stack.client.schedule.getHandle(feedScheduleId(FEED)).describe();
     expect(description.spec.intervals?.[0]?.every).toBe(7_200_000);
 
     // A one-off poll uses the schedule's sink and the feed's shared cursor.
-    const poll = await runStarter(['feed-poll', '--feed', FEED, '--wait', '--json'], tw.taskQueue);
+    const poll = await runStarter(['feed-poll', '--feed', FEED, '--wait', '--json'], stack.taskQueue);
     expect(poll.code).toBe(0);
-    const publicEvents = emulator.feeds.produced(FEED).length;
+    const publicEvents = stack.emulator.feeds.produced(FEED).length;
     expect(publicEvents).toBeGreaterThan(0);
     expect(JSON.parse(poll.stdout)).toMatchObject({ kind: 'delivered', delivered: publicEvents, workflowStatus: 'COMPLETED' });
 
-    const list = await runStarter(['feed-schedule', '--list'], tw.taskQueue);
+    const list = await runStarter(['feed-schedule', '--list'], stack.taskQueue);
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(new RegExp(`feed:${FEED} · every 7200 s · .* ${publicEvents} delivered`));
 
-    expect((await runStarter(['feed-schedule', '--feed', FEED, '--pause'], tw.taskQueue)).code).toBe(0);
-    expect((await tw.client.schedule.getHandle(feedScheduleId(FEED)).describe()).state.paused).toBe(true);
+    expect((await runStarter(['feed-schedule', '--feed', FEED, '--pause'], stack.taskQueue)).code).toBe(0);
+    expect((await stack.client.schedule.getHandle(feedScheduleId(FEED)).describe()).state.paused).toBe(true);
     // A paused schedule shows why (here: by hand; longhaul's own pause after failed runs says so the same way).
-    expect((await runStarter(['feed-schedule', '--list'], tw.taskQueue)).stdout).toMatch(/PAUSED.*\n\s+note: paused from the longhaul starter/);
-    const deleted = await runStarter(['feed-schedule', '--feed', FEED, '--delete', '--json'], tw.taskQueue);
+    expect((await runStarter(['feed-schedule', '--list'], stack.taskQueue)).stdout).toMatch(/PAUSED.*\n\s+note: paused from the longhaul starter/);
+    const deleted = await runStarter(['feed-schedule', '--feed', FEED, '--delete', '--json'], stack.taskQueue);
     expect(JSON.parse(deleted.stdout)).toMatchObject({ action: 'delete', cursorForgotten: false });
-    const again = await runStarter(['feed-schedule', '--feed', FEED, '--delete'], tw.taskQueue);
+    const again = await runStarter(['feed-schedule', '--feed', FEED, '--delete'], stack.taskQueue);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/there is no schedule feed:/);
   });
 
   it('refuses bad input with a usage error before contacting anything', async () => {
-    const notAFeed = await runStarter(['feed-schedule', '--feed', '/orgs/octo-org/hooks'], tw.taskQueue);
+    const notAFeed = await runStarter(['feed-schedule', '--feed', '/orgs/octo-org/hooks'], stack.taskQueue);
     expect(notAFeed.code).toBe(2);
     expect(notAFeed.stderr).toMatch(/not an activity feed/);
-    expect((await runStarter(['feed-schedule', '--feed', FEED, '--every', 'soon'], tw.taskQueue)).code).toBe(2);
-    expect((await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'ftp://x'], tw.taskQueue)).code).toBe(2);
-    expect((await runStarter(['hook-repair-schedule', '--repo', 'alpha', '--hook-id', '1'], tw.taskQueue)).code).toBe(2);
-    expect((await runStarter(['hook-repair-schedule', '--org', 'octo-org', '--hook-id', '1', '--per-minute', '90'], tw.taskQueue)).code).toBe(2);
-    expect((await runStarter(['feed-schedule', '--feed', FEED, '--pause-after-failures', '11'], tw.taskQueue)).code).toBe(2);
+    expect((await runStarter(['feed-schedule', '--feed', FEED, '--every', 'soon'], stack.taskQueue)).code).toBe(2);
+    expect((await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'ftp://x'], stack.taskQueue)).code).toBe(2);
+    expect((await runStarter(['hook-repair-schedule', '--repo', 'alpha', '--hook-id', '1'], stack.taskQueue)).code).toBe(2);
+    expect((await runStarter(['hook-repair-schedule', '--org', 'octo-org', '--hook-id', '1', '--per-minute', '90'], stack.taskQueue)).code).toBe(2);
+    expect((await runStarter(['feed-schedule', '--feed', FEED, '--pause-after-failures', '11'], stack.taskQueue)).code).toBe(2);
     // A secret in the sink URL is refused, with how to pass it by reference instead.
-    const secret = await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'https://hooks.example.test/x?access_token=abc'], tw.taskQueue);
+    const secret = await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'https://hooks.example.test/x?access_token=abc'], stack.taskQueue);
     expect(secret.code).toBe(2);
     expect(secret.stderr).toMatch(/"access_token" parameter.*--sink-secret-env NAME/);
-    const userinfo = await runStarter(['feed-poll', '--feed', FEED, '--sink', 'https://me:pw@hooks.example.test/x'], tw.taskQueue);
+    const userinfo = await runStarter(['feed-poll', '--feed', FEED, '--sink', 'https://me:pw@hooks.example.test/x'], stack.taskQueue);
     expect(userinfo.code).toBe(2);
     expect(userinfo.stderr).toMatch(/user-info/);
   });
 
   it('schedules a repository hook’s repair and pings the hook', async () => {
-    const { id } = emulator.hooks.create({ owner: 'octo-org', repo: 'alpha' }, { url: 'https://receiver.example.test/h' });
+    const { id } = stack.emulator.hooks.create({ owner: 'octo-org', repo: 'alpha' }, { url: 'https://receiver.example.test/h' });
     const created = await runStarter(
       ['hook-repair-schedule', '--repo', 'octo-org/alpha', '--hook-id', String(id), '--every', '30m', '--lookback', '6h', '--max-redeliveries', '2', '--pause-after-failures', '3', '--outage-budget', '2h', '--paused', '--json'],
-      tw.taskQueue,
+      stack.taskQueue,
     );
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({
@@ -87,9 +75,9 @@ describe('starter schedule commands', () => {
       created: true,
       input: { target: { owner: 'octo-org', repo: 'alpha' }, hookId: id, lookbackMs: 6 * 3_600_000, maxRedeliveriesPerGuid: 2, pauseAfterFailures: 3, outage: { budgetMs: 2 * 3_600_000 } },
     });
-    const ping = await runStarter(['hook-ping', '--repo', 'octo-org/alpha', '--hook-id', String(id), '--wait'], tw.taskQueue);
+    const ping = await runStarter(['hook-ping', '--repo', 'octo-org/alpha', '--hook-id', String(id), '--wait'], stack.taskQueue);
     expect(ping.code).toBe(0);
     expect(ping.stdout).toMatch(/answered the ping with 204/);
-    expect(emulator.hooks.pings(id)).toHaveLength(1);
+    expect(stack.emulator.hooks.pings(id)).toHaveLength(1);
   });
 });

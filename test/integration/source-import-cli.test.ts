@@ -2,31 +2,21 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/emulator';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { sourceImport } from '../../src/workflows/source-import';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { useStack } from '../helpers/stack';
 import { runStarter } from '../helpers/starter';
-import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
+import { fixtureWithImportRepos, SVN, waitForImportStatus } from '../helpers/source-import';
 
-const SVN = 'https://svn.example.test/repos';
 const fast = ['--poll-initial', '1', '--poll-max', '1'];
 
 describe('starter import commands', () => {
-  let emulator: Emulator;
-  let tw: TestWorker;
+  // 3 s importing, 2 s mapping, 3 s pushing: long enough for --follow (twice a second) to see each.
+  const stack = useStack({ emulator: { fixture: fixtureWithImportRepos('cli', 5), imports: { timeScale: 0.05, importingMs: 60_000, mappingMs: 40_000, pushingMs: 60_000 } } });
   let dir: string;
 
   beforeAll(async () => {
-    // 3 s importing, 2 s mapping, 3 s pushing: long enough for --follow (twice a second) to see each.
-    emulator = await startTestEmulator({ fixture: fixtureWithImportRepos('cli', 5), imports: { timeScale: 0.05, importingMs: 60_000, mappingMs: 40_000, pushingMs: 60_000 } });
-    tw = await startTestWorker(await emulatorDeps(emulator));
     dir = await mkdtemp(join(tmpdir(), 'longhaul-import-cli-'));
-  });
-  afterAll(async () => {
-    await tw?.stop();
-    await emulator?.close();
   });
 
   it('import --authors FILE.csv --lfs opt_out --wait --json prints one JSON object with the result, workflowId and workflowStatus', async () => {
@@ -34,42 +24,42 @@ describe('starter import commands', () => {
     await writeFile(csv, 'remote,name,email\n# the release manager\nalice,"Liddell, Alice",alice@example.com\nbob,Bob Builder,bob@example.com\n');
     const { code, stdout } = await runStarter(
       ['import', '--owner', 'octo-org', '--repo', 'cli-1', '--vcs-url', `${SVN}/large-files`, '--authors', csv, '--lfs', 'opt_out', ...fast, '--wait', '--json'],
-      tw.taskQueue,
+      stack.taskQueue,
     );
     expect(code).toBe(0);
     const out = JSON.parse(stdout);
     expect(out).toMatchObject({ workflowStatus: 'COMPLETED', status: 'complete', owner: 'octo-org', repo: 'cli-1', vcs: 'subversion', lfs: { useLfs: 'opt_out' } });
     expect(out.workflowId).toMatch(/^import-octo-org-cli-1-/);
     expect(out.authorsMapped.map((a: { name: string }) => a.name)).toEqual(['Liddell, Alice', 'Bob Builder']);
-    expect(emulator.imports.pushes('octo-org', 'cli-1')[0].removedFiles).toHaveLength(2);
+    expect(stack.emulator.imports.pushes('octo-org', 'cli-1')[0].removedFiles).toHaveLength(2);
   });
 
   it('answers a waiting import: refuses a pasted secret locally, prints the workflow refusal, then the accepted mapping and credentials', async () => {
     process.env.LONGHAUL_TEST_CLI_SVN = 'cli-user:cli-secret-31c9';
     const started = await runStarter(
       ['import', '--owner', 'octo-org', '--repo', 'cli-2', '--vcs-url', `${SVN}/needs-auth`, '--vcs', 'subversion', ...fast, '--json'],
-      tw.taskQueue,
+      stack.taskQueue,
     );
     expect(started.code).toBe(0);
     const { workflowId, workflowStatus } = JSON.parse(started.stdout);
     expect(workflowStatus).toBe('RUNNING');
-    const handle = tw.client.workflow.getHandle<typeof sourceImport>(workflowId);
+    const handle = stack.client.workflow.getHandle<typeof sourceImport>(workflowId);
     await waitForImportStatus(handle, (s) => s.phase === 'waiting-for-credentials', 'the wait for credentials');
 
-    const pasted = await runStarter(['import-credentials', '--workflow-id', workflowId, '--credentials', 'cli-secret-31c9'], tw.taskQueue);
+    const pasted = await runStarter(['import-credentials', '--workflow-id', workflowId, '--credentials', 'cli-secret-31c9'], stack.taskQueue);
     expect(pasted.code).toBe(2);
     expect(pasted.stderr.trim()).toBe(
       'error: credentials must be a reference like env:NAME or file:/absolute/path, not the secret itself (nothing was sent)',
     );
 
-    const refused = await runStarter(['import-choose', '--owner', 'octo-org', '--repo', 'cli-2', '--index', '0'], tw.taskQueue);
+    const refused = await runStarter(['import-choose', '--owner', 'octo-org', '--repo', 'cli-2', '--index', '0'], stack.taskQueue);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim()).toBe(`error: ${workflowId} refused import-choose: the import is not waiting for a project choice (status: auth_failed)`);
 
     // Mapped while the import waits (no author known yet): applied once dave turns up, before the push.
     const mapped = await runStarter(
       ['import-map-author', '--workflow-id', workflowId, '--remote', 'dave', '--name', 'Dave Bowman', '--email', 'dave@example.com', '--json'],
-      tw.taskQueue,
+      stack.taskQueue,
     );
     expect(mapped.code).toBe(0);
     expect(JSON.parse(mapped.stdout)).toEqual({
@@ -79,18 +69,18 @@ describe('starter import commands', () => {
       result: { mapping: { remote: 'dave', name: 'Dave Bowman', email: 'dave@example.com' }, mappedAuthors: [], waitingForAuthors: true },
     });
 
-    const accepted = await runStarter(['import-credentials', '--workflow-id', workflowId, '--credentials', 'env:LONGHAUL_TEST_CLI_SVN'], tw.taskQueue);
+    const accepted = await runStarter(['import-credentials', '--workflow-id', workflowId, '--credentials', 'env:LONGHAUL_TEST_CLI_SVN'], stack.taskQueue);
     expect(accepted.code).toBe(0);
     expect(accepted.stdout.trim()).toBe('accepted credentials env:LONGHAUL_TEST_CLI_SVN; the import is now importing');
 
     const result = await handle.result();
     expect(result.authorsMapped.map((a) => a.remoteId)).toEqual(['dave']);
-    expect(emulator.imports.pushes('octo-org', 'cli-2')[0].authors.find((a) => a.remoteId === 'dave')?.name).toBe('Dave Bowman');
-    expect(emulator.imports.get('octo-org', 'cli-2')!.credentials?.username).toBe('cli-user');
+    expect(stack.emulator.imports.pushes('octo-org', 'cli-2')[0].authors.find((a) => a.remoteId === 'dave')?.name).toBe('Dave Bowman');
+    expect(stack.emulator.imports.get('octo-org', 'cli-2')!.credentials?.username).toBe('cli-user');
   });
 
   it('import --follow shows the state and a progress bar until the end', async () => {
-    const { code, stdout, stderr } = await runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-3', '--vcs-url', `${SVN}/happy`, ...fast, '--follow'], tw.taskQueue);
+    const { code, stdout, stderr } = await runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-3', '--vcs-url', `${SVN}/happy`, ...fast, '--follow'], stack.taskQueue);
     expect(code).toBe(0);
     // --follow samples the status every 500 ms, so on a loaded machine a short phase can pass between two
     // samples: require a progress bar with the state, in whichever of the two long phases it was sampled.
@@ -102,12 +92,12 @@ describe('starter import commands', () => {
   it('a bad --authors file or --lfs value is one clear line and exit code 2, and nothing starts', async () => {
     const bad = join(dir, 'bad.json');
     await writeFile(bad, JSON.stringify([{ remote: 'alice', name: 'Alice', email: 'not-an-email' }]));
-    const authors = await runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-4', '--vcs-url', `${SVN}/happy`, '--authors', bad], tw.taskQueue);
+    const authors = await runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-4', '--vcs-url', `${SVN}/happy`, '--authors', bad], stack.taskQueue);
     expect(authors.code).toBe(2);
     expect(authors.stderr.trim()).toBe(`error: ${bad} entry 1: author mapping for "alice": email "not-an-email" is not an email address`);
-    const lfs = await runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-4', '--vcs-url', `${SVN}/happy`, '--lfs', 'maybe'], tw.taskQueue);
+    const lfs = await runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-4', '--vcs-url', `${SVN}/happy`, '--lfs', 'maybe'], stack.taskQueue);
     expect(lfs.code).toBe(2);
     expect(lfs.stderr).toContain('--lfs must be opt_in, opt_out or auto:SIZE');
-    expect(emulator.imports.get('octo-org', 'cli-4')).toBeUndefined();
+    expect(stack.emulator.imports.get('octo-org', 'cli-4')).toBeUndefined();
   });
 });

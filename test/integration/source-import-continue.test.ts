@@ -4,44 +4,25 @@
  * run's history within the budget's margin. And the cleanup when cancelled: the DELETE is retried past the
  * activity's own retries until it gets through.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importMapAuthorUpdate, importStatusQuery, sourceImport } from '../../src/workflows/source-import';
-import type { SourceImportInput } from '../../src/common/source-import-input';
-import type { Emulator } from '../../src/emulator/emulator';
+import { describe, expect, it } from 'vitest';
+import { importMapAuthorUpdate, importStatusQuery } from '../../src/workflows/source-import';
 import { githubRetryPolicy } from '../../src/http/retry-policy';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
+import { useStack } from '../helpers/stack';
+import { fixtureWithImportRepos, startImport, SVN, waitForImportStatus } from '../helpers/source-import';
 import { expectCancelled } from '../helpers/failures';
 
-const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
-const SVN = 'https://svn.example.test/repos';
-
 describe('source import: continue-as-new and cleanup', () => {
-  let emulator: Emulator;
-  let tw: TestWorker;
-  let nextRepo = 0;
-  const repo = () => `runs-${++nextRepo}`;
-
-  beforeAll(async () => {
-    // About 13 s per import: 1 s detecting, 6 s importing, 3 s mapping, 3 s pushing.
-    emulator = await startTestEmulator({
+  // About 13 s per import: 1 s detecting, 6 s importing, 3 s mapping, 3 s pushing.
+  const stack = useStack({
+    emulator: {
       fixture: fixtureWithImportRepos('runs', 5),
       imports: { timeScale: 0.1, detectingMs: 10_000, importingMs: 60_000, mappingMs: 30_000, pushingMs: 30_000 },
-    });
-    tw = await startTestWorker(await emulatorDeps(emulator, { policy: { ...githubRetryPolicy, maxTransientAttempts: 2 } }));
+    },
+    deps: { policy: { ...githubRetryPolicy, maxTransientAttempts: 2 } },
   });
-  afterAll(async () => {
-    await tw?.stop();
-    await emulator?.close();
-  });
-
-  const start = (input: Omit<SourceImportInput, 'owner' | 'poll'>) =>
-    tw.client.workflow.start(sourceImport, {
-      taskQueue: tw.taskQueue,
-      workflowId: `import-${input.repo}-${Date.now()}`,
-      args: [{ owner: 'octo-org', poll: FAST_POLL, ...input }],
-    });
+  let nextRepo = 0;
+  const repo = () => `runs-${++nextRepo}`;
+  const start = (input: Parameters<typeof startImport>[1]) => startImport(stack, input);
 
   it('continues as new at a tiny event budget, keeps its author mappings and completes with one start and one push', async () => {
     const target = repo();
@@ -62,16 +43,16 @@ describe('source import: continue-as-new and cleanup', () => {
       ['alice', 'Alice Liddell', 'alice@example.com'],
       ['carol', 'Carol Danvers', 'carol@example.com'],
     ]);
-    const imp = emulator.imports.get('octo-org', target)!;
+    const imp = stack.emulator.imports.get('octo-org', target)!;
     expect(imp.events.filter((e) => e.kind === 'put')).toHaveLength(1);
-    const pushes = emulator.imports.pushes('octo-org', target);
+    const pushes = stack.emulator.imports.pushes('octo-org', target);
     expect(pushes).toHaveLength(1);
     const pushed = Object.fromEntries(pushes[0].authors.map((a) => [a.remoteId, `${a.name} <${a.email}>`]));
     expect(pushed).toMatchObject({ alice: 'Alice Liddell <alice@example.com>', carol: 'Carol Danvers <carol@example.com>' });
 
     // Several runs, none far past the budget (the check runs between polls: one poll's events of margin).
     const runs: { runId: string; historyLength: number }[] = [];
-    for await (const execution of tw.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
+    for await (const execution of stack.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
       runs.push({ runId: execution.runId, historyLength: execution.historyLength });
     }
     console.info(`[continue-as-new] ${runs.length} runs, events per run: ${runs.map((r) => r.historyLength).join(', ')} (budget ${eventsPerRun})`);
@@ -87,17 +68,17 @@ describe('source import: continue-as-new and cleanup', () => {
     const target = repo();
     const handle = await start({ repo: target, vcsUrl: `${SVN}/happy`, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000 } });
     await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
-    const before = emulator.stats.faultsInjected;
+    const before = stack.emulator.stats.faultsInjected;
     // Five 502s: each activity (HTTP core giving up after 2) fails twice, so the workflow itself calls again.
-    emulator.setFaults([{ method: 'DELETE', path: '/import', kind: 'status', status: 502, html: true, times: 5 }]);
+    stack.emulator.setFaults([{ method: 'DELETE', path: '/import', kind: 'status', status: 502, html: true, times: 5 }]);
     try {
       await handle.cancel();
       await expectCancelled(handle.result());
     } finally {
-      emulator.setFaults([]);
+      stack.emulator.setFaults([]);
     }
-    expect(emulator.stats.faultsInjected - before).toBe(5);
-    expect(emulator.imports.get('octo-org', target)).toBeUndefined();
+    expect(stack.emulator.stats.faultsInjected - before).toBe(5);
+    expect(stack.emulator.imports.get('octo-org', target)).toBeUndefined();
     const status = await handle.query(importStatusQuery);
     expect(status.phase).toBe('cancelled');
   });

@@ -3,46 +3,36 @@
  * middle of an import, maintenance (503) windows short and long, a repository with workflows
  * enabled (422), a server without the import API (404), and input refused before any call.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importStatusQuery, sourceImport } from '../../src/workflows/source-import';
-import type { SourceImportInput } from '../../src/common/source-import-input';
-import type { Emulator } from '../../src/emulator/emulator';
+import { describe, expect, it } from 'vitest';
+import { importStatusQuery } from '../../src/workflows/source-import';
 import { githubRetryPolicy } from '../../src/http/retry-policy';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
+import { startStack, useStack } from '../helpers/stack';
+import { fixtureWithImportRepos, startImport, SVN, waitForImportStatus } from '../helpers/source-import';
 import { expectCancelled, expectFailure } from '../helpers/failures';
 
-/** The kit's floor: no poll interval under 1 s. */
-const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
-const SVN = 'https://svn.example.test/repos';
-
 describe('source import: durability and server trouble', () => {
-  let emulator: Emulator;
-  let tw: TestWorker;
-  let nextRepo = 0;
-  const repo = () => `durable-${++nextRepo}`;
-
-  beforeAll(async () => {
-    // 5 s detecting, 60 s importing, 20 s mapping, 20 s pushing at 1/10 speed: about 10 s per import.
-    emulator = await startTestEmulator({
+  // 5 s detecting, 60 s importing, 20 s mapping, 20 s pushing at 1/10 speed: about 10 s per import.
+  const stack = useStack({
+    emulator: {
       fixture: fixtureWithImportRepos('durable', 10),
       imports: { timeScale: 0.1, importingMs: 60_000, mappingMs: 20_000, pushingMs: 20_000 },
-    });
-    tw = await startTestWorker(await emulatorDeps(emulator));
+    },
   });
-  afterAll(async () => {
-    await tw?.stop();
-    await emulator?.close();
-  });
-
-  /** Starts on `worker`'s task queue through the file's client (a stopped worker's client is closed). */
-  const start = (input: Omit<SourceImportInput, 'owner' | 'poll'>, worker = tw) =>
-    tw.client.workflow.start(sourceImport, {
-      taskQueue: worker.taskQueue,
-      workflowId: `import-${input.repo}-${Date.now()}`,
-      args: [{ owner: 'octo-org', poll: FAST_POLL, ...input }],
-    });
+  let nextRepo = 0;
+  const repo = () => `durable-${++nextRepo}`;
+  /** Starts on `worker`'s task queue (the stack's worker by default) through the stack's client. */
+  const start = (input: Parameters<typeof startImport>[1], worker: { taskQueue: string } = stack) => startImport(stack, input, worker.taskQueue);
+  /**
+   * An import, seen importing, on a worker of its own whose HTTP policy gives up after two attempts, so the
+   * workflow's own durable wait takes over when a burst of failures exhausts an activity.
+   */
+  const importOnImpatientWorker = async (target: string) => {
+    const impatient = await stack.addWorker({ deps: { policy: { ...githubRetryPolicy, maxTransientAttempts: 2 } } });
+    const outage = { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 60_000 };
+    const handle = await start({ repo: target, vcsUrl: `${SVN}/happy`, outage }, impatient);
+    await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
+    return { impatient, handle };
+  };
 
   it('cancels the import on the server when the workflow is cancelled', async () => {
     const target = repo();
@@ -50,8 +40,8 @@ describe('source import: durability and server trouble', () => {
     await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
     await handle.cancel();
     await expectCancelled(handle.result());
-    expect(emulator.imports.get('octo-org', target)).toBeUndefined();
-    const imp = emulator.imports.all().filter((i) => i.repo === target).at(-1)!;
+    expect(stack.emulator.imports.get('octo-org', target)).toBeUndefined();
+    const imp = stack.emulator.imports.all().filter((i) => i.repo === target).at(-1)!;
     expect(imp.events.at(-1)?.kind).toBe('delete');
     expect(imp.pushes).toEqual([]);
     expect((await handle.query(importStatusQuery)).phase).toBe('cancelled');
@@ -59,13 +49,13 @@ describe('source import: durability and server trouble', () => {
 
   it('finishes an import whose worker stopped mid-import once another worker takes over, starting it only once', async () => {
     const target = repo();
-    const first = await startTestWorker(await emulatorDeps(emulator));
+    const first = await stack.addWorker();
     const handle = await start({ repo: target, vcsUrl: `${SVN}/happy` }, first);
     const before = await waitForImportStatus(handle, (s) => s.status === 'importing' && s.polls >= 2, 'a few polls while importing');
     await first.stop();
     // The server keeps importing while no worker runs.
     await new Promise((r) => setTimeout(r, 1_000));
-    const second = await startTestWorker(await emulatorDeps(emulator), { taskQueue: first.taskQueue });
+    const second = await stack.addWorker({ taskQueue: first.taskQueue });
     try {
       const result = await handle.result();
       expect(result.status).toBe('complete');
@@ -73,7 +63,7 @@ describe('source import: durability and server trouble', () => {
       const status = await handle.query(importStatusQuery);
       expect(status.statesSeen).toEqual(['detecting', 'importing', 'mapping', 'pushing', 'complete'].filter((s) => status.statesSeen.includes(s)));
       expect(status.statesSeen.at(-1)).toBe('complete');
-      const imp = emulator.imports.get('octo-org', target)!;
+      const imp = stack.emulator.imports.get('octo-org', target)!;
       expect(imp.events.filter((e) => e.kind === 'put')).toHaveLength(1);
       expect(imp.pushes).toHaveLength(1);
     } finally {
@@ -85,24 +75,18 @@ describe('source import: durability and server trouble', () => {
     const target = repo();
     const handle = await start({ repo: target, vcsUrl: `${SVN}/happy` });
     await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
-    const before = emulator.stats.byStatus['503'] ?? 0;
-    emulator.imports.startMaintenance(2_500);
+    const before = stack.emulator.stats.byStatus['503'] ?? 0;
+    stack.emulator.imports.startMaintenance(2_500);
     const result = await handle.result();
     expect(result.status).toBe('complete');
-    expect((emulator.stats.byStatus['503'] ?? 0) - before).toBeGreaterThanOrEqual(1);
+    expect((stack.emulator.stats.byStatus['503'] ?? 0) - before).toBeGreaterThanOrEqual(1);
   });
 
   it('waits durably through maintenance that outlasts the activity retries', async () => {
-    // A worker whose HTTP policy gives up after two 503s, so the workflow's own wait takes over.
-    const impatient = await startTestWorker(await emulatorDeps(emulator, { policy: { ...githubRetryPolicy, maxTransientAttempts: 2 } }));
+    // The worker's HTTP policy gives up after two 503s, so the workflow's own wait takes over.
+    const { impatient, handle } = await importOnImpatientWorker(repo());
     try {
-      const target = repo();
-      const handle = await start(
-        { repo: target, vcsUrl: `${SVN}/happy`, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 60_000 } },
-        impatient,
-      );
-      await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
-      emulator.imports.startMaintenance(4_000);
+      stack.emulator.imports.startMaintenance(4_000);
       await waitForImportStatus(handle, (s) => s.phase === 'waiting-out-outage', 'the maintenance wait');
       const result = await handle.result();
       expect(result.status).toBe('complete');
@@ -114,17 +98,12 @@ describe('source import: durability and server trouble', () => {
   it('waits out 502, 504 and connection resets on the import polls instead of failing (issue 8)', async () => {
     // The HTTP core gives up after two attempts here, so every burst below exhausts an activity and the
     // workflow's own durable wait takes over; before the fix, the first exhausted 502 ended the workflow.
-    const impatient = await startTestWorker(await emulatorDeps(emulator, { policy: { ...githubRetryPolicy, maxTransientAttempts: 2 } }));
+    const target = repo();
+    const { impatient, handle } = await importOnImpatientWorker(target);
     try {
-      const target = repo();
-      const handle = await start(
-        { repo: target, vcsUrl: `${SVN}/happy`, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 60_000 } },
-        impatient,
-      );
-      await waitForImportStatus(handle, (s) => s.status === 'importing', 'importing');
       const poll = /\/repos\/[^/]+\/[^/]+\/import$/;
-      const before = emulator.stats.faultsInjected;
-      emulator.setFaults([
+      const before = stack.emulator.stats.faultsInjected;
+      stack.emulator.setFaults([
         { method: 'GET', path: poll, kind: 'status', status: 502, times: 3 },
         { method: 'GET', path: poll, kind: 'status', status: 504, times: 3 },
         { method: 'GET', path: poll, kind: 'reset', times: 3 },
@@ -133,13 +112,13 @@ describe('source import: durability and server trouble', () => {
         const result = await handle.result();
         expect(result.status).toBe('complete');
       } finally {
-        emulator.setFaults([]);
+        stack.emulator.setFaults([]);
       }
-      expect(emulator.stats.faultsInjected - before).toBe(9);
+      expect(stack.emulator.stats.faultsInjected - before).toBe(9);
       const { events } = await handle.fetchHistory();
       const exhausted = (events ?? []).filter((e) => e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type === 'TransientRetriesExhaustedError');
       expect(exhausted.length).toBeGreaterThanOrEqual(3);
-      expect(emulator.imports.get('octo-org', target)!.events.filter((e) => e.kind === 'put')).toHaveLength(1);
+      expect(stack.emulator.imports.get('octo-org', target)!.events.filter((e) => e.kind === 'put')).toHaveLength(1);
     } finally {
       await impatient.stop();
     }
@@ -149,11 +128,11 @@ describe('source import: durability and server trouble', () => {
     const cause = await expectFailure((await start({ repo: 'with-actions', vcsUrl: `${SVN}/happy` })).result(), 'ImportStartRejected');
     expect(cause.nonRetryable).toBe(true);
     expect(cause.message).toContain('workflows enabled');
-    expect(emulator.imports.get('octo-org', 'with-actions')).toBeUndefined();
+    expect(stack.emulator.imports.get('octo-org', 'with-actions')).toBeUndefined();
   });
 
   it('refuses invalid input before any call to the server', async () => {
-    const before = emulator.stats.requests;
+    const before = stack.emulator.stats.requests;
     const cause = await expectFailure(
       (
         await start({
@@ -170,22 +149,20 @@ describe('source import: durability and server trouble', () => {
     expect(cause.message).toContain('not the secret itself');
     expect(cause.message).toContain('"nope" is not an email address');
     expect(cause.message).not.toContain('hunter2');
-    expect(emulator.stats.requests).toBe(before);
+    expect(stack.emulator.stats.requests).toBe(before);
   });
 
   it('says plainly that the import API is not available when the server answers 404 (retired endpoints)', async () => {
-    const retired = await startTestEmulator({ imports: { retired: true } });
-    const worker = await startTestWorker(await emulatorDeps(retired));
+    const retired = await startStack({ emulator: { imports: { retired: true } } });
     try {
-      const cause = await expectFailure((await start({ repo: 'alpha', vcsUrl: `${SVN}/happy` }, worker)).result(), 'ImportApiUnavailable');
+      const cause = await expectFailure((await start({ repo: 'alpha', vcsUrl: `${SVN}/happy` }, retired)).result(), 'ImportApiUnavailable');
       expect(cause.nonRetryable).toBe(true);
-      expect(cause.message).toContain(`the source-import API is not available on ${retired.apiUrl}`);
+      expect(cause.message).toContain(`the source-import API is not available on ${retired.emulator.apiUrl}`);
       expect(cause.message).toContain('retired these endpoints on 2024-04-12');
       // One PUT: a 404 is not retried.
-      expect(retired.stats.byRoute['PUT /repos/:owner/:repo/import']).toBe(1);
+      expect(retired.emulator.stats.byRoute['PUT /repos/:owner/:repo/import']).toBe(1);
     } finally {
-      await worker.stop();
-      await retired.close();
+      await retired.stop();
     }
   });
 });

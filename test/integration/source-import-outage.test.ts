@@ -5,15 +5,14 @@
  * operation created: a failed poll is only ever followed by another poll. The two run concurrently, so the
  * file costs one outage of wall time.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { importStatusQuery, sourceImport } from '../../src/workflows/source-import';
 import { logBucketCreate } from '../../src/workflows/log-bucket';
 import { operationStatusQuery } from '../../src/workflows/google-operation';
-import type { Emulator } from '../../src/emulator/emulator';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { useStack } from '../helpers/stack';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
-import { eventually, requestsTo } from '../helpers/google';
+import { requestsTo } from '../helpers/emulator';
+import { eventually } from '../helpers/wait';
 
 const OUTAGE_MS = 5 * 60 * 1000;
 /**
@@ -24,53 +23,46 @@ const POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1,
 const OUTAGE = { maxBackoffMs: 20_000 };
 
 describe('a 5-minute outage of every API call', () => {
-  let emulator: Emulator;
-  let tw: TestWorker;
-
-  beforeAll(async () => {
-    emulator = await startTestEmulator({
+  const stack = useStack({
+    emulator: {
       fixture: fixtureWithImportRepos('outage', 2),
       // The import takes about 2 minutes, the bucket's operation 1: both finish on the server during the outage.
       imports: { timeScale: 1, detectingMs: 2_000, importingMs: 60_000, mappingMs: 30_000, pushingMs: 30_000 },
       google: { buckets: { scheduledMs: 1_000, waitingForPermissionsMs: 1_000, runningMs: 60_000 } },
-    });
-    tw = await startTestWorker(await emulatorDeps(emulator));
+    },
   });
-  afterAll(async () => {
-    emulator?.setFaults([]);
-    await tw?.stop();
-    await emulator?.close();
-  });
+  // Registered after the stack's own: runs before the stack stops (the APIs answer again while the worker stops).
+  afterAll(() => stack.emulator?.setFaults([]));
 
   it(
     'an import and a log-bucket create both wait it out and complete, each created exactly once',
     async () => {
-      const importHandle = await tw.client.workflow.start(sourceImport, {
-        taskQueue: tw.taskQueue,
+      const importHandle = await stack.client.workflow.start(sourceImport, {
+        taskQueue: stack.taskQueue,
         workflowId: `import-outage-${Date.now()}`,
         args: [{ owner: 'octo-org', repo: 'outage-1', vcsUrl: 'https://svn.example.test/repos/happy', poll: POLL, outage: OUTAGE }],
       });
       const parent = 'projects/demo-project/locations/global';
       const bucketId = `outage-${Date.now().toString(36)}`;
-      const bucketHandle = await tw.client.workflow.start(logBucketCreate, {
-        taskQueue: tw.taskQueue,
+      const bucketHandle = await stack.client.workflow.start(logBucketCreate, {
+        taskQueue: stack.taskQueue,
         workflowId: `bucket-outage-${Date.now()}`,
         args: [{ parent, bucketId, poll: POLL, outage: OUTAGE }],
       });
       await waitForImportStatus(importHandle, (s) => s.status === 'importing', 'importing', 60_000);
       await eventually(async () => ((await bucketHandle.query(operationStatusQuery)).state === 'RUNNING' ? true : undefined), 'the bucket operation running', 60_000);
 
-      const faultsBefore = emulator.stats.faultsInjected;
+      const faultsBefore = stack.emulator.stats.faultsInjected;
       // Every call, to every API: every other one a 502 HTML page, the rest connection resets.
-      emulator.setFaults([
+      stack.emulator.setFaults([
         { kind: 'status', status: 502, html: true, every: 2 },
         { kind: 'reset' },
       ]);
       const outageStarted = Date.now();
       // The outage itself is the scenario: 5 real minutes, then the APIs answer again.
       await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
-      emulator.setFaults([]);
-      const injected = emulator.stats.faultsInjected - faultsBefore;
+      stack.emulator.setFaults([]);
+      const injected = stack.emulator.stats.faultsInjected - faultsBefore;
 
       // Both workflows were waiting the outage out, not failed.
       const midImport = await importHandle.describe();
@@ -87,14 +79,14 @@ describe('a 5-minute outage of every API call', () => {
       );
 
       expect(imported.status).toBe('complete');
-      expect(emulator.imports.get('octo-org', 'outage-1')!.events.filter((e) => e.kind === 'put')).toHaveLength(1);
-      expect(emulator.imports.pushes('octo-org', 'outage-1')).toHaveLength(1);
+      expect(stack.emulator.imports.get('octo-org', 'outage-1')!.events.filter((e) => e.kind === 'put')).toHaveLength(1);
+      expect(stack.emulator.imports.pushes('octo-org', 'outage-1')).toHaveLength(1);
       expect(importStatus.failedPolls).toBeGreaterThan(0);
 
       const name = `${parent}/buckets/${bucketId}`;
       expect(bucket).toMatchObject({ bucket: name, state: 'SUCCEEDED' });
-      expect(requestsTo(emulator, 'POST', 'buckets:createAsync')).toBe(1);
-      expect([...emulator.google.buckets.operations.values()].filter((op) => op.kind === 'create' && op.bucketName === name)).toHaveLength(1);
+      expect(requestsTo(stack.emulator, 'POST', 'buckets:createAsync')).toBe(1);
+      expect([...stack.emulator.google.buckets.operations.values()].filter((op) => op.kind === 'create' && op.bucketName === name)).toHaveLength(1);
       expect(bucketStatus.failedPolls).toBeGreaterThan(0);
       expect(injected).toBeGreaterThan(20);
     },

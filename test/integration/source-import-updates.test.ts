@@ -14,17 +14,10 @@ import {
   importCredentialsUpdate,
   importMapAuthorUpdate,
   importStatusQuery,
-  sourceImport,
 } from '../../src/workflows/source-import';
-import type { SourceImportInput } from '../../src/common/source-import-input';
-import type { Emulator } from '../../src/emulator/emulator';
-import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { fixtureWithImportRepos, historyText, waitForImportStatus } from '../helpers/source-import';
-
-/** The kit's floor: no poll interval under 1 s. */
-const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
-const SVN = 'https://svn.example.test/repos';
+import { TEST_TOKEN } from '../helpers/emulator';
+import { useStack } from '../helpers/stack';
+import { fixtureWithImportRepos, historyText, startImport, SVN, waitForImportStatus } from '../helpers/source-import';
 
 // Secrets this file hands to the worker (and one pasted by mistake into an update).
 const ENV_SECRET = { name: 'LONGHAUL_TEST_IMPORT_SECRET', username: 'svc-import', password: 'pw-9d1f7c2b-env-secret' };
@@ -55,40 +48,33 @@ const emulatorClock = {
 };
 
 describe('source import: updates and secrets', () => {
-  let emulator: Emulator;
-  let tw: TestWorker;
+  // 20 s detecting, 30 s importing, 160 s mapping, 30 s pushing at 1/20 speed: mapping leaves 8 s between the
+  // last author turning up and the push. The test of untimely answers holds the emulator clock instead of
+  // racing that window (two CI runs under load missed it: the import was complete before the test looked).
+  const stack = useStack({
+    emulator: {
+      fixture: fixtureWithImportRepos('updates', 10),
+      imports: { timeScale: 0.05, detectingMs: 20_000, mappingMs: 160_000, pushingMs: 30_000 },
+      clock: () => emulatorClock.now(),
+    },
+  });
   let secretFile: string;
   let nextRepo = 0;
   const repo = () => `updates-${++nextRepo}`;
   const handles: WorkflowHandle[] = [];
 
   beforeAll(async () => {
-    // 20 s detecting, 30 s importing, 160 s mapping, 30 s pushing at 1/20 speed: mapping leaves 8 s between the
-    // last author turning up and the push. The test of untimely answers holds the emulator clock instead of
-    // racing that window (two CI runs under load missed it: the import was complete before the test looked).
-    emulator = await startTestEmulator({
-      fixture: fixtureWithImportRepos('updates', 10),
-      imports: { timeScale: 0.05, detectingMs: 20_000, mappingMs: 160_000, pushingMs: 30_000 },
-      clock: () => emulatorClock.now(),
-    });
-    tw = await startTestWorker(await emulatorDeps(emulator));
     process.env[ENV_SECRET.name] = `${ENV_SECRET.username}:${ENV_SECRET.password}`;
     const dir = await mkdtemp(join(tmpdir(), 'longhaul-import-secret-'));
     secretFile = join(dir, 'credentials');
     await writeFile(secretFile, `${FILE_SECRET.username}:${FILE_SECRET.password}\n`);
   });
-  afterAll(async () => {
-    await tw?.stop();
-    await emulator?.close();
+  afterAll(() => {
     delete process.env[ENV_SECRET.name];
   });
 
-  const start = async (input: Omit<SourceImportInput, 'owner' | 'poll'>) => {
-    const handle = await tw.client.workflow.start(sourceImport, {
-      taskQueue: tw.taskQueue,
-      workflowId: `import-${input.repo}-${Date.now()}`,
-      args: [{ owner: 'octo-org', poll: FAST_POLL, ...input }],
-    });
+  const start = async (input: Parameters<typeof startImport>[1]) => {
+    const handle = await startImport(stack, input);
     handles.push(handle);
     return handle;
   };
@@ -127,17 +113,17 @@ describe('source import: updates and secrets', () => {
     expect(result.warnings).toEqual([]);
 
     // The proof: one push only (no rewrite), and it carried the mapped identities.
-    const pushes = emulator.imports.pushes('octo-org', target);
+    const pushes = stack.emulator.imports.pushes('octo-org', target);
     expect(pushes).toHaveLength(1);
     const pushed = Object.fromEntries(pushes[0].authors.map((a) => [a.remoteId, `${a.name} <${a.email}>`]));
-    const guid = emulator.imports.get('octo-org', target)!.guid;
+    const guid = stack.emulator.imports.get('octo-org', target)!.guid;
     expect(pushed).toEqual({
       alice: 'Alice Liddell <alice@example.com>',
       bob: 'Bob Builder <bob@example.com>',
       carol: 'Carol Danvers <carol@example.com>',
       dave: `dave <dave@${guid}>`,
     });
-    const events = emulator.imports.get('octo-org', target)!.events;
+    const events = stack.emulator.imports.get('octo-org', target)!.events;
     const pushAt = events.find((e) => e.kind === 'push')!.at;
     const authorPatches = events.filter((e) => e.kind === 'patch:author');
     expect(authorPatches).toHaveLength(3);
@@ -192,7 +178,7 @@ describe('source import: updates and secrets', () => {
     }
 
     expect((await handle.result()).status).toBe('complete');
-    expect(emulator.imports.pushes('octo-org', target).every((p) => p.authors.every((a) => a.name !== 'Alice'))).toBe(true);
+    expect(stack.emulator.imports.pushes('octo-org', target).every((p) => p.authors.every((a) => a.name !== 'Alice'))).toBe(true);
   });
 
   it('refuses project choices that are not exactly one of those offered', async () => {
@@ -212,12 +198,12 @@ describe('source import: updates and secrets', () => {
     const result = await handle.result();
     expect(result.vcs).toBe('tfvc');
     // The file secret went to the server with the start request.
-    expect(emulator.imports.get('octo-org', target)!.credentials?.username).toBe(FILE_SECRET.username);
+    expect(stack.emulator.imports.get('octo-org', target)!.credentials?.username).toBe(FILE_SECRET.username);
   });
 
   it('keeps every secret it used out of the workflow histories of this file', async () => {
     // The secrets were really used: the server holds digests of both passwords.
-    const digests = emulator.imports.all().map((i) => i.credentials?.passwordSha256);
+    const digests = stack.emulator.imports.all().map((i) => i.credentials?.passwordSha256);
     const sha = (s: string) => createHash('sha256').update(s).digest('hex');
     expect(digests).toContain(sha(ENV_SECRET.password));
     expect(digests).toContain(sha(FILE_SECRET.password));

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { useStack } from '../helpers/stack';
+import { waitFor } from '../helpers/wait';
 
 describe('test stack helper', () => {
   const stack = useStack({ emulator: { migrations: { exportMs: 4_000, archiveBytes: 2_048 } } });
@@ -17,7 +18,7 @@ describe('test stack helper', () => {
       args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
     });
     // Wait until the first worker has started the export, then replace the worker mid-wait.
-    for (let i = 0; i < 300 && stack.emulator.migrations.all().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    await waitFor('the export to start', () => stack.emulator.migrations.all().length, (n) => n > 0, 30_000, 100);
     expect(stack.emulator.migrations.all()).toHaveLength(1);
     await stack.restartWorker();
     const result = await handle.result();

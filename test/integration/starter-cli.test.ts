@@ -1,27 +1,15 @@
 /**
  * The starter CLI as a user runs it: a real process against the shared dev server and a real worker.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/emulator';
-import { emulatorDeps, startTestEmulator } from '../helpers/emulator';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { describe, expect, it } from 'vitest';
+import { useStack } from '../helpers/stack';
 import { runStarter } from '../helpers/starter';
 
 describe('starter CLI', () => {
-  let emulator: Emulator;
-  let tw: TestWorker;
-
-  beforeAll(async () => {
-    emulator = await startTestEmulator({ migrations: { exportMs: 800, archiveBytes: 50_000 } });
-    tw = await startTestWorker(await emulatorDeps(emulator));
-  });
-  afterAll(async () => {
-    await tw?.stop();
-    await emulator?.close();
-  });
+  const stack = useStack({ emulator: { migrations: { exportMs: 800, archiveBytes: 50_000 } } });
 
   it('migrate --wait --json prints one JSON object with the result, workflowId and workflowStatus, and exits 0', async () => {
-    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--lock', '--poll-initial', '1', '--wait', '--json'], tw.taskQueue);
+    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--lock', '--poll-initial', '1', '--wait', '--json'], stack.taskQueue);
     expect(code).toBe(0);
     const out = JSON.parse(stdout);
     expect(out.workflowStatus).toBe('COMPLETED');
@@ -33,22 +21,22 @@ describe('starter CLI', () => {
   });
 
   it('a failed migration exits 1 and --json carries the typed error', async () => {
-    emulator.migrations.options.failRepositories.push('gamma');
-    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'gamma', '--lock', '--poll-initial', '1', '--wait', '--json'], tw.taskQueue);
+    stack.emulator.migrations.options.failRepositories.push('gamma');
+    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'gamma', '--lock', '--poll-initial', '1', '--wait', '--json'], stack.taskQueue);
     expect(code).toBe(1);
     const out = JSON.parse(stdout);
     expect(out.workflowStatus).toBe('FAILED');
     expect(out.error.type).toBe('MigrationExportFailed');
-    expect(emulator.migrations.isLocked('octo-org', 'gamma')).toBe(false);
+    expect(stack.emulator.migrations.isLocked('octo-org', 'gamma')).toBe(false);
   });
 
   it('bad input is one clear line on stderr and exit code 2, and nothing is started', async () => {
-    const before = emulator.stats.requests;
-    const { code, stdout, stderr } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'not a repo!'], tw.taskQueue);
+    const before = stack.emulator.stats.requests;
+    const { code, stdout, stderr } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'not a repo!'], stack.taskQueue);
     expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain('is not a valid repository name');
-    expect(emulator.stats.requests).toBe(before);
+    expect(stack.emulator.stats.requests).toBe(before);
   });
 });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../../../src/emulator/emulator';
 import type { EmulatorStats } from '../../../src/emulator/stats';
 import { call, clockedEmulators, messageOf } from '../../helpers/emulator-http';
-import { waitFor } from '../../helpers/schedules';
+import { waitFor } from '../../helpers/wait';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
 const em = clockedEmulators(START);
