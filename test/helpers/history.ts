@@ -71,6 +71,9 @@ export interface RunOfChain {
   events: number;
   /** How the run ended, e.g. `workflowExecutionContinuedAsNew`, `workflowExecutionFailed`; undefined while running. */
   closedBy?: string;
+  /** Server time of the run's first and last event (epoch ms): on the time-skipping server, workflow time. */
+  startedAtMs?: number;
+  lastEventAtMs?: number;
 }
 
 const CLOSING = [
@@ -94,7 +97,13 @@ export async function followContinueAsNew(client: Client, workflowId: string): P
     const events = history.events ?? [];
     const last = events.at(-1);
     const lastType = last ? eventTypeName(last) : undefined;
-    runs.unshift({ runId, events: events.length, closedBy: lastType && CLOSING.includes(lastType) ? lastType : undefined });
+    runs.unshift({
+      runId,
+      events: events.length,
+      closedBy: lastType && CLOSING.includes(lastType) ? lastType : undefined,
+      startedAtMs: optionalTsToMs(events[0]?.eventTime),
+      lastEventAtMs: optionalTsToMs(last?.eventTime),
+    });
     runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
   }
   return runs;
