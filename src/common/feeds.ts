@@ -51,6 +51,13 @@ export const POLL_SAFETY_MS = 250;
 
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})$/;
 
+
+/** Failure types of the feed workflows and their activities (stable strings; one list for both sides). */
+export const FeedFailure = {
+  InvalidInput: 'InvalidFeedInput',
+  PollFailed: 'FeedPollFailed',
+  CursorStopping: 'FeedCursorStopping',
+} as const;
 /**
  * Parses a feed path (with or without the leading slash, any case) into a `FeedRef`, or returns the
  * reason it is not one of the spec's feeds.

@@ -9,6 +9,9 @@ import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage
 import { pauseAfterFailuresProblems } from './schedule-health';
 import type { CredentialChoice } from './credential';
 
+
+/** Failure types of hook repair (stable strings). */
+export const HookFailure = { InvalidInput: 'InvalidHookInput' } as const;
 export type HookTarget = { org: string } | { owner: string; repo: string };
 
 export interface Pacing {

@@ -45,6 +45,7 @@ import {
   isFeedProblem,
   mergeKnownIds,
   newCursor,
+  FeedFailure,
   parseFeed,
   pollDecision,
   possibleGap,
@@ -68,9 +69,6 @@ import { summarized } from './activity-summaries';
 export const pollFeedUpdate = defineUpdate<FeedPollOutcome, [FeedPollRequest]>('pollFeed');
 export const stopFeedCursorSignal = defineSignal('stopFeedCursor');
 export const feedCursorStatusQuery = defineQuery<FeedCursorStatus>('status');
-
-/** Failure types (stable strings; the activity side re-exports the same values). */
-const FeedFailure = { InvalidInput: 'InvalidFeedInput', CursorStopping: 'FeedCursorStopping' } as const;
 
 /**
  * Polls one run handles before it continues as new, carrying only the cursor. Each poll may carry up to

@@ -48,6 +48,7 @@ import {
   type HookTarget,
   type Pacing,
   type RedeliveryAttempts,
+  HookFailure,
 } from '../common/hook-repair';
 import { DEFAULT_PAUSE_AFTER_FAILURES } from '../common/schedule-health';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
@@ -57,8 +58,6 @@ import { RECURRING_OUTAGE, resolveOutageBounds } from './kit/outage';
 import { summarized } from './activity-summaries';
 
 export const hookRepairStatusQuery = defineQuery<HookRepairStatus>('status');
-
-export const HookFailure = { InvalidInput: 'InvalidHookInput' } as const;
 
 const api = summarized(proxyActivities<Activities>(API_CALL));
 

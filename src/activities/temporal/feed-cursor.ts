@@ -8,15 +8,8 @@
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, type Workflow } from '@temporalio/common';
-import { feedCursorWorkflowId, type FeedPollOutcome, type FeedPollRequest } from '../../common/feeds';
+import { FeedFailure, feedCursorWorkflowId, type FeedPollOutcome, type FeedPollRequest } from '../../common/feeds';
 import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
-
-/** Failure types of the feed workflows (stable strings). */
-export const FeedFailure = {
-  InvalidInput: 'InvalidFeedInput',
-  PollFailed: 'FeedPollFailed',
-  CursorStopping: 'FeedCursorStopping',
-} as const;
 
 export function createFeedCursorActivities() {
   return {
