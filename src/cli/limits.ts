@@ -9,10 +9,11 @@ import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { describeGovernor, governorWorkflowId, type GovernorSnapshot } from '../common/rate-governor';
 import { CliError, printJson, type CliContext } from './context';
+import { rateGovernor } from '../workflows/rate-governor';
 
 async function runningGovernors(client: Client): Promise<string[]> {
   const ids: string[] = [];
-  for await (const wf of client.workflow.list({ query: `WorkflowType = 'rateGovernor' AND ExecutionStatus = 'Running'` })) ids.push(wf.workflowId);
+  for await (const wf of client.workflow.list({ query: `WorkflowType = '${rateGovernor.name}' AND ExecutionStatus = 'Running'` })) ids.push(wf.workflowId);
   return ids.map((id) => id.replace(/^rate-governor:/, '')).sort();
 }
 

@@ -12,6 +12,8 @@ import { feedScheduleId, type FeedPollRunInput } from '../common/feeds';
 import { hookLabel, hookRepairScheduleId, type HookRepairInput } from '../common/hook-repair';
 import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { RECURRING_OUTAGE, resolveOutageBounds } from '../workflows/kit/outage';
+import { feedPollRun } from '../workflows/feed-poll';
+import { hookRepair } from '../workflows/hook-repair';
 
 export const FEED_SCHEDULE_PREFIX = 'feed:';
 export const HOOK_SCHEDULE_PREFIX = 'hook-repair:';
@@ -82,7 +84,7 @@ export function upsertFeedSchedule(client: Client, o: FeedScheduleOptions): Prom
     paused: o.paused,
     action: {
       type: 'startWorkflow',
-      workflowType: 'feedPollRun',
+      workflowType: feedPollRun,
       taskQueue: o.taskQueue,
       workflowId: `feed-poll:${feed}`,
       args: [{ ...o.input, origin: 'schedule' }],
@@ -112,7 +114,7 @@ export function upsertHookRepairSchedule(client: Client, o: HookRepairScheduleOp
     paused: o.paused,
     action: {
       type: 'startWorkflow',
-      workflowType: 'hookRepair',
+      workflowType: hookRepair,
       taskQueue: o.taskQueue,
       workflowId: `hook-repair:${hook}`,
       args: [o.input],

@@ -10,12 +10,13 @@ import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporal
 import { ApplicationFailure, type Workflow } from '@temporalio/common';
 import { FeedFailure, feedCursorWorkflowId, type FeedPollOutcome, type FeedPollRequest } from '../../common/feeds';
 import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
+import { feedCursor } from '../../workflows/feed-poll';
 
 export function createFeedCursorActivities() {
   return {
     async requestFeedPoll(input: { feed: string; request: FeedPollRequest }): Promise<FeedPollOutcome> {
       const ctx = Context.current();
-      const start = new WithStartWorkflowOperation('feedCursor', {
+      const start = new WithStartWorkflowOperation(feedCursor, {
         workflowId: feedCursorWorkflowId(input.feed),
         taskQueue: ctx.info.taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',

@@ -37,6 +37,7 @@ import { activityLog } from '../../telemetry/log';
 import type { BudgetTicket, RequestBudget, ResponseOutcome } from '../../http/request-budget';
 import { FailureType } from '../../http/retry-policy';
 import { sharedWaitLine, type SharedLimitWait } from '../../common/shared-wait';
+import { rateGovernor } from '../../workflows/rate-governor';
 
 export interface GovernorLinkOptions {
   credential: string;
@@ -282,7 +283,7 @@ export class GovernorLink implements RequestBudget {
   }
 
   private startOperation() {
-    return new WithStartWorkflowOperation('rateGovernor', {
+    return new WithStartWorkflowOperation(rateGovernor, {
       workflowId: governorWorkflowId(this.opts.credential),
       taskQueue: this.taskQueue(),
       workflowIdConflictPolicy: 'USE_EXISTING',
@@ -330,7 +331,7 @@ export class GovernorLink implements RequestBudget {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         const client = await this.client();
-        await client.workflow.signalWithStart('rateGovernor', {
+        await client.workflow.signalWithStart(rateGovernor, {
           workflowId: governorWorkflowId(this.opts.credential),
           taskQueue: this.taskQueue(),
           args: [{ credential: this.opts.credential, config: this.opts.config }],
