@@ -9,6 +9,7 @@ import { sinkProblems, type SinkConfig } from './feed-sinks';
 import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
 import { pauseAfterFailuresProblems } from './schedule-health';
 import type { CredentialChoice } from './credential';
+import { isGithubLogin, isRepositoryName } from './github-names';
 
 export * from './feed-sinks';
 
@@ -49,15 +50,18 @@ export const DEFAULT_POLL_INTERVAL_SECONDS = 60;
  */
 export const POLL_SAFETY_MS = 250;
 
-const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})$/;
-
-
 /** Failure types of the feed workflows and their activities (stable strings; one list for both sides). */
 export const FeedFailure = {
   InvalidInput: 'InvalidFeedInput',
   PollFailed: 'FeedPollFailed',
   CursorStopping: 'FeedCursorStopping',
 } as const;
+
+/** A path parameter of a feed template: `{repo}` is a repository name, every other one a login (GitHub's rules). */
+function validParam(name: string, value: string): boolean {
+  return name === 'repo' ? isRepositoryName(value) : isGithubLogin(value);
+}
+
 /**
  * Parses a feed path (with or without the leading slash, any case) into a `FeedRef`, or returns the
  * reason it is not one of the spec's feeds.
@@ -74,7 +78,7 @@ export function parseFeed(input: string): FeedRef | { problem: string } {
     for (let i = 0; i < parts.length && ok; i++) {
       const m = /^\{(\w+)\}$/.exec(parts[i]);
       if (m) {
-        if (!NAME.test(segments[i]) || segments[i] === '..') ok = false;
+        if (!validParam(m[1], segments[i])) ok = false;
         else params[m[1]] = segments[i].toLowerCase();
       } else if (parts[i] !== segments[i].toLowerCase()) ok = false;
     }

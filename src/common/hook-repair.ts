@@ -7,6 +7,7 @@
  */
 import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
 import { pauseAfterFailuresProblems } from './schedule-health';
+import { isGithubLogin, isRepositoryName, loginProblems } from './github-names';
 import type { CredentialChoice } from './credential';
 
 
@@ -148,14 +149,12 @@ export function hookPath(target: HookTarget, hookId: number): string {
   return 'org' in target ? `/orgs/${enc(target.org)}/hooks/${hookId}` : `/repos/${enc(target.owner)}/${enc(target.repo)}/hooks/${hookId}`;
 }
 
-const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})$/;
-
 export function hookTargetProblems(target: HookTarget, hookId: number): string[] {
   const problems: string[] = [];
   if (!target || typeof target !== 'object') problems.push('target must be { org } or { owner, repo }');
   else if ('org' in target) {
-    if (!NAME.test(target.org ?? '')) problems.push(`org ${JSON.stringify(target.org)} is not a valid organization name`);
-  } else if (!NAME.test((target as { owner?: string }).owner ?? '') || !NAME.test((target as { repo?: string }).repo ?? '')) {
+    problems.push(...loginProblems(target.org, 'org'));
+  } else if (!isGithubLogin((target as { owner?: string }).owner) || !isRepositoryName((target as { repo?: string }).repo)) {
     problems.push('repository must be OWNER/REPO');
   }
   if (!Number.isInteger(hookId) || hookId <= 0) problems.push('hookId must be a positive integer');

@@ -1,6 +1,8 @@
 /** GitHub name rules and the search-attribute limits of the status tracker. */
 import { describe, expect, it } from 'vitest';
 import { isGithubLogin, isRepositoryName, loginProblems, repositoryListProblems } from '../../src/common/github-names';
+import { hookTargetProblems } from '../../src/common/hook-repair';
+import { isFeedProblem, parseFeed } from '../../src/common/feeds';
 import { KEYWORD_MAX_BYTES, keywordValue, searchAttributeUpdates, summarizeList, utf8Bytes } from '../../src/common/search-attributes';
 
 describe('GitHub names', () => {
@@ -21,6 +23,17 @@ describe('GitHub names', () => {
       'repository alpha is listed twice'.replace('alpha', 'Alpha'),
       expect.stringContaining('repository ".." is not a valid repository name'),
     ]);
+  });
+
+  it('are the same rules for hook repair and feeds as for migrations and imports', () => {
+    // Hook repair and feeds used to accept `a_b` as an organization (their own regex); GitHub does not.
+    expect(hookTargetProblems({ org: 'a_b' }, 1)).toEqual([expect.stringContaining('org "a_b" is not a valid organization name')]);
+    expect(hookTargetProblems({ owner: 'a_b', repo: 'alpha' }, 1)).toEqual(['repository must be OWNER/REPO']);
+    expect(hookTargetProblems({ owner: 'octo-org', repo: '.github' }, 1)).toEqual([]);
+    expect(isFeedProblem(parseFeed('/orgs/a_b/events'))).toBe(true);
+    expect(isFeedProblem(parseFeed('/users/a--b/events'))).toBe(true);
+    expect(parseFeed('/repos/Octo-Org/.github/events')).toMatchObject({ kind: 'repo', path: '/repos/octo-org/.github/events' });
+    expect(parseFeed('/repos/octo-org/a_b.c/events')).toMatchObject({ kind: 'repo' });
   });
 });
 
