@@ -12,6 +12,7 @@ import { orgMigration } from '../../src/workflows/org-migration';
 import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess } from '../helpers/worker-process';
 import { expectFailure } from '../helpers/failures';
+import { GHP } from '../helpers/fake-secrets';
 
 const TOKEN_A = 'default-host-token-5b1e0c7d-never-in-history';
 const TOKEN_B = 'second-host-token-93fa62e1-never-in-history';
@@ -84,7 +85,7 @@ describe('a workflow input names its credential', () => {
     const handle = await client.workflow.start(orgMigration, {
       taskQueue,
       workflowId: `named-credential-bad-${randomUUID()}`,
-      args: [{ org: 'octo-org', repositories: ['named-repo'], credential: 'ghp_0123456789abcdefghijABCDEFGHIJ012345' }],
+      args: [{ org: 'octo-org', repositories: ['named-repo'], credential: GHP }],
     });
     fleet.track(handle);
     const cause = await expectFailure(handle.result(), 'InvalidCredential');

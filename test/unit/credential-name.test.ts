@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { credentialNameProblems, credentialOfInput } from '../../src/common/credential';
 import { sharedWaitLine, sharedWaitOf } from '../../src/common/shared-wait';
+import { GHP, GOOGLE_ACCESS_TOKEN, JWT, PAT } from '../helpers/fake-secrets';
 
 describe('credential names in workflow inputs', () => {
   it('accepts absent and configured-style names', () => {
@@ -11,7 +12,7 @@ describe('credential names in workflow inputs', () => {
   });
 
   it('refuses secrets without echoing them, and malformed names with the rule', () => {
-    for (const secret of ['ghp_0123456789abcdefghijABCDEFGHIJ012345', 'github_pat_11ABCDEFG0123456789', 'ya29.a0AfH6SMBx', 'eyJhbGciOiJSUzI1NiJ9.e30.sig']) {
+    for (const secret of [GHP, PAT, GOOGLE_ACCESS_TOKEN, JWT]) {
       const [problem] = credentialNameProblems(secret);
       expect(problem).toMatch(/looks like a secret/);
       expect(problem).not.toContain(secret.slice(0, 8));

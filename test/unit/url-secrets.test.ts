@@ -1,23 +1,12 @@
 /**
  * Credentials in URLs are refused (issue 8, item 8): a table of URLs with and without secrets. Token-like
- * strings are built by concatenation so no committed file holds anything that looks like a real token.
+ * strings come from test/helpers/fake-secrets.ts (built by concatenation).
  */
 import { describe, expect, it } from 'vitest';
 import { credentialInUrlProblems } from '../../src/common/url-secrets';
 import { feedRunProblems, parseSinkSpec, type SinkConfig } from '../../src/common/feeds';
+import { AWS, fill, GHO, GHP, GHR, GHS, GHU, GLPAT, GOOGLE_KEY, PAT, SLACK_BOT, SLACK_USER } from '../helpers/fake-secrets';
 
-const fill = (n: number, c = 'a') => c.repeat(n);
-const GHP = 'gh' + 'p_' + fill(36, 'A1');
-const GHO = 'gh' + 'o_' + fill(36, 'b');
-const GHU = 'gh' + 'u_' + fill(36, 'c');
-const GHS = 'gh' + 's_' + fill(36, 'd');
-const GHR = 'gh' + 'r_' + fill(36, 'e');
-const PAT = 'github' + '_pat_' + fill(22, 'F') + '_' + fill(59, 'g');
-const GLPAT = 'gl' + 'pat-' + fill(20, 'h');
-const SLACK_BOT = 'xo' + 'xb-' + '1234567890-' + fill(24, 'i');
-const SLACK_USER = 'xo' + 'xp-' + '1234567890-' + fill(24, 'j');
-const AWS = 'AK' + 'IA' + 'ABCDEFGHIJKLMNOP';
-const GOOGLE_KEY = 'AI' + 'za' + fill(35, 'k');
 
 const refused: [string, string, RegExp][] = [
   ['user and password', 'https://user:pa55@hooks.example.com/x', /user-info/],
