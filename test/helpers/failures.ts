@@ -47,3 +47,13 @@ export async function expectCancelled(promise: Promise<unknown>): Promise<Cancel
   if (!found) expect.fail(`expected a CancelledFailure along the cause chain of ${String(error)}`);
   return found;
 }
+
+/** Awaits a call (an activity, a client) that must reject with an `ApplicationFailure` itself, and returns it. */
+export async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
+  const err = await promise.then(
+    () => expect.fail('expected the call to fail, but it succeeded'),
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApplicationFailure);
+  return err as ApplicationFailure;
+}

@@ -4,11 +4,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
-import { ApplicationFailure } from '@temporalio/common';
 import { ApiClient, parseLinkHeader } from '../../src/http/api-client';
 import { GITHUB_DEFAULT_HEADERS, parseGithubErrorBody } from '../../src/http/github';
 import { FailureType, githubRetryPolicy } from '../../src/http/retry-policy';
 import type { HttpFailureDetails } from '../../src/http/failures';
+import { failureOf } from '../helpers/failures';
 
 const API = 'https://api.example.test';
 const STORAGE = 'https://objects.example.test';
@@ -39,14 +39,6 @@ function callCount(): number {
   return agent.getCallHistory()?.calls().length ?? 0;
 }
 
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ApplicationFailure);
-  return err as ApplicationFailure;
-}
 
 const json = { 'content-type': 'application/json' };
 const rateHeaders = (remaining: number, resetMs: number) => ({

@@ -9,12 +9,12 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApplicationFailure } from '@temporalio/common';
-import { archiveDownloader, MAX_STALLS, NOT_ARCHIVE_REASKS, type ArchiveDownload } from '../../src/activities/github/archive-download';
+import { archiveDownloader, MAX_STALLS, NOT_ARCHIVE_REASKS } from '../../src/activities/github/archive-download';
 import { ArchiveFailure } from '../../src/activities/github/archive-checks';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import type { StorageFault } from '../../src/emulator/storage/faults';
 import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
+import { failureOf } from '../helpers/failures';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const MIB = 1024 * 1024;
@@ -51,14 +51,6 @@ async function setup(options: EmulatorOptions & { archiveBytes?: number } = {}) 
   };
 }
 
-async function failure(p: Promise<ArchiveDownload>): Promise<ApplicationFailure> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ApplicationFailure);
-  return err as ApplicationFailure;
-}
 
 async function onlyTheArchiveIsLeft(path: string) {
   const dir = join(path, '..');
@@ -80,7 +72,7 @@ describe('archive download', () => {
     const s = await setup();
     const page = '<html><body><h1>AccessDenied</h1></body></html>';
     s.faults([{ kind: 'page', contentType: 'text/html', body: page }]);
-    const err = await failure(s.run());
+    const err = await failureOf(s.run());
     expect(err.type).toBe(ArchiveFailure.NotAnArchive);
     expect(err.nonRetryable).toBe(true);
     expect(err.message).toContain('content type text/html');
@@ -104,7 +96,7 @@ describe('archive download', () => {
   ])('refuses a body of content type %s', async (contentType, body) => {
     const s = await setup();
     s.faults([{ kind: 'page', contentType, body }]);
-    const err = await failure(s.run());
+    const err = await failureOf(s.run());
     expect(err.type).toBe(ArchiveFailure.NotAnArchive);
     expect(err.message).toContain(`content type ${contentType}`);
   });
@@ -112,13 +104,13 @@ describe('archive download', () => {
   it('refuses the real bytes served under a wrong content type', async () => {
     const s = await setup();
     s.faults([{ kind: 'content-type', contentType: 'text/plain; charset=utf-8' }]);
-    expect((await failure(s.run())).type).toBe(ArchiveFailure.NotAnArchive);
+    expect((await failureOf(s.run())).type).toBe(ArchiveFailure.NotAnArchive);
   });
 
   it('refuses an octet-stream body without the gzip magic bytes', async () => {
     const s = await setup();
     s.faults([{ kind: 'page', contentType: 'application/octet-stream', body: 'PK\u0003\u0004 not a gzip file' }]);
-    const err = await failure(s.run());
+    const err = await failureOf(s.run());
     expect(err.type).toBe(ArchiveFailure.NotAnArchive);
     expect(err.message).toContain('gzip magic bytes 1f 8b');
     expect(existsSync(s.path)).toBe(false);
@@ -137,7 +129,7 @@ describe('archive download', () => {
   it('reports a transfer that keeps breaking at the same byte as such, with what storage announced and sent', async () => {
     const s = await setup();
     s.faults([{ kind: 'short', untilOffset: MIB }]);
-    const err = await failure(s.run());
+    const err = await failureOf(s.run());
     expect(err.type).toBe(ArchiveFailure.TransferBroken);
     expect(err.nonRetryable).toBe(true);
     expect(err.message).toContain(`storage announced ${4 * MIB} bytes, sent ${MIB} and closed`);
@@ -153,7 +145,7 @@ describe('archive download', () => {
   ])('fails at once, non-retryable, when the API redirects to %s', async (location, says) => {
     const s = await setup();
     s.faults([{ kind: 'presign', location }]);
-    const err = await failure(s.run());
+    const err = await failureOf(s.run());
     expect(err.type).toBe(ArchiveFailure.LocationUnusable);
     expect(err.nonRetryable).toBe(true);
     expect(err.message).toContain('only downloads archives over http(s)');
@@ -164,7 +156,7 @@ describe('archive download', () => {
   it('fails at once, non-retryable, when the API redirects to something that is not a URL', async () => {
     const s = await setup();
     s.faults([{ kind: 'presign', location: 'http://[not-a-host' }]);
-    const err = await failure(s.run());
+    const err = await failureOf(s.run());
     expect(err.type).toBe(ArchiveFailure.LocationUnusable);
     expect(err.nonRetryable).toBe(true);
     expect(err.message).toContain('not a URL');
@@ -174,7 +166,7 @@ describe('archive download', () => {
   it('fails at once, non-retryable, when storage redirects in a circle', async () => {
     const s = await setup();
     s.faults([{ kind: 'redirect' }]);
-    const err = await failure(s.run());
+    const err = await failureOf(s.run());
     expect(err.type).toBe(ArchiveFailure.RedirectLoop);
     expect(err.nonRetryable).toBe(true);
     expect(err.message).toContain('redirects in a circle');
@@ -249,7 +241,7 @@ describe('archive download', () => {
   it('refuses to write while a live process holds the lock, and takes over the lock of a dead one', async () => {
     const s = await setup({ archiveBytes: MIB });
     await writeFile(`${s.path}.lock`, JSON.stringify({ host: hostname(), pid: process.pid, token: 'someone-else' }));
-    const err = await failure(s.run());
+    const err = await failureOf(s.run());
     expect(err.type).toBe(ArchiveFailure.Busy);
     expect(err.nonRetryable).toBe(false);
     expect(s.e.stats.storage.requests).toBe(0);

@@ -4,12 +4,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
-import { ApplicationFailure } from '@temporalio/common';
 import { googleRetryPolicy, parseDurationMs, parseGoogleErrorBody, etagMismatchMessage } from '../../src/http/google';
 import { decideNetworkRetry, decideRetry, FailureType, githubRetryPolicy, type ResponseFacts } from '../../src/http/retry-policy';
 import { createGoogleClient } from '../../src/http/google';
 import { HttpFailure } from '../../src/workflows/activity-failures';
 import type { HttpFailureDetails } from '../../src/http/failures';
+import { failureOf } from '../helpers/failures';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
 const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo';
@@ -155,14 +155,6 @@ describe('the Google client', () => {
 
   const client = () => createGoogleClient({ baseUrl: API, token: () => 'static-token', dispatcher: agent, clock: () => now });
 
-  async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-    const err = await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(ApplicationFailure);
-    return err as ApplicationFailure;
-  }
 
   it('turns a 429 with RetryInfo into a retryable failure whose next retry waits as asked, and sends nothing until then', async () => {
     agent

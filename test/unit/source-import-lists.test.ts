@@ -4,11 +4,11 @@
  * author list would skip the mapping; an empty large-file list would skip the LFS decision).
  */
 import { describe, expect, it } from 'vitest';
-import { ApplicationFailure } from '@temporalio/common';
 import { createImportActivities } from '../../src/activities/github/source-import';
 import type { ActivityDeps } from '../../src/activities/context';
 import type { ApiClient, ApiResponse } from '../../src/http/api-client';
 import { MALFORMED_ANSWER } from '../../src/http/answer';
+import { failureOf } from '../helpers/failures';
 
 const BASE = 'https://api.example.test/repos/o/r/import';
 const authorBody = { id: 3, remote_id: 'svn:ann', remote_name: 'ann', email: 'ann@example.test', name: 'Ann', url: `${BASE}/authors/3` };
@@ -22,11 +22,6 @@ function activitiesAnswering(body: unknown) {
   return createImportActivities({ github } as unknown as ActivityDeps);
 }
 
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(ApplicationFailure);
-  return err as ApplicationFailure;
-}
 
 describe('source import author and large-file lists are checked (issue 13)', () => {
   it('well-formed lists are read as documented', async () => {

@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApplicationFailure } from '@temporalio/common';
 import { TokenlessClient } from '../../src/http/tokenless';
 import { createGithubClient } from '../../src/http/github';
 import { FailureType } from '../../src/http/retry-policy';
@@ -18,6 +17,7 @@ import type { ApiObservation } from '../../src/http/observer';
 import { archiveDownloader } from '../../src/activities/github/archive-download';
 import { ArchiveFailure } from '../../src/activities/github/archive-checks';
 import { postSignedBatches } from '../../src/activities/sinks/http';
+import { failureOf } from '../helpers/failures';
 
 const TOKEN = 'ghp_never_leaves_the_api';
 const ARCHIVE = gzipSync(Buffer.from('an archive'.repeat(100)));
@@ -68,11 +68,6 @@ async function download(base: string) {
   return archiveDownloader(deps)({ org: 'octo-org', migrationId: 7, path: 'a.tar.gz' }, { heartbeat: () => undefined });
 }
 
-async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(ApplicationFailure);
-  return err as ApplicationFailure;
-}
 
 describe('token-less client: no credential reaches storage or a sink', () => {
   it('downloads a pre-signed URL on the API origin itself without the token the API call carried', async () => {
