@@ -64,7 +64,7 @@ export function nextImportStep(r: ImportRecord, input: StepInput, restarts: { do
 /** The failure after `detection_found_nothing`, once the cancel was tried (`leftOver`: what is left to do by hand). */
 export function sourceNotFound(input: StepInput, leftOver: string | undefined): ApplicationFailure {
   return ApplicationFailure.nonRetryable(
-    `no source control was detected at ${input.vcsUrl}; the import into ${input.owner}/${input.repo} was ${leftOver ? 'not' : ''} cancelled. ` +
+    `no source control was detected at ${input.vcsUrl}; the import into ${input.owner}/${input.repo} was ${leftOver ? 'not cancelled' : 'cancelled'}. ` +
       `${leftOver ?? 'Check the URL and start again'}`,
     ImportFailure.SourceNotFound,
     { vcsUrl: input.vcsUrl },

@@ -91,7 +91,7 @@ describe('source-import state machine', () => {
     const cancelled = sourceNotFound(input, undefined);
     expect(cancelled).toMatchObject({ type: ImportFailure.SourceNotFound, nonRetryable: true, details: [{ vcsUrl: input.vcsUrl }] });
     expect(cancelled.message).toContain(`no source control was detected at ${input.vcsUrl}`);
-    expect(cancelled.message).toContain('Check the URL and start again');
+    expect(cancelled.message).toContain('was cancelled. Check the URL and start again');
     const leftOver = sourceNotFound(input, 'cancel it by hand with DELETE /repos/octo-org/alpha/import');
     expect(leftOver.message).toContain('was not cancelled');
     expect(leftOver.message).toContain('DELETE /repos/octo-org/alpha/import');
