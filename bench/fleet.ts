@@ -38,6 +38,7 @@ interface Options {
   killAt: number;
   compare: boolean;
   control: boolean;
+  windows?: boolean;
 }
 
 const program = new Command()
@@ -53,6 +54,7 @@ const program = new Command()
   .option('--limit <n>', 'primary limit per window', Number, 60)
   .option('--window <s>', 'primary window (seconds)', Number, 10)
   .option('--kill-at <s>', 'SIGKILL one worker (and restart it) this long into the run', Number, 20)
+  .option('--windows', 'print every primary window of the governed runs (requests counted, whether work waited on the budget)')
   .option('--no-compare', 'skip the run with one worker')
   .option('--no-control', 'skip the control run of the same fleet with the governor off (LONGHAUL_RATE_GOVERNOR=off)');
 
@@ -136,10 +138,14 @@ async function run(o: Options, workers: number, governorOn: boolean, server: Awa
   }, o.killAt * 1000);
   // When the governor's gate is closed because the window's budget is spent, work is waiting on the limit.
   const budgetBound: number[] = [];
+  const samples: { at: number; snap: GovernorSnapshot }[] = [];
   const sampler = setInterval(() => {
     void governor()
       .query<GovernorSnapshot>('limits')
-      .then((g) => g.reason === BUDGET_SPENT && budgetBound.push(Date.now()))
+      .then((g) => {
+        samples.push({ at: Date.now(), snap: g });
+        if (g.reason === BUDGET_SPENT) budgetBound.push(Date.now());
+      })
       .catch(() => undefined);
   }, 1000);
   const progress = setInterval(() => console.log(`  ${((Date.now() - started) / 1000).toFixed(0)} s: ${emulator.stats.requests} requests, ${emulator.migrations.all().length} migrations started`), 30_000);
@@ -156,6 +162,7 @@ async function run(o: Options, workers: number, governorOn: boolean, server: Awa
   const busy = caller.windows.filter((w) => w.startMs + o.window * 1000 <= finishedAt);
   const shares = busy.map((w) => w.used / o.limit);
   const bound = busy.filter((w) => budgetBound.some((t) => t >= w.startMs && t < w.startMs + o.window * 1000)).map((w) => w.used / o.limit);
+  if (o.windows && governorOn) printWindows(busy, o, started, budgetBound, samples);
   const failed = results.filter((r) => r.status === 'rejected');
   const figures: Figures = {
     workers,
@@ -181,6 +188,23 @@ async function run(o: Options, workers: number, governorOn: boolean, server: Awa
   await connection.close();
   await emulator.close();
   return figures;
+}
+
+/** One line per primary window: what the emulator counted, and what the governor said each second of it. */
+function printWindows(
+  windows: { startMs: number; used: number; limitedAnswers: number }[],
+  o: Options,
+  started: number,
+  budgetBound: number[],
+  samples: { at: number; snap: GovernorSnapshot }[],
+): void {
+  for (const w of windows) {
+    const end = w.startMs + o.window * 1000;
+    const inWindow = samples.filter((s) => s.at >= w.startMs && s.at < end);
+    const bound = budgetBound.some((t) => t >= w.startMs && t < end);
+    const said = inWindow.map((s) => `${s.snap.budget ?? '?'}${s.snap.queued ? `/q${s.snap.queued}` : ''}`).join(' ');
+    console.log(`  window +${((w.startMs - started) / 1000).toFixed(1)} s: ${w.used}/${o.limit}${bound ? ' (budget-bound)' : ''}${w.limitedAnswers ? `, ${w.limitedAnswers} limited` : ''} · governor budget/queued each second: ${said}`);
+  }
 }
 
 function print(all: Figures[]): void {

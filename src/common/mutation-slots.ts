@@ -4,7 +4,7 @@
  *
  * A worker sends at its slot, or up to `MUTATION_SLOT_TOLERANCE_MS` later; one that gets its answer later
  * than that lets the slot go and asks again, because the next slot (granted to anyone) may lie only
- * `spacing + tolerance + 50 ms` after it, so a later send could reach the server closer than the configured
+ * `spacing + tolerance + MUTATION_SEND_MARGIN_MS` after it, so a later send could reach the server closer than the configured
  * spacing to the next mutation. Workers' clocks are assumed NTP-synchronised.
  *
  * The answer to an `acquire` Update is dated by the governor's workflow task (its start), and reaches the
@@ -16,7 +16,13 @@
  */
 
 /** @format milliseconds — how late after its slot a mutation may still be sent. */
-export const MUTATION_SLOT_TOLERANCE_MS = 300;
+export const MUTATION_SLOT_TOLERANCE_MS = 250;
+/**
+ * @format milliseconds — added to every slot's spacing beyond the tolerance: between the worker's last check of its
+ * slot and the request reaching the server lie the HTTP core's own steps (credentials, dispatch), which a loaded
+ * machine stretches. With 50 ms, bench:fleet at load average 10 measured two mutations 999 ms apart.
+ */
+export const MUTATION_SEND_MARGIN_MS = 150;
 /** @format milliseconds — the least lead: the earliest slot is this far ahead of the governor's clock. */
 export const MUTATION_SLOT_LEAD_MS = 250;
 /** @format milliseconds — the most lead a worker asks for (its answers arriving later than this is an outage). */

@@ -10,7 +10,7 @@
  * the fleet spends the window down to the reserve and then waits for the reset instead of learning about
  * exhaustion from a limited answer. Limited answers any worker receives still close the gate for all.
  */
-import { contentFreeAt, heldForMutations, holdForMutations, MUTATION_SLOT_TOLERANCE_MS, slotLeadFor, type MutationsWaiting } from './mutation-slots';
+import { contentFreeAt, heldForMutations, holdForMutations, MUTATION_SEND_MARGIN_MS, MUTATION_SLOT_TOLERANCE_MS, slotLeadFor, type MutationsWaiting } from './mutation-slots';
 
 /** What a request is, for pacing: reads are only counted; mutations are spaced; content creation is also capped per minute/hour. */
 export type RequestKind = 'read' | 'mutation' | 'content';
@@ -283,7 +283,7 @@ function grantSlots(
   refuse: (granted: number, untilMs: number, reason: string, slotTimes?: number[]) => AcquireGrant,
 ): AcquireGrant {
   const { config } = state;
-  const spacing = config.mutationSpacingMs + MUTATION_SLOT_TOLERANCE_MS + 50;
+  const spacing = config.mutationSpacingMs + MUTATION_SLOT_TOLERANCE_MS + MUTATION_SEND_MARGIN_MS;
   const lead = slotLeadFor(req.leadMs, config.maxSlotWaitMs);
   const slots: number[] = [];
   let retryAt = now;

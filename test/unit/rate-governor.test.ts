@@ -17,6 +17,7 @@ import {
 import {
   gateCheckAheadMs,
   MAX_MUTATION_SLOT_LEAD_MS,
+  MUTATION_SEND_MARGIN_MS,
   MUTATION_SLOT_LEAD_MS,
   nextSlotLead,
   slotLeadFor,
@@ -110,11 +111,12 @@ describe('rate governor pacing', () => {
     const b = acquire(s, { workerId: 'w2', kind: 'mutation', count: 1 }, T0 + 10, noJitter);
     const slots = [...a.slotTimes!, ...b.slotTimes!];
     expect(slots).toHaveLength(3);
-    for (let i = 1; i < slots.length; i++) expect(slots[i] - slots[i - 1]).toBeGreaterThanOrEqual(1_000 + MUTATION_SLOT_TOLERANCE_MS);
+    for (let i = 1; i < slots.length; i++) expect(slots[i] - slots[i - 1]).toBeGreaterThanOrEqual(1_000 + MUTATION_SLOT_TOLERANCE_MS + MUTATION_SEND_MARGIN_MS);
   });
 
   it('refuses mutation slots further out than the longest slot wait instead of holding them', () => {
-    const s = known(59, { maxSlotWaitMs: 3_000 });
+    // Slots 1.4 s apart from 250 ms ahead: three fit within 3.5 s.
+    const s = known(59, { maxSlotWaitMs: 3_500 });
     const grant = acquire(s, { workerId: 'w1', kind: 'mutation', count: 5 }, T0, noJitter);
     expect(grant.granted).toBe(3);
     expect(grant.retryInMs).toBeGreaterThan(0);
@@ -256,7 +258,7 @@ describe('rate governor mutation slots under slow answers', () => {
     const a = acquire(s, { workerId: 'w1', kind: 'mutation', count: 1, leadMs: 2_000 }, T0, noJitter);
     expect(a).toMatchObject({ slotTimes: [T0 + 2_000], grantedAt: T0 });
     const b = acquire(s, { workerId: 'w2', kind: 'mutation', count: 1 }, T0 + 10, noJitter);
-    expect(b.slotTimes![0] - a.slotTimes![0]).toBeGreaterThanOrEqual(1_000 + MUTATION_SLOT_TOLERANCE_MS);
+    expect(b.slotTimes![0] - a.slotTimes![0]).toBeGreaterThanOrEqual(1_000 + MUTATION_SLOT_TOLERANCE_MS + MUTATION_SEND_MARGIN_MS);
   });
 
   it('refuses an acquire request with a bad lead before it reaches the governor', () => {
@@ -308,7 +310,8 @@ describe('rate governor: mutations before reads on a spent budget', () => {
   });
 
   it('holds nothing for mutations that wait only for a slot further out than the longest slot wait', () => {
-    const s = known(59, { maxSlotWaitMs: 3_000 });
+    // Slots 1.4 s apart from 250 ms ahead: three fit within 3.5 s.
+    const s = known(59, { maxSlotWaitMs: 3_500 });
     const grant = acquire(s, { workerId: 'w1', kind: 'mutation', count: 5 }, T0, noJitter);
     expect(grant.granted).toBe(3);
     expect(s.mutationsWaiting).toEqual({});
