@@ -20,10 +20,16 @@ const START_ATTEMPTS = 3;
 /**
  * Starts a time-skipping test server. The SDK gives a spawned server 5 s to answer; a JVM on a loaded 2-core
  * machine can miss that once, so a start-up timeout is retried (the second start finds the jars in the page cache).
+ *
+ * `longRun`: the JVM may use its optimising compiler (C2). The launcher limits it to C1 for a fast start, which
+ * costs a run of tens of thousands of workflow tasks most of its speed: a day of 1-second polls went from ~780
+ * to ~470 polls a wall minute with C1 and ran at ~1,000–3,900 with C2 on the same machine.
  */
-export async function createTimeSkippingEnv(log: (m: string) => void = () => undefined): Promise<TestWorkflowEnvironment> {
+export async function createTimeSkippingEnv(log: (m: string) => void = () => undefined, opts: { longRun?: boolean } = {}): Promise<TestWorkflowEnvironment> {
   quietRuntime();
   const path = await ensureTestServer(log);
+  // The launcher reads this when the SDK spawns it (a later -XX flag wins over the launcher's own).
+  if (opts.longRun) process.env.LONGHAUL_TEST_SERVER_JAVA_OPTS = `${process.env.LONGHAUL_TEST_SERVER_JAVA_OPTS ?? ''} -XX:TieredStopAtLevel=4`.trim();
   for (let attempt = 1; ; attempt++) {
     try {
       const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });

@@ -29,7 +29,7 @@ describe(`a migration polled every second for ${HOURS} h (time-skipping)`, () =>
   let stack: TestStack;
 
   beforeAll(async () => {
-    env = await createTimeSkippingEnv((m) => console.log(`[time-skipping] ${m}`));
+    env = await createTimeSkippingEnv((m) => console.log(`[time-skipping] ${m}`), { longRun: HOURS > 1 });
     stack = await startStack({
       env,
       emulator: {
