@@ -76,6 +76,7 @@ interface Figures {
   boundWindows: number;
   boundUtilisation: number;
   minMutationGapMs: number | null;
+  closestMutations?: [string, string];
   peakConcurrent: number;
   firstFailure?: string;
 }
@@ -159,9 +160,9 @@ async function run(o: Options, workers: number, governorOn: boolean, server: Awa
   const stats = emulator.stats;
   const caller = emulator.rateLimiter.fleetStats()[TOKEN];
   // Windows that ended while migrations were still queued (the last, partial one left out).
-  const busy = caller.windows.filter((w) => w.startMs + o.window * 1000 <= finishedAt);
+  const busy = caller.windows.filter((w) => w.endMs <= finishedAt);
   const shares = busy.map((w) => w.used / o.limit);
-  const bound = busy.filter((w) => budgetBound.some((t) => t >= w.startMs && t < w.startMs + o.window * 1000)).map((w) => w.used / o.limit);
+  const bound = busy.filter((w) => budgetBound.some((t) => t >= w.startMs && t < w.endMs)).map((w) => w.used / o.limit);
   if (o.windows && governorOn) printWindows(busy, o, started, budgetBound, samples);
   const failed = results.filter((r) => r.status === 'rejected');
   const figures: Figures = {
@@ -181,6 +182,7 @@ async function run(o: Options, workers: number, governorOn: boolean, server: Awa
     boundWindows: bound.length,
     boundUtilisation: bound.length ? bound.reduce((a, b) => a + b, 0) / bound.length : 0,
     minMutationGapMs: caller.minMutationGapMs,
+    closestMutations: caller.closestMutations,
     peakConcurrent: caller.peakConcurrent,
     firstFailure: failed.length ? String((failed[0] as PromiseRejectedResult).reason) : undefined,
   };
@@ -192,14 +194,14 @@ async function run(o: Options, workers: number, governorOn: boolean, server: Awa
 
 /** One line per primary window: what the emulator counted, and what the governor said each second of it. */
 function printWindows(
-  windows: { startMs: number; used: number; limitedAnswers: number }[],
+  windows: { startMs: number; endMs: number; used: number; limitedAnswers: number }[],
   o: Options,
   started: number,
   budgetBound: number[],
   samples: { at: number; snap: GovernorSnapshot }[],
 ): void {
   for (const w of windows) {
-    const end = w.startMs + o.window * 1000;
+    const end = w.endMs;
     const inWindow = samples.filter((s) => s.at >= w.startMs && s.at < end);
     const bound = budgetBound.some((t) => t >= w.startMs && t < end);
     const said = inWindow.map((s) => `${s.snap.budget ?? '?'}${s.snap.queued ? `/q${s.snap.queued}` : ''}`).join(' ');
@@ -226,6 +228,9 @@ function print(all: Figures[]): void {
   row('smallest gap between two mutations', (x) => (x.minMutationGapMs === null ? '-' : `${x.minMutationGapMs} ms`), 'target ≥ 1000 ms');
   row('peak concurrent requests on the token', (x) => String(x.peakConcurrent), 'cap 50');
   for (const x of all) if (x.firstFailure) console.log(`  W=${x.workers} first failure: ${x.firstFailure}`);
+  for (const x of all) {
+    if (x.closestMutations) console.log(`  W=${x.workers}${x.governor ? '' : ' (control)'} closest mutations: ${x.closestMutations.join(' then ')}`);
+  }
 }
 
 async function main(): Promise<void> {

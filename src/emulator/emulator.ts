@@ -217,7 +217,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
     const limiter = service.rateLimiter;
     const caller = token;
     const arrival = limiter?.arrival(caller, now) ?? 'open';
-    limiter?.noteMethod(caller, method, now);
+    limiter?.noteMethod(caller, method, now, url.pathname);
     if (arrival === 'while-limited') this.stats.requestsWhileLimited++;
     if (arrival === 'in-flight') this.stats.requestsInFlightWhenLimited++;
     if (match === undefined) return fail(404, 'Not Found', {}, limiter?.headers(caller, now) ?? {});

@@ -76,13 +76,18 @@ interface CallerState {
   windows: WindowRecord[];
   /** Arrival of the last mutation (non-GET/HEAD), and the smallest gap between two so far. */
   lastMutationAt?: number;
+  lastMutation?: string;
   minMutationGapMs?: number;
+  /** The two mutations that came closest (`METHOD /path`), in order of arrival. */
+  closestMutations?: [string, string];
   peakConcurrent: number;
 }
 
 /** One primary window of a caller: requests counted against it, limited answers and requests sent while limited in it. */
 export interface WindowRecord {
   startMs: number;
+  /** When the window resets: the whole second its `x-ratelimit-reset` announces. */
+  endMs: number;
   used: number;
   limitedAnswers: number;
   whileLimited: number;
@@ -93,6 +98,8 @@ export interface CallerFleetStats {
   windows: WindowRecord[];
   /** null until two mutations arrived. */
   minMutationGapMs: number | null;
+  /** The two requests of that gap, when the emulator was told their paths. */
+  closestMutations?: [string, string];
   peakConcurrent: number;
 }
 
@@ -112,15 +119,23 @@ export class RateLimiter {
     let s = this.callers.get(caller);
     if (!s) {
       s = { windowStart: now, used: 0, points: new Map(), content: [], inFlight: 0, limitedUntil: 0, noticeAt: 0, windows: [], peakConcurrent: 0 };
-      s.windows.push({ startMs: now, used: 0, limitedAnswers: 0, whileLimited: 0 });
+      s.windows.push({ startMs: now, endMs: this.windowEnd(s), used: 0, limitedAnswers: 0, whileLimited: 0 });
       this.callers.set(caller, s);
     }
-    if (now - s.windowStart >= this.config.windowMs) {
+    if (now >= this.windowEnd(s)) {
       s.windowStart = now;
       s.used = 0;
-      s.windows.push({ startMs: now, used: 0, limitedAnswers: 0, whileLimited: 0 });
+      s.windows.push({ startMs: now, endMs: this.windowEnd(s), used: 0, limitedAnswers: 0, whileLimited: 0 });
     }
     return s;
+  }
+
+  /**
+   * A window opens with the first request after the last one reset and resets at the whole second its
+   * `x-ratelimit-reset` (epoch seconds) announces, so a client that believes the header is never early or late.
+   */
+  private windowEnd(s: CallerState): number {
+    return Math.ceil((s.windowStart + this.config.windowMs) / 1000) * 1000;
   }
 
   /**
@@ -137,17 +152,27 @@ export class RateLimiter {
   }
 
   /** Notes a request's method at arrival: the gap between mutations is a figure of how a fleet paces them. */
-  noteMethod(caller: string, method: string, now: number): void {
+  noteMethod(caller: string, method: string, now: number, path = ''): void {
     if (method === 'GET' || method === 'HEAD') return;
     const s = this.state(caller, now);
-    if (s.lastMutationAt !== undefined) s.minMutationGapMs = Math.min(s.minMutationGapMs ?? Infinity, now - s.lastMutationAt);
+    const request = `${method} ${path}`.trim();
+    if (s.lastMutationAt !== undefined && now - s.lastMutationAt < (s.minMutationGapMs ?? Infinity)) {
+      s.minMutationGapMs = now - s.lastMutationAt;
+      s.closestMutations = [s.lastMutation ?? '', request];
+    }
     s.lastMutationAt = now;
+    s.lastMutation = request;
   }
 
   fleetStats(): Record<string, CallerFleetStats> {
     const out: Record<string, CallerFleetStats> = {};
     for (const [caller, s] of this.callers) {
-      out[caller] = { windows: s.windows.map((w) => ({ ...w })), minMutationGapMs: s.minMutationGapMs ?? null, peakConcurrent: s.peakConcurrent };
+      out[caller] = {
+        windows: s.windows.map((w) => ({ ...w })),
+        minMutationGapMs: s.minMutationGapMs ?? null,
+        ...(s.closestMutations ? { closestMutations: s.closestMutations } : {}),
+        peakConcurrent: s.peakConcurrent,
+      };
     }
     return out;
   }
@@ -155,9 +180,11 @@ export class RateLimiter {
   /** Forgets the fleet figures (with the stats reset), keeping the limits' state. */
   resetHistory(): void {
     for (const s of this.callers.values()) {
-      s.windows = [{ startMs: s.windowStart, used: 0, limitedAnswers: 0, whileLimited: 0 }];
+      s.windows = [{ startMs: s.windowStart, endMs: this.windowEnd(s), used: 0, limitedAnswers: 0, whileLimited: 0 }];
       s.lastMutationAt = undefined;
+      s.lastMutation = undefined;
       s.minMutationGapMs = undefined;
+      s.closestMutations = undefined;
       s.peakConcurrent = s.inFlight;
     }
   }
@@ -171,14 +198,14 @@ export class RateLimiter {
 
   resetEpochSeconds(caller: string, now: number): number {
     const s = this.state(caller, now);
-    return Math.ceil((s.windowStart + this.config.windowMs) / 1000);
+    return this.windowEnd(s) / 1000;
   }
 
   /** Admits or rejects one request. `endpoint` is the route key the secondary point budget is kept by. */
   admit(caller: string, endpoint: string, points: number, contentCreating: boolean, now: number): LimitVerdict {
     const s = this.state(caller, now);
     const cfg = this.config;
-    const resetMs = s.windowStart + cfg.windowMs;
+    const resetMs = this.windowEnd(s);
     if (s.used >= cfg.limit) {
       s.windows[s.windows.length - 1].limitedAnswers++;
       this.limit(s, now, resetMs);
@@ -223,7 +250,7 @@ export class RateLimiter {
     }
     const remaining = Math.max(0, this.config.limit - s.used);
     // A response that spends the window tells the caller to wait until the reset.
-    if (remaining === 0) this.limit(s, now, s.windowStart + this.config.windowMs);
+    if (remaining === 0) this.limit(s, now, this.windowEnd(s));
     return this.headers(caller, now);
   }
 

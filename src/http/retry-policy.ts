@@ -165,12 +165,17 @@ function serverDateMs(facts: ResponseFacts): number | undefined {
 /**
  * Milliseconds until `x-ratelimit-reset`, measured against the server's clock when it sent a `Date`
  * (the reset is an instant on the server's clock; our clock may be off by minutes).
+ *
+ * `Date` has whole seconds, so the server's "now" lies in [Date, Date + 1 s). Our own clock, when it falls in
+ * that second, places it more precisely; otherwise (a clock off by more) `Date` itself is used, the longer wait.
+ * Taking `Date` alone overstated every wait by half a second on average — a tenth of a 10-second window.
  */
 export function msUntilReset(facts: ResponseFacts, nowMs: number): number | undefined {
   const reset = header(facts, 'x-ratelimit-reset');
   if (reset === undefined || !/^\d+$/.test(reset.trim())) return undefined;
   const resetMs = Number(reset) * 1000;
-  const reference = serverDateMs(facts) ?? nowMs;
+  const date = serverDateMs(facts);
+  const reference = date === undefined ? nowMs : nowMs >= date && nowMs < date + 1000 ? nowMs : date;
   return Math.max(0, resetMs - reference);
 }
 

@@ -86,6 +86,13 @@ describe('msUntilReset', () => {
     expect(msUntilReset(f, SERVER_NOW - 60 * 60_000)).toBe(90_000);
   });
 
+  it("places the server's now within Date's whole second by our clock when our clock falls in it", () => {
+    const f = facts(200, { 'x-ratelimit-reset': String(resetSeconds), date: httpDate(SERVER_NOW) });
+    expect(msUntilReset(f, SERVER_NOW + 600)).toBe(90_000 - 600);
+    expect(msUntilReset(f, SERVER_NOW + 1_000)).toBe(90_000);
+    expect(msUntilReset(f, SERVER_NOW - 1)).toBe(90_000);
+  });
+
   it('is zero for a reset already passed and undefined without a numeric reset', () => {
     expect(msUntilReset(facts(200, { 'x-ratelimit-reset': String(SERVER_NOW / 1000 - 5) }), SERVER_NOW)).toBe(0);
     expect(msUntilReset(facts(200, {}), SERVER_NOW)).toBeUndefined();

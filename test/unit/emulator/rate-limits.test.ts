@@ -76,11 +76,23 @@ describe('emulator primary rate limit', () => {
     await call(e.apiUrl, 'GET', LIST);
     const figures = Object.values(e.rateLimiter.fleetStats())[0];
     expect(figures.windows).toEqual([
-      { startMs: START, used: 2, limitedAnswers: 3, whileLimited: 3 },
-      { startMs: START + 10_000, used: 1, limitedAnswers: 0, whileLimited: 0 },
+      { startMs: START, endMs: START + 10_000, used: 2, limitedAnswers: 3, whileLimited: 3 },
+      { startMs: START + 10_000, endMs: START + 20_000, used: 1, limitedAnswers: 0, whileLimited: 0 },
     ]);
     expect(figures.minMutationGapMs).toBe(1_700);
+    expect(figures.closestMutations).toEqual([`POST ${LIST}`, `DELETE ${LIST}/1/archive`]);
     expect(figures.peakConcurrent).toBe(1);
+  });
+
+  it('resets a window at the whole second its x-ratelimit-reset announces, not before', async () => {
+    const e = await start({ rateLimit: { limit: 1, windowMs: 10_000 } });
+    em.now = START + 300; // the window opens mid-second: it lasts until the next whole second after 10 s
+    const first = await call(e.apiUrl, 'GET', LIST);
+    expect(first.headers['x-ratelimit-reset']).toBe(String((START + 11_000) / 1000));
+    em.now = START + 10_999;
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(403);
+    em.now = START + 11_000;
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(200);
   });
 
   it('answers the primary limit with 429 when configured so', async () => {
