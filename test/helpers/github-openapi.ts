@@ -10,22 +10,27 @@ import { readFileSync } from 'node:fs';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 
+interface OpenApiResponse {
+  /** Shared answers (`#/components/responses/not_found`) are references. */
+  $ref?: string;
+  content?: Record<string, { schema?: unknown }>;
+}
 interface OpenApiOperation {
   operationId?: string;
-  responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+  responses?: Record<string, OpenApiResponse>;
 }
 type OpenApiPaths = Record<string, Record<string, OpenApiOperation>>;
 
 const COMPONENTS_ID = 'github-openapi';
 
-let loaded: { paths: OpenApiPaths; ajv: Ajv; templates: { template: string; pattern: RegExp }[] } | undefined;
+let loaded: { paths: OpenApiPaths; responses: Record<string, OpenApiResponse>; ajv: Ajv; templates: { template: string; pattern: RegExp }[] } | undefined;
 const compiled = new Map<string, ValidateFunction | null>();
 
 function load(): NonNullable<typeof loaded> {
   if (loaded) return loaded;
   const doc = JSON.parse(readFileSync(require.resolve('@octokit/openapi/generated/api.github.com.json'), 'utf8')) as {
     paths: OpenApiPaths;
-    components: unknown;
+    components: { responses: Record<string, OpenApiResponse> };
   };
   const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
   addFormats(ajv);
@@ -35,7 +40,7 @@ function load(): NonNullable<typeof loaded> {
     // `{org}` matches one path segment; templates are tried most literal first (see findTemplate).
     pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
   }));
-  loaded = { paths: doc.paths, ajv, templates };
+  loaded = { paths: doc.paths, responses: doc.components.responses, ajv, templates };
   return loaded;
 }
 
@@ -49,23 +54,34 @@ export function findTemplate(method: string, path: string): string | undefined {
   return matches[0]?.template;
 }
 
+/** Whether the description documents this status for the route (the shared error answers are not on every route). */
+export function documentsStatus(method: string, path: string, status: number): boolean {
+  const template = path.includes('{') ? path : findTemplate(method, path);
+  return template !== undefined && load().paths[template][method.toLowerCase()]?.responses?.[String(status)] !== undefined;
+}
+
 function validatorFor(method: string, template: string, status: number): ValidateFunction | null {
   const key = `${method.toUpperCase()} ${template} ${status}`;
   if (compiled.has(key)) return compiled.get(key)!;
-  const { paths, ajv } = load();
+  const { paths, responses } = load();
   const operation = paths[template]?.[method.toLowerCase()];
   if (!operation) throw new Error(`GitHub's OpenAPI description has no ${method.toUpperCase()} ${template}`);
-  const response = operation.responses?.[String(status)];
-  if (!response) throw new Error(`GitHub's OpenAPI description has no ${status} answer for ${method.toUpperCase()} ${template}`);
+  const documented = operation.responses?.[String(status)];
+  if (!documented) throw new Error(`GitHub's OpenAPI description has no ${status} answer for ${method.toUpperCase()} ${template}`);
+  const response = documented.$ref ? responses[documented.$ref.replace('#/components/responses/', '')] : documented;
   const content = response.content && (response.content['application/json'] ?? Object.values(response.content)[0]);
   if (!content?.schema) {
     compiled.set(key, null);
     return null;
   }
-  const schema = JSON.parse(JSON.stringify(content.schema).replaceAll('"#/components/', `"${COMPONENTS_ID}#/components/`)) as object;
-  const validate = ajv.compile(schema);
+  const validate = compileSchema(content.schema);
   compiled.set(key, validate);
   return validate;
+}
+
+/** Compiles a schema of the description, its `#/components/…` references resolved against the loaded document. */
+function compileSchema(schema: unknown): ValidateFunction {
+  return load().ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${COMPONENTS_ID}#/components/`)) as object);
 }
 
 export interface SchemaCheck {
@@ -90,6 +106,21 @@ export function checkGithubAnswer(method: string, path: string, status: number, 
   }
   const valid = validate(body) as boolean;
   return { template, valid, errors: valid ? [] : describe(validate.errors ?? []) };
+}
+
+/**
+ * Validates a body against one named schema of the description (`basic-error`): for answers the description
+ * documents in general but not on every route, such as rate-limit errors.
+ */
+export function checkGithubSchema(name: string, body: unknown): SchemaCheck {
+  const key = `schema ${name}`;
+  let validate = compiled.get(key);
+  if (!validate) {
+    validate = compileSchema({ $ref: `#/components/schemas/${name}` });
+    compiled.set(key, validate);
+  }
+  const valid = validate(body) as boolean;
+  return { template: `#/components/schemas/${name}`, valid, errors: valid ? [] : describe(validate.errors ?? []) };
 }
 
 function describe(errors: ErrorObject[]): string[] {

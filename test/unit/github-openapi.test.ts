@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkGithubAnswer, findTemplate } from '../helpers/github-openapi';
+import { checkGithubAnswer, checkGithubSchema, findTemplate } from '../helpers/github-openapi';
 
 // The validator the emulator's schema tests rely on: it must find the route and catch a missing required field.
 describe("GitHub's OpenAPI description as a validator", () => {
@@ -23,5 +23,18 @@ describe("GitHub's OpenAPI description as a validator", () => {
   it('accepts no body where the description documents none, and refuses one', () => {
     expect(checkGithubAnswer('DELETE', '/orgs/octo-org/migrations/7/archive', 204, undefined).valid).toBe(true);
     expect(checkGithubAnswer('DELETE', '/orgs/octo-org/migrations/7/archive', 204, { ok: true }).valid).toBe(false);
+  });
+
+  it('follows shared answers (404 not_found, 422 validation_failed) to their schemas', () => {
+    const notFound = { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' };
+    expect(checkGithubAnswer('GET', '/orgs/octo-org/migrations/7', 404, notFound).errors).toEqual([]);
+    expect(checkGithubAnswer('GET', '/orgs/octo-org/migrations/7', 404, { message: 404 }).valid).toBe(false);
+    const invalid = checkGithubAnswer('POST', '/orgs/octo-org/migrations', 422, { message: 'Validation Failed', errors: [{ field: 'repositories' }] });
+    expect(invalid.errors).toEqual(["/ must have required property 'documentation_url'", "/errors/0 must have required property 'code'"]);
+  });
+
+  it('checks a body against one named schema', () => {
+    expect(checkGithubSchema('basic-error', { message: 'API rate limit exceeded', documentation_url: 'https://docs.github.com/rest' }).valid).toBe(true);
+    expect(checkGithubSchema('basic-error', { message: ['no'] }).errors).toEqual(['/message must be string {"type":"string"}']);
   });
 });

@@ -11,6 +11,8 @@ import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import { validateBody } from '../validation';
 import { accountObject, type Repository } from './fixture';
+import { accountOr404 } from './lookup';
+import { fullRepository } from './repository';
 import { paginate } from './pagination';
 import { contentBytes, generatedArchive } from '../storage/archive-content';
 
@@ -62,11 +64,7 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
   const migrations = new Map<number, EmulatedMigration>();
   let nextId = 79;
 
-  const orgAccount = (org: string) => {
-    const account = fixture.accounts.find((a) => a.type === 'Organization' && a.login.toLowerCase() === org.toLowerCase());
-    if (!account) throw new EmulatorHttpError(404, 'Not Found');
-    return account;
-  };
+  const orgAccount = (org: string) => accountOr404(fixture, org, 'Organization');
 
   const stateOf = (m: EmulatedMigration, now: number): MigrationState => {
     const elapsed = now - m.createdAt;
@@ -88,31 +86,7 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
     return Math.round(min + (max - min) * fraction);
   };
 
-  const repoObject = (repo: Repository) => {
-    const base = ctx.apiUrl();
-    const owner = fixture.accounts.find((a) => a.login === repo.owner)!;
-    const url = `${base}/repos/${repo.owner}/${repo.name}`;
-    return {
-      id: repo.id,
-      node_id: Buffer.from(`010:Repository${repo.id}`).toString('base64'),
-      name: repo.name,
-      full_name: `${repo.owner}/${repo.name}`,
-      owner: accountObject(base, owner),
-      private: repo.private,
-      html_url: `https://github.example.test/${repo.owner}/${repo.name}`,
-      description: null,
-      fork: false,
-      url,
-      archive_url: `${url}/{archive_format}{/ref}`,
-      hooks_url: `${url}/hooks`,
-      events_url: `${url}/events`,
-      clone_url: `https://github.example.test/${repo.owner}/${repo.name}.git`,
-      default_branch: 'main',
-      visibility: repo.private ? 'private' : 'public',
-      archived: false,
-      disabled: false,
-    };
-  };
+  const repoObject = (repo: Repository) => fullRepository(ctx.apiUrl(), fixture, repo);
 
   const migrationObject = (m: EmulatedMigration, now: number) => {
     const base = ctx.apiUrl();

@@ -186,7 +186,8 @@ export function createImportMachine(ctx: EmulatorContext, options: ImportOptions
       authors_count: imp.authors.length,
       commit_count: importProgress !== undefined || pastImporting ? options.commitCount : null,
       percent: importProgress !== undefined ? Math.floor(importProgress * 100) : pastImporting ? 100 : null,
-      push_percent: pushProgress !== undefined ? Math.round(pushProgress * 1000) / 10 : imp.step === 'complete' ? 100 : null,
+      // Whole percents, as git push reports them ("Writing objects: 42%"): the description's type is integer.
+      push_percent: pushProgress !== undefined ? Math.floor(pushProgress * 100) : imp.step === 'complete' ? 100 : null,
       url,
       html_url: `https://github.example.test/${imp.owner}/${imp.repo}/import`,
       authors_url: `${url}/authors`,

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Router, RouteResult } from '../../router';
 import type { EmulatorContext } from '../../module';
 import { githubFixture } from '../service';
+import { repositoryOr404 } from '../lookup';
 import { EmulatorHttpError } from '../../http-error';
 import { validateBody } from '../../validation';
 import { checkUrl, checkVcs, readCredentials } from './checks';
@@ -28,9 +29,7 @@ export function registerImportRoutes(router: Router, ctx: EmulatorContext, optio
         options.maintenanceRetryAfterSeconds !== undefined ? { 'retry-after': String(options.maintenanceRetryAfterSeconds) } : {};
       throw new EmulatorHttpError(503, 'Service Unavailable: source imports are under maintenance.', {}, headers);
     }
-    const repository = fixture.repositories.find((r) => r.owner.toLowerCase() === owner.toLowerCase() && r.name.toLowerCase() === repo.toLowerCase());
-    if (!repository) throw new EmulatorHttpError(404, 'Not Found');
-    return repository;
+    return repositoryOr404(fixture, owner, repo);
   };
 
   const current = (owner: string, repo: string): EmulatedImport => {
