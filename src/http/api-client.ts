@@ -181,17 +181,19 @@ export class ApiClient {
       );
     }
 
+    // The token first: a mutation's permit is a time slot, and nothing slow (a GitHub App's token exchange)
+    // may lie between the slot and the request reaching the API.
+    const token = await this.opts.token();
     const ticket = await this.opts.budget?.acquire((this.opts.requestKind ?? githubRequestKind)(req.method, url.pathname), call);
     try {
-      return await this.send<T>(req, url, call, attempt, ticket);
+      return await this.send<T>(req, url, call, attempt, ticket, token);
     } finally {
       // Without an answer from the API (network failure, a redirect elsewhere) the permit's slot is freed all the same.
       ticket?.done();
     }
   }
 
-  private async send<T>(req: ApiRequest, url: URL, call: { method: string; url: string }, attempt: number, ticket: BudgetTicket | undefined): Promise<ApiResponse<T>> {
-    const token = await this.opts.token();
+  private async send<T>(req: ApiRequest, url: URL, call: { method: string; url: string }, attempt: number, ticket: BudgetTicket | undefined, token: string | undefined): Promise<ApiResponse<T>> {
     let headers: Record<string, string> = {
       'user-agent': this.opts.userAgent ?? 'longhaul/0.1',
       ...(this.opts.defaultHeaders ?? {}),

@@ -64,6 +64,21 @@ interface Waiter {
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
+/**
+ * Waits for `work` unless the running activity is cancelled first (a worker shutting down cancels its
+ * activities and waits for them). An ask whose Update the governor never answers — every worker that runs the
+ * governor's tasks is stopping — must not hold the last worker's shutdown for ever. Outside an activity: `work`.
+ */
+function untilCancelled<T>(work: Promise<T>): Promise<T> {
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return work;
+  }
+  return Promise.race([work, ctx.cancelled]);
+}
+
 export class GovernorLink implements RequestBudget {
   readonly workerId: string;
   private readonly clock: () => number;
@@ -117,7 +132,7 @@ export class GovernorLink implements RequestBudget {
       const answer: Answer =
         this.closedUntil > now
           ? { ok: false, retryInMs: this.closedUntil - now + Math.round(this.random() * 1000), reason: this.closedReason }
-          : await this.ask(kind);
+          : await untilCancelled(this.ask(kind));
       if (answer.ok) {
         if (answer.slotAt === undefined) return answer.window;
         this.slotLead = nextSlotLead(this.slotLead, answer.lateMs ?? 0, false);
@@ -125,9 +140,9 @@ export class GovernorLink implements RequestBudget {
         // early enough for the gate check's own round trip (as slow as the answers here).
         const confirmAhead = gateCheckAheadMs(this.slotLead);
         if (answer.slotAt - this.clock() > confirmAhead + 100) {
-          await this.sleep(answer.slotAt - confirmAhead - this.clock());
+          await untilCancelled(this.sleep(answer.slotAt - confirmAhead - this.clock()));
           const asked = this.clock();
-          const closed = await this.closedFor(kind);
+          const closed = await untilCancelled(this.closedFor(kind));
           this.slotLead = nextSlotLead(this.slotLead, this.clock() - asked, false);
           if (closed) {
             if (waited + closed.retryInMs > maxWait) throw this.refusal(closed, call);
@@ -140,7 +155,7 @@ export class GovernorLink implements RequestBudget {
         if (early > 0) {
           // Pacing for a mutation slot is time spent on limits too (counted, not logged: it is routine).
           longhaulMetrics().limitWaitMs.add(Math.round(early), { api: 'github' });
-          await this.sleep(early);
+          await untilCancelled(this.sleep(early));
         }
         if (slotStillValid(answer.slotAt, this.clock())) return answer.window;
         // Too late to keep the spacing to the next slot: let it go, and ask further ahead so the next
@@ -169,7 +184,7 @@ export class GovernorLink implements RequestBudget {
       waitMs: Math.round(answer.retryInMs),
       reason: answer.reason,
     });
-    await this.sleep(answer.retryInMs);
+    await untilCancelled(this.sleep(answer.retryInMs));
   }
 
   /** A wait held here shows in the activity's heartbeat details (see `common/shared-wait.ts`). */
