@@ -31,9 +31,9 @@ async function start(options: Parameters<typeof clocked.start>[0] = {}) {
   const url = (name: string) => emulator.serviceUrl(name);
   return {
     emulator,
-    keys: (method: string, path: string, opts = {}) => call(url('google-apikeys'), method, `${new URL(url('google-apikeys')).pathname}${path}`, opts),
-    logging: (method: string, path: string, opts = {}) => call(url('google-logging'), method, `${new URL(url('google-logging')).pathname}${path}`, opts),
-    dns: (method: string, path: string, opts = {}) => call(url('google-dns'), method, `${new URL(url('google-dns')).pathname}${path}`, opts),
+    keys: (method: string, path: string, opts = {}) => call(url('google-apikeys'), method, path, opts),
+    logging: (method: string, path: string, opts = {}) => call(url('google-logging'), method, path, opts),
+    dns: (method: string, path: string, opts = {}) => call(url('google-dns'), method, path, opts),
   };
 }
 
@@ -239,7 +239,7 @@ describe('Google faults and accounting', () => {
     expect((await keys('GET', `/v2/${KEY}`)).status).toBe(200);
     const stats = (emulator as Emulator).stats;
     expect(stats.requests).toBe(2);
-    expect(stats.byRoute['GET /google/apikeys/v2/projects/:project/locations/:location/keys/:key']).toBe(2);
+    expect(stats.byRoute['GET /v2/projects/:project/locations/:location/keys/:key']).toBe(2);
   });
 
   it('requires a bearer token on Google services, with a Google-style UNAUTHENTICATED error', async () => {
