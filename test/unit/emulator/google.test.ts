@@ -182,8 +182,11 @@ describe('emulated log buckets', () => {
     expect(emulator.google.buckets.bucket(name)?.retentionDays).toBe(30);
     clocked.now += 100;
     expect(emulator.google.buckets.bucket(name)).toMatchObject({ retentionDays: 400, description: undefined, lifecycleState: 'ACTIVE' });
-    const list = body<{ operations: { metadata: Record<string, unknown> }[] }>(await logging('GET', '/v2/billingAccounts/demo-billing/locations/eu/operations'));
-    expect(list.operations.map((o) => Object.keys(o.metadata).find((k) => k.endsWith('BucketRequest')))).toEqual(['updateBucketRequest', 'createBucketRequest']);
+    const list = async (filter: string) =>
+      body<{ operations: { metadata: Record<string, unknown> }[] }>(await logging('GET', `/v2/billingAccounts/demo-billing/locations/eu/operations?filter=${encodeURIComponent(filter)}`));
+    const requests = (l: { operations: { metadata: Record<string, unknown> }[] }) => l.operations.map((o) => Object.keys(o.metadata).find((k) => k.endsWith('BucketRequest')));
+    expect(requests(await list('request_type=UpdateBucket'))).toEqual(['updateBucketRequest']);
+    expect(requests(await list('request_type = "CreateBucketAsync"'))).toEqual(['createBucketRequest']);
   });
 
   it('refuses to change the retention of a locked bucket', async () => {
