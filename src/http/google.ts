@@ -209,7 +209,7 @@ export function createGoogleClient(opts: GoogleClientOptions): ApiClient {
   });
 }
 
-/** `https://dns.googleapis.com` → `google-dns`; the emulator's `…/google/dns` path → `google-dns` too. */
+/** `https://dns.googleapis.com` → `google-dns`; a proxy's `…/google/dns` path → `google-dns` too (`createGoogleClients` names its three by API). */
 export function googleApiName(baseUrl: string): string {
   const url = new URL(baseUrl);
   const fromPath = /\/google\/([a-z-]+)/.exec(url.pathname)?.[1];
