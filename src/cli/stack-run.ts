@@ -20,6 +20,7 @@ import { createLonghaulWorker, activityDepsFromConfig } from '../worker';
 import { createGithubClient } from '../http/github';
 import { createGoogleClients } from '../http/google';
 import { startEmulator, type Emulator } from '../emulator/emulator';
+import { STANDALONE_GOOGLE_PORTS } from '../emulator/google';
 import { portIsOpen } from '../temporal/dev-server';
 import { codecKeysFromEnv, EncryptionCodec, longhaulDataConverter } from '../temporal/codec';
 import { DEFAULT_CODEC_SERVER_PORT, startCodecServer, type RunningCodecServer } from '../temporal/codec-server';
@@ -55,10 +56,12 @@ async function startStack(log: (m: string) => void, demo = false): Promise<Stack
   let emulator: Emulator | undefined;
   let deps = activityDepsFromConfig(config);
   if (!config.githubApiUrlConfigured) {
-    const free = !(await portIsOpen('127.0.0.1', EMULATOR_PORT)) && !(await portIsOpen('127.0.0.1', STORAGE_PORT));
+    const fixedPorts = [EMULATOR_PORT, STORAGE_PORT, ...Object.values(STANDALONE_GOOGLE_PORTS)];
+    const free = (await Promise.all(fixedPorts.map((p) => portIsOpen('127.0.0.1', p)))).every((open) => !open);
     emulator = await startEmulator({
       port: free ? EMULATOR_PORT : 0,
       storagePort: free ? STORAGE_PORT : 0,
+      googlePorts: free ? STANDALONE_GOOGLE_PORTS : {},
       // The demo slows exports and the storage origin down a little so each phase can be watched.
       ...(demo ? { migrations: { exportMs: 8_000, archiveBytes: 4 * 1024 * 1024 }, storageBytesPerSecond: 1024 * 1024 } : {}),
       // LONGHAUL_EMULATOR_EXPORT_MS makes the emulator's exports last that long, to try status, list and cancel by hand.
@@ -73,7 +76,7 @@ async function startStack(log: (m: string) => void, demo = false): Promise<Stack
         { token: () => readSecret('GOOGLE_ACCESS_TOKEN') ?? EMULATOR_DEMO_TOKEN },
       );
       deps = { ...deps, google };
-      log(`[emulator] GOOGLE_*_URL are not set: Google API Keys, Logging and DNS calls go to the emulator under ${emulator.apiUrl}/google/`);
+      log(`[emulator] GOOGLE_*_URL are not set: Google API Keys, Logging and DNS calls go to the emulator at ${url('google-apikeys')}, ${url('google-logging')} and ${url('google-dns')}`);
     }
   } else if (!readSecret('GITHUB_TOKEN')) {
     log('warning: GITHUB_API_URL is set but GITHUB_TOKEN is not; API calls will be unauthenticated');

@@ -3,10 +3,12 @@
  *
  *   npm run emulator -- --port 8787 --storage-port 8788 --token secret
  *
- * Point longhaul at it with `GITHUB_API_URL=<printed API URL>` and any non-empty `GITHUB_TOKEN`.
+ * Point longhaul at it with `GITHUB_API_URL=<printed API URL>` and any non-empty `GITHUB_TOKEN`, and
+ * `GOOGLE_APIKEYS_URL`, `GOOGLE_LOGGING_URL`, `GOOGLE_DNS_URL` at the printed Google roots.
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { startEmulator } from './emulator';
+import { STANDALONE_GOOGLE_PORTS } from './google';
 
 function port(value: string): number {
   const n = Number(value);
@@ -35,6 +37,7 @@ const program = new Command()
       port: opts.port,
       storagePort: opts.storagePort,
       token: opts.token,
+      googlePorts: STANDALONE_GOOGLE_PORTS,
       rateLimit: {
         ...(opts.rateLimit ? { limit: opts.rateLimit } : {}),
         ...(opts.rateWindow ? { windowMs: opts.rateWindow * 1000 } : {}),
@@ -42,7 +45,8 @@ const program = new Command()
     });
     console.log(`longhaul emulator listening`);
     console.log(`  GitHub API:      ${emulator.apiUrl}`);
-    for (const service of emulator.services.filter((s) => s.prefix)) console.log(`  ${service.name.padEnd(16)} ${emulator.apiUrl}${service.prefix}`);
+    // Each Google API at the root of its own port (what `rootUrl` of Google's clients and GOOGLE_*_URL take).
+    for (const service of emulator.services.filter((s) => s.prefix || s.ownPort)) console.log(`  ${`${service.name}:`.padEnd(16)} ${emulator.serviceUrl(service.name)}`);
     console.log(`  storage origin:  ${emulator.storage.baseUrl}`);
     console.log(`  stats:           ${emulator.apiUrl}/_emulator/stats`);
     console.log(`fixture: org octo-org with repositories alpha, beta, gamma; ${opts.token ? 'token required' : 'any non-empty bearer token'}`);

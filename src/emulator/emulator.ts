@@ -63,11 +63,13 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
   readonly state: ModuleStates<M>;
   private readonly faultStates: FaultState[] = [];
   /**
-   * The most recent API requests (method and concrete path, service prefix included; at most 10,000), so
+   * The most recent API requests (method and concrete path, service prefix included, every origin; at most 10,000), so
    * tests can assert that no call named an id the process did not know (`/migrations/null/...`).
    */
   readonly requestLog: { method: string; path: string }[] = [];
   private server?: Server;
+  /** Services served at the root of an origin of their own (`ServiceSpec.ownPort`): name → server and URL. */
+  private readonly ownOrigins = new Map<string, { server: Server; url: string }>();
   apiUrl = '';
 
   constructor(readonly options: EmulatorOptions<M> = {}) {
@@ -142,37 +144,52 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
 
   async listen(): Promise<this> {
     await this.storage.listen();
-    this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.keepAliveTimeout = 5_000;
-    const host = this.options.host ?? '127.0.0.1';
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(this.options.port ?? 0, host, resolve);
-    });
-    const { port } = this.server.address() as AddressInfo;
-    this.apiUrl = `http://${host}:${port}`;
+    const api = await this.listenOn(this.options.port ?? 0, (req, res) => void this.handle(req, res));
+    this.server = api.server;
+    this.apiUrl = api.url;
+    for (const service of this.services) {
+      if (!service.ownPort) continue;
+      this.ownOrigins.set(service.name, await this.listenOn(service.ownPort(this.options), (req, res) => void this.handle(req, res, service)));
+    }
     return this;
   }
 
-  /** Base URL of a mounted service (e.g. `google-logging`). */
+  private async listenOn(port: number, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+    const server = createServer(handler);
+    server.keepAliveTimeout = 5_000;
+    const host = this.options.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, resolve);
+    });
+    return { server, url: `http://${host}:${(server.address() as AddressInfo).port}` };
+  }
+
+  /** Base URL of a mounted service (e.g. `google-logging`: the root of its own origin). */
   serviceUrl(name: string): string {
-    return this.apiUrl + this.service(name).prefix;
+    const service = this.service(name);
+    return (this.ownOrigins.get(name)?.url ?? this.apiUrl) + service.prefix;
   }
 
   async close(): Promise<void> {
     await this.storage.close();
-    if (!this.server) return;
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    const servers = [this.server, ...[...this.ownOrigins.values()].map((o) => o.server)].filter((s): s is Server => s !== undefined);
+    await Promise.all(
+      servers.map((server) => {
+        server.closeAllConnections();
+        return new Promise<void>((resolve) => server.close(() => resolve()));
+      }),
+    );
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Answers one request: for `fixed`'s own origin, or on the API port for the service its path is under. */
+  private async handle(req: IncomingMessage, res: ServerResponse, fixed?: ServiceDefinition): Promise<void> {
     const now = this.clock();
     const url = new URL(req.url ?? '/', 'http://emulator');
     const method = (req.method ?? 'GET').toUpperCase();
     if (url.pathname.startsWith('/_emulator/')) return this.handleAdmin(method, url, req, res);
 
-    const service = this.serviceFor(url.pathname);
+    const service = fixed ?? this.serviceFor(url.pathname);
     if (!service) {
       res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
       res.end(JSON.stringify({ message: 'Not Found' }));
@@ -314,10 +331,11 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
     return 'continue';
   }
 
-  /** The service with the longest prefix the path is under (a root service takes every other path). */
+  /** The API port's service with the longest prefix the path is under (a root service takes every other path). */
   private serviceFor(pathname: string): ServiceDefinition | undefined {
     let best: ServiceDefinition | undefined;
     for (const s of this.services) {
+      if (s.ownPort) continue;
       const under = s.prefix === '' || pathname === s.prefix || pathname.startsWith(`${s.prefix}/`);
       if (under && (!best || s.prefix.length > best.prefix.length)) best = s;
     }
@@ -346,7 +364,8 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
       }
     }
     if (method === 'GET' && url.pathname === '/_emulator/config') {
-      return json(200, { rateLimit: this.rateLimiter.config, apiUrl: this.apiUrl, storageUrl: this.storage.baseUrl });
+      const services = Object.fromEntries(this.services.map((s) => [s.name, this.serviceUrl(s.name)]));
+      return json(200, { rateLimit: this.rateLimiter.config, apiUrl: this.apiUrl, storageUrl: this.storage.baseUrl, services });
     }
     return json(404, { message: 'Not Found' });
   }

@@ -4,7 +4,7 @@
  */
 import type { AnyModule } from './module';
 import { feedsModule, hooksModule, importsModule, migrationsModule, type GithubFamilyOptions } from './github';
-import { googleModule, loggingEntriesModule } from './google';
+import { googleModule, loggingEntriesModule, type GoogleFamilyOptions } from './google';
 
 // List order is mounting order: services appear (`emulator.services`, the CLI's listing) in the order first
 // named, and routes sharing a service are matched in registration order.
@@ -12,5 +12,5 @@ export const defaultModules = [migrationsModule, importsModule, feedsModule, hoo
 
 export type DefaultModule = (typeof defaultModules)[number];
 
-/** Emulator options a family reads as a whole rather than one of its modules (the GitHub fixture). */
-export type FamilyOptions = GithubFamilyOptions;
+/** Emulator options a family reads as a whole rather than one of its modules (the GitHub fixture, the Google ports). */
+export type FamilyOptions = GithubFamilyOptions & GoogleFamilyOptions;

@@ -1,8 +1,8 @@
 /**
- * An emulated API service: a router mounted under a path prefix with its own auth rule, error style and
- * (optionally) GitHub-style rate limits. Modules name the service they mount under (`ServiceSpec`); the
- * emulator mounts each once, so one process serves every API family (GitHub at `/`, Google's APIs each
- * under its own prefix).
+ * An emulated API service: a router mounted under a path prefix (or at the root of an origin of its own)
+ * with its own auth rule, error style and (optionally) GitHub-style rate limits. Modules name the service
+ * they mount under (`ServiceSpec`); the emulator mounts each once, so one process serves every API family
+ * (GitHub at `/` of the API port, each Google API at `/` of its own port).
  */
 import type { RateLimiter } from './rate-limiter';
 import { Router } from './router';
@@ -12,8 +12,14 @@ export type ErrorStyle = 'github' | 'google';
 /** A service a module mounts under; modules naming the same service share its router. */
 export interface ServiceSpec {
   name: string;
-  /** Mount point, e.g. `` (root) or `/google/logging`. No trailing slash. */
+  /** Mount point, e.g. `` (root) or `/greetings`. No trailing slash. */
   prefix: string;
+  /**
+   * Served at `prefix` of an origin of its own (its own listening port) instead of the API port: Google's
+   * generated clients resolve every path against a root URL and drop any path it has, so each Google API
+   * needs a root. Returns the port from the emulator's options (0 = any free one).
+   */
+  ownPort?(options: Readonly<Record<string, unknown>>): number;
   errorStyle: ErrorStyle;
   /** The emulator's rate limits apply (GitHub's primary, secondary and content-creation limits). */
   rateLimited?: boolean;

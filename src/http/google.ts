@@ -209,7 +209,7 @@ export function createGoogleClient(opts: GoogleClientOptions): ApiClient {
   });
 }
 
-/** `https://dns.googleapis.com` → `google-dns`; the emulator's `…/google/dns` path → `google-dns` too. */
+/** `https://dns.googleapis.com` → `google-dns`; a proxy's `…/google/dns` path → `google-dns` too (`createGoogleClients` names its three by API). */
 export function googleApiName(baseUrl: string): string {
   const url = new URL(baseUrl);
   const fromPath = /\/google\/([a-z-]+)/.exec(url.pathname)?.[1];
@@ -217,14 +217,14 @@ export function googleApiName(baseUrl: string): string {
   return /^[a-z][a-z0-9-]*$/.test(label) ? `google-${label.replace(/^google-/, '')}` : 'google';
 }
 
-/** The three clients from their base URLs (each keeps its own rate-limit gate). */
+/** The three clients from their base URLs (each keeps its own rate-limit gate, and is named in metrics by its API, whatever its URL). */
 export function createGoogleClients(
   urls: { apikeys: string; logging: string; dns: string },
   opts: Omit<GoogleClientOptions, 'baseUrl' | 'gate'> = {},
 ): GoogleClients {
   return {
-    apikeys: createGoogleClient({ ...opts, baseUrl: urls.apikeys }),
-    logging: createGoogleClient({ ...opts, baseUrl: urls.logging }),
-    dns: createGoogleClient({ ...opts, baseUrl: urls.dns }),
+    apikeys: createGoogleClient({ ...opts, observer: opts.observer ?? apiObserver('google-apikeys'), baseUrl: urls.apikeys }),
+    logging: createGoogleClient({ ...opts, observer: opts.observer ?? apiObserver('google-logging'), baseUrl: urls.logging }),
+    dns: createGoogleClient({ ...opts, observer: opts.observer ?? apiObserver('google-dns'), baseUrl: urls.dns }),
   };
 }

@@ -52,8 +52,8 @@ describe('Google requests through the fleet governor', () => {
       // The third poll of an operation (any worker's) is told to come back in 6 s.
       faults: [{ kind: 'status', status: 429, retryInfoSeconds: waitSeconds, method: 'GET', path: '/v2/operations/', every: 3, times: 1 }],
     });
-    const { url, arrivals, first429 } = await recordingProxy(emulator.apiUrl);
-    const apikeysUrl = url + new URL(emulator.serviceUrl('google-apikeys')).pathname.replace(/\/+$/, '');
+    // API Keys has its own origin: the proxy stands in front of its root.
+    const { url: apikeysUrl, arrivals, first429 } = await recordingProxy(emulator.serviceUrl('google-apikeys'));
     const client = await fleet.client();
     const suffix = randomUUID().slice(0, 8);
     // One task queue per process, and work on both: each has polls to send while the other is told to wait.

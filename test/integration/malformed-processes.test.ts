@@ -119,7 +119,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
       s.client.workflow.execute(apiKeyDelete, { taskQueue: s.taskQueue, workflowId: `malformed-apikey-${n}-${Date.now()}`, args: [{ name: keyName(n), poll: FAST_POLL, outage, recoveryGraceMs: 1_000 }] }),
       (r) => (r.operation ? `deleted, operation polled` : 'deleted, adopted from the key'),
     );
-  const KEYS_API = '/google/apikeys/v2';
+  const KEYS_API = '/v2';
   const deletesIn = (requests: string[]) => requests.filter((r) => r.startsWith('DELETE ') && r.includes('/keys/'));
   const operationReadsIn = (requests: string[]) => requests.filter((r) => r.startsWith(`GET ${KEYS_API}/operations/`));
 

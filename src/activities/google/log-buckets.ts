@@ -110,7 +110,7 @@ export function createLogBucketActivities(deps: ActivityDeps) {
     },
 
     /**
-     * GET /v2/{parent}/operations (paged) — the newest create (or update) operation of `bucketName` started at
+     * GET /v2/{parent}/operations?filter=request_type=… (paged) — the newest create (or update) operation of `bucketName` started at
      * or after `notBefore`: the one an earlier try with an unknown outcome started. An update matches only with
      * the same mask and values (`update`); without `update`, no update operation matches.
      */
@@ -128,7 +128,8 @@ export function createLogBucketActivities(deps: ActivityDeps) {
         const res = await googleFor(deps).logging.request<{ operations?: GoogleOperation[]; nextPageToken?: string }>({
           method: 'GET',
           path: `/v2/${resourcePath(parent)}/operations`,
-          query: { pageSize: 100, pageToken },
+          // The API requires a filter naming the request type (without one the listing is a 400).
+          query: { filter: operationsFilter(input.kind, input.notBefore), pageSize: 100, pageToken },
         });
         const candidates = (res.body.operations ?? []).filter((op) => {
           const meta = op.metadata ?? {};
@@ -150,4 +151,13 @@ export function createLogBucketActivities(deps: ActivityDeps) {
       return undefined;
     },
   };
+}
+
+/**
+ * The listing's filter: the request type (required by the API: `CreateBucket` for `createAsync`, `UpdateBucket`
+ * for `updateAsync`) and operations started at or after `notBefore` (a timestamp with a time is quoted).
+ */
+export function operationsFilter(kind: 'create' | 'update', notBefore: string): string {
+  const startedSince = Number.isNaN(Date.parse(notBefore)) ? '' : ` AND operation_start_time>="${new Date(Date.parse(notBefore)).toISOString()}"`;
+  return `request_type=${kind === 'create' ? 'CreateBucket' : 'UpdateBucket'}${startedSince}`;
 }

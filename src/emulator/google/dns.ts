@@ -11,6 +11,7 @@ import type { Router, RouteContext } from '../router';
 import type { EmulatorContext } from '../module';
 import type { FixtureRecordSet, GoogleFixture } from './fixture';
 import { googleError, timestamp } from './errors';
+import { jsonNamed } from './json-names';
 
 export interface DnsOptions {
   /** How long a change stays `pending`. @format milliseconds */
@@ -37,6 +38,8 @@ interface EmulatedZone {
 }
 
 const RRSET_FIELDS = new Set(['name', 'type', 'ttl', 'rrdatas', 'kind', 'signatureRrdatas', 'routingPolicy']);
+/** A Change's fields a client may send: the ones it sets, and the output-only ones of a Change it read (ignored). */
+const CHANGE_FIELDS = ['kind', 'additions', 'deletions', 'id', 'startTime', 'status', 'isServing'];
 
 export function registerDnsRoutes(router: Router, ctx: EmulatorContext, fixture: GoogleFixture, options: DnsOptions) {
   const zones = new Map<string, EmulatedZone>();
@@ -75,7 +78,7 @@ export function registerDnsRoutes(router: Router, ctx: EmulatorContext, fixture:
     if (value === undefined) return [];
     if (!Array.isArray(value)) throw googleError(400, `Invalid value for '${field}': expected a list of resource record sets.`, { status: 'INVALID_ARGUMENT', legacyReason: 'invalid' });
     return value.map((raw, i) => {
-      const r = raw as Record<string, unknown>;
+      const r = jsonNamed(raw) as Record<string, unknown>;
       const at = `entity.change.${field}[${i}]`;
       const unknown = Object.keys(r ?? {}).find((k) => !RRSET_FIELDS.has(k));
       if (unknown) throw googleError(400, `Invalid JSON payload received. Unknown name "${unknown}" at '${at}': Cannot find field.`, { status: 'INVALID_ARGUMENT', legacyReason: 'invalid' });
@@ -106,8 +109,8 @@ export function registerDnsRoutes(router: Router, ctx: EmulatorContext, fixture:
 
   router.post(`${zonePath}/changes`, (c) => {
     const z = findZone(c);
-    const body = (c.body ?? {}) as Record<string, unknown>;
-    const unknown = Object.keys(body).find((k) => !['kind', 'additions', 'deletions'].includes(k));
+    const body = (jsonNamed(c.body) ?? {}) as Record<string, unknown>;
+    const unknown = Object.keys(body).find((k) => !CHANGE_FIELDS.includes(k));
     if (unknown) throw googleError(400, `Invalid JSON payload received. Unknown name "${unknown}": Cannot find field.`, { status: 'INVALID_ARGUMENT', legacyReason: 'invalid' });
     const additions = readSets(body.additions, 'additions', z);
     const deletions = readSets(body.deletions, 'deletions', z);

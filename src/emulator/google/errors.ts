@@ -1,11 +1,12 @@
 /**
  * Google-style errors for the emulated Google services: the canonical `status` name, an `ErrorInfo` with a
- * machine-readable reason, an optional `RetryInfo`, and (for Cloud DNS v1) the legacy `errors[]` array.
+ * machine-readable reason, a `BadRequest` with field violations, an optional `RetryInfo`, and (for Cloud DNS v1) the legacy `errors[]` array.
  */
 import { EmulatorHttpError } from '../http-error';
 
 export const RETRY_INFO_TYPE = 'type.googleapis.com/google.rpc.RetryInfo';
 export const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
+export const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
 
 export interface GoogleErrorOptions {
   /** Canonical status name when the HTTP status alone is ambiguous (409 → ALREADY_EXISTS or ABORTED). */
@@ -16,6 +17,8 @@ export interface GoogleErrorOptions {
   metadata?: Record<string, string>;
   /** `RetryInfo.retryDelay` in seconds. */
   retryDelaySeconds?: number;
+  /** A `BadRequest` detail naming the offending request fields. */
+  fieldViolations?: { field: string; description: string }[];
   /** Cloud DNS v1 style `errors: [{ domain, reason, message }]`. */
   legacyReason?: string;
 }
@@ -26,6 +29,7 @@ export function googleErrorExtra(message: string, opts: GoogleErrorOptions): Rec
   if (opts.reason) {
     details.push({ '@type': ERROR_INFO_TYPE, reason: opts.reason, domain: opts.domain ?? 'googleapis.com', metadata: opts.metadata ?? {} });
   }
+  if (opts.fieldViolations) details.push({ '@type': BAD_REQUEST_TYPE, fieldViolations: opts.fieldViolations });
   if (opts.retryDelaySeconds !== undefined) details.push({ '@type': RETRY_INFO_TYPE, retryDelay: `${opts.retryDelaySeconds}s` });
   return {
     ...(opts.status ? { status: opts.status } : {}),

@@ -1,8 +1,10 @@
 /**
  * The emulated Google Cloud family: API Keys v2, Cloud Logging v2 (log buckets and their operations, and
- * `entries:write`) and Cloud DNS v1, each API under its own prefix with Google-style errors. The `google`
- * module serves API keys, buckets and DNS over one fixture; `loggingEntries` is its own module on the
- * logging service.
+ * `entries:write`) and Cloud DNS v1, each API at the root of an origin of its own (its own port, as
+ * `apikeys.googleapis.com`, `logging.googleapis.com` and `dns.googleapis.com` are hosts of their own), with
+ * Google-style errors. Google's generated clients take nothing but a root URL and resolve `/v2/…` against
+ * it, dropping any path, so a service under a path prefix would be out of their reach. The `google` module
+ * serves API keys, buckets and DNS over one fixture; `loggingEntries` is its own module on the logging service.
  */
 import { defineModule, type ServiceSpec } from '../module';
 import { defaultApiKeyOptions, registerApiKeyRoutes, type ApiKeyOptions } from './apikeys';
@@ -11,9 +13,27 @@ import { defaultGoogleFixture, type GoogleFixture } from './fixture';
 import { defaultLogBucketOptions, registerLogBucketRoutes, type LogBucketOptions } from './logging-buckets';
 import { registerLoggingEntryRoutes } from './logging-entries';
 
-export const googleApiKeysService: ServiceSpec = { name: 'google-apikeys', prefix: '/google/apikeys', errorStyle: 'google' };
-export const googleLoggingService: ServiceSpec = { name: 'google-logging', prefix: '/google/logging', errorStyle: 'google' };
-export const googleDnsService: ServiceSpec = { name: 'google-dns', prefix: '/google/dns', errorStyle: 'google' };
+export type GoogleApi = 'apikeys' | 'logging' | 'dns';
+
+/** Emulator options the Google family reads as a whole. */
+export interface GoogleFamilyOptions {
+  /** The port each Google API listens on, at its root (0 or absent = any free port). */
+  googlePorts?: Partial<Record<GoogleApi, number>>;
+}
+
+/** The ports `npm run emulator` and `npm start` use, after the API (8787) and storage (8788) ports. */
+export const STANDALONE_GOOGLE_PORTS: Record<GoogleApi, number> = { apikeys: 8789, logging: 8790, dns: 8791 };
+
+const googleService = (api: GoogleApi): ServiceSpec => ({
+  name: `google-${api}`,
+  prefix: '',
+  errorStyle: 'google',
+  ownPort: (options) => (options as GoogleFamilyOptions).googlePorts?.[api] ?? 0,
+});
+
+export const googleApiKeysService = googleService('apikeys');
+export const googleLoggingService = googleService('logging');
+export const googleDnsService = googleService('dns');
 
 export interface GoogleOptions {
   /** Projects, API keys and zones (default: `defaultGoogleFixture()`). */

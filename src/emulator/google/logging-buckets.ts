@@ -7,7 +7,8 @@
  *   `failBucketIds`) on configurable timing;
  * - `POST {operation}:cancel` takes effect after `cancelEffectMs` (state CANCELLED, `error.code` 1) or, with
  *   `cancel: 'too-late'`, is accepted but the operation finishes anyway; a done operation refuses it;
- * - `GET {parent}/operations`, `GET {operation}`, `GET {parent}/buckets[/{id}]`.
+ * - `GET {parent}/operations` (its `filter` required, see `operation-filter.ts`), `GET {operation}`,
+ *   `GET {parent}/buckets[/{id}]`.
  *
  * A bucket exists (lifecycle `CREATING`) as soon as its create operation starts, so a second create is
  * `ALREADY_EXISTS`; a failed or cancelled create removes it. State advances lazily from the emulator clock.
@@ -19,6 +20,8 @@ import { validateBody } from '../validation';
 import { EmulatorHttpError } from '../http-error';
 import type { GoogleFixture } from './fixture';
 import { googleError, timestamp } from './errors';
+import { operationFilter, type FilterableOperation } from './operation-filter';
+import { jsonNamed, maskPaths } from './json-names';
 
 const METADATA_TYPE = 'type.googleapis.com/google.logging.v2.BucketMetadata';
 const BUCKET_TYPE = 'type.googleapis.com/google.logging.v2.LogBucket';
@@ -93,6 +96,8 @@ const BUCKET_BODY = {
     cmekSettings: 'object',
   },
 } as const;
+/** Output-only fields of a LogBucket: accepted in a request (a bucket read and sent back) and ignored. */
+const OUTPUT_ONLY = ['createTime', 'updateTime', 'lifecycleState'];
 const UPDATABLE = ['description', 'retentionDays', 'locked', 'analyticsEnabled', 'restrictedFields', 'indexConfigs'];
 
 export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fixture: GoogleFixture, options: LogBucketOptions) {
@@ -166,6 +171,12 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
     return object;
   };
 
+  const filterable = (op: EmulatedBucketOperation, now: number): FilterableOperation => {
+    const state = stateOf(op, now);
+    const finishTime = !isDone(state) ? undefined : state === 'CANCELLED' ? op.cancelAt : op.endsAt;
+    return { requestType: op.kind === 'create' ? 'CreateBucket' : 'UpdateBucket', startTime: op.startedAt, finishTime, state };
+  };
+
   /** `{kind}/{id}/locations/{location}`, checked: unknown kinds are 404, unknown ids are PERMISSION_DENIED. */
   const parentOf = (c: RouteContext, permission: string): string => {
     const { kind, pid, location } = c.params;
@@ -185,7 +196,7 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
 
   const bodyOf = (c: RouteContext): Record<string, unknown> => {
     try {
-      return validateBody(c.body, { fields: { ...BUCKET_BODY.fields } }, 400);
+      return validateBody(jsonNamed(c.body, OUTPUT_ONLY), { fields: { ...BUCKET_BODY.fields } }, 400);
     } catch (err) {
       const message = (err as Error).message.replace('Invalid request.\n\n', 'Invalid JSON payload received. ');
       throw googleError(400, message, { status: 'INVALID_ARGUMENT' });
@@ -247,7 +258,7 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
 
   router.post(`${base}/buckets/:bucket:updateAsync`, (c) => {
     const bucket = findBucket(c, 'logging.buckets.update');
-    const mask = (c.query.get('updateMask') ?? '').split(',').map((f) => f.trim()).filter(Boolean);
+    const mask = maskPaths(c.query.get('updateMask'));
     if (mask.length === 0) throw googleError(400, 'updateMask is required and must name at least one field.', { status: 'INVALID_ARGUMENT' });
     const unknown = mask.filter((f) => !UPDATABLE.includes(f));
     if (unknown.length > 0) throw googleError(400, `Invalid updateMask: ${unknown.join(', ')} cannot be updated.`, { status: 'INVALID_ARGUMENT' });
@@ -276,7 +287,8 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
 
   router.get(`${base}/operations`, (c) => {
     const parent = parentOf(c, 'logging.operations.list');
-    const all = [...operations.values()].filter((op) => op.name.startsWith(`${parent}/operations/`)).reverse();
+    const matches = operationFilter(c.query.get('filter'));
+    const all = [...operations.values()].filter((op) => op.name.startsWith(`${parent}/operations/`) && matches(filterable(op, c.now))).reverse();
     const pageSize = Math.min(100, Math.max(1, Number(c.query.get('pageSize') ?? 50) || 50));
     const offset = Number(c.query.get('pageToken') ?? 0) || 0;
     const page = all.slice(offset, offset + pageSize);

@@ -31,9 +31,9 @@ async function start(options: Parameters<typeof clocked.start>[0] = {}) {
   const url = (name: string) => emulator.serviceUrl(name);
   return {
     emulator,
-    keys: (method: string, path: string, opts = {}) => call(url('google-apikeys'), method, `${new URL(url('google-apikeys')).pathname}${path}`, opts),
-    logging: (method: string, path: string, opts = {}) => call(url('google-logging'), method, `${new URL(url('google-logging')).pathname}${path}`, opts),
-    dns: (method: string, path: string, opts = {}) => call(url('google-dns'), method, `${new URL(url('google-dns')).pathname}${path}`, opts),
+    keys: (method: string, path: string, opts = {}) => call(url('google-apikeys'), method, path, opts),
+    logging: (method: string, path: string, opts = {}) => call(url('google-logging'), method, path, opts),
+    dns: (method: string, path: string, opts = {}) => call(url('google-dns'), method, path, opts),
   };
 }
 
@@ -182,8 +182,11 @@ describe('emulated log buckets', () => {
     expect(emulator.google.buckets.bucket(name)?.retentionDays).toBe(30);
     clocked.now += 100;
     expect(emulator.google.buckets.bucket(name)).toMatchObject({ retentionDays: 400, description: undefined, lifecycleState: 'ACTIVE' });
-    const list = body<{ operations: { metadata: Record<string, unknown> }[] }>(await logging('GET', '/v2/billingAccounts/demo-billing/locations/eu/operations'));
-    expect(list.operations.map((o) => Object.keys(o.metadata).find((k) => k.endsWith('BucketRequest')))).toEqual(['updateBucketRequest', 'createBucketRequest']);
+    const list = async (filter: string) =>
+      body<{ operations: { metadata: Record<string, unknown> }[] }>(await logging('GET', `/v2/billingAccounts/demo-billing/locations/eu/operations?filter=${encodeURIComponent(filter)}`));
+    const requests = (l: { operations: { metadata: Record<string, unknown> }[] }) => l.operations.map((o) => Object.keys(o.metadata).find((k) => k.endsWith('BucketRequest')));
+    expect(requests(await list('request_type=UpdateBucket'))).toEqual(['updateBucketRequest']);
+    expect(requests(await list('request_type = "CreateBucketAsync"'))).toEqual(['createBucketRequest']);
   });
 
   it('refuses to change the retention of a locked bucket', async () => {
@@ -239,7 +242,7 @@ describe('Google faults and accounting', () => {
     expect((await keys('GET', `/v2/${KEY}`)).status).toBe(200);
     const stats = (emulator as Emulator).stats;
     expect(stats.requests).toBe(2);
-    expect(stats.byRoute['GET /google/apikeys/v2/projects/:project/locations/:location/keys/:key']).toBe(2);
+    expect(stats.byRoute['GET /v2/projects/:project/locations/:location/keys/:key']).toBe(2);
   });
 
   it('requires a bearer token on Google services, with a Google-style UNAUTHENTICATED error', async () => {
