@@ -10,33 +10,51 @@ import { readFileSync } from 'node:fs';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 
+interface OpenApiResponse {
+  $ref?: string;
+  content?: Record<string, { schema?: unknown }>;
+}
 interface OpenApiOperation {
   operationId?: string;
-  responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+  responses?: Record<string, OpenApiResponse>;
 }
 type OpenApiPaths = Record<string, Record<string, OpenApiOperation>>;
 
 const COMPONENTS_ID = 'github-openapi';
 
-let loaded: { paths: OpenApiPaths; ajv: Ajv; templates: { template: string; pattern: RegExp }[] } | undefined;
+let loaded: { paths: OpenApiPaths; responses: Record<string, OpenApiResponse>; ajv: Ajv; templates: { template: string; pattern: RegExp }[] } | undefined;
 const compiled = new Map<string, ValidateFunction | null>();
 
 function load(): NonNullable<typeof loaded> {
   if (loaded) return loaded;
   const doc = JSON.parse(readFileSync(require.resolve('@octokit/openapi/generated/api.github.com.json'), 'utf8')) as {
     paths: OpenApiPaths;
-    components: unknown;
+    components: { responses: Record<string, OpenApiResponse> };
   };
   const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
   addFormats(ajv);
-  ajv.addSchema({ $id: COMPONENTS_ID, components: doc.components });
+  ajv.addSchema({ $id: COMPONENTS_ID, components: nullableWithoutType(doc.components) });
   const templates = Object.keys(doc.paths).map((template) => ({
     template,
     // `{org}` matches one path segment; templates are tried most literal first (see findTemplate).
     pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
   }));
-  loaded = { paths: doc.paths, ajv, templates };
+  loaded = { paths: doc.paths, responses: doc.components.responses, ajv, templates };
   return loaded;
+}
+
+/**
+ * The description marks 128 schemas `nullable` without a `type` (`{nullable: true, allOf: [{$ref: …}]}`, GitHub's
+ * way of saying "this object or null"); Ajv refuses to compile those, so they become `anyOf: [schema, null]`.
+ */
+function nullableWithoutType(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(nullableWithoutType);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k] = nullableWithoutType(v);
+  if (out.nullable !== true || out.type !== undefined) return out;
+  const { nullable: _nullable, description, ...schema } = out;
+  return { description, anyOf: [schema, { type: 'null' }] };
 }
 
 /** The description's path template for a concrete path (`/orgs/octo-org/migrations/7` → `/orgs/{org}/migrations/{migration_id}`). */
@@ -52,10 +70,12 @@ export function findTemplate(method: string, path: string): string | undefined {
 function validatorFor(method: string, template: string, status: number): ValidateFunction | null {
   const key = `${method.toUpperCase()} ${template} ${status}`;
   if (compiled.has(key)) return compiled.get(key)!;
-  const { paths, ajv } = load();
+  const { paths, responses, ajv } = load();
   const operation = paths[template]?.[method.toLowerCase()];
   if (!operation) throw new Error(`GitHub's OpenAPI description has no ${method.toUpperCase()} ${template}`);
-  const response = operation.responses?.[String(status)];
+  const declared = operation.responses?.[String(status)];
+  // Shared answers (`404 → #/components/responses/not_found`) are references to resolve, not bodiless answers.
+  const response = declared?.$ref ? responses[declared.$ref.split('/').pop()!] : declared;
   if (!response) throw new Error(`GitHub's OpenAPI description has no ${status} answer for ${method.toUpperCase()} ${template}`);
   const content = response.content && (response.content['application/json'] ?? Object.values(response.content)[0]);
   if (!content?.schema) {
@@ -96,4 +116,18 @@ function describe(errors: ErrorObject[]): string[] {
   const seen = new Set<string>();
   for (const e of errors) seen.add(`${e.instancePath || '/'} ${e.message ?? e.keyword}${e.params && 'missingProperty' in e.params ? '' : ` ${JSON.stringify(e.params)}`}`);
   return [...seen];
+}
+
+/** Validates a value against one named schema of the description's components (`push-event`, `hook-delivery`). */
+export function checkGithubSchema(name: string, value: unknown): { valid: boolean; errors: string[] } {
+  const key = `#schema ${name}`;
+  let validate = compiled.get(key);
+  if (!validate) {
+    const { ajv } = load();
+    validate = ajv.getSchema(`${COMPONENTS_ID}#/components/schemas/${name}`) ?? null;
+    if (!validate) throw new Error(`GitHub's OpenAPI description has no schema ${name}`);
+    compiled.set(key, validate);
+  }
+  const valid = validate(value) as boolean;
+  return { valid, errors: valid ? [] : describe(validate.errors ?? []) };
 }
