@@ -319,6 +319,7 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
     },
     /** Every accepted redelivery attempt, in order. */
     redeliveries(): RedeliveryRecord[] {
+      deliverDue();
       return [...redeliveries];
     },
     /** How many content-creating requests were answered 422 "spammed". */
