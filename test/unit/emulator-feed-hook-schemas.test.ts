@@ -94,6 +94,18 @@ describe("the emulator's feeds and hooks against GitHub's official description",
     }
   });
 
+  it('answers a spent primary limit on the feeds that document it with the documented 403 body', async () => {
+    const e = await em.start({ rateLimit: { limit: 2 }, feeds: { initialEvents: 1, eventsPerMinute: 0 } });
+    for (const path of ['/events', '/networks/octo-org/alpha/events']) {
+      expect((await call(e.apiUrl, 'GET', path)).status).toBe(200);
+    }
+    for (const path of ['/events', '/networks/octo-org/alpha/events']) {
+      const limited = await call(e.apiUrl, 'GET', path);
+      expect(limited.status, path).toBe(403);
+      expectValid('GET', path, limited);
+    }
+  });
+
   it('keeps events schema-exact at every size, up to the 60 KB tail and a fixed large size', async () => {
     for (const eventBytes of ['realistic', 40_000] as const) {
       const e = await em.start({ feeds: { initialEvents: 0, eventsPerMinute: 0, eventBytes } });
