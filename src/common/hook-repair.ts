@@ -45,6 +45,11 @@ export const MAX_CARRIED_ATTEMPTS = 2_000;
 export const DEFAULT_LOOKBACK_MS = 24 * 60 * 60 * 1000;
 /** The next run starts this much before the last one did, so deliveries near the edge are not missed. */
 export const DEFAULT_CLOCK_SKEW_MS = 5 * 60 * 1000;
+/**
+ * How long a redelivery may take to be listed after GitHub accepted it (202): redelivery is queued, so its
+ * delivery and outcome appear later. Until then a guid redelivered is awaited, never redelivered again.
+ */
+export const DEFAULT_REDELIVERY_SETTLE_MS = 5 * 60 * 1000;
 
 export interface HookRepairInput extends CredentialChoice {
   target: HookTarget;
@@ -60,6 +65,8 @@ export interface HookRepairInput extends CredentialChoice {
   maxRedeliveriesPerRun?: number;
   /** Pages of deliveries listed in one run (default 100, i.e. 10,000 deliveries). */
   maxPagesPerRun?: number;
+  /** How long an accepted redelivery may take to be listed (default 5 min). @format milliseconds */
+  redeliverySettleMs?: number;
   /** How long a run waits out an outage of the API (default 6 h). */
   outage?: OutageBounds;
   /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */
@@ -82,6 +89,18 @@ export interface RedeliveryAttempts {
   attempts: number;
   /** epoch ms of the last attempt */
   lastAt: number;
+  /** The delivery the last attempt redelivered (its redelivery, once listed, has a larger id). */
+  fromDeliveryId?: number;
+}
+
+/**
+ * Whether a failed guid's last redelivery is still on its way: it was requested from the newest delivery
+ * of the guid listed now (so its own delivery is not listed yet) less than `settleMs` ago. Redelivering
+ * it again would deliver the event twice; past the settle time the redelivery counts as lost.
+ */
+export function awaitingRedelivery(attempt: RedeliveryAttempts | undefined, newestDeliveryId: number, nowMs: number, settleMs: number): boolean {
+  if (attempt?.fromDeliveryId === undefined) return false;
+  return newestDeliveryId <= attempt.fromDeliveryId && nowMs - attempt.lastAt < settleMs;
 }
 
 export interface RepairCounts {
@@ -103,6 +122,8 @@ export interface RepairCounts {
   gaveUp: number;
   /** Failed guids left for the next run because this run reached its bounds. */
   deferred: number;
+  /** Failed guids whose earlier redelivery is accepted but not listed yet: left for its outcome, not sent again. */
+  awaitingOutcome: number;
 }
 
 export interface HookRepairResult {
@@ -182,6 +203,9 @@ export function hookRepairProblems(input: HookRepairInput): string[] {
   whole('maxRedeliveriesPerGuid', input?.maxRedeliveriesPerGuid, 20);
   whole('maxRedeliveriesPerRun', input?.maxRedeliveriesPerRun, 700);
   whole('maxPagesPerRun', input?.maxPagesPerRun, 200);
+  if (input?.redeliverySettleMs !== undefined && !(Number.isFinite(input.redeliverySettleMs) && input.redeliverySettleMs >= 0 && input.redeliverySettleMs <= 24 * 3_600_000)) {
+    problems.push('redeliverySettleMs must be a number of milliseconds from 0 to 24 hours');
+  }
   problems.push(...outageBoundsProblems(input?.outage), ...pauseAfterFailuresProblems(input?.pauseAfterFailures));
   return problems;
 }
@@ -211,7 +235,7 @@ export function parseHookTarget(opts: { org?: string; repo?: string }): HookTarg
 
 /**
  * Groups deliveries by guid. Every guid without an `OK` delivery is redelivered once, from its newest
- * failed delivery; guids that failed but also succeeded are skipped.
+ * failed delivery (the newest listed of the guid); guids that failed but also succeeded are skipped.
  */
 export function planRepair(deliveries: readonly DeliverySummary[]): { seen: number; guids: number; failed: { guid: string; deliveryId: number }[]; skippedAlreadyOk: number } {
   const byGuid = new Map<string, { ok: boolean; failedId?: number; failedAt?: number; anyFailed: boolean }>();

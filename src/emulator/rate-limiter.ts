@@ -50,7 +50,7 @@ export const defaultRateLimitConfig: RateLimitConfig = {
     contentPerMinute: 80,
     contentPerHour: 500,
     status: 403,
-    retryAfter: true,
+    retryAfter: false,
     waitWithoutRetryAfterMs: 60_000,
   },
   primaryStatus: 403,

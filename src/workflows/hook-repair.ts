@@ -16,6 +16,7 @@
 import {
   ApplicationFailure,
   defineQuery,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -33,7 +34,9 @@ import {
   DEFAULT_MAX_REDELIVERIES_PER_GUID,
   DEFAULT_MAX_REDELIVERIES_PER_RUN,
   DEFAULT_PACING,
+  DEFAULT_REDELIVERY_SETTLE_MS,
   HOOK_RUN_EVENT_BUDGET,
+  awaitingRedelivery,
   carriedAttempts,
   hookLabel,
   hookRepairProblems,
@@ -63,6 +66,10 @@ const api = summarized(proxyActivities<Activities>(API_CALL));
 
 /** Redelivery attempts refused as "spammed" before the run gives up on the rest (they wait for the next run). */
 const SPAMMED_TRIES = 3;
+/** How often a run looks for a redelivery it could not confirm from the answer (a malformed one). */
+const CONFIRM_POLL_MS = 5_000;
+/** `patched()` id: runs recorded before redelivery was known to be asynchronous looked once, not until it settles. */
+const CONFIRM_UNTIL_SETTLED_PATCH = 'hook-repair-confirm-until-settled';
 
 function previousResult(): HookRepairResult | undefined {
   const last = workflowInfo().lastResult as HookRepairResult | undefined;
@@ -71,7 +78,7 @@ function previousResult(): HookRepairResult | undefined {
 
 function describe(s: HookRepairStatus): string {
   const c = s.counts;
-  const extra = [c.notAccepted ? `not accepted ${c.notAccepted}` : '', c.gaveUp ? `gave up on ${c.gaveUp} (still failing after the cap)` : '', c.deferred ? `deferred ${c.deferred}` : '']
+  const extra = [c.notAccepted ? `not accepted ${c.notAccepted}` : '', c.awaitingOutcome ? `awaiting the outcome of ${c.awaitingOutcome}` : '', c.gaveUp ? `gave up on ${c.gaveUp} (still failing after the cap)` : '', c.deferred ? `deferred ${c.deferred}` : '']
     .filter(Boolean)
     .map((x) => ` · ${x}`)
     .join('');
@@ -102,6 +109,7 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
   const perGuid = input.maxRedeliveriesPerGuid ?? DEFAULT_MAX_REDELIVERIES_PER_GUID;
   const perRun = input.maxRedeliveriesPerRun ?? DEFAULT_MAX_REDELIVERIES_PER_RUN;
   const maxPages = input.maxPagesPerRun ?? DEFAULT_MAX_PAGES_PER_RUN;
+  const settleMs = input.redeliverySettleMs ?? DEFAULT_REDELIVERY_SETTLE_MS;
   const hook = hookLabel(target, hookId);
   const previous = previousResult();
   const runStartedAt = Date.now();
@@ -111,7 +119,7 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
     phase: 'listing',
     hook,
     windowStart: new Date(since).toISOString(),
-    counts: { seen: 0, guids: 0, failed: 0, redelivered: 0, skippedAlreadyOk: 0, notAccepted: 0, pages: 0, gaveUp: 0, deferred: 0 },
+    counts: { seen: 0, guids: 0, failed: 0, redelivered: 0, skippedAlreadyOk: 0, notAccepted: 0, pages: 0, gaveUp: 0, deferred: 0, awaitingOutcome: 0 },
   };
   setHandler(hookRepairStatusQuery, () => status);
   const show = () => setCurrentDetails(describe(status));
@@ -173,6 +181,12 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
       status.counts.gaveUp++;
       continue;
     }
+    if (awaitingRedelivery(attempts.get(guid), deliveryId, Date.now(), settleMs)) {
+      // Redelivery is asynchronous: the one accepted earlier is not listed yet. Sending another would deliver
+      // the event twice; the window stays so that its outcome is seen by a later run.
+      status.counts.awaitingOutcome++;
+      continue;
+    }
     if (refused) {
       status.counts.notAccepted++;
       continue;
@@ -202,6 +216,8 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
       const result = 'unknown' in sent ? await confirmRedelivery(sent, guid, deliveryId) : sent;
       if (result.accepted) {
         accepted = true;
+        // Its delivery is listed later (redelivery is asynchronous): until then the guid is awaited.
+        counted.fromDeliveryId = deliveryId;
         recent.push(result.sentAt);
         redeliveredGuids.push(guid);
         status.counts.redelivered++;
@@ -225,16 +241,22 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
   }
 
   /**
-   * After a malformed answer to a redelivery: page 1 of the deliveries since it was sent holds a new
+   * After a malformed answer to a redelivery: page 1 of the deliveries since it was sent holds a newer
    * delivery of the guid when the server did redeliver (it is then adopted as accepted, never sent twice).
+   * Redelivery is asynchronous, so absence proves nothing at first: look again until the settle time has
+   * passed since it was sent, and only then conclude it was not made.
    */
   async function confirmRedelivery(sent: RedeliveryResult & { unknown: true }, guid: string, deliveryId: number): Promise<RedeliveryResult> {
-    const page = await call(() => api.listHookDeliveries({ target, hookId, since: sent.sentAt - (input.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS) }));
-    const found = page.deliveries.some((d) => d.guid === guid && d.id !== deliveryId);
-    return found ? { accepted: true, sentAt: sent.sentAt } : sent;
+    for (;;) {
+      const page = await call(() => api.listHookDeliveries({ target, hookId, since: sent.sentAt - (input.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS) }));
+      if (page.deliveries.some((d) => d.guid === guid && d.id > deliveryId)) return { accepted: true, sentAt: sent.sentAt };
+      const left = sent.sentAt + settleMs - Date.now();
+      if (left <= 0 || !patched(CONFIRM_UNTIL_SETTLED_PATCH)) return sent;
+      await sleep(Math.min(CONFIRM_POLL_MS, left));
+    }
   }
 
-  const complete = status.counts.notAccepted === 0 && status.counts.deferred === 0 && stoppedEarly === undefined;
+  const complete = status.counts.notAccepted === 0 && status.counts.deferred === 0 && status.counts.awaitingOutcome === 0 && stoppedEarly === undefined;
   status.phase = 'done';
   upsertSearchAttributes([{ key: LonghaulState, value: complete ? (gaveUpGuids.length ? 'repaired-with-give-ups' : 'repaired') : 'incomplete' }]);
   show();

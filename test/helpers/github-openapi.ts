@@ -34,7 +34,7 @@ function load(): NonNullable<typeof loaded> {
   };
   const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
   addFormats(ajv);
-  ajv.addSchema({ $id: COMPONENTS_ID, components: doc.components });
+  ajv.addSchema({ $id: COMPONENTS_ID, components: nullableWithoutType(doc.components) });
   const templates = Object.keys(doc.paths).map((template) => ({
     template,
     // `{org}` matches one path segment; templates are tried most literal first (see findTemplate).
@@ -42,6 +42,20 @@ function load(): NonNullable<typeof loaded> {
   }));
   loaded = { paths: doc.paths, responses: doc.components.responses, ajv, templates };
   return loaded;
+}
+
+/**
+ * The description marks 128 schemas `nullable` without a `type` (`{nullable: true, allOf: [{$ref: …}]}`, GitHub's
+ * way of saying "this object or null"); Ajv refuses to compile those, so they become `anyOf: [schema, null]`.
+ */
+function nullableWithoutType(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(nullableWithoutType);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k] = nullableWithoutType(v);
+  if (out.nullable !== true || out.type !== undefined) return out;
+  const { nullable: _nullable, description, ...schema } = out;
+  return { description, anyOf: [schema, { type: 'null' }] };
 }
 
 /** The description's path template for a concrete path (`/orgs/octo-org/migrations/7` → `/orgs/{org}/migrations/{migration_id}`). */

@@ -2,7 +2,8 @@
  * Webhook delivery repair on real Temporal Schedules (dev server) against the emulator: exactly the
  * failed guids are redelivered, once; the pacing holds under the content-creation limits; the
  * last-checked time (carried by the Schedule as the previous run's result) advances only when every
- * redelivery was accepted; and the ping health check.
+ * redelivery was accepted; redelivery is asynchronous (its delivery and outcome are listed later), and a guid
+ * whose redelivery is not listed yet is awaited, never redelivered again; and the ping health check.
  */
 import { describe, expect, it } from 'vitest';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
@@ -22,6 +23,11 @@ const startStack = useStackPerTest();
 async function start(options: EmulatorOptions = {}, policy?: RetryPolicy): Promise<{ e: Emulator; w: TestStack }> {
   const stack = await startStack({ emulator: options, deps: { policy } });
   return { e: stack.emulator, w: stack };
+}
+
+/** Waits until every accepted redelivery has been made (listed with its outcome): redelivery is asynchronous. */
+async function redeliveriesMade(e: Emulator): Promise<void> {
+  await waitFor('the accepted redeliveries to be made', () => e.hooks.redeliveries(), (all) => all.every((r) => r.newDeliveryId !== undefined), 60_000, 100);
 }
 
 /** Creates the hook's Schedule, deleted when the test's stack stops. */
@@ -57,7 +63,8 @@ describe('webhook delivery repair on a Schedule', () => {
     expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...failedGuids].sort());
 
     // Re-running the starter updates the Schedule in place and keeps the previous run's result, from
-    // which the next run starts: nothing is left to do.
+    // which the next run starts: once the redeliveries are made (asynchronously), nothing is left to do.
+    await redeliveriesMade(e);
     expect((await upsertHookRepairSchedule(w.client, { taskQueue: w.taskQueue, everyMs: 2 * HOUR, input: { target: { org: 'octo-org' }, hookId } })).created).toBe(false);
     const second = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
     expect(Date.parse(second.windowStart)).toBeGreaterThan(now - HOUR);
@@ -99,6 +106,7 @@ describe('webhook delivery repair on a Schedule', () => {
     expect(e.hooks.spammedCount()).toBe(3);
 
     e.hooks.options.spam.perHour = 100;
+    await redeliveriesMade(e);
     const second = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
     expect(second.counts).toMatchObject({ failed: 4, redelivered: 4, skippedAlreadyOk: 5, notAccepted: 0 });
     expect(second.allAccepted).toBe(true);
@@ -132,7 +140,10 @@ describe('webhook delivery repair on a Schedule', () => {
     const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId });
 
     const results: HookRepairResult[] = [];
-    for (let run = 1; run <= 5; run++) results.push(await triggerAndWait<HookRepairResult>(w.client, scheduleId));
+    for (let run = 1; run <= 5; run++) {
+      results.push(await triggerAndWait<HookRepairResult>(w.client, scheduleId));
+      await redeliveriesMade(e);
+    }
     expect(results.map((r) => r.counts.redelivered)).toEqual([2, 2, 2, 0, 0]);
     expect(results.map((r) => r.counts.gaveUp)).toEqual([0, 0, 0, 2, 2]);
     expect([...results[3].gaveUpGuids].sort()).toEqual([...failing].sort());
@@ -183,12 +194,43 @@ describe('webhook delivery repair on a Schedule', () => {
     expect(first.counts).toMatchObject({ failed: 5, redelivered: 2, deferred: 3 });
     expect(first.stoppedEarly).toMatch(/maxRedeliveriesPerRun 2/);
     expect(first.lastCheckedAt).toBe(Date.parse(first.windowStart));
+    await redeliveriesMade(e);
     const second = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
     expect(second.counts).toMatchObject({ failed: 3, redelivered: 2, deferred: 1, skippedAlreadyOk: 2 });
+    await redeliveriesMade(e);
     const third = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
     expect(third.counts).toMatchObject({ failed: 1, redelivered: 1, deferred: 0 });
     expect(third.lastCheckedAt).toBe(Date.parse(third.runStartedAt));
     expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...guids].sort());
   });
-});
 
+  it('awaits a redelivery that is accepted but not yet listed: never sent twice, the window kept until its outcome is seen', async () => {
+    // Redeliveries are made 10 minutes (emulator clock) after they are accepted; the test moves that clock.
+    let ahead = 0;
+    const { e, w } = await start({ clock: () => Date.now() + ahead, hooks: { redeliveryDelayMs: 10 * 60_000 } });
+    const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
+    const guids = Array.from({ length: 5 }, (_, i) => e.hooks.addDelivery(hookId, { at: Date.now() - HOUR + i, statusCode: 500 }).guid);
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, maxRedeliveriesPerRun: 2 });
+
+    const first = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(first.counts).toMatchObject({ failed: 5, redelivered: 2, deferred: 3, awaitingOutcome: 0 });
+    expect(e.hooks.deliveries(hookId)).toHaveLength(5);
+    // The two accepted redeliveries are not listed yet: the next run waits for them and takes two others.
+    const second = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(second.counts).toMatchObject({ failed: 5, awaitingOutcome: 2, redelivered: 2, deferred: 1 });
+    expect(second.lastCheckedAt).toBe(first.lastCheckedAt);
+    expect(new Set(e.hooks.redeliveries().map((r) => r.guid)).size).toBe(4);
+
+    ahead = 11 * 60_000;
+    await redeliveriesMade(e);
+    const third = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(third.counts).toMatchObject({ failed: 1, skippedAlreadyOk: 4, awaitingOutcome: 0, redelivered: 1, deferred: 0 });
+    // Every guid redelivered exactly once; the window moves on once no outcome is outstanding.
+    expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...guids].sort());
+    ahead = 22 * 60_000;
+    await redeliveriesMade(e);
+    const fourth = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(fourth.counts).toMatchObject({ failed: 0, awaitingOutcome: 0, redelivered: 0 });
+    expect(fourth.lastCheckedAt).toBe(Date.parse(fourth.runStartedAt));
+  });
+});

@@ -247,12 +247,12 @@ describe('malformed answers in the other processes (issue 13)', () => {
   it.each<[string, FaultRule, number]>([
     ['redelivery 200 HTML page after acting (once)', { kind: 'html-page', method: 'POST', path: '/attempts', status: 200, afterProcessing: true, times: 1 }, 1],
     ['redelivery 200 HTML page before acting (once)', { kind: 'html-page', method: 'POST', path: '/attempts', status: 200, times: 1 }, 2],
-  ])('webhook repair: %s is an unknown outcome: the redelivery is looked up, adopted if made, sent again if not — never twice', async (name, fault, posts) => {
+  ])('webhook repair: %s is an unknown outcome: the redelivery is looked up until it settles (it is asynchronous), adopted if made, sent again if not — never twice', async (name, fault, posts) => {
     const { id: hookId } = s.emulator.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
     const guid = s.emulator.hooks.addDelivery(hookId, { at: Date.now() - HOUR, statusCode: 502 }).guid;
     const before = s.emulator.hooks.redeliveries().length;
     const { result, requests } = await run('webhook repair', name, [fault], () =>
-      s.client.workflow.execute(hookRepair, { taskQueue: s.taskQueue, workflowId: `malformed-hook-${hookId}-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE }] }),
+      s.client.workflow.execute(hookRepair, { taskQueue: s.taskQueue, workflowId: `malformed-hook-${hookId}-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE, redeliverySettleMs: 8_000 }] }),
       (r) => `redelivered ${r.counts.redelivered}, server made ${s.emulator.hooks.redeliveries().length - before} redelivery`,
     );
     expect(result?.counts).toMatchObject({ failed: 1, redelivered: 1, notAccepted: 0 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_PACING,
   MAX_CARRIED_ATTEMPTS,
+  awaitingRedelivery,
   carriedAttempts,
   hookRepairProblems,
   maxInAnyWindow,
@@ -102,5 +103,30 @@ describe('hook repair input and carried counts', () => {
     expect(carried).toHaveLength(MAX_CARRIED_ATTEMPTS);
     expect(carried[0].guid).toBe('g0');
     expect(carried.some((a) => a.guid === 'old')).toBe(false);
+  });
+});
+
+describe('a redelivery accepted but not listed yet (redelivery is asynchronous)', () => {
+  const attempt: RedeliveryAttempts = { guid: 'g', attempts: 1, lastAt: 1_000_000, fromDeliveryId: 41 };
+  const SETTLE = 300_000;
+
+  it('is awaited while the newest listed delivery of the guid is the one it was redelivered from, within the settle time', () => {
+    expect(awaitingRedelivery(attempt, 41, 1_000_000 + 1_000, SETTLE)).toBe(true);
+    expect(awaitingRedelivery(attempt, 41, 1_000_000 + SETTLE - 1, SETTLE)).toBe(true);
+  });
+
+  it('is not awaited once a newer delivery of the guid is listed (its outcome), or once the settle time has passed (lost)', () => {
+    expect(awaitingRedelivery(attempt, 57, 1_000_000 + 1_000, SETTLE)).toBe(false);
+    expect(awaitingRedelivery(attempt, 41, 1_000_000 + SETTLE, SETTLE)).toBe(false);
+  });
+
+  it('is never awaited without a recorded attempt, or for counts carried from runs that did not record the delivery', () => {
+    expect(awaitingRedelivery(undefined, 41, 1_000_000, SETTLE)).toBe(false);
+    expect(awaitingRedelivery({ guid: 'g', attempts: 1, lastAt: 1_000_000 }, 41, 1_000_000, SETTLE)).toBe(false);
+  });
+
+  it('refuses a settle time outside 0..24 h', () => {
+    expect(hookRepairProblems({ target: { org: 'o' }, hookId: 1, redeliverySettleMs: -1 })).toContain('redeliverySettleMs must be a number of milliseconds from 0 to 24 hours');
+    expect(hookRepairProblems({ target: { org: 'o' }, hookId: 1, redeliverySettleMs: 60_000 })).toEqual([]);
   });
 });

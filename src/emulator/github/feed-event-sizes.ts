@@ -1,10 +1,11 @@
 /**
- * Realistic sizes for emulated feed events. Real events are not 0.6 KB: a push carries up to 20
- * commits with their messages, an issue or pull request its whole body, so most events are a few KB
- * and a long tail reaches tens of KB. Sizes are a deterministic function of the event id (tests can
- * predict them) and are reached by filling the type's own large fields, never by an invented field.
+ * Realistic sizes for emulated feed events. Real events are not 0.6 KB: an issue or comment carries
+ * its whole body with full user objects, a release its notes, so most events are a few KB and a long
+ * tail reaches tens of KB. Sizes are a deterministic function of the event id (tests can
+ * predict them) and are reached by filling the type's own large text field, never by an invented field.
  */
 import { createHash } from 'node:crypto';
+import { mixedEventType, TEXT_EVENT_TYPES, type BuiltPayload, type EventType } from './feed-event-payloads';
 
 /**
  * The size of each event's JSON: `'realistic'` (the default: a mix, most 1–4 KB, a long tail up to
@@ -52,77 +53,34 @@ export function prose(length: number, seed: number): string {
   return out.slice(0, Math.max(0, length));
 }
 
-const sha = (s: string) => createHash('sha1').update(s).digest('hex');
+/** Targets up to this many bytes are small events: a push, watch or create of its natural size is one. */
+const SMALL_EVENT_MAX_BYTES = 2_500;
 
 /**
- * Fills an event's payload so that its JSON reaches `target` bytes (within a few bytes): commits of a
- * push, the description of a create, the body of an issue. Events already larger stay as they are.
- * Returns the (possibly changed) type and payload.
+ * Picks event `id`'s type (the everyday mix) and fills its payload so that the event's JSON reaches
+ * `target` bytes (within a few bytes) in the type's own text field: an issue's body, a comment's body, a
+ * release's notes. A type without such a field (a push, a watch) keeps its natural size for a small target
+ * and becomes an issue, comment or release for a larger one; events already larger stay as they are.
  */
-export function sizedPayload(
-  event: { id: string; type: string; payload: Record<string, unknown> },
+export function sizedEvent(
+  id: number,
   target: number,
-  base: { repoUrl: string; actorLogin: string; actorUrl: string },
-  sizeOf: (payload: Record<string, unknown>, type: string) => number,
-): { type: string; payload: Record<string, unknown> } {
-  const id = Number(event.id);
-  let type = event.type;
-  let payload = { ...event.payload };
-  const room = () => target - sizeOf(payload, type);
-  if (room() <= 0) return { type, payload };
-  // A watch carries nothing large: a large event of that slot is an issue being opened.
-  if (type === 'WatchEvent' && room() > 400) {
-    type = 'IssuesEvent';
-    payload = {
-      action: 'opened',
-      issue: {
-        id: id * 3,
-        number: (id % 9_000) + 1,
-        title: prose(60, id),
-        user: { login: base.actorLogin, url: base.actorUrl },
-        labels: [],
-        state: 'open',
-        locked: false,
-        comments: 0,
-        url: `${base.repoUrl}/issues/${(id % 9_000) + 1}`,
-        created_at: null,
-        body: '',
-      },
-    };
+  build: (type: EventType) => BuiltPayload,
+  sizeOf: (payload: Record<string, unknown>, type: EventType) => number,
+): { type: EventType; payload: Record<string, unknown> } {
+  let type = mixedEventType(id);
+  let built = build(type);
+  if (!built.setText && target > SMALL_EVENT_MAX_BYTES) {
+    type = TEXT_EVENT_TYPES[id % TEXT_EVENT_TYPES.length];
+    built = build(type);
   }
-  /** Sets the one text field that takes the remaining room; JSON escapes of newlines are measured, not guessed. */
-  const fill = (set: (text: string) => void) => {
-    set('');
-    const length = target - sizeOf(payload, type);
-    set(prose(length, id));
-    const over = sizeOf(payload, type) - target;
-    if (over > 0) set(prose(Math.max(0, length - over), id));
-  };
-  if (type === 'PushEvent') {
-    // Up to 20 commits, as GitHub lists; each gets a share of the room for its message.
-    const count = Math.max(1, Math.min(20, Math.ceil(room() / 2_000)));
-    const commits = Array.from({ length: count }, (_, i) => ({
-      sha: sha(`commit${id}-${i}`),
-      author: { email: `${base.actorLogin}@users.noreply.example.test`, name: base.actorLogin },
-      message: '',
-      distinct: true,
-      url: `${base.repoUrl}/commits/${sha(`commit${id}-${i}`)}`,
-    }));
-    payload = { ...payload, size: count, distinct_size: count, commits };
-    const share = Math.max(0, Math.floor(room() / count));
-    commits.forEach((c, i) => (c.message = prose(share, id + i)));
-    // The last commit's message takes whatever room is left.
-    fill((text) => (commits[count - 1].message = text));
-    return { type, payload };
-  }
-  if (type === 'CreateEvent') {
-    fill((text) => (payload.description = text));
-    return { type, payload };
-  }
-  if (type === 'IssuesEvent') {
-    const issue = payload.issue as Record<string, unknown>;
-    fill((text) => (issue.body = text));
-    return { type, payload };
-  }
+  const { payload, setText } = built;
+  if (!setText || target - sizeOf(payload, type) <= 0) return { type, payload };
+  // JSON escapes of newlines are measured, not guessed: set, measure, trim once.
+  setText('');
+  const length = target - sizeOf(payload, type);
+  setText(prose(length, id));
+  const over = sizeOf(payload, type) - target;
+  if (over > 0) setText(prose(Math.max(0, length - over), id));
   return { type, payload };
 }

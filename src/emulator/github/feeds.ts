@@ -16,7 +16,8 @@ import { EmulatorHttpError } from '../http-error';
 import type { Account, Repository } from './fixture';
 import { accountOr404, repositoryOr404 } from './lookup';
 import { paginate } from './pagination';
-import { sizedPayload, targetEventBytes, type EventSizeOption } from './feed-event-sizes';
+import { sizedEvent, targetEventBytes, type EventSizeOption } from './feed-event-sizes';
+import { buildPayload } from './feed-event-payloads';
 
 export interface FeedBurst {
   /** When, relative to the emulator's start. @format milliseconds */
@@ -44,8 +45,8 @@ export interface FeedOptions {
   /** Share of events on user feeds that are private (shown only to that user). */
   privateFraction: number;
   /**
-   * Bytes of JSON per event: `'realistic'` (default: most 1–4 KB, a long tail up to 60 KB, as real pushes,
-   * issues and pull requests are) or a fixed size for every event.
+   * Bytes of JSON per event: `'realistic'` (default: most 1–4 KB, a long tail up to 60 KB, as real issues,
+   * comments and releases are) or a fixed size for every event.
    */
   eventBytes: EventSizeOption;
 }
@@ -94,8 +95,6 @@ export interface FeedPollBook {
   extraPages: number;
 }
 
-const TYPES = ['PushEvent', 'WatchEvent', 'CreateEvent'] as const;
-
 export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options: FeedOptions) {
   const fixture = githubFixture(ctx);
   const startedAt = ctx.clock();
@@ -139,33 +138,20 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
         ? fixture.repositories.filter((r) => r.owner.toLowerCase() === s.scope.org!.login.toLowerCase())
         : fixture.repositories;
     const repo = candidates[id % candidates.length] ?? fixture.repositories[0];
-    const type = TYPES[id % TYPES.length];
-    const ref = `refs/heads/feature-${id % 17}`;
-    const payload: Record<string, unknown> =
-      type === 'WatchEvent'
-        ? { action: 'started' }
-        : type === 'PushEvent'
-          ? {
-              repository_id: repo.id,
-              push_id: id * 7,
-              ref,
-              head: createHash('sha1').update(`head${id}`).digest('hex'),
-              before: createHash('sha1').update(`before${id}`).digest('hex'),
-            }
-          : { ref: `feature-${id % 17}`, ref_type: 'branch', full_ref: ref, master_branch: 'main', description: null, pusher_type: 'user' };
     // Deterministic privacy by id, so tests can predict what a caller sees.
     const isPrivate = s.mayBePrivate && ((id * 37) % 100) / 100 < options.privateFraction;
     const event: StoredEvent['event'] = {
       id: String(id),
-      type,
+      type: '',
       actor: actorObject(actor),
+      // The event schema's minimal repository: id, owner/name, API address.
       repo: { id: repo.id, name: `${repo.owner}/${repo.name}`, url: `${ctx.apiUrl()}/repos/${repo.owner}/${repo.name}` },
-      payload,
+      payload: {},
       public: !isPrivate,
       created_at: new Date(at).toISOString(),
     };
     if (s.scope.org) event.org = orgObject(s.scope.org);
-    const sized = sizedPayload({ id: event.id, type, payload }, targetEventBytes(id, options.eventBytes), { repoUrl: `${ctx.apiUrl()}/repos/${repo.owner}/${repo.name}`, actorLogin: actor.login, actorUrl: actorObject(actor).url }, (p, t) =>
+    const sized = sizedEvent(id, targetEventBytes(id, options.eventBytes), (type) => buildPayload(type, { id, apiUrl: ctx.apiUrl(), repo, actor, at }), (p, t) =>
       Buffer.byteLength(JSON.stringify({ ...event, type: t, payload: p })),
     );
     event.type = sized.type;

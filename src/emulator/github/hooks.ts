@@ -1,7 +1,8 @@
 /**
  * Organization and repository webhooks with their deliveries (spec 001): CRUD with strict validation,
  * masked secrets, deliveries listed newest first with an opaque `cursor` in `Link`, redelivery
- * (`POST …/deliveries/{id}/attempts`, 202) that records a new delivery with `redelivery: true`, ping
+ * (`POST …/deliveries/{id}/attempts`, 202) that is asynchronous as GitHub's is: the new delivery
+ * (`redelivery: true`) and its outcome appear `redeliveryDelayMs` later on the emulator clock, ping
  * (204, a `ping` delivery) and push test (204).
  *
  * Content-creating hook requests (redelivery attempts, pings, tests, hook creation) are limited per
@@ -14,11 +15,12 @@ import type { EmulatorContext } from '../module';
 import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import { validateBody } from '../validation';
-import { signBody } from '../../http/signature';
-import type { Account, Repository } from './fixture';
 import { accountOr404, repositoryOr404 } from './lookup';
 import { paginate } from './pagination';
-import { parseConfig, type HookConfig } from './hook-config';
+import { parseConfig } from './hook-config';
+import { deliveryDetail, deliveryObject, statusText, type EmulatedDelivery, type Hook, type RedeliveryRecord } from './hook-deliveries';
+
+export type { EmulatedDelivery, RedeliveryRecord } from './hook-deliveries';
 
 export interface SpamLimits {
   perMinute: number;
@@ -33,59 +35,28 @@ export interface HookOptions {
   spam: SpamLimits;
   /** The HTTP status the target answers a new delivery with (0 = could not connect). Default 200. */
   outcome?: (d: { hookId: number; guid: string; event: string; redelivery: boolean }) => number;
+  /**
+   * How long after an accepted redelivery request (202) its delivery, with its outcome, is listed: GitHub
+   * queues redeliveries, so a client cannot see the outcome in the answer. @format milliseconds
+   */
+  redeliveryDelayMs: number;
 }
 
 export const defaultHookOptions: HookOptions = {
   spam: { perMinute: 80, perHour: 500, minuteMs: 60_000, hourMs: 60 * 60_000 },
+  redeliveryDelayMs: 3_000,
 };
 
 export type HookScope = { org: string } | { owner: string; repo: string };
 
-interface Hook {
-  id: number;
-  scope: { kind: 'org'; org: Account } | { kind: 'repo'; repo: Repository };
-  events: string[];
-  active: boolean;
-  config: HookConfig;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface EmulatedDelivery {
-  id: number;
-  guid: string;
-  hookId: number;
-  at: number;
-  redelivery: boolean;
-  durationMs: number;
-  statusCode: number;
-  event: string;
-  action: string | null;
-  payload: Record<string, unknown>;
-}
-
-export interface RedeliveryRecord {
-  hookId: number;
-  /** The delivery the attempt was requested for. */
-  deliveryId: number;
-  /** The delivery the attempt created. */
-  newDeliveryId: number;
-  guid: string;
-  at: number;
-  caller: string;
-}
-
-function statusText(code: number): string {
-  if (code >= 200 && code < 300) return 'OK';
-  if (code === 0) return 'failed to connect to host';
-  return `Invalid HTTP Response: ${code}`;
-}
 
 export function registerHookRoutes(router: Router, ctx: EmulatorContext, options: HookOptions) {
   const fixture = githubFixture(ctx);
   const hooks = new Map<number, Hook>();
   const deliveries: EmulatedDelivery[] = [];
   const redeliveries: RedeliveryRecord[] = [];
+  /** Accepted redeliveries not yet made, in request order (so due in order). */
+  const queued: { record: RedeliveryRecord; original: EmulatedDelivery; dueAt: number }[] = [];
   const contentTimes = new Map<string, number[]>();
   let nextHookId = 1;
   let nextDeliveryId = 90_000_001;
@@ -129,6 +100,7 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
   });
 
   const lastResponse = (h: Hook) => {
+    deliverDue();
     const last = deliveries.filter((d) => d.hookId === h.id).at(-1);
     if (!last) return { code: null, status: 'unused', message: null };
     const ok = last.statusCode >= 200 && last.statusCode < 300;
@@ -154,43 +126,15 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
       : { ...common, type: 'Repository', test_url: `${url}/tests`, last_response: lastResponse(h) };
   };
 
-  const deliveryObject = (d: EmulatedDelivery, h: Hook) => ({
-    id: d.id,
-    guid: d.guid,
-    delivered_at: new Date(d.at).toISOString(),
-    redelivery: d.redelivery,
-    duration: d.durationMs / 1000,
-    status: statusText(d.statusCode),
-    status_code: d.statusCode,
-    event: d.event,
-    action: d.action,
-    installation_id: null,
-    repository_id: h.scope.kind === 'repo' ? h.scope.repo.id : null,
-    throttled_at: null,
-  });
-
-  const deliveryDetail = (d: EmulatedDelivery, h: Hook) => {
-    const body = JSON.stringify(d.payload);
-    const headers: Record<string, string> = {
-      Accept: '*/*',
-      'User-Agent': 'GitHub-Hookshot/emulator',
-      'X-GitHub-Delivery': d.guid,
-      'X-GitHub-Event': d.event,
-      'X-GitHub-Hook-ID': String(h.id),
-      'X-GitHub-Hook-Installation-Target-ID': String(h.scope.kind === 'org' ? h.scope.org.id : h.scope.repo.id),
-      'X-GitHub-Hook-Installation-Target-Type': h.scope.kind === 'org' ? 'organization' : 'repository',
-      'content-type': h.config.content_type === 'form' ? 'application/x-www-form-urlencoded' : 'application/json',
-    };
-    if (h.config.secret !== undefined) {
-      headers['X-Hub-Signature-256'] = signBody(h.config.secret, body);
-      headers['X-Hub-Signature'] = 'sha1=(not computed by the emulator)';
+  /** Makes every queued redelivery due by now (lazily, from the emulator clock: no timers). */
+  const deliverDue = () => {
+    const now = ctx.clock();
+    while (queued.length > 0 && queued[0].dueAt <= now) {
+      const { record: r, original, dueAt } = queued.shift()!;
+      const h = hooks.get(r.hookId);
+      if (!h) continue;
+      r.newDeliveryId = record(h, { guid: original.guid, event: original.event, action: original.action, redelivery: true, at: dueAt, payload: original.payload }).id;
     }
-    return {
-      ...deliveryObject(d, h),
-      url: h.config.url,
-      request: { headers, payload: d.payload },
-      response: { headers: {}, payload: d.statusCode >= 200 && d.statusCode < 300 ? 'ok' : '' },
-    };
   };
 
   const record = (h: Hook, init: { guid?: string; event: string; action?: string | null; redelivery?: boolean; at: number; statusCode?: number; payload?: Record<string, unknown> }) => {
@@ -272,6 +216,7 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
 
   const listDeliveries = ({ params, query }: RouteContext): RouteResult => {
     const h = findHook(params);
+    deliverDue();
     const perPage = Number(query.get('per_page') ?? 30);
     const cursor = query.get('cursor');
     const before = cursor === null ? Infinity : parseCursor(cursor);
@@ -286,6 +231,7 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
   };
 
   const findDelivery = (h: Hook, idText: string): EmulatedDelivery => {
+    deliverDue();
     const d = /^\d+$/.test(idText) ? deliveries.find((x) => x.id === Number(idText) && x.hookId === h.id) : undefined;
     if (!d) throw new EmulatorHttpError(404, 'Not Found');
     return d;
@@ -295,8 +241,10 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
     const h = findHook(params);
     const original = findDelivery(h, params.delivery_id);
     admitContent(token ?? '', now);
-    const d = record(h, { guid: original.guid, event: original.event, action: original.action, redelivery: true, at: now, payload: original.payload });
-    redeliveries.push({ hookId: h.id, deliveryId: original.id, newDeliveryId: d.id, guid: d.guid, at: now, caller: token ?? '' });
+    const r: RedeliveryRecord = { hookId: h.id, deliveryId: original.id, guid: original.guid, at: now, caller: token ?? '' };
+    redeliveries.push(r);
+    queued.push({ record: r, original, dueAt: now + options.redeliveryDelayMs });
+    deliverDue();
     return { status: 202, body: {} };
   };
 
@@ -364,11 +312,14 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
       if (!h) throw new Error(`no hook ${hookId}`);
       return record(h, { event: init.event ?? 'issues', action: init.action ?? 'opened', guid: init.guid, redelivery: init.redelivery, at: init.at, statusCode: init.statusCode });
     },
+    /** The hook's deliveries made by now (queued redeliveries appear when due). */
     deliveries(hookId: number): EmulatedDelivery[] {
+      deliverDue();
       return deliveries.filter((d) => d.hookId === hookId);
     },
     /** Every accepted redelivery attempt, in order. */
     redeliveries(): RedeliveryRecord[] {
+      deliverDue();
       return [...redeliveries];
     },
     /** How many content-creating requests were answered 422 "spammed". */
@@ -376,6 +327,7 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
       return spammed;
     },
     pings(hookId: number): EmulatedDelivery[] {
+      deliverDue();
       return deliveries.filter((d) => d.hookId === hookId && d.event === 'ping');
     },
   };

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseLinkHeader } from '../../../src/http/api-client';
 import { FEED_TEMPLATES } from '../../../src/common/feeds';
+import { EVENT_TYPES } from '../../../src/emulator/github/feed-event-payloads';
 import { call, clockedEmulators, messageOf } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 3, 1, 9, 0, 0);
@@ -28,7 +29,7 @@ describe('emulated activity feeds', () => {
       expect(list.length, path).toBeGreaterThan(0);
       for (const ev of list) {
         expect(Object.keys(ev)).toEqual(expect.arrayContaining(['id', 'type', 'actor', 'repo', 'payload', 'public', 'created_at']));
-        expect(['PushEvent', 'WatchEvent', 'CreateEvent', 'IssuesEvent']).toContain(ev.type);
+        expect(EVENT_TYPES).toContain(ev.type);
       }
       const orgScoped = path.startsWith('/orgs/') || path.includes('/events/orgs/');
       expect(list.every((ev) => (ev.org?.login === 'octo-org') === orgScoped), path).toBe(true);
@@ -156,7 +157,7 @@ describe('emulated event sizes', () => {
   it('serves realistic sizes by default: mostly a few KB, with a long tail up to 60 KB', async () => {
     const e = await em.start({ feeds: { eventsPerMinute: 0, initialEvents: 0 } });
     e.feeds.burst('/repos/octo-org/alpha/events', 300);
-    const all = e.feeds.window('/repos/octo-org/alpha/events');
+    const all = events(e.feeds.window('/repos/octo-org/alpha/events'));
     const s = sizes(all).sort((a, b) => a - b);
     const median = s[Math.floor(s.length / 2)];
     expect(median).toBeGreaterThan(1_000);
@@ -164,11 +165,13 @@ describe('emulated event sizes', () => {
     expect(s.at(-1)).toBeGreaterThan(20_000);
     expect(s.at(-1)).toBeLessThanOrEqual(60_000);
     expect(s.filter((n) => n > 8_000).length).toBeGreaterThan(10);
-    // Large events fill their type's own fields: commits, a description, an issue body.
-    const types = new Set(all.map((ev) => ev.type));
-    expect([...types].every((t) => ['PushEvent', 'WatchEvent', 'CreateEvent', 'IssuesEvent'].includes(t as string))).toBe(true);
-    const push = all.find((ev) => ev.type === 'PushEvent' && Buffer.byteLength(JSON.stringify(ev)) > 8_000) as { payload: { commits: { message: string }[]; size: number } } | undefined;
-    expect(push?.payload.commits.length).toBe(push?.payload.size);
+    // Large events fill their type's own text field (an issue's or comment's body, a release's notes); pushes
+    // carry no commits (as the seed and GitHub's description give them), so they stay small.
+    const large = all.filter((ev) => Buffer.byteLength(JSON.stringify(ev)) > 8_000);
+    expect(new Set(large.map((ev) => ev.type))).toEqual(new Set(['IssuesEvent', 'IssueCommentEvent', 'ReleaseEvent']));
+    const textOf = (ev: Event) => ((ev.payload.comment ?? ev.payload.issue ?? ev.payload.release) as { body: string }).body;
+    for (const ev of large) expect(textOf(ev).length).toBeGreaterThan(Buffer.byteLength(JSON.stringify(ev)) - 6_000);
+    expect(all.filter((ev) => ev.type === 'PushEvent').every((ev) => Object.keys(ev.payload).sort().join() === 'before,head,push_id,ref,repository_id')).toBe(true);
   });
 
   it('serves a fixed size per event when configured, over HTTP as well', async () => {

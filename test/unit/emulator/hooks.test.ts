@@ -1,6 +1,6 @@
 /**
  * The emulated webhooks over real HTTP on an injected clock: validation and masked secrets, deliveries
- * with `cursor` pagination in `Link`, redelivery as a new `redelivery: true` delivery, ping and test, and
+ * with `cursor` pagination in `Link`, redelivery as a new `redelivery: true` delivery made later (asynchronous), ping and test, and
  * the 422 "spammed" answer past the content-creation limits.
  */
 import { describe, expect, it } from 'vitest';
@@ -61,8 +61,27 @@ describe('emulated webhooks', () => {
     expect((await call(e.apiUrl, 'GET', `/orgs/octo-org/hooks/${id}/deliveries?cursor=garbage`)).status).toBe(400);
   });
 
+  it('redelivers asynchronously: the 202 comes first, the redelivery and its outcome appear redeliveryDelayMs later', async () => {
+    const e = await em.start({ hooks: { redeliveryDelayMs: 5_000, outcome: ({ redelivery }) => (redelivery ? 504 : 200) } });
+    const { id } = e.hooks.create({ owner: 'octo-org', repo: 'alpha' }, { url: 'https://example.test/h', secret: 'hook-secret' });
+    const failed = e.hooks.addDelivery(id, { at: START - 60_000, statusCode: 502 });
+    const res = await call(e.apiUrl, 'POST', `/repos/octo-org/alpha/hooks/${id}/deliveries/${failed.id}/attempts`);
+    expect(res.status).toBe(202);
+    expect(e.hooks.redeliveries()).toEqual([expect.objectContaining({ hookId: id, deliveryId: failed.id, guid: failed.guid, at: START })]);
+    expect(e.hooks.redeliveries()[0].newDeliveryId).toBeUndefined();
+    const list = async () => (await call(e.apiUrl, 'GET', `/repos/octo-org/alpha/hooks/${id}/deliveries`)).json as Delivery[];
+    em.now = START + 4_999;
+    expect(await list()).toHaveLength(1);
+    em.now = START + 5_000;
+    const after = await list();
+    expect(after).toHaveLength(2);
+    expect(after[0]).toMatchObject({ guid: failed.guid, redelivery: true, status: 'Invalid HTTP Response: 504', status_code: 504, delivered_at: new Date(START + 5_000).toISOString() });
+    expect(after[1]).toMatchObject({ guid: failed.guid, redelivery: false, status_code: 502 });
+    expect(e.hooks.redeliveries()[0].newDeliveryId).toBe(after[0].id);
+  });
+
   it('redelivers as a new delivery of the same guid marked redelivery, and records the signed request', async () => {
-    const e = await em.start();
+    const e = await em.start({ hooks: { redeliveryDelayMs: 0 } });
     const { id } = e.hooks.create({ owner: 'octo-org', repo: 'alpha' }, { url: 'https://example.test/h', secret: 'hook-secret' });
     const failed = e.hooks.addDelivery(id, { at: START - 60_000, statusCode: 502 });
     const res = await call(e.apiUrl, 'POST', `/repos/octo-org/alpha/hooks/${id}/deliveries/${failed.id}/attempts`);
@@ -71,7 +90,6 @@ describe('emulated webhooks', () => {
     expect(list).toHaveLength(2);
     expect(list[0]).toMatchObject({ guid: failed.guid, redelivery: true, status: 'OK', status_code: 200, delivered_at: new Date(START).toISOString() });
     expect(list[1]).toMatchObject({ guid: failed.guid, redelivery: false, status_code: 502 });
-    expect(e.hooks.redeliveries()).toEqual([expect.objectContaining({ hookId: id, deliveryId: failed.id, guid: failed.guid, at: START })]);
     const detail = (await call(e.apiUrl, 'GET', `/repos/octo-org/alpha/hooks/${id}/deliveries/${failed.id}`)).json as {
       request: { headers: Record<string, string>; payload: unknown };
     };

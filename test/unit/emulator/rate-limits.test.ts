@@ -122,8 +122,8 @@ describe('emulator primary rate limit', () => {
 });
 
 describe('emulator secondary rate limits', () => {
-  it('limits points per endpoint with 403, the secondary message and retry-after until the window frees', async () => {
-    const e = await start({ rateLimit: { secondary: { pointsPerWindow: 3, windowMs: 60_000 } } });
+  it('limits points per endpoint with 403, the secondary message and, when configured to send it, retry-after until the window frees', async () => {
+    const e = await start({ rateLimit: { secondary: { pointsPerWindow: 3, windowMs: 60_000, retryAfter: true } } });
     for (let i = 0; i < 3; i++) expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(200);
 
     em.now = START + 15_000;
@@ -155,8 +155,8 @@ describe('emulator secondary rate limits', () => {
     for (let i = 0; i < 5; i++) expect((await call(e.apiUrl, 'GET', LIST, {})).status).not.toBe(403);
   });
 
-  it('answers 429 without retry-after when configured so, and then expects the caller to wait at least a minute', async () => {
-    const e = await start({ rateLimit: { secondary: { pointsPerWindow: 1, windowMs: 5_000, status: 429, retryAfter: false } } });
+  it('answers without retry-after by default (GitHub often sends none), and then expects the caller to wait at least a minute', async () => {
+    const e = await start({ rateLimit: { secondary: { pointsPerWindow: 1, windowMs: 5_000, status: 429 } } });
     expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(200);
     const limited = await call(e.apiUrl, 'GET', LIST);
     expect(limited.status).toBe(429);
@@ -186,7 +186,7 @@ describe('emulator secondary rate limits', () => {
   });
 
   it('limits content-creating requests per minute and per hour', async () => {
-    const e = await start({ rateLimit: { secondary: { contentPerMinute: 2, contentPerHour: 3 } } });
+    const e = await start({ rateLimit: { secondary: { contentPerMinute: 2, contentPerHour: 3, retryAfter: true } } });
     e.service('github').router.post('/test/content', () => ({ status: 201, body: {} }), { contentCreating: true });
 
     expect((await call(e.apiUrl, 'POST', '/test/content', { body: {} })).status).toBe(201);
