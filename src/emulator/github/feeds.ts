@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Router, RouteContext, RouteResult } from '../router';
-import type { EmulatorContext } from '../module';
+import { refill, type Durable, type EmulatorContext } from '../module';
 import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import type { Account, Repository } from './fixture';
@@ -98,7 +98,7 @@ const TYPES = ['PushEvent', 'WatchEvent', 'CreateEvent'] as const;
 
 export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options: FeedOptions) {
   const fixture = githubFixture(ctx);
-  const startedAt = ctx.clock();
+  let startedAt = ctx.clock();
   const streams = new Map<string, Stream>();
   const intervalOverrides = new Map<string, number>();
   const books = new Map<string, FeedPollBook>();
@@ -385,5 +385,17 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
     totals(): FeedPollBook & { feeds: number } {
       return { feeds: books.size, polls: sum((b) => b.polls), notModified: sum((b) => b.notModified), earlyPolls: sum((b) => b.earlyPolls), extraPages: sum((b) => b.extraPages) };
     },
+    // The produced events (and which were served) survive, so a poller's cursor still finds its place.
+    durable: {
+      snapshot: () => ({ startedAt, streams, intervalOverrides, books, lastPoll, nextEventId, globalRate, rateOverrides }),
+      restore(saved) {
+        refill(streams, saved.streams);
+        refill(intervalOverrides, saved.intervalOverrides);
+        refill(books, saved.books);
+        refill(lastPoll, saved.lastPoll);
+        refill(rateOverrides, saved.rateOverrides);
+        ({ startedAt, nextEventId, globalRate } = saved);
+      },
+    } satisfies Durable<{ startedAt: number; streams: typeof streams; intervalOverrides: typeof intervalOverrides; books: typeof books; lastPoll: typeof lastPoll; nextEventId: number; globalRate: number; rateOverrides: typeof rateOverrides }>,
   };
 }

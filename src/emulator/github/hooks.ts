@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Router, RouteContext, RouteResult } from '../router';
-import type { EmulatorContext } from '../module';
+import { refill, type Durable, type EmulatorContext } from '../module';
 import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import { validateBody } from '../validation';
@@ -378,5 +378,15 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
     pings(hookId: number): EmulatedDelivery[] {
       return deliveries.filter((d) => d.hookId === hookId && d.event === 'ping');
     },
+    durable: {
+      snapshot: () => ({ hooks, deliveries, redeliveries, contentTimes, nextHookId, nextDeliveryId, spammed }),
+      restore(saved) {
+        refill(hooks, saved.hooks);
+        refill(deliveries, saved.deliveries);
+        refill(redeliveries, saved.redeliveries);
+        refill(contentTimes, saved.contentTimes);
+        ({ nextHookId, nextDeliveryId, spammed } = saved);
+      },
+    } satisfies Durable<{ hooks: typeof hooks; deliveries: typeof deliveries; redeliveries: typeof redeliveries; contentTimes: typeof contentTimes; nextHookId: number; nextDeliveryId: number; spammed: number }>,
   };
 }
