@@ -54,6 +54,11 @@ export function refill(target: Map<unknown, unknown> | Set<unknown> | unknown[],
   }
 }
 
+/** Refills each container of `live` from the same-named one of `saved`. */
+export function refillAll(live: Record<string, Map<unknown, unknown> | Set<unknown> | unknown[]>, saved: Record<string, Iterable<unknown>>): void {
+  for (const [name, target] of Object.entries(live)) refill(target as unknown[], saved[name]);
+}
+
 /** One durable state made of several (a module that registers several APIs), each under its name. */
 export function durableParts(parts: Record<string, Durable>): Durable<Record<string, unknown>> {
   return {

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Router, RouteContext, RouteResult } from '../router';
-import { refill, type Durable, type EmulatorContext } from '../module';
+import { refillAll, type Durable, type EmulatorContext } from '../module';
 import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import type { Account, Repository } from './fixture';
@@ -385,17 +385,14 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
     totals(): FeedPollBook & { feeds: number } {
       return { feeds: books.size, polls: sum((b) => b.polls), notModified: sum((b) => b.notModified), earlyPolls: sum((b) => b.earlyPolls), extraPages: sum((b) => b.extraPages) };
     },
-    // The produced events (and which were served) survive, so a poller's cursor still finds its place.
+    // The events a page can still show (and which were served) survive, so a poller's cursor still finds its
+    // place; older ones are no client's any more, and keeping them would grow the state file without end.
     durable: {
-      snapshot: () => ({ startedAt, streams, intervalOverrides, books, lastPoll, nextEventId, globalRate, rateOverrides }),
-      restore(saved) {
-        refill(streams, saved.streams);
-        refill(intervalOverrides, saved.intervalOverrides);
-        refill(books, saved.books);
-        refill(lastPoll, saved.lastPoll);
-        refill(rateOverrides, saved.rateOverrides);
+      snapshot: () => ({ startedAt, nextEventId, globalRate, intervalOverrides, books, lastPoll, rateOverrides, streams: new Map([...streams].map(([k, s]) => [k, { ...s, events: s.events.slice(-options.windowSize) }])) }),
+      restore(saved: { startedAt: number; nextEventId: number; globalRate: number } & Record<string, Map<string, never>>) {
+        refillAll({ streams, intervalOverrides, books, lastPoll, rateOverrides }, saved);
         ({ startedAt, nextEventId, globalRate } = saved);
       },
-    } satisfies Durable<{ startedAt: number; streams: typeof streams; intervalOverrides: typeof intervalOverrides; books: typeof books; lastPoll: typeof lastPoll; nextEventId: number; globalRate: number; rateOverrides: typeof rateOverrides }>,
+    } satisfies Durable,
   };
 }

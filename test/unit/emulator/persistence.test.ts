@@ -103,6 +103,18 @@ describe('emulator state in a data directory', () => {
     expect((next.json as { id: number }).id).toBe(migrationId + 1);
   });
 
+  it('keeps of each feed the events a page can still show, not every event ever produced', async () => {
+    const dir = await tempDir();
+    const first = await emulatorIn(dir, { feeds: { initialEvents: 12, windowSize: 5 } });
+    expect((await call(first.apiUrl, 'GET', '/orgs/octo-org/events')).status).toBe(200);
+    const ids = (first.feeds.produced('/orgs/octo-org/events') as { id: string }[]).map((e) => e.id);
+    expect(ids).toHaveLength(12);
+    await first.close();
+    const second = await emulatorIn(dir, { feeds: { initialEvents: 12, windowSize: 5 } });
+    expect((second.feeds.produced('/orgs/octo-org/events') as { id: string }[]).map((e) => e.id)).toEqual(ids.slice(-5));
+    expect(second.feeds.window('/orgs/octo-org/events')).toEqual(first.feeds.window('/orgs/octo-org/events'));
+  });
+
   it('has a mutating request’s change on disk when its answer arrives', async () => {
     const dir = await tempDir();
     const e = await emulatorIn(dir);
