@@ -48,7 +48,8 @@ export class StateStore {
 
   constructor(
     readonly dir: string,
-    private readonly parts: () => Record<string, Durable>,
+    /** Every durable part by name (each module's state, the storage origin), read at each save. */
+    readonly parts: () => Record<string, Durable>,
     options: StateStoreOptions = {},
   ) {
     this.file = join(dir, STATE_FILE);

@@ -13,7 +13,6 @@ import { request } from 'undici';
 import { call } from '../../helpers/emulator-http';
 import { startTestEmulator } from '../../helpers/emulator';
 import type { Emulator, EmulatorOptions } from '../../../src/emulator/emulator';
-import type { Durable } from '../../../src/emulator/module';
 import { decodeState, encodeState } from '../../../src/emulator/persistence/codec';
 import { EmulatorStateError, STATE_FILE } from '../../../src/emulator/persistence/store';
 
@@ -36,12 +35,8 @@ const tempDir = () => mkdtemp(join(tmpdir(), 'longhaul-emulator-state-'));
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const at = (base: string, path: string) => `${new URL(base).pathname}${path}`;
 
-/** Every durable part of an emulator, as the store sees them (module states with `durable`, and storage). */
-function partsOf(e: Emulator): Record<string, Durable> {
-  const states = e.state as unknown as Record<string, { durable?: Durable }>;
-  return { storage: e.storage.durable, ...Object.fromEntries(Object.entries(states).flatMap(([name, s]) => (s.durable ? [[name, s.durable]] : []))) };
-}
-const encodedParts = (e: Emulator) => Object.fromEntries(Object.entries(partsOf(e)).map(([name, part]) => [name, encodeState(part.snapshot())]));
+/** Every durable part of an emulator as saved (each module's state with `durable`, and storage). */
+const encodedParts = (e: Emulator) => Object.fromEntries(Object.entries(e.persistence!.parts()).map(([name, part]) => [name, encodeState(part.snapshot())]));
 
 /** One change in every module, through HTTP as a client makes it. */
 async function changeEverything(e: Emulator): Promise<{ migrationId: number; hookId: number; operation: string }> {
