@@ -11,6 +11,7 @@
  *
  * Logs go to stderr; stdout carries only results (the demo's result).
  */
+import { join } from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { installTelemetry, telemetrySettings } from '../telemetry/runtime';
@@ -62,12 +63,15 @@ async function startStack(log: (m: string) => void, demo = false): Promise<Stack
       port: free ? EMULATOR_PORT : 0,
       storagePort: free ? STORAGE_PORT : 0,
       googlePorts: free ? STANDALONE_GOOGLE_PORTS : {},
+      // `start` keeps the emulator's state beside temporal.sqlite, so a restart mid-migration lets it finish;
+      // the demo starts fresh each time (a demo killed mid-way would otherwise leave its repositories locked).
+      ...(demo ? {} : { dataDir: join(config.dataDir, 'emulator') }),
       // The demo slows exports and the storage origin down a little so each phase can be watched.
       ...(demo ? { migrations: { exportMs: 8_000, archiveBytes: 4 * 1024 * 1024 }, storageBytesPerSecond: 1024 * 1024 } : {}),
       // LONGHAUL_EMULATOR_EXPORT_MS makes the emulator's exports last that long, to try status, list and cancel by hand.
       ...(emulatorExportMs() ? { migrations: { exportMs: emulatorExportMs(), ...(demo ? { archiveBytes: 4 * 1024 * 1024 } : {}) } } : {}),
     });
-    log(`[emulator] GITHUB_API_URL is not set: using the emulator at ${emulator.apiUrl} (storage ${emulator.storage.baseUrl})`);
+    log(`[emulator] GITHUB_API_URL is not set: using the emulator at ${emulator.apiUrl} (storage ${emulator.storage.baseUrl}; state ${emulator.persistence ? `in ${emulator.persistence.file}` : 'in memory'})`);
     deps = { ...deps, github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => readSecret('GITHUB_TOKEN') ?? EMULATOR_DEMO_TOKEN }) };
     if (!process.env.GOOGLE_APIKEYS_URL && !process.env.GOOGLE_LOGGING_URL && !process.env.GOOGLE_DNS_URL) {
       const url = (name: string) => emulator!.serviceUrl(name);

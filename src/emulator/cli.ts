@@ -1,55 +1,65 @@
 /**
- * `npm run emulator` — runs the platform emulator standalone and prints its base URLs.
+ * `npm run emulator` — runs the platform emulator standalone and prints its base URLs and effective settings.
  *
- *   npm run emulator -- --port 8787 --storage-port 8788 --token secret
+ *   npm run emulator -- --port 8787 --storage-port 8788 --data-dir .longhaul/emulator --export-ms 2000-6000
+ *   npm run emulator -- --config emulator.json --token secret
  *
- * Point longhaul at it with `GITHUB_API_URL=<printed API URL>` and any non-empty `GITHUB_TOKEN`, and
- * `GOOGLE_APIKEYS_URL`, `GOOGLE_LOGGING_URL`, `GOOGLE_DNS_URL` at the printed Google roots.
+ * Any `EmulatorOptions` can come from `--config <file.json>`; flags cover the common ones and win over the file
+ * (`cli-options.ts`). Point longhaul at it with `GITHUB_API_URL=<printed API URL>` and any non-empty `GITHUB_TOKEN`,
+ * and `GOOGLE_APIKEYS_URL`, `GOOGLE_LOGGING_URL`, `GOOGLE_DNS_URL` at the printed Google roots.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { startEmulator } from './emulator';
+import { configSummary, eventBytes, limitStatus, list, msOrRange, nonNegative, onOff, port, positive, resolveOptions, type EmulatorFlags } from './cli-options';
 import { STANDALONE_GOOGLE_PORTS } from './google';
-
-function port(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number (0-65535)');
-  return n;
-}
-
-function positive(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
-  return n;
-}
 
 const program = new Command()
   .name('emulator')
   .description('Runs the longhaul platform emulator (GitHub- and Google-shaped APIs) on this machine.')
-  .option('--host <host>', 'address to bind', '127.0.0.1')
-  .option('--port <port>', 'API port (0 = any free port)', port, 8787)
-  .option('--storage-port <port>', 'storage origin port (0 = any free port)', port, 8788)
+  .option('--config <file.json>', 'a JSON file of emulator options (any of EmulatorOptions; flags win over it)')
+  .option('--host <host>', 'address to bind (default 127.0.0.1)')
+  .option('--port <port>', 'API port (0 = any free port; default 8787)', port)
+  .option('--storage-port <port>', 'storage origin port (0 = any free port; default 8788)', port)
   .option('--token <token>', 'accept only this bearer token (default: any non-empty token)')
+  .option('--data-dir <dir>', 'keep the emulator state in <dir>/emulator-state.json across restarts (default: memory only)')
   .option('--rate-limit <n>', 'primary rate limit per window', positive)
   .option('--rate-window <seconds>', 'primary rate-limit window in seconds', positive)
-  .action(async (opts: { host: string; port: number; storagePort: number; token?: string; rateLimit?: number; rateWindow?: number }) => {
-    const emulator = await startEmulator({
-      host: opts.host,
-      port: opts.port,
-      storagePort: opts.storagePort,
-      token: opts.token,
-      googlePorts: STANDALONE_GOOGLE_PORTS,
-      rateLimit: {
-        ...(opts.rateLimit ? { limit: opts.rateLimit } : {}),
-        ...(opts.rateWindow ? { windowMs: opts.rateWindow * 1000 } : {}),
-      },
-    });
+  .option('--primary-status <403|429>', 'status of a primary rate-limit answer', limitStatus)
+  .option('--secondary-points <n>', 'secondary limit: points per window', positive)
+  .option('--secondary-window <seconds>', 'secondary limit: points window in seconds', positive)
+  .option('--max-concurrent <n>', 'secondary limit: concurrent requests per caller', positive)
+  .option('--content-per-minute <n>', 'secondary limit: content-creating requests per minute', positive)
+  .option('--content-per-hour <n>', 'secondary limit: content-creating requests per hour', positive)
+  .option('--secondary-status <403|429>', 'status of a secondary rate-limit answer', limitStatus)
+  .option('--secondary-retry-after <on|off>', 'whether a secondary rate-limit answer carries retry-after', onOff)
+  .option('--export-ms <ms|min-max>', 'how long a migration export takes (fixed, or a range picked per migration)', msOrRange)
+  .option('--archive-bytes <n>', 'size of each generated migration archive', positive)
+  .option('--fail-repositories <a,b>', 'exports including any of these repositories end failed', list)
+  .option('--storage-bytes-per-second <n>', 'throttle archive downloads (0 = unthrottled)', nonNegative)
+  .option('--feed-events-per-minute <n>', 'events each activity feed produces per minute', nonNegative)
+  .option('--feed-poll-interval <seconds>', 'X-Poll-Interval of the activity feeds', positive)
+  .option('--feed-event-bytes <n|realistic>', 'event payload size: a fixed byte count or the realistic mix', eventBytes)
+  .option('--feed-window <n>', 'how many events a feed keeps', positive)
+  .option('--hook-status <code>', 'status every webhook delivery target answers (0 = could not connect)', nonNegative)
+  .option('--import-time-scale <x>', 'multiplies every source-import step duration', positive)
+  .option('--apikey-delete-ms <ms>', 'how long an API-key delete operation runs', nonNegative)
+  .option('--bucket-scheduled-ms <ms>', 'log bucket operation: time in SCHEDULED', nonNegative)
+  .option('--bucket-waiting-ms <ms>', 'log bucket operation: time in WAITING_FOR_PERMISSIONS', nonNegative)
+  .option('--bucket-running-ms <ms>', 'log bucket operation: time in RUNNING', nonNegative)
+  .option('--dns-change-ms <ms>', 'how long a DNS change stays pending', nonNegative)
+  .action(async (flags: EmulatorFlags) => {
+    // Each Google API on a fixed port of its own unless the config file says otherwise.
+    const options = { googlePorts: STANDALONE_GOOGLE_PORTS, ...resolveOptions(flags) };
+    const emulator = await startEmulator(options);
     console.log(`longhaul emulator listening`);
     console.log(`  GitHub API:      ${emulator.apiUrl}`);
     // Each Google API at the root of its own port (what `rootUrl` of Google's clients and GOOGLE_*_URL take).
     for (const service of emulator.services.filter((s) => s.prefix || s.ownPort)) console.log(`  ${`${service.name}:`.padEnd(16)} ${emulator.serviceUrl(service.name)}`);
     console.log(`  storage origin:  ${emulator.storage.baseUrl}`);
     console.log(`  stats:           ${emulator.apiUrl}/_emulator/stats`);
-    console.log(`fixture: org octo-org with repositories alpha, beta, gamma; ${opts.token ? 'token required' : 'any non-empty bearer token'}`);
+    console.log(`fixture: org octo-org with repositories alpha, beta, gamma; ${options.token ? 'token required' : 'any non-empty bearer token'}`);
+    console.log('effective configuration (defaults < --config file < flags):');
+    for (const line of configSummary(options)) console.log(line);
     const stop = () => void emulator.close().then(() => process.exit(0));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -18,8 +18,9 @@ import { StorageOrigin } from './storage/origin';
 import { createService, errorBody, type ServiceDefinition, type ServiceSpec } from './service';
 import type { RouteResult } from './router';
 import { RETRY_INFO_TYPE } from './google/errors';
-import { mergeModuleOptions, type AnyModule, type EmulatorContext, type ModuleOptions, type ModuleStates } from './module';
+import { mergeModuleOptions, type AnyModule, type Durable, type EmulatorContext, type ModuleOptions, type ModuleStates } from './module';
 import { defaultModules, type DefaultModule, type FamilyOptions } from './modules';
+import { StateStore } from './persistence/store';
 
 export type { EmulatorContext } from './module';
 
@@ -38,6 +39,11 @@ export interface CoreOptions {
   faults?: FaultRule[];
   /** Storage download throttle in bytes per second (0 = unthrottled). */
   storageBytesPerSecond?: number;
+  /**
+   * Directory whose `emulator-state.json` keeps the state of every module and the storage origin across a
+   * restart (`persistence/store.ts`); without it the state lives in memory only (tests).
+   */
+  dataDir?: string;
 }
 
 export type EmulatorOptions<M extends AnyModule = DefaultModule> = CoreOptions &
@@ -70,6 +76,8 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
   private server?: Server;
   /** Services served at the root of an origin of their own (`ServiceSpec.ownPort`): name → server and URL. */
   private readonly ownOrigins = new Map<string, { server: Server; url: string }>();
+  /** The data directory's state file, when `dataDir` is given. */
+  readonly persistence?: StateStore;
   apiUrl = '';
 
   constructor(readonly options: EmulatorOptions<M> = {}) {
@@ -88,6 +96,12 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
     });
     this.setFaults(options.faults ?? []);
     this.state = this.registerModules(options.modules ?? (defaultModules as readonly AnyModule[]));
+    if (options.dataDir) {
+      const states = this.state as Record<string, { durable?: Durable }>;
+      const parts = () => ({ storage: this.storage.durable, ...Object.fromEntries(Object.entries(states).flatMap(([name, s]) => (s?.durable ? [[name, s.durable]] : []))) });
+      this.persistence = new StateStore(options.dataDir, parts);
+      this.persistence.load();
+    }
   }
 
   /** Registers every module on its service, in list order, and exposes its state under its name. */
@@ -172,6 +186,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
   }
 
   async close(): Promise<void> {
+    await this.persistence?.flush();
     await this.storage.close();
     const servers = [this.server, ...[...this.ownOrigins.values()].map((o) => o.server)].filter((s): s is Server => s !== undefined);
     await Promise.all(
@@ -283,6 +298,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
           now: this.clock(),
         });
       } catch (err) {
+        this.persistence?.markDirty();
         const headers = limiter?.count(caller, now, true) ?? {};
         if (err instanceof EmulatorHttpError) return fail(err.status, err.message, err.extra, { ...headers, ...err.headers });
         console.error('[emulator] handler error', err);
@@ -291,6 +307,8 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
       const counts = route.options.countsAgainstPrimary ? route.options.countsAgainstPrimary(result) : true;
       if (!counts) this.stats.notCounted++;
       const rateHeaders = limiter?.count(caller, now, counts) ?? {};
+      // With a data directory, a change is on disk before the answer that reports it (see persistence/store.ts).
+      await this.persistence?.afterRequest(method);
       // A fault after processing: the server acted, but the caller cannot know (lost or late answer).
       if (fault?.afterProcessing && (await this.applyFault(fault, req, fail, send, result)) === 'answered') return;
       send(result, rateHeaders);

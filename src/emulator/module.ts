@@ -2,7 +2,9 @@
  * What an emulated API family plugs into the emulator with: one interface for every family. A module names
  * the options key it owns (`name`, also the key its state is read under: `emulator.migrations`), the
  * service it mounts under (`service`: prefix, error style, rate limits), its default options, and
- * `register`, which adds its routes to that service's router and returns the state tests inspect.
+ * `register`, which adds its routes to that service's router and returns the state tests inspect. A state
+ * with a `durable` member (a snapshot/restore pair, `Durable`) survives a restart when the emulator has a
+ * data directory (`persistence/store.ts`); the core saves and loads it, the module only says what it is.
  * The emulator core knows no family: it iterates the module list (`modules.ts`).
  */
 import type { Router } from './router';
@@ -23,6 +25,48 @@ export interface EmulatorContext {
   shared<T>(key: string, create: () => T): T;
   /** The router of another service, mounted on first use, for a module that serves several prefixes. */
   mount(service: ServiceSpec): Router;
+}
+
+/**
+ * What of a module's state survives a restart. `snapshot` returns the live state as data (Maps, Sets,
+ * arrays, plain objects, Buffers; an object reached twice comes back as one object, see
+ * `persistence/codec.ts`), never a function or class instance; `restore` puts a decoded snapshot back
+ * (`refill` replaces a container's contents in place). Times are absolute emulator-clock times, so an export
+ * that had 3 s left when the emulator stopped is done 3 s after it restarts, or already done.
+ */
+export interface Durable<Saved = any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  snapshot(): Saved;
+  restore(saved: Saved): void;
+}
+
+/** Replaces the contents of a Map, Set or array in place (modules keep their containers in `const`s). */
+export function refill<K, V>(target: Map<K, V>, source: Map<K, V>): void;
+export function refill<T>(target: Set<T> | T[], source: Iterable<T>): void;
+export function refill(target: Map<unknown, unknown> | Set<unknown> | unknown[], source: Iterable<unknown>): void {
+  const items = [...source];
+  if (Array.isArray(target)) target.splice(0, target.length, ...items);
+  else if (target instanceof Set) {
+    target.clear();
+    for (const item of items) target.add(item);
+  } else {
+    target.clear();
+    for (const [k, v] of items as [unknown, unknown][]) target.set(k, v);
+  }
+}
+
+/** Refills each container of `live` from the same-named one of `saved`. */
+export function refillAll(live: Record<string, Map<unknown, unknown> | Set<unknown> | unknown[]>, saved: Record<string, Iterable<unknown>>): void {
+  for (const [name, target] of Object.entries(live)) refill(target as unknown[], saved[name]);
+}
+
+/** One durable state made of several (a module that registers several APIs), each under its name. */
+export function durableParts(parts: Record<string, Durable>): Durable<Record<string, unknown>> {
+  return {
+    snapshot: () => Object.fromEntries(Object.entries(parts).map(([name, part]) => [name, part.snapshot()])),
+    restore(saved) {
+      for (const [name, part] of Object.entries(parts)) if (name in saved) part.restore(saved[name]);
+    },
+  };
 }
 
 export interface EmulatorModule<Name extends string = string, Options extends object = object, State = unknown> {

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Router, RouteContext, RouteResult } from '../router';
-import type { EmulatorContext } from '../module';
+import { refillAll, type Durable, type EmulatorContext } from '../module';
 import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import type { Account, Repository } from './fixture';
@@ -97,7 +97,7 @@ export interface FeedPollBook {
 
 export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options: FeedOptions) {
   const fixture = githubFixture(ctx);
-  const startedAt = ctx.clock();
+  let startedAt = ctx.clock();
   const streams = new Map<string, Stream>();
   const intervalOverrides = new Map<string, number>();
   const books = new Map<string, FeedPollBook>();
@@ -371,5 +371,14 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
     totals(): FeedPollBook & { feeds: number } {
       return { feeds: books.size, polls: sum((b) => b.polls), notModified: sum((b) => b.notModified), earlyPolls: sum((b) => b.earlyPolls), extraPages: sum((b) => b.extraPages) };
     },
+    // The events a page can still show (and which were served) survive, so a poller's cursor still finds its
+    // place; older ones are no client's any more, and keeping them would grow the state file without end.
+    durable: {
+      snapshot: () => ({ startedAt, nextEventId, globalRate, intervalOverrides, books, lastPoll, rateOverrides, streams: new Map([...streams].map(([k, s]) => [k, { ...s, events: s.events.slice(-options.windowSize) }])) }),
+      restore(saved: { startedAt: number; nextEventId: number; globalRate: number } & Record<string, Map<string, never>>) {
+        refillAll({ streams, intervalOverrides, books, lastPoll, rateOverrides }, saved);
+        ({ startedAt, nextEventId, globalRate } = saved);
+      },
+    } satisfies Durable,
   };
 }

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Router, RouteContext, RouteResult } from '../router';
-import type { EmulatorContext } from '../module';
+import { refill, type Durable, type EmulatorContext } from '../module';
 import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import { validateBody } from '../validation';
@@ -330,5 +330,26 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
       deliverDue();
       return deliveries.filter((d) => d.hookId === hookId && d.event === 'ping');
     },
+    durable: {
+      // `queued`: redeliveries accepted but not yet made (they share their records with `redeliveries`).
+      snapshot: () => ({ hooks, deliveries, redeliveries, queued, contentTimes, nextHookId, nextDeliveryId, spammed }),
+      restore(saved) {
+        refill(hooks, saved.hooks);
+        refill(deliveries, saved.deliveries);
+        refill(redeliveries, saved.redeliveries);
+        refill(queued, saved.queued ?? []);
+        refill(contentTimes, saved.contentTimes);
+        ({ nextHookId, nextDeliveryId, spammed } = saved);
+      },
+    } satisfies Durable<{
+      hooks: typeof hooks;
+      deliveries: typeof deliveries;
+      redeliveries: typeof redeliveries;
+      queued: typeof queued;
+      contentTimes: typeof contentTimes;
+      nextHookId: number;
+      nextDeliveryId: number;
+      spammed: number;
+    }>,
   };
 }

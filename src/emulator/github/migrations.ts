@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Router, RouteResult } from '../router';
-import type { EmulatorContext } from '../module';
+import { refill, type Durable, type EmulatorContext } from '../module';
 import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import { validateBody } from '../validation';
@@ -247,5 +247,12 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
       return m ? contentBytes(archiveContent(m)) : undefined;
     },
     options,
+    durable: {
+      snapshot: () => ({ nextId, migrations }),
+      restore(saved) {
+        nextId = saved.nextId;
+        refill(migrations, saved.migrations);
+      },
+    } satisfies Durable<{ nextId: number; migrations: typeof migrations }>,
   };
 }

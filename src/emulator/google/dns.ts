@@ -8,7 +8,7 @@
  * `notFound`, `conditionNotMet`, `invalid`). State advances lazily from the emulator clock.
  */
 import type { Router, RouteContext } from '../router';
-import type { EmulatorContext } from '../module';
+import { refill, type Durable, type EmulatorContext } from '../module';
 import type { FixtureRecordSet, GoogleFixture } from './fixture';
 import { googleError, timestamp } from './errors';
 import { jsonNamed } from './json-names';
@@ -161,6 +161,7 @@ export function registerDnsRoutes(router: Router, ctx: EmulatorContext, fixture:
     rrsets(project: string, zone: string): FixtureRecordSet[] {
       return zones.get(`${project}/${zone}`)?.rrsets ?? [];
     },
+    durable: { snapshot: () => zones, restore: (saved) => refill(zones, saved) } satisfies Durable<typeof zones>,
   };
 }
 

@@ -6,7 +6,7 @@
  * it, dropping any path, so a service under a path prefix would be out of their reach. The `google` module
  * serves API keys, buckets and DNS over one fixture; `loggingEntries` is its own module on the logging service.
  */
-import { defineModule, type ServiceSpec } from '../module';
+import { defineModule, durableParts, type ServiceSpec } from '../module';
 import { defaultApiKeyOptions, registerApiKeyRoutes, type ApiKeyOptions } from './apikeys';
 import { defaultDnsOptions, registerDnsRoutes, type DnsOptions } from './dns';
 import { defaultGoogleFixture, type GoogleFixture } from './fixture';
@@ -50,12 +50,10 @@ export const googleModule = defineModule({
   defaults: { apikeys: defaultApiKeyOptions, buckets: defaultLogBucketOptions, dns: defaultDnsOptions } as GoogleOptions,
   register(router, ctx, options) {
     const fixture = options.fixture ?? defaultGoogleFixture();
-    return {
-      fixture,
-      apikeys: registerApiKeyRoutes(router, ctx, fixture, options.apikeys),
-      buckets: registerLogBucketRoutes(ctx.mount(googleLoggingService), ctx, fixture, options.buckets),
-      dns: registerDnsRoutes(ctx.mount(googleDnsService), ctx, fixture, options.dns),
-    };
+    const apikeys = registerApiKeyRoutes(router, ctx, fixture, options.apikeys);
+    const buckets = registerLogBucketRoutes(ctx.mount(googleLoggingService), ctx, fixture, options.buckets);
+    const dns = registerDnsRoutes(ctx.mount(googleDnsService), ctx, fixture, options.dns);
+    return { fixture, apikeys, buckets, dns, durable: durableParts({ apikeys: apikeys.durable, buckets: buckets.durable, dns: dns.durable }) };
   },
 });
 

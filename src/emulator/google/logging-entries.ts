@@ -7,6 +7,7 @@
  */
 import type { Router, RouteContext, RouteResult } from '../router';
 import { EmulatorHttpError } from '../http-error';
+import { refill, type Durable } from '../module';
 
 export interface StoredLogEntry {
   logName: string;
@@ -100,5 +101,13 @@ export function registerLoggingEntryRoutes(router: Router) {
     writes: () => writes,
     /** Entries not stored because an identical one (logName, insertId, timestamp) already was. */
     duplicatesDropped: () => duplicatesDropped,
+    durable: {
+      snapshot: () => ({ entries, index, writes, duplicatesDropped }),
+      restore(saved) {
+        refill(entries, saved.entries);
+        refill(index, saved.index);
+        ({ writes, duplicatesDropped } = saved);
+      },
+    } satisfies Durable<{ entries: typeof entries; index: typeof index; writes: number; duplicatesDropped: number }>,
   };
 }

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type { EmulatorStats } from '../stats';
 import { contentBytes, generatedArchive, type GeneratedContent } from './archive-content';
 import { StorageFaults, type StorageFault } from './faults';
+import type { Durable } from '../module';
 
 export interface StoredObject {
   bytes: Buffer | GeneratedContent;
@@ -42,7 +43,7 @@ const SLICES_PER_SECOND = 50;
 
 export class StorageOrigin {
   private readonly objects = new Map<string, Entry>();
-  private readonly secret = randomBytes(16).toString('hex');
+  private secret = randomBytes(16).toString('hex');
   private server?: Server;
   readonly faults = new StorageFaults();
   baseUrl = '';
@@ -74,6 +75,23 @@ export class StorageOrigin {
     if (!entry) return undefined;
     return Buffer.isBuffer(entry.bytes) ? entry.bytes : contentBytes(entry.bytes);
   }
+
+  /**
+   * The objects and the signing secret survive a restart (with a data directory), so a URL signed before
+   * it still works and an archive keeps its bytes, ETag and Last-Modified: a resumed download stays valid.
+   * Generated content is saved by its seed and size, never its bytes.
+   */
+  readonly durable: Durable<{ secret: string; objects: Map<string, Omit<Entry, 'bytes'> & { bytes: Buffer | { seed: string; size: number } }> }> = {
+    snapshot: () => ({
+      secret: this.secret,
+      objects: new Map([...this.objects].map(([key, e]) => [key, { ...e, bytes: Buffer.isBuffer(e.bytes) ? e.bytes : { seed: e.bytes.seed, size: e.bytes.size } }])),
+    }),
+    restore: (saved) => {
+      this.secret = saved.secret;
+      this.objects.clear();
+      for (const [key, e] of saved.objects) this.objects.set(key, { ...e, bytes: Buffer.isBuffer(e.bytes) ? e.bytes : generatedArchive(e.bytes.seed, e.bytes.size) });
+    },
+  };
 
   /** Replaces the fault rules. */
   setFaults(faults: StorageFault[]): void {

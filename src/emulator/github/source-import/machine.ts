@@ -18,7 +18,7 @@
  * large files from the pushed history, `opt_in` stores them with LFS. Mapping an author or changing
  * the LFS choice after the push began rewrites and pushes again, as the real importer did.
  */
-import type { EmulatorContext } from '../../module';
+import { refill, type Durable, type EmulatorContext } from '../../module';
 import {
   detectVcs,
   PROJECT_CHOICES,
@@ -212,7 +212,17 @@ export function createImportMachine(ctx: EmulatorContext, options: ImportOptions
     if (!imp.blocked && (imp.step === 'pushing' || imp.step === 'complete')) resume(imp, 'mapping', now);
   };
 
-  return { imports, history, key, durationOf, advance, enterStep, resume, statusOf, importObject, authorObject, rewriteIfPushed };
+  // `history` holds the same objects as `imports`: the snapshot keeps them shared.
+  const durable = {
+    snapshot: () => ({ imports, history, nextAuthorId }),
+    restore(saved) {
+      refill(imports, saved.imports);
+      refill(history, saved.history);
+      nextAuthorId = saved.nextAuthorId;
+    },
+  } satisfies Durable<{ imports: typeof imports; history: typeof history; nextAuthorId: number }>;
+
+  return { imports, history, key, durationOf, advance, enterStep, resume, statusOf, importObject, authorObject, rewriteIfPushed, durable };
 }
 
 export type ImportMachine = ReturnType<typeof createImportMachine>;

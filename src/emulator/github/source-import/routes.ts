@@ -17,7 +17,7 @@ export { defaultImportOptions, type ImportOptions } from './model';
 
 export function registerImportRoutes(router: Router, ctx: EmulatorContext, options: ImportOptions) {
   const fixture = githubFixture(ctx);
-  const { imports, history, key, durationOf, advance, enterStep, resume, statusOf, importObject, authorObject, rewriteIfPushed } = createImportMachine(ctx, options);
+  const { imports, history, key, durationOf, advance, enterStep, resume, statusOf, importObject, authorObject, rewriteIfPushed, durable } = createImportMachine(ctx, options);
 
   const inMaintenance = (now: number) => options.maintenanceWindows.some((w) => now >= w.fromMs && now < w.untilMs);
 
@@ -259,5 +259,6 @@ export function registerImportRoutes(router: Router, ctx: EmulatorContext, optio
       options.maintenanceWindows.push({ fromMs, untilMs: fromMs + durationMs });
     },
     options,
+    durable,
   };
 }
