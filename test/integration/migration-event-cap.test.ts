@@ -4,9 +4,10 @@
  * continue-as-new chain stays at or under 10,000 events, and the workflow ends as documented — MigrationTimedOut
  * after the whole timeout (not restarted by continue-as-new), one export only, every repository unlocked.
  *
- * The full day is 86,400 polls (each a timer, an HTTP activity and two workflow tasks), and the Java test server's
- * cost per poll grows along the chain: on a 2-core machine one attempt reached 13 h of workflow time (47,146 polls,
- * 127 runs) in 62 min, slowing from ~780 to ~470 polls a minute, so allow 3–4 hours for the day. `npm test` runs
+ * The full day is 86,400 polls (each a timer, an HTTP activity and two workflow tasks). Beyond an hour the test
+ * server's JVM may use its optimising compiler (`longRun`): with C1 only, one attempt slowed from ~780 to ~470 polls
+ * a minute and reached 13 h in 62 min; with C2 the day finished in 104 min on the 2-core machine while other work
+ * loaded it (86,394 polls, 233 runs of at most 4,106 events). `npm test` runs
  * one hour of workflow time (3,600 polls, 10 runs of the chain, about a minute);
  * `LONGHAUL_CAP_TEST_HOURS=24 npx vitest run test/integration/migration-event-cap.test.ts` runs the day.
  */
