@@ -59,6 +59,13 @@ export function refillAll(live: Record<string, Map<unknown, unknown> | Set<unkno
   for (const [name, target] of Object.entries(live)) refill(target as unknown[], saved[name]);
 }
 
+type Container = Map<any, any> | Set<any> | unknown[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The durable state of a module that is only containers (kept in `const`s): saved whole, refilled by name. */
+export function durableContainers<T extends Record<string, Container>>(live: T): Durable<T> {
+  return { snapshot: () => live, restore: (saved) => refillAll(live, saved) };
+}
+
 /** One durable state made of several (a module that registers several APIs), each under its name. */
 export function durableParts(parts: Record<string, Durable>): Durable<Record<string, unknown>> {
   return {

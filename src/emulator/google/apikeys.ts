@@ -7,7 +7,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Router, RouteContext } from '../router';
-import { refill, type Durable, type EmulatorContext } from '../module';
+import { durableContainers, type EmulatorContext } from '../module';
 import type { GoogleFixture } from './fixture';
 import { googleError, timestamp } from './errors';
 
@@ -168,13 +168,7 @@ export function registerApiKeyRoutes(router: Router, ctx: EmulatorContext, fixtu
       const key = keys.get(name);
       return key?.deleteTime !== undefined && !purged(key, ctx.clock());
     },
-    durable: {
-      snapshot: () => ({ keys, operations }),
-      restore(saved) {
-        refill(keys, saved.keys);
-        refill(operations, saved.operations);
-      },
-    } satisfies Durable<{ keys: typeof keys; operations: typeof operations }>,
+    durable: durableContainers({ keys, operations }),
   };
 }
 

@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Router, RouteContext } from '../router';
-import { refill, type Durable, type EmulatorContext } from '../module';
+import { durableContainers, type EmulatorContext } from '../module';
 import { validateBody } from '../validation';
 import { EmulatorHttpError } from '../http-error';
 import type { GoogleFixture } from './fixture';
@@ -327,13 +327,7 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
       settle(ctx.clock());
       return buckets.get(name);
     },
-    durable: {
-      snapshot: () => ({ buckets, operations }),
-      restore(saved) {
-        refill(buckets, saved.buckets);
-        refill(operations, saved.operations);
-      },
-    } satisfies Durable<{ buckets: typeof buckets; operations: typeof operations }>,
+    durable: durableContainers({ buckets, operations }),
   };
 }
 
