@@ -82,3 +82,17 @@ export function clockedEmulators(startMs: number): ClockedEmulators {
   });
   return clocked;
 }
+
+/** Every route of the source-import API under `importPath` (`/repos/o/r/import`), each with a body it accepts. */
+export function everyImportRoute(importPath: string, vcsUrl: string): [method: string, path: string, body: unknown][] {
+  return [
+    ['GET', importPath, undefined],
+    ['PUT', importPath, { vcs_url: vcsUrl }],
+    ['PATCH', importPath, {}],
+    ['DELETE', importPath, undefined],
+    ['GET', `${importPath}/authors`, undefined],
+    ['PATCH', `${importPath}/authors/1`, { name: 'A' }],
+    ['GET', `${importPath}/large_files`, undefined],
+    ['PATCH', `${importPath}/lfs`, { use_lfs: 'opt_in' }],
+  ];
+}

@@ -10,7 +10,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/emulator';
-import { call, clockedEmulators, type RawResponse } from '../helpers/emulator-http';
+import { call, clockedEmulators, everyImportRoute, type RawResponse } from '../helpers/emulator-http';
 import { GITHUB_SCHEMA_EXCEPTIONS, SchemaLedger } from '../helpers/github-schema-ledger';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
@@ -163,16 +163,7 @@ describe('source import answers', () => {
   });
 
   it('maintenance 503s and the retired API’s 404s on every import route', async () => {
-    const routes: [string, string, unknown][] = [
-      ['GET', IMPORT, undefined],
-      ['PUT', IMPORT, { vcs_url: `${SVN}/happy` }],
-      ['PATCH', IMPORT, {}],
-      ['DELETE', IMPORT, undefined],
-      ['GET', `${IMPORT}/authors`, undefined],
-      ['PATCH', `${IMPORT}/authors/1`, { name: 'A' }],
-      ['GET', `${IMPORT}/large_files`, undefined],
-      ['PATCH', `${IMPORT}/lfs`, { use_lfs: 'opt_in' }],
-    ];
+    const routes = everyImportRoute(IMPORT, `${SVN}/happy`);
     const e = await startImports();
     e.imports.startMaintenance(60_000);
     for (const [method, path, body] of routes) await hit(e, method, path, 503, body);

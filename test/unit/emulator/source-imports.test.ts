@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../../../src/emulator/emulator';
-import { call, clockedEmulators, messageOf, type RawResponse } from '../../helpers/emulator-http';
+import { call, clockedEmulators, everyImportRoute, messageOf, type RawResponse } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
 const em = clockedEmulators(START);
@@ -304,16 +304,7 @@ describe('emulated import endpoints: refusals', () => {
     const e = await start({ imports: { maintenanceWindows: [{ fromMs: START + 1_000, untilMs: START + 3_000 }], maintenanceRetryAfterSeconds: 30 } });
     await put(e, { vcs_url: `${SVN}/happy` });
     em.now = START + 1_000;
-    for (const [method, path, input] of [
-      ['GET', PATH, undefined],
-      ['PUT', PATH, { vcs_url: `${SVN}/happy` }],
-      ['PATCH', PATH, {}],
-      ['DELETE', PATH, undefined],
-      ['GET', `${PATH}/authors`, undefined],
-      ['PATCH', `${PATH}/authors/1`, { name: 'x' }],
-      ['GET', `${PATH}/large_files`, undefined],
-      ['PATCH', `${PATH}/lfs`, { use_lfs: 'opt_in' }],
-    ] as const) {
+    for (const [method, path, input] of everyImportRoute(PATH, `${SVN}/happy`)) {
       const res = await call(e.apiUrl, method, path, { body: input });
       expect(res.status, `${method} ${path}`).toBe(503);
       expect(res.headers['retry-after']).toBe('30');
