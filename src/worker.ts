@@ -114,7 +114,7 @@ export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partia
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const metricsUrl = await installTelemetry(telemetrySettings());
+  const metricsUrl = installTelemetry(telemetrySettings());
   const target = await resolveTemporal((m) => console.log(`[temporal] ${m}`));
   const connection = await NativeConnection.connect(target.connectionOptions);
   const worker = await createLonghaulWorker({

@@ -48,7 +48,7 @@ interface Stack {
 
 async function startStack(log: (m: string) => void, demo = false): Promise<Stack> {
   const config = loadConfig();
-  const metricsUrl = await installTelemetry(telemetrySettings(process.env, { logLevel: 'WARN' }));
+  const metricsUrl = installTelemetry(telemetrySettings(process.env, { logLevel: 'WARN' }));
   if (metricsUrl) log(`[worker] metrics on ${metricsUrl}`);
   // With encrypted payloads the embedded UI decodes through a local codec server, so history stays readable there.
   const codec = await startCodecServerIfKeys(log);

@@ -8,7 +8,6 @@
  *   LONGHAUL_LOG_LEVEL         TRACE, DEBUG, INFO (default), WARN or ERROR
  */
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
-import { portIsOpen } from '../temporal/dev-server';
 
 export const DEFAULT_METRICS_ADDRESS = '127.0.0.1:9464';
 const LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
@@ -51,22 +50,28 @@ export function formatLogEntry(entry: LogEntry, format: 'text' | 'json'): string
 /**
  * Installs the runtime (once per process). Returns the metrics URL when the exporter runs. A metrics port
  * already taken (a second worker on the same host with the default address) costs the metrics, not the worker.
+ *
+ * The port is claimed by binding, not by probing first: two workers started in the same instant would both find
+ * it free, and the loser's exporter would fail. The SDK binds the exporter synchronously inside
+ * `Runtime.install`, and a failed install leaves no runtime behind, so the second install, without metrics,
+ * is a clean one.
  */
-export async function installTelemetry(settings: TelemetrySettings): Promise<string | undefined> {
-  if (settings.metricsAddress) {
-    const colon = settings.metricsAddress.lastIndexOf(':');
-    const host = settings.metricsAddress.slice(0, colon).replace(/^\[|\]$/g, '');
-    if (await portIsOpen(host === '0.0.0.0' ? '127.0.0.1' : host, Number(settings.metricsAddress.slice(colon + 1)))) {
-      process.stderr.write(`warning: ${settings.metricsAddress} is taken, so this process serves no metrics (set LONGHAUL_METRICS_ADDRESS to a free host:port)\n`);
-      settings = { ...settings, metricsAddress: undefined };
-    }
-  }
+export function installTelemetry(settings: TelemetrySettings): string | undefined {
   const logger = new DefaultLogger(settings.logLevel, (entry) => {
     process.stderr.write(`${formatLogEntry(entry, settings.logFormat)}\n`);
   });
-  Runtime.install({
-    logger,
-    telemetryOptions: settings.metricsAddress ? { metrics: { prometheus: { bindAddress: settings.metricsAddress } } } : undefined,
-  });
-  return settings.metricsAddress ? `http://${settings.metricsAddress}/metrics` : undefined;
+  if (settings.metricsAddress) {
+    try {
+      Runtime.install({ logger, telemetryOptions: { metrics: { prometheus: { bindAddress: settings.metricsAddress } } } });
+      return `http://${settings.metricsAddress}/metrics`;
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      if (!/metrics exporter/i.test(reason)) throw err;
+      process.stderr.write(
+        `warning: this process serves no metrics: ${settings.metricsAddress} could not be bound (${reason}); set LONGHAUL_METRICS_ADDRESS to a free host:port\n`,
+      );
+    }
+  }
+  Runtime.install({ logger });
+  return undefined;
 }

@@ -5,6 +5,7 @@
  * and reads the summaries the workflow put on each scheduled activity in its history.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Emulator } from '../../src/emulator/emulator';
@@ -12,7 +13,7 @@ import { orgMigration } from '../../src/workflows/org-migration';
 import { freePort } from '../../src/temporal/dev-server';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
-import { startWorkerProcess } from '../helpers/worker-process';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { eventually } from '../helpers/wait';
 
 // After each test: its worker process killed, its client and emulator closed.
@@ -124,6 +125,41 @@ describe("the worker's metrics endpoint, logs and activity summaries", () => {
     expect(texts).toContain('Unlock alpha');
     expect(texts).toContain('Unlock beta');
     expect(texts).toContain(`Download archive of export ${result.migrationId} of octo-org`);
+  });
+
+  it('keeps every worker running when the metrics port is taken: by a worker started in the same instant, or by another program', async () => {
+    const emulator = await fleet.emulator();
+    const workerOn = (address: string) =>
+      startWorkerProcess({
+        LONGHAUL_TASK_QUEUE: `metrics-port-${randomUUID()}`,
+        LONGHAUL_GITHUB_CREDENTIAL: `metrics-${randomUUID().slice(0, 8)}`,
+        GITHUB_API_URL: emulator.apiUrl,
+        GITHUB_TOKEN: TEST_TOKEN,
+        LONGHAUL_DATA_DIR: `/tmp/longhaul-metrics-test-${randomUUID().slice(0, 8)}`,
+        LONGHAUL_METRICS_ADDRESS: address,
+      });
+    const noMetrics = /warning: this process serves no metrics: (\S+) could not be bound/;
+    // Each process says one or the other before it polls; stderr may reach us a moment after the stdout line.
+    const metricsOutcome = (w: WorkerProcess, address: string) =>
+      eventually(() => {
+        if (noMetrics.exec(w.output())?.[1] === address) return 'none';
+        if (w.output().includes(`metrics: http://${address}/metrics`)) return 'served';
+        return undefined;
+      }, `the worker to say whether it serves metrics on ${address}`);
+
+    // Two workers on one address, started together: both run, one serves /metrics, the other says it does not.
+    const shared = `127.0.0.1:${await freePort()}`;
+    const pair = await Promise.all([workerOn(shared), workerOn(shared)]);
+    expect((await Promise.all(pair.map((w) => metricsOutcome(w, shared)))).sort()).toEqual(['none', 'served']);
+    expect((await fetch(`http://${shared}/metrics`)).status).toBe(200);
+
+    // An address another program holds: the worker starts without metrics and names the address.
+    const holder = createServer();
+    const held = await new Promise<string>((resolve) => holder.listen(0, '127.0.0.1', () => resolve(`127.0.0.1:${(holder.address() as { port: number }).port}`)));
+    fleet.closeLater(() => new Promise((resolve) => holder.close(resolve)));
+    const lone = await workerOn(held);
+    expect(await metricsOutcome(lone, held)).toBe('none');
+    expect(lone.child.exitCode).toBeNull();
   });
 
   it('counts limited answers and the time waited on them, and logs each wait as a JSON line', async () => {
