@@ -17,13 +17,13 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server';
-import { startEmulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import { upsertFeedSchedule } from '../src/temporal/schedules';
 import type { OrgMigrationInput } from '../src/common/org-migration';
 import { BUDGET_SPENT, governorWorkflowId, type GovernorSnapshot } from '../src/common/rate-governor';
 import { buildWorker, startWorkerProcess } from './worker-process';
+import { startEmulatorProcess } from './emulator-process';
 
 interface Options {
   workers: number;
@@ -82,18 +82,24 @@ interface Figures {
 }
 
 const TOKEN = 'bench-token';
+/** The emulator's route key of a migration start (its stats count requests by route). */
+const MIGRATION_START = 'POST /orgs/:org/migrations';
 
 async function run(o: Options, workers: number, governorOn: boolean, server: Awaited<ReturnType<typeof startDevServer>>, bundlePath: string, dataDir: string): Promise<Figures> {
   const fixture = defaultGithubFixture();
   fixture.accounts.push({ id: 5000, login: 'bench-org', type: 'Organization' });
   // Feeds poll repo-0…repo-(feeds-1): enough repositories for both.
   for (let i = 0; i < Math.max(o.migrations * o.repos, o.feeds); i++) fixture.repositories.push({ id: 10_000 + i, name: `repo-${i}`, owner: 'bench-org', private: false, workflowsEnabled: false });
-  const emulator = await startEmulator({
-    fixture,
-    migrations: { exportMs: [o.exportMin * 1000, o.exportMax * 1000], archiveBytes: 64 * 1024 },
-    feeds: { eventsPerMinute: 12, initialEvents: 5, pollIntervalSeconds: o.feedEvery },
-    rateLimit: { limit: o.limit, windowMs: o.window * 1000 },
-  });
+  // In a process of its own: its stamps of each request's arrival are not delayed by this driver's work.
+  const emulator = await startEmulatorProcess(
+    {
+      fixture,
+      migrations: { exportMs: [o.exportMin * 1000, o.exportMax * 1000], archiveBytes: 64 * 1024 },
+      feeds: { eventsPerMinute: 12, initialEvents: 5, pollIntervalSeconds: o.feedEvery },
+      rateLimit: { limit: o.limit, windowMs: o.window * 1000 },
+    },
+    join(dataDir, `emulator-${workers}-${governorOn ? 'on' : 'off'}.json`),
+  );
   const taskQueue = `bench-fleet-${workers}-${governorOn ? 'on' : 'off'}-${Date.now()}`;
   const env = {
     TEMPORAL_ADDRESS: server.address,
@@ -105,91 +111,100 @@ async function run(o: Options, workers: number, governorOn: boolean, server: Awa
     LONGHAUL_DATA_DIR: join(dataDir, `w${workers}`),
     LONGHAUL_WORKFLOW_BUNDLE: bundlePath,
     LONGHAUL_RATE_GOVERNOR: governorOn ? 'on' : 'off',
+    // Several workers on one host: none needs the metrics endpoint here.
+    LONGHAUL_METRICS_ADDRESS: 'off',
   };
-  const fleet = await Promise.all(Array.from({ length: workers }, () => startWorkerProcess(env)));
-  const governor = () => client.workflow.getHandle(governorWorkflowId(env.LONGHAUL_GITHUB_CREDENTIAL));
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection, namespace: server.namespace });
+  // Whatever happens, no worker process or emulator outlives the run.
+  const fleet: Awaited<ReturnType<typeof startWorkerProcess>>[] = [];
+  let connection: Connection | undefined;
+  try {
+    fleet.push(...(await Promise.all(Array.from({ length: workers }, () => startWorkerProcess(env)))));
+    const governor = () => client.workflow.getHandle(governorWorkflowId(env.LONGHAUL_GITHUB_CREDENTIAL));
+    connection = await Connection.connect({ address: server.address });
+    const client = new Client({ connection, namespace: server.namespace });
 
-  const feeds = Array.from({ length: o.feeds }, (_, i) => `/repos/bench-org/repo-${i}/events`);
-  const scheduleIds: string[] = [];
-  for (const feed of feeds) {
-    emulator.feeds.ensure(feed);
-    const { scheduleId } = await upsertFeedSchedule(client, { taskQueue, everyMs: o.feedEvery * 1000, input: { feed, sink: { kind: 'file' } } });
-    scheduleIds.push(scheduleId);
+    const feeds = Array.from({ length: o.feeds }, (_, i) => `/repos/bench-org/repo-${i}/events`);
+    const scheduleIds: string[] = [];
+    for (const feed of feeds) {
+      const { scheduleId } = await upsertFeedSchedule(client, { taskQueue, everyMs: o.feedEvery * 1000, input: { feed, sink: { kind: 'file' } } });
+      scheduleIds.push(scheduleId);
+    }
+
+    console.log(`run: ${workers} worker process(es), governor ${governorOn ? 'on' : 'OFF (control)'}, ${o.migrations} migrations × ${o.repos} repos, ${feeds.length} feeds every ${o.feedEvery} s, limit ${o.limit}/${o.window} s`);
+    const started = Date.now();
+    const handles = await Promise.all(
+      Array.from({ length: o.migrations }, (_, m) => {
+        const input: OrgMigrationInput = { org: 'bench-org', repositories: Array.from({ length: o.repos }, (_, r) => `repo-${m * o.repos + r}`), lockRepositories: true, downloadDir: 'archives' };
+        return client.workflow.start('orgMigration', { taskQueue, workflowId: `bench-fleet-${taskQueue}-${m}`, args: [input] });
+      }),
+    );
+    const killer = setTimeout(() => {
+      void (async () => {
+        const victim = fleet[0];
+        console.log(`  ${((Date.now() - started) / 1000).toFixed(1)} s: SIGKILL worker pid ${victim.pid}, restarting it`);
+        victim.child.kill('SIGKILL');
+        await new Promise((r) => victim.child.once('exit', r));
+        fleet[0] = await startWorkerProcess(env);
+        console.log(`  ${((Date.now() - started) / 1000).toFixed(1)} s: worker restarted as pid ${fleet[0].pid}`);
+      })();
+    }, o.killAt * 1000);
+    // When the governor's gate is closed because the window's budget is spent, work is waiting on the limit.
+    const budgetBound: number[] = [];
+    const samples: { at: number; snap: GovernorSnapshot }[] = [];
+    const sampler = setInterval(() => {
+      void governor()
+        .query<GovernorSnapshot>('limits')
+        .then((g) => {
+          samples.push({ at: Date.now(), snap: g });
+          if (g.reason === BUDGET_SPENT) budgetBound.push(Date.now());
+        })
+        .catch(() => undefined);
+    }, 1000);
+    const progress = setInterval(() => {
+      void emulator.stats().then((st) => console.log(`  ${((Date.now() - started) / 1000).toFixed(0)} s: ${st.requests} requests, ${st.byRoute[MIGRATION_START] ?? 0} migration starts`));
+    }, 30_000);
+    const results = await Promise.allSettled(handles.map((h) => h.result()));
+    const finishedAt = Date.now();
+    clearInterval(progress);
+    clearInterval(sampler);
+    clearTimeout(killer);
+
+    for (const id of scheduleIds) await client.schedule.getHandle(id).delete().catch(() => undefined);
+    const stats = await emulator.stats();
+    const caller = stats.fleet[TOKEN];
+    // Windows that ended while migrations were still queued (the last, partial one left out).
+    const busy = caller.windows.filter((w) => w.endMs <= finishedAt);
+    const shares = busy.map((w) => w.used / o.limit);
+    const bound = busy.filter((w) => budgetBound.some((t) => t >= w.startMs && t < w.endMs)).map((w) => w.used / o.limit);
+    if (o.windows && governorOn) printWindows(busy, o, started, budgetBound, samples);
+    const failed = results.filter((r) => r.status === 'rejected');
+    const figures: Figures = {
+      workers,
+      governor: governorOn,
+      completed: results.length - failed.length,
+      failed: failed.length,
+      wallS: (finishedAt - started) / 1000,
+      requests: stats.requests,
+      whileLimited: stats.requestsWhileLimited,
+      inFlightWhenLimited: stats.requestsInFlightWhenLimited,
+      limitedAnswers: stats.rateLimited.primary + stats.rateLimited.secondary,
+      maxLimitedPerWindow: Math.max(0, ...caller.windows.map((w) => w.limitedAnswers)),
+      windows: busy.length,
+      utilisation: shares.length ? shares.reduce((a, b) => a + b, 0) / shares.length : 0,
+      minUtilisation: shares.length ? Math.min(...shares) : 0,
+      boundWindows: bound.length,
+      boundUtilisation: bound.length ? bound.reduce((a, b) => a + b, 0) / bound.length : 0,
+      minMutationGapMs: caller.minMutationGapMs,
+      closestMutations: caller.closestMutations,
+      peakConcurrent: caller.peakConcurrent,
+      firstFailure: failed.length ? String((failed[0] as PromiseRejectedResult).reason) : undefined,
+    };
+    return figures;
+  } finally {
+    await Promise.all(fleet.map((w) => w.stop()));
+    await connection?.close();
+    await emulator.stop();
   }
-
-  console.log(`run: ${workers} worker process(es), governor ${governorOn ? 'on' : 'OFF (control)'}, ${o.migrations} migrations × ${o.repos} repos, ${feeds.length} feeds every ${o.feedEvery} s, limit ${o.limit}/${o.window} s`);
-  const started = Date.now();
-  const handles = await Promise.all(
-    Array.from({ length: o.migrations }, (_, m) => {
-      const input: OrgMigrationInput = { org: 'bench-org', repositories: Array.from({ length: o.repos }, (_, r) => `repo-${m * o.repos + r}`), lockRepositories: true, downloadDir: 'archives' };
-      return client.workflow.start('orgMigration', { taskQueue, workflowId: `bench-fleet-${taskQueue}-${m}`, args: [input] });
-    }),
-  );
-  const killer = setTimeout(() => {
-    void (async () => {
-      const victim = fleet[0];
-      console.log(`  ${((Date.now() - started) / 1000).toFixed(1)} s: SIGKILL worker pid ${victim.pid}, restarting it`);
-      victim.child.kill('SIGKILL');
-      await new Promise((r) => victim.child.once('exit', r));
-      fleet[0] = await startWorkerProcess(env);
-      console.log(`  ${((Date.now() - started) / 1000).toFixed(1)} s: worker restarted as pid ${fleet[0].pid}`);
-    })();
-  }, o.killAt * 1000);
-  // When the governor's gate is closed because the window's budget is spent, work is waiting on the limit.
-  const budgetBound: number[] = [];
-  const samples: { at: number; snap: GovernorSnapshot }[] = [];
-  const sampler = setInterval(() => {
-    void governor()
-      .query<GovernorSnapshot>('limits')
-      .then((g) => {
-        samples.push({ at: Date.now(), snap: g });
-        if (g.reason === BUDGET_SPENT) budgetBound.push(Date.now());
-      })
-      .catch(() => undefined);
-  }, 1000);
-  const progress = setInterval(() => console.log(`  ${((Date.now() - started) / 1000).toFixed(0)} s: ${emulator.stats.requests} requests, ${emulator.migrations.all().length} migrations started`), 30_000);
-  const results = await Promise.allSettled(handles.map((h) => h.result()));
-  const finishedAt = Date.now();
-  clearInterval(progress);
-  clearInterval(sampler);
-  clearTimeout(killer);
-
-  for (const id of scheduleIds) await client.schedule.getHandle(id).delete().catch(() => undefined);
-  const stats = emulator.stats;
-  const caller = emulator.rateLimiter.fleetStats()[TOKEN];
-  // Windows that ended while migrations were still queued (the last, partial one left out).
-  const busy = caller.windows.filter((w) => w.endMs <= finishedAt);
-  const shares = busy.map((w) => w.used / o.limit);
-  const bound = busy.filter((w) => budgetBound.some((t) => t >= w.startMs && t < w.endMs)).map((w) => w.used / o.limit);
-  if (o.windows && governorOn) printWindows(busy, o, started, budgetBound, samples);
-  const failed = results.filter((r) => r.status === 'rejected');
-  const figures: Figures = {
-    workers,
-    governor: governorOn,
-    completed: results.length - failed.length,
-    failed: failed.length,
-    wallS: (finishedAt - started) / 1000,
-    requests: stats.requests,
-    whileLimited: stats.requestsWhileLimited,
-    inFlightWhenLimited: stats.requestsInFlightWhenLimited,
-    limitedAnswers: stats.rateLimited.primary + stats.rateLimited.secondary,
-    maxLimitedPerWindow: Math.max(0, ...caller.windows.map((w) => w.limitedAnswers)),
-    windows: busy.length,
-    utilisation: shares.length ? shares.reduce((a, b) => a + b, 0) / shares.length : 0,
-    minUtilisation: shares.length ? Math.min(...shares) : 0,
-    boundWindows: bound.length,
-    boundUtilisation: bound.length ? bound.reduce((a, b) => a + b, 0) / bound.length : 0,
-    minMutationGapMs: caller.minMutationGapMs,
-    closestMutations: caller.closestMutations,
-    peakConcurrent: caller.peakConcurrent,
-    firstFailure: failed.length ? String((failed[0] as PromiseRejectedResult).reason) : undefined,
-  };
-  await Promise.all(fleet.map((w) => w.stop()));
-  await connection.close();
-  await emulator.close();
-  return figures;
 }
 
 /** One line per primary window: what the emulator counted, and what the governor said each second of it. */
