@@ -123,12 +123,25 @@ async function startCodecServerIfKeys(log: (m: string) => void): Promise<Running
 
 export function untilInterrupted(stack: Pick<Stack, 'stop'>): Promise<void> {
   return new Promise((resolve) => {
+    let stopping = false;
     const stop = () => {
-      log('\nstopping…');
-      void stack.stop().then(resolve);
+      // A second signal while stopping exits at once, but through process.exit: its 'exit' handlers still stop
+      // the embedded dev server (a process killed by a signal with no handler left would orphan it).
+      if (stopping) {
+        log('stopping now');
+        process.exit(130);
+        return;
+      }
+      stopping = true;
+      log('\nstopping… (Ctrl-C again to stop at once)');
+      void stack.stop().then(() => {
+        process.removeListener('SIGINT', stop);
+        process.removeListener('SIGTERM', stop);
+        resolve();
+      });
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
 }
 
