@@ -9,17 +9,13 @@ import { InvalidArgumentError } from 'commander';
 import type { EmulatorOptions } from './emulator';
 import { defaultRateLimitConfig } from './rate-limiter';
 import { defaultModules } from './modules';
-import { mergeModuleOptions, type AnyModule } from './module';
+import { isPlainObject, mergeModuleOptions, type AnyModule } from './module';
 
 export class EmulatorConfigError extends Error {
   override readonly name = 'EmulatorConfigError';
 }
 
 type Json = Record<string, unknown>;
-
-function isPlainObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Options without a default value (so not found by comparing with the defaults), by their dotted path. */
 const OPTIONAL_KEYS = ['fixture', 'hooks.outcome', 'google.fixture', 'imports.requiredCredentials', 'imports.maintenanceRetryAfterSeconds'];

@@ -115,7 +115,8 @@ export function defineModule<Name extends string, Options extends object, State>
   return module;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+/** A `{…}` object (JSON object, object literal): merged key by key, where arrays and class instances are replaced. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 }
 
