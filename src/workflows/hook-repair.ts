@@ -70,6 +70,8 @@ const SPAMMED_TRIES = 3;
 const CONFIRM_POLL_MS = 5_000;
 /** `patched()` id: runs recorded before redelivery was known to be asynchronous looked once, not until it settles. */
 const CONFIRM_UNTIL_SETTLED_PATCH = 'hook-repair-confirm-until-settled';
+/** `patched()` id: runs recorded before it read only page 1 of the deliveries when looking for a redelivery. */
+const CONFIRM_EVERY_PAGE_PATCH = 'hook-repair-confirm-every-page';
 
 function previousResult(): HookRepairResult | undefined {
   const last = workflowInfo().lastResult as HookRepairResult | undefined;
@@ -241,15 +243,22 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
   }
 
   /**
-   * After a malformed answer to a redelivery: page 1 of the deliveries since it was sent holds a newer
-   * delivery of the guid when the server did redeliver (it is then adopted as accepted, never sent twice).
-   * Redelivery is asynchronous, so absence proves nothing at first: look again until the settle time has
-   * passed since it was sent, and only then conclude it was not made.
+   * After a malformed answer to a redelivery: the deliveries since it was sent hold a newer delivery of the
+   * guid when the server did redeliver (it is then adopted as accepted, never sent twice). A busy hook lists
+   * more than a page in that time, so every page back to the send is read. Redelivery is asynchronous, so
+   * absence proves nothing at first: look again until the settle time has passed since it was sent, and only
+   * then conclude it was not made.
    */
   async function confirmRedelivery(sent: RedeliveryResult & { unknown: true }, guid: string, deliveryId: number): Promise<RedeliveryResult> {
+    const since = sent.sentAt - (input.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS);
     for (;;) {
-      const page = await call(() => api.listHookDeliveries({ target, hookId, since: sent.sentAt - (input.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS) }));
-      if (page.deliveries.some((d) => d.guid === guid && d.id > deliveryId)) return { accepted: true, sentAt: sent.sentAt };
+      let page = await call(() => api.listHookDeliveries({ target, hookId, since }));
+      for (;;) {
+        if (page.deliveries.some((d) => d.guid === guid && d.id > deliveryId)) return { accepted: true, sentAt: sent.sentAt };
+        if (page.reachedPastWindow || !page.next || !patched(CONFIRM_EVERY_PAGE_PATCH)) break;
+        const url = page.next;
+        page = await call(() => api.listHookDeliveries({ target, hookId, since, url }));
+      }
       const left = sent.sentAt + settleMs - Date.now();
       if (left <= 0 || !patched(CONFIRM_UNTIL_SETTLED_PATCH)) return sent;
       await sleep(Math.min(CONFIRM_POLL_MS, left));

@@ -19,6 +19,7 @@ import { useStack } from '../helpers/stack';
 import { fixtureWithImportRepos } from '../helpers/source-import';
 import { cleanUp } from '../helpers/schedules';
 import { expectFailure } from '../helpers/failures';
+import { eventually } from '../helpers/wait';
 
 const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1, timeoutMs: 5 * 60_000 };
 const QUICK_OUTAGE = { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 120_000 };
@@ -259,6 +260,27 @@ describe('malformed answers in the other processes (issue 13)', () => {
     expect(result?.allAccepted).toBe(true);
     expect(s.emulator.hooks.redeliveries().slice(before).map((r) => r.guid)).toEqual([guid]);
     expect(requests.filter((r) => r.startsWith('POST') && r.endsWith('/attempts'))).toHaveLength(posts);
+  });
+
+  it('webhook repair: after an unknown outcome the redelivery is found on a later page, when a busy hook listed more than a page since it was sent — never sent twice', async () => {
+    const { id: hookId } = s.emulator.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
+    const guid = s.emulator.hooks.addDelivery(hookId, { at: Date.now() - HOUR, statusCode: 502 }).guid;
+    const before = s.emulator.hooks.redeliveries().length;
+    s.emulator.setFaults([{ kind: 'html-page', method: 'POST', path: '/attempts', status: 200, afterProcessing: true, times: 1 }]);
+    const handle = await s.client.workflow.start(hookRepair, {
+      taskQueue: s.taskQueue,
+      workflowId: `malformed-hook-pages-${hookId}-${Date.now()}`,
+      args: [{ target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE, redeliverySettleMs: 30_000 }],
+    });
+    // Once the redelivery is listed (the emulator makes it a few seconds after the POST), 150 newer deliveries
+    // push it off page 1 (100 per page) before the run's next look: only the pages after page 1 hold it.
+    const redelivered = await eventually(() => s.emulator.hooks.deliveries(hookId).find((d) => d.guid === guid && d.redelivery), 'the redelivery to be listed', 60_000, 50);
+    for (let i = 0; i < 150; i++) s.emulator.hooks.addDelivery(hookId, { at: Date.now(), statusCode: 200 });
+    expect(s.emulator.hooks.deliveries(hookId).filter((d) => d.id > redelivered.id)).toHaveLength(150);
+    const result = await handle.result();
+    s.emulator.setFaults([]);
+    expect(result.counts).toMatchObject({ failed: 1, redelivered: 1, notAccepted: 0 });
+    expect(s.emulator.hooks.redeliveries().slice(before).map((r) => r.guid)).toEqual([guid]);
   });
 });
 
