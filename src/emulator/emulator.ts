@@ -12,12 +12,12 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { EmulatorHttpError } from './http-error';
 import { defaultRateLimitConfig, RateLimiter, type RateLimitConfig } from './rate-limiter';
-import { type FaultRule, type FaultState, isMalformedRule, malformedAnswer, pickFault } from './faults';
+import { type FaultRule, type FaultState, pickFault } from './faults';
+import { applyFault } from './fault-answer';
 import { emptyStats, increment, type EmulatorStats } from './stats';
 import { StorageOrigin } from './storage/origin';
 import { createService, errorBody, type ServiceDefinition, type ServiceSpec } from './service';
 import type { RouteResult } from './router';
-import { RETRY_INFO_TYPE } from './google/errors';
 import { mergeModuleOptions, type AnyModule, type Durable, type EmulatorContext, type ModuleOptions, type ModuleStates } from './module';
 import { defaultModules, type DefaultModule, type FamilyOptions } from './modules';
 import { StateStore } from './persistence/store';
@@ -52,11 +52,6 @@ export type EmulatorOptions<M extends AnyModule = DefaultModule> = CoreOptions &
     /** The API families served (default `defaultModules`); one more is `[...defaultModules, mine]`. */
     modules?: readonly M[];
   };
-
-/** The page a load balancer or proxy answers with when the API behind it is down: not the API's JSON. */
-function htmlErrorPage(status: number): string {
-  return `<html>\r\n<head><title>${status} Bad Gateway</title></head>\r\n<body>\r\n<center><h1>${status} Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n`;
-}
 
 class EmulatorServer<M extends AnyModule = DefaultModule> {
   readonly stats: EmulatorStats = emptyStats();
@@ -273,7 +268,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
       const fault = pickFault(this.faultStates, method, route.pattern, path, Math.random, this.clock());
       if (fault) this.stats.faultsInjected++;
       // A fault before processing: the server never acted on the request.
-      if (fault && !fault.afterProcessing && (await this.applyFault(fault, req, fail, send)) === 'answered') return;
+      if (fault && !fault.afterProcessing && (await applyFault(fault, req, fail, send)) === 'answered') return;
 
       let body: unknown;
       try {
@@ -310,43 +305,11 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
       // With a data directory, a change is on disk before the answer that reports it (see persistence/store.ts).
       await this.persistence?.afterRequest(method);
       // A fault after processing: the server acted, but the caller cannot know (lost or late answer).
-      if (fault?.afterProcessing && (await this.applyFault(fault, req, fail, send, result)) === 'answered') return;
+      if (fault?.afterProcessing && (await applyFault(fault, req, fail, send, result)) === 'answered') return;
       send(result, rateHeaders);
     } finally {
       limiter?.leave(caller, now);
     }
-  }
-
-  /** Applies one fault: answers (status), drops the connection (reset) or holds the request (slow). */
-  private async applyFault(
-    fault: FaultRule,
-    req: IncomingMessage,
-    fail: (status: number, message: string, extra?: Record<string, unknown>, headers?: Record<string, string>) => void,
-    send: (result: RouteResult, headers: Record<string, string>) => void,
-    handled?: RouteResult,
-  ): Promise<'answered' | 'continue'> {
-    if (isMalformedRule(fault)) {
-      const answer = malformedAnswer(fault, handled);
-      send({ status: answer.status, raw: answer.raw, headers: { ...(handled?.headers ?? {}), 'content-type': answer.contentType } }, {});
-      return 'answered';
-    }
-    if (fault.kind === 'reset') {
-      req.socket.destroy();
-      return 'answered';
-    }
-    if (fault.kind === 'status' && fault.html) {
-      const status = fault.status ?? 502;
-      send({ status, raw: Buffer.from(htmlErrorPage(status)), headers: { 'content-type': 'text/html; charset=utf-8' } }, {});
-      return 'answered';
-    }
-    if (fault.kind === 'status') {
-      const headers: Record<string, string> = fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
-      const extra = fault.retryInfoSeconds !== undefined ? { details: [{ '@type': RETRY_INFO_TYPE, retryDelay: `${fault.retryInfoSeconds}s` }] } : {};
-      fail(fault.status ?? 500, fault.status === 503 ? 'Service Unavailable' : fault.status === 429 ? 'Too Many Requests' : 'Server Error', extra, headers);
-      return 'answered';
-    }
-    await new Promise((r) => setTimeout(r, fault.delayMs ?? 1000));
-    return 'continue';
   }
 
   /** The API port's service with the longest prefix the path is under (a root service takes every other path). */
