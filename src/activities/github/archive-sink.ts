@@ -65,7 +65,8 @@ export class ArchiveSink {
   /** File position of `current`'s first byte. */
   private staged: number;
   private free: Buffer[] = [];
-  private allocated = 0;
+  /** Buffers handed to the disk and not written yet. */
+  private queued = 0;
   /** The writes in order: `position` advances as each lands. */
   private writes: Promise<void> = Promise.resolve();
   private failure?: Error;
@@ -131,17 +132,15 @@ export class ArchiveSink {
       this.filled += copied;
       if (this.filled === this.current.length) this.stage();
     }
-    // Paused only when no buffer is free for what comes next; the disk's completion resumes it.
-    this.paused = this.free.length === 0 && this.allocated >= BUFFERS;
+    // Paused while all but the filling buffer wait for the disk; the completion of a write resumes it.
+    this.paused = this.queued >= BUFFERS - 1;
     return !this.paused;
   }
 
   private take(): Buffer {
-    const buffer = this.free.pop();
-    if (buffer) return buffer;
-    // Beyond BUFFERS only for the rest of a read that arrived while pausing (bounded by one read).
-    this.allocated++;
-    return Buffer.allocUnsafeSlow(STAGE_BYTES);
+    // Never more than BUFFERS: the body pauses once BUFFERS - 1 are queued, and what is left of that read
+    // goes into the last one.
+    return this.free.pop() ?? Buffer.allocUnsafeSlow(STAGE_BYTES);
   }
 
   /** Queues the filled part of `current` for the disk. */
@@ -152,6 +151,7 @@ export class ArchiveSink {
     const at = this.staged;
     this.staged += length;
     this.stagedRecently = true;
+    this.queued++;
     this.current = undefined;
     this.filled = 0;
     this.writes = this.writes.then(async () => {
@@ -160,7 +160,8 @@ export class ArchiveSink {
         await writeAll(this.file, buffer, length, at);
         this.position = at + length;
         this.free.push(buffer);
-        if (this.paused) {
+        this.queued--;
+        if (this.paused && this.queued < BUFFERS - 1) {
           this.paused = false;
           this.body?.resume();
         }
