@@ -6,7 +6,8 @@
  * Everything else is the core's: what an answer means is `decideRetry` (on `tokenlessRetryPolicy`), redirects
  * and headers follow `redirects.ts`, failures are `failureFromDecision`'s, and every answer is told to the
  * observer (metrics and logs, labelled by `api`). Two transports, because the bodies differ: undici for small
- * buffered requests (`send`, a sink POST), `node:http` for long streamed ones (`get`, see `download.ts`).
+ * buffered requests (`send`, a sink POST), a socket reading into one reused buffer for long streamed ones (`get`, see
+ * `download.ts`).
  */
 import type { ApplicationFailure } from '@temporalio/common';
 import { request, type Dispatcher } from 'undici';
@@ -137,7 +138,7 @@ export class TokenlessClient {
   }
 
   /**
-   * One streamed GET of a storage URL (`node:http`, see `download.ts`). The answer is returned as it came,
+   * One streamed GET of a storage URL (`download.ts`). The answer is returned as it came,
    * 3xx included (the caller checks every hop); judge its status with `judge`. No answer throws the core's
    * `NetworkError`, unless the caller aborted (then the abort's reason).
    */

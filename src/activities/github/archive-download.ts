@@ -268,11 +268,10 @@ class Transfer {
       this.offset = sink.position;
     };
     const progress = setInterval(counted, 250);
-    let failure: unknown;
+    let failure: Error | undefined;
     try {
-      failure = await drain(res.body, sink);
+      failure = await sink.drain(res.body);
     } finally {
-      await sink.settled();
       clearInterval(progress);
       counted();
     }
@@ -321,33 +320,6 @@ class Transfer {
     this.total = undefined;
     this.hash = createHash('sha256');
   }
-}
-
-/**
- * Pipes the body into the sink and resolves with what went wrong, if anything. Unlike `pipeline`, a body
- * that breaks off still ends the sink gracefully: the bytes received before the break are written (kept
- * for the resume), not dropped with the sink's buffer.
- */
-function drain(body: StorageResponse['body'], sink: ArchiveSink): Promise<unknown> {
-  return new Promise((resolveDrain) => {
-    // Broken off while nobody listened yet (a tiny short answer): what it held is gone, the resume repeats it.
-    if (body.destroyed) return resolveDrain(body.errored ?? new Error('the connection closed before the announced length'));
-    let broken: unknown;
-    const breakOff = (err: unknown) => {
-      if (broken !== undefined || body.readableEnded) return;
-      broken = err;
-      body.unpipe(sink);
-      sink.end();
-    };
-    body.once('error', breakOff);
-    body.once('close', () => breakOff(new Error(body.readableEnded ? 'closed' : 'the connection closed before the announced length')));
-    sink.once('finish', () => resolveDrain(broken));
-    sink.once('error', (err) => {
-      body.destroy();
-      resolveDrain(err);
-    });
-    body.pipe(sink);
-  });
 }
 
 /** GETs `url`, following storage redirects (checked, at most `MAX_REDIRECTS`, never in a circle). */

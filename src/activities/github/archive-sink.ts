@@ -1,20 +1,28 @@
 /**
- * Where the storage body goes: hashed inline and written at an explicit file position with `writev` of at
- * least 1 MiB. While one write is in the kernel, the chunks arriving meanwhile queue up (up to
- * `HIGH_WATER_MARK`) and go out with the next `writev`, so the per-chunk cost is a hash update and an array
- * push. `position` counts what is on disk.
+ * Where the storage body goes: hashed inline and copied into a few reused 4 MiB staging buffers, each
+ * written whole at its file position (`fs.write` runs on libuv's thread pool, so the disk works while the
+ * next buffer fills). The per-chunk cost is one hash update and one copy; the socket's read buffer is
+ * reused by the transport, so nothing is allocated per chunk. When every staging buffer waits for the
+ * disk, the body is paused (backpressure): memory stays bounded at `BUFFERS` × `STAGE_BYTES`.
+ * `position` counts what is on disk.
  *
  * It also checks what it writes: the first two bytes of the object must be the gzip magic (when expected),
  * and a resumed body's first byte, which overlaps the last byte on disk, must equal it.
  */
 import type { Hash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
-import { Writable } from 'node:stream';
+import type { StorageBody } from '../../http/download';
 import { isGzipMagic } from './archive-checks';
 
-const HIGH_WATER_MARK = 4 * 1024 * 1024;
-/** Bytes gathered before one `writev`. */
-const MIN_WRITE = 1024 * 1024;
+/** One write: large enough that the write path costs little per byte. */
+const STAGE_BYTES = 4 * 1024 * 1024;
+/** Staging buffers before the body pauses: one filling, the others in the kernel or queued. */
+const BUFFERS = 3;
+/**
+ * @format milliseconds — a staging buffer that has not filled within this time is written as it is: on a
+ * slow link the bytes reach the disk (and a resume after a SIGKILL) without waiting for 4 MiB.
+ */
+const STAGE_MAX_AGE_MS = 250;
 
 /** Why the sink refused the body (the download decides what failure that is). */
 export class BodyRefused extends Error {
@@ -45,18 +53,27 @@ export interface SinkOptions {
   expectGzip: boolean;
 }
 
-export class ArchiveSink extends Writable {
+export class ArchiveSink {
   /** The next file position: everything before it is on disk (and hashed). */
   position: number;
   private overlapByte?: number;
-  private held: Buffer[] = [];
-  /** Until the first two bytes were checked. */
+  /** Until the first two bytes were checked: the magic may be split across chunks. */
   private checkMagic: boolean;
-  /** The write in the kernel: a broken body must not be resumed before it landed (the hash has its bytes). */
-  private inflight: Promise<void> = Promise.resolve();
-  /** Hashed, not yet written (less than MIN_WRITE). */
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  private held = Buffer.alloc(0);
+  private current?: Buffer;
+  private filled = 0;
+  /** File position of `current`'s first byte. */
+  private staged: number;
+  private free: Buffer[] = [];
+  /** Buffers handed to the disk and not written yet. */
+  private queued = 0;
+  /** The writes in order: `position` advances as each lands. */
+  private writes: Promise<void> = Promise.resolve();
+  private failure?: Error;
+  private paused = false;
+  private body?: StorageBody;
+  /** Whether a buffer went to the disk since the last age check. */
+  private stagedRecently = false;
 
   constructor(
     private readonly file: FileHandle,
@@ -64,85 +81,104 @@ export class ArchiveSink extends Writable {
     private readonly hash: Hash,
     opts: SinkOptions,
   ) {
-    super({ highWaterMark: HIGH_WATER_MARK });
     this.position = opts.position;
+    this.staged = opts.position;
     this.overlapByte = opts.overlapByte;
     this.checkMagic = opts.expectGzip && opts.position === 0;
   }
 
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
-    this.writeChunks([chunk], done);
+  /**
+   * Reads `body` to its end and resolves, once every byte received is on disk (also when the body broke
+   * off: the resume keeps them), with what went wrong: `BodyRefused`, `DiskWriteFailed`, the break's error,
+   * or undefined.
+   */
+  async drain(body: StorageBody): Promise<Error | undefined> {
+    this.body = body;
+    const aging = setInterval(() => {
+      if (!this.stagedRecently && !this.failure) this.stage();
+      this.stagedRecently = false;
+    }, STAGE_MAX_AGE_MS);
+    const broken = await body.deliver((chunk) => this.accept(chunk)).finally(() => clearInterval(aging));
+    // A body shorter than the magic: refuse it rather than write one byte.
+    if (!this.failure && this.checkMagic && this.held.length > 0) this.failure = new BodyRefused('not-gzip', this.held);
+    if (!this.failure) this.stage();
+    await this.writes;
+    return this.failure ?? broken;
   }
 
-  override _writev(entries: { chunk: Buffer }[], done: (err?: Error | null) => void): void {
-    this.writeChunks(
-      entries.map((e) => e.chunk),
-      done,
-    );
-  }
-
-  private writeChunks(incoming: Buffer[], done: (err?: Error | null) => void): void {
-    let chunks = incoming;
+  /** One chunk (a view valid only during the call); false asks the body to pause. */
+  private accept(chunk: Buffer): boolean {
+    if (this.failure) return false;
+    let bytes = chunk;
     if (this.overlapByte !== undefined) {
-      const first = chunks.find((c) => c.length > 0);
-      if (!first) return done();
-      if (first[0] !== this.overlapByte) return done(new BodyRefused('overlap-mismatch', first.subarray(0, 200)));
+      if (bytes.length === 0) return true;
+      if (bytes[0] !== this.overlapByte) return this.fail(new BodyRefused('overlap-mismatch', Buffer.from(bytes.subarray(0, 200))));
       this.overlapByte = undefined;
-      chunks = chunks.slice(chunks.indexOf(first));
-      chunks[0] = first.subarray(1);
+      bytes = bytes.subarray(1);
     }
     if (this.checkMagic) {
-      // Hold bytes until two arrived: the magic may be split across chunks.
-      this.held.push(...chunks);
-      const head = Buffer.concat(this.held);
-      if (head.length < 2) return done();
-      if (!isGzipMagic(head)) return done(new BodyRefused('not-gzip', head.subarray(0, 200)));
-      chunks = this.held;
-      this.held = [];
+      this.held = Buffer.concat([this.held, bytes]);
+      if (this.held.length < 2) return true;
+      if (!isGzipMagic(this.held)) return this.fail(new BodyRefused('not-gzip', this.held.subarray(0, 200)));
       this.checkMagic = false;
+      bytes = this.held;
+      this.held = Buffer.alloc(0);
     }
-    for (const chunk of chunks) {
-      this.hash.update(chunk);
-      this.pending.push(chunk);
-      this.pendingBytes += chunk.length;
+    this.hash.update(bytes);
+    for (let at = 0; at < bytes.length; ) {
+      this.current ??= this.take();
+      const copied = bytes.copy(this.current, this.filled, at);
+      at += copied;
+      this.filled += copied;
+      if (this.filled === this.current.length) this.stage();
     }
-    // Small writes cost a promise and a syscall each: gather at least MIN_WRITE before writing.
-    if (this.pendingBytes < MIN_WRITE) return done();
-    this.flush(done);
+    // Paused while all but the filling buffer wait for the disk; the completion of a write resumes it.
+    this.paused = this.queued >= BUFFERS - 1;
+    return !this.paused;
   }
 
-  private flush(done: (err?: Error | null) => void): void {
-    const chunks = this.pending;
-    const length = this.pendingBytes;
-    this.pending = [];
-    this.pendingBytes = 0;
-    if (length === 0) return done();
-    this.inflight = writeAll(this.file, chunks, this.position, length).then(
-      () => {
-        this.position += length;
-        done();
-      },
-      (err: Error) => done(new DiskWriteFailed(this.path, err)),
-    );
+  private take(): Buffer {
+    // Never more than BUFFERS: the body pauses once BUFFERS - 1 are queued, and what is left of that read
+    // goes into the last one.
+    return this.free.pop() ?? Buffer.allocUnsafeSlow(STAGE_BYTES);
   }
 
-  /** Resolves once no write is in flight (after the body ended or broke off). */
-  settled(): Promise<void> {
-    return this.inflight;
+  /** Queues the filled part of `current` for the disk. */
+  private stage(): void {
+    const buffer = this.current;
+    const length = this.filled;
+    if (!buffer || length === 0) return;
+    const at = this.staged;
+    this.staged += length;
+    this.stagedRecently = true;
+    this.queued++;
+    this.current = undefined;
+    this.filled = 0;
+    this.writes = this.writes.then(async () => {
+      if (this.failure) return;
+      try {
+        await writeAll(this.file, buffer, length, at);
+        this.position = at + length;
+        this.free.push(buffer);
+        this.queued--;
+        if (this.paused && this.queued < BUFFERS - 1) {
+          this.paused = false;
+          this.body?.resume();
+        }
+      } catch (err) {
+        this.fail(new DiskWriteFailed(this.path, err as Error));
+      }
+    });
   }
 
-  override _final(done: (err?: Error | null) => void): void {
-    // A body shorter than the magic: refuse it rather than write one byte.
-    if (this.held.length > 0) return done(new BodyRefused('not-gzip', Buffer.concat(this.held)));
-    // What was gathered goes to disk, also when the body broke off: the resume keeps it.
-    this.flush(done);
+  private fail(err: Error): false {
+    this.failure ??= err;
+    this.body?.destroy(err);
+    return false;
   }
 }
 
-/** `writev` until every byte is on disk (a regular file may take fewer bytes than asked). */
-async function writeAll(file: FileHandle, chunks: Buffer[], position: number, length: number): Promise<void> {
-  let written = (await file.writev(chunks, position)).bytesWritten;
-  if (written === length) return;
-  const rest = Buffer.concat(chunks).subarray(written);
-  while (written < length) written += (await file.write(rest, written - (length - rest.length), length - written, position + written)).bytesWritten;
+/** Writes `buffer[0, length)` at `position` until every byte is on disk (a regular file may take fewer). */
+async function writeAll(file: FileHandle, buffer: Buffer, length: number, position: number): Promise<void> {
+  for (let written = 0; written < length; ) written += (await file.write(buffer, written, length - written, position + written)).bytesWritten;
 }
