@@ -133,7 +133,7 @@ describe('GitHub: requests counted against the primary limit', () => {
 });
 
 describe('bounds a caller gives', () => {
-  it('keeps a schedule the caller describes exactly (no proportional growth unless asked for)', () => {
+  it('keeps a growth law the caller gives exactly (no proportional growth unless asked for)', () => {
     const fixed = resolvePollBounds(DEFAULT_POLL, { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 });
     expect(fixed.elapsedFraction).toBeUndefined();
     expect(pollScheduleMs(fixed, 5_000)).toEqual([1_000, 2_000, 3_000, 4_000, 5_000]);
@@ -141,7 +141,13 @@ describe('bounds a caller gives', () => {
     expect([1, 2, 3].map((n) => pollDelayMs(n, grown, 1e9))).toEqual([2_000, 2_400, 2_880]);
   });
 
-  it('keeps the default shape when only the cap or the time bound is given, and the fraction when given', () => {
+  it('keeps the default growth when only the bounds are given, and the fraction when given', () => {
+    // "First poll after a minute, at most 10 minutes apart": still grows (by 10 % of the wait) from 1 to 10 minutes.
+    const moved = resolvePollBounds(DEFAULT_POLL, { initialIntervalMs: 60_000, maxIntervalMs: 600_000 });
+    expect(moved.elapsedFraction).toBe(0.1);
+    expect(pollScheduleMs(moved, 9 * MINUTE).map((t) => t / 1000)).toEqual([60, 120, 180, 240, 300, 360, 420, 480, 540]);
+    expect(pollDelayMs(20, moved, 100 * MINUTE)).toBe(600_000);
+    expect(pollScheduleMs(moved, 24 * HOUR).length).toBeLessThan(200);
     const capped = resolvePollBounds(DEFAULT_POLL, { maxIntervalMs: 60_000, timeoutMs: HOUR });
     expect(capped).toEqual({ ...HONEST_POLL_SHAPE, maxIntervalMs: 60_000, timeoutMs: HOUR });
     expect(pollDelayMs(30, capped, 2 * HOUR)).toBe(60_000);

@@ -16,8 +16,8 @@ export interface PollBounds {
   timeoutMs?: number;
   /**
    * The interval also grows to this fraction of the time waited so far (0 = off), so a finished process is
-   * noticed at most that fraction of its wait late. Left out when `initialIntervalMs` or `backoffFactor` is
-   * given: a schedule the caller describes is kept exactly as described.
+   * noticed at most that fraction of its wait late. Left out when `backoffFactor` is given: a growth law the
+   * caller describes is kept exactly as described.
    */
   elapsedFraction?: number;
 }
@@ -87,14 +87,15 @@ export function pollBoundsProblems(bounds: PollBounds | undefined, prefix = 'pol
 }
 
 /**
- * The defaults with the given fields on top (validate first). A caller who describes the growth
- * (`initialIntervalMs` or `backoffFactor`) without `elapsedFraction` gets exactly that schedule, as before the
- * fraction existed; one who only bounds it (`maxIntervalMs`, `timeoutMs`) keeps the default shape.
+ * The defaults with the given fields on top (validate first). A caller who gives a growth law
+ * (`backoffFactor`) without `elapsedFraction` gets exactly that schedule, as before the fraction existed; one
+ * who only moves its bounds (`initialIntervalMs`, `maxIntervalMs`, `timeoutMs`) keeps the default's growth
+ * with the fraction (`{ initialIntervalMs: 60_000, maxIntervalMs: 600_000 }` still grows from 1 to 10 minutes).
  */
 export function resolvePollBounds(defaults: ResolvedPollBounds, given: PollBounds | undefined): ResolvedPollBounds {
   const pick = <K extends keyof PollBounds>(k: K) => (given?.[k] !== undefined ? (given[k] as number) : (defaults[k] ?? 0));
-  const ownShape = given?.initialIntervalMs !== undefined || given?.backoffFactor !== undefined;
-  const elapsedFraction = given?.elapsedFraction ?? (ownShape ? 0 : (defaults.elapsedFraction ?? 0));
+  const ownGrowth = given?.backoffFactor !== undefined;
+  const elapsedFraction = given?.elapsedFraction ?? (ownGrowth ? 0 : (defaults.elapsedFraction ?? 0));
   return {
     initialIntervalMs: pick('initialIntervalMs'),
     maxIntervalMs: pick('maxIntervalMs'),
