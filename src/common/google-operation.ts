@@ -6,7 +6,7 @@
  * Deterministic: no I/O.
  */
 import { DEFAULT_OUTAGE, outageBackoffMs, outageBoundsProblems, resolveOutageBounds, type OutageBounds } from '../workflows/kit/outage';
-import { nextPollAtMs, pollBoundsProblems, resolvePollBounds, type PollBounds, type ResolvedPollBounds } from '../workflows/kit/poll-schedule';
+import { HONEST_POLL_SHAPE, nextPollAtMs, pollBoundsProblems, resolvePollBounds, type PollBounds, type ResolvedPollBounds } from '../workflows/kit/poll-schedule';
 import { MAX_EVENTS_PER_RUN } from '../workflows/kit/run-budget';
 import type { StatusView } from '../workflows/kit/status-tracker';
 
@@ -51,16 +51,14 @@ export const GoogleOperationFailure = {
 } as const;
 
 /**
- * Poll bounds of the Google operation poller. 60 minutes of waiting cost 40 polls with these (see
- * `pollsToObserve`), against 82 for google-gax's default (100 ms × 1.3, capped at 60 s) and 361 for a fixed
- * 10-second poller; a finished operation is noticed at most 2 minutes late.
+ * Poll bounds of the Google operation poller: the kit's honest shape (every 30 s, then 10 % of the wait,
+ * ≤ 10 min), so a finished operation is noticed at most max(10 % of the wait, 30 s) late. Operations carry no
+ * ETag, so every poll is a counted request: 18 for a 10-minute wait, 37 for 60 minutes (google-gax's default,
+ * 100 ms ×1.3 ≤ 60 s, makes 82). No schedule can keep that delay promise with fewer: each interval may be at
+ * most max(10 % of the time already waited, 30 s), and taking the largest step every time is never behind any
+ * other schedule, so it reaches 60 minutes in the fewest polls (see `HONEST_POLL_SHAPE`).
  */
-export const DEFAULT_OPERATION_POLL: ResolvedPollBounds = {
-  initialIntervalMs: 1_000,
-  maxIntervalMs: 120_000,
-  backoffFactor: 1.5,
-  timeoutMs: 12 * 60 * 60 * 1000,
-};
+export const DEFAULT_OPERATION_POLL: ResolvedPollBounds = { ...HONEST_POLL_SHAPE, timeoutMs: 12 * 60 * 60 * 1000 };
 
 /**
  * History events one poll costs: a timer (started, fired), the activity (scheduled, started, completed or

@@ -6,7 +6,7 @@
  */
 import { loginProblems, repositoryListProblems } from './github-names';
 import { summarizeList, type StatusView } from './search-attributes';
-import { pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '../workflows/kit/poll-schedule';
+import { HONEST_POLL_SHAPE, pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '../workflows/kit/poll-schedule';
 import { formatDuration, outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
 import type { PollState } from '../workflows/kit/poll-decision';
 import { eventBudgetProblems } from '../workflows/kit/run-budget';
@@ -126,12 +126,12 @@ export interface OrgMigrationStatus {
   error?: string;
 }
 
-export const DEFAULT_POLL: ResolvedPollBounds = {
-  initialIntervalMs: 2_000,
-  maxIntervalMs: 60_000,
-  backoffFactor: 1.2,
-  timeoutMs: 24 * 60 * 60 * 1000,
-};
+/**
+ * How an export is polled unless the input says otherwise: the kit's honest shape (every 30 s, then 10 % of
+ * the wait, ≤ 10 min: the end is noticed at most max(10 % of the wait, 30 s) late) for at most 24 h. Polls
+ * are conditional: while the state does not change they are 304s, which do not count against the rate limit.
+ */
+export const DEFAULT_POLL: ResolvedPollBounds = { ...HONEST_POLL_SHAPE, timeoutMs: 24 * 60 * 60 * 1000 };
 
 /** A fresh status for the input. */
 export function newMigrationStatus(input: Pick<OrgMigrationInput, 'org' | 'repositories'>): OrgMigrationStatus {

@@ -7,19 +7,16 @@
  */
 import type { StatusView } from '../workflows/kit/status-tracker';
 import type { PollState } from '../workflows/kit/poll-decision';
-import type { ResolvedPollBounds } from '../workflows/kit/poll-schedule';
+import { HONEST_POLL_SHAPE, type ResolvedPollBounds } from '../workflows/kit/poll-schedule';
 import type { AuthorMapping, ImportRecord, LfsDecision, MappedAuthor, ProjectChoice } from './source-import-input';
 
 /**
- * How an import is polled unless the input says otherwise: 2 s growing by 1.2 to 60 s (a finished import is
- * noticed at most ~20 % late), for at most 24 h of polling (time spent waiting for an answer not counted).
+ * How an import is polled unless the input says otherwise: the kit's honest shape (every 30 s, then 10 % of
+ * the wait, ≤ 10 min: a change is noticed at most max(10 % of the wait, 30 s) late; polls are conditional, so
+ * unchanged answers are 304s that do not count against the rate limit), for at most 24 h of polling (time
+ * spent waiting for an answer not counted). Each change this workflow makes starts the schedule over.
  */
-export const DEFAULT_IMPORT_POLL: ResolvedPollBounds = {
-  initialIntervalMs: 2_000,
-  maxIntervalMs: 60_000,
-  backoffFactor: 1.2,
-  timeoutMs: 24 * 60 * 60 * 1000,
-};
+export const DEFAULT_IMPORT_POLL: ResolvedPollBounds = { ...HONEST_POLL_SHAPE, timeoutMs: 24 * 60 * 60 * 1000 };
 
 /** What one run hands to the next when it continues as new. */
 export interface SourceImportResume {

@@ -300,7 +300,10 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
         return fail(500, 'Server Error', {}, headers);
       }
       const counts = route.options.countsAgainstPrimary ? route.options.countsAgainstPrimary(result) : true;
-      if (!counts) this.stats.notCounted++;
+      if (!counts) {
+        this.stats.notCounted++;
+        increment(this.stats.notCountedByRoute, routeKey);
+      }
       const rateHeaders = limiter?.count(caller, now, counts) ?? {};
       // With a data directory, a change is on disk before the answer that reports it (see persistence/store.ts).
       await this.persistence?.afterRequest(method);

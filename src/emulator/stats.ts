@@ -17,6 +17,8 @@ export interface EmulatorStats {
   requestsInFlightWhenLimited: number;
   /** Responses that did not count against the primary limit (e.g. 304). */
   notCounted: number;
+  /** The same by `METHOD pattern` (a status poll's 304s: what conditional polling saved). */
+  notCountedByRoute: Record<string, number>;
   faultsInjected: number;
   storage: { requests: number; bytesServed: number; rangeRequests: number; rejectedWithAuthorization: number; expired: number };
 }
@@ -30,6 +32,7 @@ export function emptyStats(): EmulatorStats {
     requestsWhileLimited: 0,
     requestsInFlightWhenLimited: 0,
     notCounted: 0,
+    notCountedByRoute: {},
     faultsInjected: 0,
     storage: { requests: 0, bytesServed: 0, rangeRequests: 0, rejectedWithAuthorization: 0, expired: 0 },
   };

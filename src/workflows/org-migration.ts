@@ -11,7 +11,7 @@
 import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, defineQuery, isCancellation, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { MigrationSummary } from '../activities/github/migrations';
 import { failureFacts } from './activity-failures';
-import { MAX_EVENTS_PER_RUN, pollUntil, resolvePollBounds, runBudgetReached, sendOnce, trackStatus } from './kit';
+import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, resolvePollBounds, runBudgetReached, sendOnce, trackStatus } from './kit';
 import {
   DEFAULT_POLL,
   describeOrgMigration,
@@ -91,7 +91,8 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
       const waited = await pollUntil<MigrationSummary>(
         {
           what: `migration ${known.id} of ${input.org}`,
-          poll: () => acts.poll.getMigration({ org: input.org, migrationId: known.id }),
+          // Conditional: a 304 (unchanged since the last answer's ETag) does not count against the rate limit.
+          poll: { conditional: async (etag) => asConditional(await acts.poll.getMigration({ org: input.org, migrationId: known.id, etag })) },
           done: (m) => finished(m.state),
           bounds: resolvePollBounds(DEFAULT_POLL, input.poll),
           outage: input.outage,

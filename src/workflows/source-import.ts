@@ -49,7 +49,7 @@ import {
 } from '../common/source-import';
 import { activityCause, HttpFailure } from './activity-failures';
 import { POLL } from './activity-options';
-import { afterPollAnswered, pollUntil, resolvePollBounds, runBudgetReached, startPolling, trackStatus, type PollState } from './kit';
+import { afterPollAnswered, asConditional, pollUntil, resolvePollBounds, runBudgetReached, startPolling, trackStatus, type PollState } from './kit';
 import { importApi, ImportSession } from './source-import-session';
 import { nextImportStep, sourceNotFound } from './source-import-machine';
 import { messageOf, registerImportUpdates } from './source-import-updates';
@@ -195,15 +195,18 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
       const outcome = await pollUntil(
         {
           what: `the import into ${input.owner}/${input.repo}`,
-          poll: async () => {
-            try {
-              const next = await importPoll.getImport(target);
-              session.observe(next);
-              return next;
-            } catch (err) {
-              if (activityCause(err)?.type !== HttpFailure.NotFound) throw err;
-              throw ApplicationFailure.nonRetryable(`the import into ${input.owner}/${input.repo} no longer exists on the server (cancelled elsewhere?)`, ImportFailure.ImportGone);
-            }
+          // Conditional: a 304 (unchanged since the last answer's ETag) does not count against the rate limit.
+          poll: {
+            conditional: async (etag) => {
+              try {
+                const answer = asConditional(await importPoll.getImport({ ...target, etag }));
+                if (!answer.notModified) session.observe(answer.value);
+                return answer;
+              } catch (err) {
+                if (activityCause(err)?.type !== HttpFailure.NotFound) throw err;
+                throw ApplicationFailure.nonRetryable(`the import into ${input.owner}/${input.repo} no longer exists on the server (cancelled elsewhere?)`, ImportFailure.ImportGone);
+              }
+            },
           },
           done: (next) => session.pollAnswerNeedsWorkflow(next),
           bounds,
@@ -267,7 +270,7 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
       const leftOver = await CancellationScope.nonCancellable(async () => {
         if (!started) {
           const existing = await importApi.getImport(target).catch(() => undefined);
-          if (existing?.vcsUrl !== input.vcsUrl) return undefined;
+          if (existing === undefined || existing.notModified === true || existing.vcsUrl !== input.vcsUrl) return undefined;
         }
         return session.cancelOnServer();
       });

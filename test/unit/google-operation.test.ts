@@ -29,7 +29,7 @@ describe('operationPollProblems', () => {
     expect(operationPollProblems({ initialIntervalMs: 5_000, maxIntervalMs: 2_000 }, undefined)).toEqual([
       'poll.maxIntervalMs (2000) must be at least poll.initialIntervalMs (5000)',
     ]);
-    expect(operationPollProblems({ initialIntervalMs: 200_000 }, undefined)[0]).toContain('poll.maxIntervalMs (120000) must be at least');
+    expect(operationPollProblems({ initialIntervalMs: 700_000 }, undefined)[0]).toContain('poll.maxIntervalMs (600000) must be at least');
   });
 
   it('refuses intervals under the 1 s floor and outage bounds out of range', () => {
@@ -40,7 +40,7 @@ describe('operationPollProblems', () => {
   it('refuses bounds a single run could not finish within 10,000 events: a fixed 1 s poll for 12 hours', () => {
     const [problem] = operationPollProblems({ initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: 12 * HOUR }, undefined);
     expect(problem).toContain('per-run budget of 8000 history events');
-    expect(operationPollProblems({ initialIntervalMs: 1_000, maxIntervalMs: 60_000, timeoutMs: 6 * HOUR }, undefined)).toEqual([]);
+    expect(operationPollProblems({ initialIntervalMs: 1_000, maxIntervalMs: 60_000, backoffFactor: 1.5, timeoutMs: 6 * HOUR }, undefined)).toEqual([]);
   });
 
   it('counts an outage polled every second against the run too', () => {

@@ -39,7 +39,7 @@ describe('polls a 60-minute operation costs', () => {
 
   it('costs fewer polls than either at the default bounds, while noticing the end at most one capped interval late', () => {
     const polls = pollsToObserve(HOUR, DEFAULT_OPERATION_POLL);
-    expect(polls).toBe(40);
+    expect(polls).toBe(37);
     expect(polls).toBeLessThan(pollsToObserve(HOUR, GAX_DEFAULT));
     const times = pollScheduleMs(DEFAULT_OPERATION_POLL, HOUR);
     expect(times.at(-1)! - HOUR).toBeLessThanOrEqual(DEFAULT_OPERATION_POLL.maxIntervalMs);

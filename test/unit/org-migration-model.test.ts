@@ -32,7 +32,7 @@ describe('org-migration model', () => {
   });
 
   it('checks the max interval against the default initial interval too', () => {
-    expect(migrationInputProblems({ org: 'o', repositories: ['a'], poll: { maxIntervalMs: 1_500 } })).toEqual(['poll.maxIntervalMs (1500) must be at least poll.initialIntervalMs (2000)']);
+    expect(migrationInputProblems({ org: 'o', repositories: ['a'], poll: { maxIntervalMs: 1_500 } })).toEqual(['poll.maxIntervalMs (1500) must be at least poll.initialIntervalMs (30000)']);
   });
 
   it('derives one workflow id per organization and repository set, whatever the order or case', () => {

@@ -75,7 +75,7 @@ describe('source-import input validation', () => {
 
   it('checks poll bounds, the outage budget and the event budget by the kit\'s rules (floor 1 s, max ≥ initial against the defaults)', () => {
     expect(importInputProblems({ ...valid, poll: { initialIntervalMs: 100 } })).toEqual(['poll.initialIntervalMs must be between 1000 and 604800000 ms (got 100)']);
-    expect(importInputProblems({ ...valid, poll: { initialIntervalMs: 90_000 } })).toEqual(['poll.maxIntervalMs (60000) must be at least poll.initialIntervalMs (90000)']);
+    expect(importInputProblems({ ...valid, poll: { initialIntervalMs: 700_000 } })).toEqual(['poll.maxIntervalMs (600000) must be at least poll.initialIntervalMs (700000)']);
     expect(importInputProblems({ ...valid, outage: { budgetMs: 10 } })[0]).toContain('outage.budgetMs must be a number of milliseconds between 1000');
     expect(importInputProblems({ ...valid, eventsPerRun: 20_000 })).toEqual(['eventsPerRun must be an integer between 50 and 8000']);
   });

@@ -10,6 +10,8 @@ import { LonghaulMigrationGuid } from '../../common/search-attributes';
 import { createArchiveDownload } from './archive-download';
 import { expectList, expectShape, MIGRATION_SHAPE } from '../../http/answer';
 import { countPoll } from '../../telemetry/metrics';
+import { conditionalPoll } from './conditional-poll';
+import type { Polled } from '../../workflows/kit/poll-until';
 
 type Migration = components['schemas']['migration'];
 
@@ -110,15 +112,14 @@ export function createMigrationActivities(deps: ActivityDeps) {
       return undefined;
     },
 
-    /** GET /orgs/{org}/migrations/{id} */
-    async getMigration(input: { org: string; migrationId: number }): Promise<MigrationSummary> {
+    /** GET /orgs/{org}/migrations/{id}, conditional on `etag` (the last answer's): unchanged comes back as `notModified`. */
+    async getMigration(input: { org: string; migrationId: number; etag?: string }): Promise<Polled<MigrationSummary>> {
       countPoll('org-migration');
-      const res = await githubFor(deps).request<Migration>({
-        method: 'GET',
-        path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}`,
-        query: { exclude: ['repositories'] },
-      });
-      return summarizeMigration(expectShape<Migration>(res, 'GET', MIGRATION_SHAPE));
+      return conditionalPoll<Migration, MigrationSummary>(
+        deps,
+        { path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}`, query: { exclude: ['repositories'] }, etag: input.etag, shape: MIGRATION_SHAPE },
+        summarizeMigration,
+      );
     },
 
     /** DELETE /orgs/{org}/migrations/{id}/repos/{repo}/lock */

@@ -18,6 +18,8 @@ import {
   type ProjectChoice,
 } from '../../common/source-import-input';
 import { countPoll } from '../../telemetry/metrics';
+import { conditionalPoll } from './conditional-poll';
+import type { Polled } from '../../workflows/kit/poll-until';
 
 /** The import record as the API sends it (spec 002 field names). */
 interface ImportBody {
@@ -168,11 +170,10 @@ export function createImportActivities(deps: ActivityDeps) {
       return summarizeImport(expectShape<ImportBody>(res, 'PUT', IMPORT_SHAPE));
     },
 
-    /** GET /repos/{owner}/{repo}/import */
-    async getImport(input: ImportTarget): Promise<ImportRecord> {
+    /** GET /repos/{owner}/{repo}/import, conditional on `etag` (the last answer's): unchanged comes back as `notModified`. */
+    async getImport(input: ImportTarget & { etag?: string }): Promise<Polled<ImportRecord>> {
       countPoll('source-import');
-      const res = await githubFor(deps).request<ImportBody>({ method: 'GET', path: importPath(input) });
-      return summarizeImport(expectShape<ImportBody>(res, 'GET', IMPORT_SHAPE));
+      return conditionalPoll<ImportBody, ImportRecord>(deps, { path: importPath(input), etag: input.etag, shape: IMPORT_SHAPE }, summarizeImport);
     },
 
     /** PATCH /repos/{owner}/{repo}/import with `vcs_username`/`vcs_password` resolved from the reference. */

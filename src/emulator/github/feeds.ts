@@ -8,11 +8,11 @@
  * The emulator also keeps the books a benchmark needs: events produced, events that left the window
  * before any response carried them, and polls that arrived before the interval the server asked for.
  */
-import { createHash } from 'node:crypto';
 import type { Router, RouteContext, RouteResult } from '../router';
 import { refillAll, type Durable, type EmulatorContext } from '../module';
 import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
+import { NOT_MODIFIED_NOT_COUNTED, etagMatches, weakEtag } from '../conditional';
 import type { Account, Repository } from './fixture';
 import { accountOr404, repositoryOr404 } from './lookup';
 import { paginate } from './pagination';
@@ -214,12 +214,6 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
     return b;
   };
 
-  const etagMatches = (header: string | undefined, etag: string) => {
-    if (!header) return false;
-    const bare = (v: string) => v.trim().replace(/^W\//, '');
-    return header.split(',').some((v) => v.trim() === '*' || bare(v) === bare(etag));
-  };
-
   interface View {
     path: string;
     stream: Stream;
@@ -234,7 +228,7 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
     const page = paginate(visible, query, `${ctx.apiUrl()}${view.path}`);
     const pageNumber = Math.max(1, Number(query.get('page') ?? 1) || 1);
     const perPage = Number(query.get('per_page') ?? 30);
-    const etag = `W/"${createHash('sha1').update(`${view.path}|${pageNumber}|${perPage}|${page.items.map((e) => e.event.id).join(',')}`).digest('hex')}"`;
+    const etag = weakEtag(`${view.path}|${pageNumber}|${perPage}|${page.items.map((e) => e.event.id).join(',')}`);
     const interval = intervalFor(view.path);
     const book = bookFor(view.path);
     if (pageNumber === 1) {
@@ -258,7 +252,7 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
   const caller = () => options.authenticatedUser.toLowerCase();
   const all = () => true;
   const publicOnly = (e: StoredEvent) => e.event.public;
-  const notCounted = { countsAgainstPrimary: (r: RouteResult) => r.status !== 304 };
+  const notCounted = NOT_MODIFIED_NOT_COUNTED;
 
   /** Resolves a canonical feed path to its view (404 when its names do not exist), as the routes do. */
   const viewOf = (path: string): View => {

@@ -9,6 +9,7 @@ import type { Router, RouteResult } from '../router';
 import { refill, type Durable, type EmulatorContext } from '../module';
 import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
+import { conditionalJson, NOT_MODIFIED_NOT_COUNTED } from '../conditional';
 import { validateBody } from '../validation';
 import { accountObject, type Repository } from './fixture';
 import { accountOr404 } from './lookup';
@@ -192,12 +193,17 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
     };
   });
 
-  router.get('/orgs/:org/migrations/:id', ({ params, query, now }) => {
-    const m = find(params.org, params.id);
-    const object = migrationObject(m, now);
-    if (query.getAll('exclude').concat(query.getAll('exclude[]')).includes('repositories')) delete object.repositories;
-    return { status: 200, body: object };
-  });
+  // The status poll: conditional (ETag of the body, 304 not counted), as on GitHub.
+  router.get(
+    '/orgs/:org/migrations/:id',
+    (rc) => {
+      const m = find(rc.params.org, rc.params.id);
+      const object = migrationObject(m, rc.now);
+      if (rc.query.getAll('exclude').concat(rc.query.getAll('exclude[]')).includes('repositories')) delete object.repositories;
+      return conditionalJson(rc, object);
+    },
+    NOT_MODIFIED_NOT_COUNTED,
+  );
 
   router.get('/orgs/:org/migrations/:id/repositories', ({ params, query }) => {
     const m = find(params.org, params.id);

@@ -10,6 +10,12 @@ import { nextPollAtMs, pollDelayMs, type ResolvedPollBounds } from './poll-sched
 export interface PollState {
   /** Start of the wait: the total time bound counts from here. @format epoch milliseconds (workflow time) */
   startedAtMs: number;
+  /**
+   * Start of the current schedule, which the interval's growth counts from (absent in states recorded before
+   * it existed: `startedAtMs`). A caller restarting the schedule after its own change moves only this.
+   * @format epoch milliseconds (workflow time)
+   */
+  sinceMs?: number;
   /** 1-based index of the next poll on the growth schedule. */
   n: number;
   /** When the next poll is due. @format epoch milliseconds (workflow time) */
@@ -19,6 +25,8 @@ export interface PollState {
   /** Polls that failed (each followed by another poll, never by the mutating call). */
   failedPolls: number;
   outage: OutageState;
+  /** Conditional polls: the validator (`ETag`) of the last answer, sent as `If-None-Match` with the next poll. */
+  etag?: string;
 }
 
 export type PollStep =
@@ -28,7 +36,7 @@ export type PollStep =
 
 /** A fresh poller at `nowMs`: the first poll is due after the initial interval. */
 export function startPolling(nowMs: number, bounds: ResolvedPollBounds): PollState {
-  return { startedAtMs: nowMs, n: 1, dueAtMs: nowMs + pollDelayMs(1, bounds), polls: 0, failedPolls: 0, outage: NO_OUTAGE };
+  return { startedAtMs: nowMs, sinceMs: nowMs, n: 1, dueAtMs: nowMs + pollDelayMs(1, bounds), polls: 0, failedPolls: 0, outage: NO_OUTAGE };
 }
 
 /** Whether the next poll is still inside the total time bound. */
@@ -40,7 +48,7 @@ export function checkTimeBound(state: PollState, bounds: ResolvedPollBounds, now
 /** After a poll that answered (and the remote process is not done yet): the next one on the schedule. */
 export function afterPollAnswered(state: PollState, bounds: ResolvedPollBounds, nowMs: number): PollStep {
   const n = state.n + 1;
-  const next: PollState = { ...state, n, polls: state.polls + 1, dueAtMs: nextPollAtMs(state.dueAtMs, n, bounds, nowMs), outage: afterSuccess(state.outage) };
+  const next: PollState = { ...state, n, polls: state.polls + 1, dueAtMs: nextPollAtMs(state.dueAtMs, n, bounds, nowMs, state.sinceMs ?? state.startedAtMs), outage: afterSuccess(state.outage) };
   return checkTimeBound(next, bounds, nowMs);
 }
 

@@ -14,9 +14,34 @@ export interface PollBounds {
   backoffFactor?: number;
   /** @format milliseconds — give up waiting after this long in total (counted from the start of the wait). */
   timeoutMs?: number;
+  /**
+   * The interval also grows to this fraction of the time waited so far (0 = off), so a finished process is
+   * noticed at most that fraction of its wait late. Left out when `backoffFactor` is given: a growth law the
+   * caller describes is kept exactly as described.
+   */
+  elapsedFraction?: number;
 }
 
-export type ResolvedPollBounds = Required<PollBounds>;
+/** Bounds with every field known (`elapsedFraction` absent = 0, as in bounds recorded before it existed). */
+export type ResolvedPollBounds = Required<Omit<PollBounds, 'elapsedFraction'>> & Pick<PollBounds, 'elapsedFraction'>;
+
+/**
+ * The default shape of every waiting process, worked out from the promise "a finished process is noticed at
+ * most max(10 % of the elapsed wait, 30 s) late". A process that finishes just after a poll at `t` is seen by
+ * the next poll, so each interval must be ≤ max(0.1·t, 30 s); the fewest polls that keep that promise take the
+ * largest such step every time (t + max(0.1·t, 30 s) grows with t, so no other schedule is ever ahead of it):
+ * every 30 s for the first 5 minutes, then 10 % of the elapsed wait (×1.1 per poll), capped at 10 minutes.
+ * That is 18 polls for a 10-minute wait and 37 for 60 minutes; on GitHub, polls answered 304 (unchanged since
+ * the ETag) do not count against the primary limit, so only the few that see a change do.
+ */
+export const HONEST_POLL_SHAPE = {
+  initialIntervalMs: 30_000,
+  maxIntervalMs: 10 * 60_000,
+  backoffFactor: 1,
+  elapsedFraction: 0.1,
+} as const satisfies Omit<ResolvedPollBounds, 'timeoutMs'>;
+/** The detection-delay promise of the defaults: a fraction of the elapsed wait, or this floor when larger. */
+export const DETECTION_DELAY_FLOOR_MS = 30_000;
 
 /**
  * No interval below this: a process "polled every second" is allowed (the 24-hour continue-as-new test
@@ -50,6 +75,7 @@ export function pollBoundsProblems(bounds: PollBounds | undefined, prefix = 'pol
   check('maxIntervalMs', POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS, ' ms');
   check('backoffFactor', 1, POLL_FACTOR_CEILING, '');
   check('timeoutMs', POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS, ' ms');
+  check('elapsedFraction', 0, 1, '');
   if (problems.length === 0) {
     const initial = bounds.initialIntervalMs ?? defaults?.initialIntervalMs;
     const max = bounds.maxIntervalMs ?? defaults?.maxIntervalMs;
@@ -60,25 +86,45 @@ export function pollBoundsProblems(bounds: PollBounds | undefined, prefix = 'pol
   return problems;
 }
 
-/** The defaults with the given fields on top (validate first). */
+/**
+ * The defaults with the given fields on top (validate first). A caller who gives a growth law
+ * (`backoffFactor`) without `elapsedFraction` gets exactly that schedule, as before the fraction existed; one
+ * who only moves its bounds (`initialIntervalMs`, `maxIntervalMs`, `timeoutMs`) keeps the default's growth
+ * with the fraction (`{ initialIntervalMs: 60_000, maxIntervalMs: 600_000 }` still grows from 1 to 10 minutes).
+ */
 export function resolvePollBounds(defaults: ResolvedPollBounds, given: PollBounds | undefined): ResolvedPollBounds {
-  const pick = <K extends keyof PollBounds>(k: K) => (given?.[k] !== undefined ? (given[k] as number) : defaults[k]);
-  return { initialIntervalMs: pick('initialIntervalMs'), maxIntervalMs: pick('maxIntervalMs'), backoffFactor: pick('backoffFactor'), timeoutMs: pick('timeoutMs') };
-}
-
-/** The growth function: the wait before poll `n` (1-based) grows by the factor from the initial interval, capped. */
-export function pollDelayMs(n: number, bounds: ResolvedPollBounds): number {
-  return Math.round(Math.min(bounds.maxIntervalMs, bounds.initialIntervalMs * Math.pow(bounds.backoffFactor, Math.max(0, n - 1))));
+  const pick = <K extends keyof PollBounds>(k: K) => (given?.[k] !== undefined ? (given[k] as number) : (defaults[k] ?? 0));
+  const ownGrowth = given?.backoffFactor !== undefined;
+  const elapsedFraction = given?.elapsedFraction ?? (ownGrowth ? 0 : (defaults.elapsedFraction ?? 0));
+  return {
+    initialIntervalMs: pick('initialIntervalMs'),
+    maxIntervalMs: pick('maxIntervalMs'),
+    backoffFactor: pick('backoffFactor'),
+    timeoutMs: pick('timeoutMs'),
+    ...(elapsedFraction > 0 ? { elapsedFraction } : {}),
+  };
 }
 
 /**
- * When poll `n` is due, given when poll `n - 1` was due: anchored to the schedule, not to when the previous
- * poll ended, so poll latency does not accumulate. When the process fell behind (a slow poll, an outage), the
- * schedule re-anchors at `nowMs` instead of firing the missed polls back to back.
+ * The growth function: the wait before poll `n` (1-based), `elapsedMs` after the schedule began — the
+ * larger of the factor's growth from the initial interval and the fraction of the time waited (rounded
+ * down, so the detection-delay promise holds to the millisecond), capped at the maximum.
  */
-export function nextPollAtMs(previousDueAtMs: number, n: number, bounds: ResolvedPollBounds, nowMs: number): number {
-  const due = previousDueAtMs + pollDelayMs(n, bounds);
-  return due >= nowMs ? due : nowMs + pollDelayMs(n, bounds);
+export function pollDelayMs(n: number, bounds: ResolvedPollBounds, elapsedMs = 0): number {
+  const grown = bounds.initialIntervalMs * Math.pow(bounds.backoffFactor, Math.max(0, n - 1));
+  const proportional = Math.floor((bounds.elapsedFraction ?? 0) * Math.max(0, elapsedMs));
+  return Math.round(Math.min(bounds.maxIntervalMs, Math.max(grown, proportional)));
+}
+
+/**
+ * When poll `n` is due, given when poll `n - 1` was due and when the schedule began (`sinceMs`): anchored
+ * to the schedule, not to when the previous poll ended, so poll latency does not accumulate. When the
+ * process fell behind (a slow poll, an outage), the schedule re-anchors at `nowMs` instead of firing the
+ * missed polls back to back.
+ */
+export function nextPollAtMs(previousDueAtMs: number, n: number, bounds: ResolvedPollBounds, nowMs: number, sinceMs = 0): number {
+  const due = previousDueAtMs + pollDelayMs(n, bounds, previousDueAtMs - sinceMs);
+  return due >= nowMs ? due : nowMs + pollDelayMs(n, bounds, nowMs - sinceMs);
 }
 
 /**
@@ -95,6 +141,20 @@ export function pollScheduleMs(bounds: ResolvedPollBounds, untilMs: number): num
     times.push(t);
   }
   return times;
+}
+
+/**
+ * The worst detection delay of a schedule over waits up to `untilMs`: for each poll, how late a process that
+ * finished just after the previous poll (or at the start) is seen, with the elapsed wait at that moment.
+ */
+export function detectionDelays(bounds: ResolvedPollBounds, untilMs: number): { finishedAtMs: number; delayMs: number }[] {
+  const times = pollScheduleMs({ ...bounds, timeoutMs: Number.POSITIVE_INFINITY }, untilMs);
+  return times.map((t, i) => ({ finishedAtMs: i === 0 ? 0 : times[i - 1], delayMs: t - (i === 0 ? 0 : times[i - 1]) }));
+}
+
+/** The promised bound on the detection delay of a process that finished `elapsedMs` into the wait. */
+export function detectionDelayBoundMs(elapsedMs: number): number {
+  return Math.max(HONEST_POLL_SHAPE.elapsedFraction * elapsedMs, DETECTION_DELAY_FLOOR_MS);
 }
 
 /** How many polls it takes to see a process that finishes `durationMs` after the wait began. */

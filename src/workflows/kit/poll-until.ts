@@ -20,11 +20,34 @@ export interface PollProgress {
   nextPollInMs?: number;
 }
 
+/**
+ * What a conditional poll answers: the state with its validator, or "unchanged since the ETag sent" (a 304,
+ * which GitHub does not count against the primary limit). Only the short ETag enters history, never a body.
+ */
+export type ConditionalAnswer<T> = { notModified: false; value: T; etag?: string } | { notModified: true; etag?: string };
+
+/**
+ * What a conditional poll activity returns: the state with its `etag` beside its fields (so results recorded
+ * before ETags existed, plain states, still read as fresh states on replay), or a bare "not modified".
+ */
+export type Polled<T> = (T & { etag?: string; notModified?: undefined }) | { notModified: true; etag?: string };
+
+/** A poll activity's result as the poller's answer. */
+export function asConditional<T>(polled: Polled<T>): ConditionalAnswer<T> {
+  if (polled.notModified === true) return { notModified: true, etag: polled.etag };
+  const { etag, notModified: _, ...value } = polled as T & { etag?: string; notModified?: undefined };
+  return { notModified: false, value: value as T, etag };
+}
+
 export interface PollUntilOptions<T> {
   /** For messages: "migration 42 of octo-org". */
   what: string;
-  /** One read of the remote state (an activity with the `POLL` preset). */
-  poll: () => Promise<T>;
+  /**
+   * One read of the remote state (an activity with the `POLL` preset). A conditional read is given the ETag
+   * of the last answer (none before the first, or with no last observation to keep); on "not modified" the
+   * poller keeps the observation it has.
+   */
+  poll: (() => Promise<T>) | { conditional: (etag: string | undefined) => Promise<ConditionalAnswer<T>> };
   /** Whether an observation ends the wait (finished, failed, whatever the caller handles next). */
   done: (value: T) => boolean;
   bounds: ResolvedPollBounds;
@@ -68,6 +91,15 @@ export async function pollUntil<T>(opts: PollUntilOptions<T>, last?: T): Promise
     });
   };
 
+  const readOnce = async (): Promise<T> => {
+    if (typeof opts.poll === 'function') return opts.poll();
+    const answer = await opts.poll.conditional(last === undefined ? undefined : state.etag);
+    state = { ...state, etag: answer.etag ?? state.etag };
+    if (!answer.notModified) return answer.value;
+    // Only sent with an observation to keep (above), so a 304 always has one.
+    return last as T;
+  };
+
   let step = checkTimeBound(state, opts.bounds, Date.now());
   for (;;) {
     if (step.action !== 'wait') return end(step);
@@ -77,7 +109,7 @@ export async function pollUntil<T>(opts: PollUntilOptions<T>, last?: T): Promise
     progress(waitMs);
     if (waitMs > 0) await sleep(waitMs);
     try {
-      last = await opts.poll();
+      last = await readOnce();
     } catch (err) {
       const facts = failureFacts(err);
       if (facts.kind === 'cancelled') throw err;

@@ -8,6 +8,7 @@ import type { EmulatorContext } from '../../module';
 import { githubFixture } from '../service';
 import { repositoryOr404 } from '../lookup';
 import { EmulatorHttpError } from '../../http-error';
+import { conditionalJson, NOT_MODIFIED_NOT_COUNTED } from '../../conditional';
 import { validateBody } from '../../validation';
 import { checkUrl, checkVcs, readCredentials } from './checks';
 import { createImportMachine } from './machine';
@@ -99,10 +100,15 @@ export function registerImportRoutes(router: Router, ctx: EmulatorContext, optio
     { contentCreating: true },
   );
 
-  router.get('/repos/:owner/:repo/import', ({ params, now }) => {
-    guard(params.owner, params.repo, now);
-    return { status: 200, body: importObject(current(params.owner, params.repo), now) };
-  });
+  // The status poll: conditional (ETag of the body, 304 not counted), as on GitHub.
+  router.get(
+    '/repos/:owner/:repo/import',
+    (rc) => {
+      guard(rc.params.owner, rc.params.repo, rc.now);
+      return conditionalJson(rc, importObject(current(rc.params.owner, rc.params.repo), rc.now));
+    },
+    NOT_MODIFIED_NOT_COUNTED,
+  );
 
   router.patch('/repos/:owner/:repo/import', ({ params, body, now }) => {
     guard(params.owner, params.repo, now);

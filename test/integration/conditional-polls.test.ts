@@ -1,0 +1,74 @@
+/**
+ * The migration and import workflows poll conditionally: each status poll after the first sends the last
+ * answer's ETag, the emulator answers 304 while nothing changed (not counted against the primary limit), and
+ * only the short ETag — never a body — enters the history for it.
+ */
+import { describe, expect, it } from 'vitest';
+import { useStack } from '../helpers/stack';
+import { fetchHistory } from '../helpers/history';
+import { orgMigration } from '../../src/workflows/org-migration';
+import { sourceImport } from '../../src/workflows/source-import';
+import { IMPORT_FAST_POLL } from '../helpers/source-import';
+
+const FIXED_1S = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
+const MIGRATION_POLL = 'GET /orgs/:org/migrations/:id';
+const IMPORT_POLL = 'GET /repos/:owner/:repo/import';
+
+/** The `getMigration`/`getImport` inputs and results in a history, decoded. */
+async function pollActivities(client: Parameters<typeof fetchHistory>[0], workflowId: string, type: string) {
+  const history = await fetchHistory(client, workflowId);
+  const decode = (p: { data?: Uint8Array | null } | undefined | null) => (p?.data ? JSON.parse(Buffer.from(p.data).toString('utf8')) : undefined);
+  const scheduled = new Map<string, { input: Record<string, unknown> }>();
+  const results: { input: Record<string, unknown>; result: Record<string, unknown> }[] = [];
+  for (const e of history.events ?? []) {
+    const s = e.activityTaskScheduledEventAttributes;
+    if (s && s.activityType?.name === type) scheduled.set(String(e.eventId), { input: decode(s.input?.payloads?.[0]) });
+    const c = e.activityTaskCompletedEventAttributes;
+    const from = c && scheduled.get(String(c.scheduledEventId));
+    if (c && from) results.push({ input: from.input, result: decode(c.result?.payloads?.[0]) });
+  }
+  return results;
+}
+
+describe('conditional status polls', () => {
+  const stack = useStack({ emulator: { migrations: { exportMs: 8_000, pendingFraction: 0.25, archiveBytes: 10_000 }, imports: { detectingMs: 500, importingMs: 6_000, mappingMs: 500, pushingMs: 500 } } });
+
+  it('a migration polled every second: 304s while the state holds, counted answers only for the changes', async () => {
+    const workflowId = `conditional-migration-${Date.now()}`;
+    stack.emulator.resetStats();
+    const result = await stack.client.workflow.execute(orgMigration, { taskQueue: stack.taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha'], poll: FIXED_1S }] });
+    expect(result.state).toBe('exported');
+    const polls = stack.emulator.stats.byRoute[MIGRATION_POLL];
+    const notModified = stack.emulator.stats.notCountedByRoute[MIGRATION_POLL] ?? 0;
+    // An 8-second export polled every second: several polls, of which only a change of state (at most
+    // pending → exporting → exported, plus the first answer) is a counted 200.
+    expect(polls).toBeGreaterThanOrEqual(4);
+    expect(polls - notModified).toBeLessThanOrEqual(3);
+    expect(notModified).toBeGreaterThanOrEqual(1);
+
+    const recorded = await pollActivities(stack.client, workflowId, 'getMigration');
+    expect(recorded.length).toBe(polls);
+    expect(recorded[0].input.etag).toBeUndefined();
+    for (const { input } of recorded.slice(1)) expect(String(input.etag)).toMatch(/^W\/"[0-9a-f]{40}"$/);
+    const unchanged = recorded.filter((r) => r.result.notModified === true);
+    expect(unchanged.length).toBe(notModified);
+    // A 304 enters history as the ETag alone.
+    for (const { result: r } of unchanged) expect(Object.keys(r).sort()).toEqual(['etag', 'notModified']);
+  });
+
+  it('an import polled every second sends the last answer\'s ETag with every status poll after the first', async () => {
+    const workflowId = `conditional-import-${Date.now()}`;
+    stack.emulator.resetStats();
+    const result = await stack.client.workflow.execute(sourceImport, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy', vcs: 'subversion', poll: { ...IMPORT_FAST_POLL } }],
+    });
+    expect(result.status).toBe('complete');
+    const recorded = await pollActivities(stack.client, workflowId, 'getImport');
+    expect(recorded.length).toBeGreaterThanOrEqual(3);
+    expect(recorded.slice(1).every((r) => typeof r.input.etag === 'string')).toBe(true);
+    const polls = stack.emulator.stats.byRoute[IMPORT_POLL];
+    expect(polls).toBeGreaterThanOrEqual(recorded.length);
+  });
+});
