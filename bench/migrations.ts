@@ -20,6 +20,8 @@ import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import type { OrgMigrationInput, OrgMigrationResult } from '../src/common/org-migration';
 import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
+import { DEFAULT_POLL } from '../src/common/org-migration';
+import { pollScheduleMs } from '../src/workflows/kit/poll-schedule';
 
 interface Options {
   migrations: number;
@@ -118,7 +120,17 @@ async function main(): Promise<void> {
   const archive = await fetch(emulator.migrations.archiveUrl(slowest.id)!);
   await archive.arrayBuffer();
   const downloadMs = Date.now() - downloadStart;
-  const idealMs = Math.max(...exportTimes) + downloadMs;
+  // Two floors no implementation can beat, whichever is higher: the default poll schedule sees the slowest
+  // export at its first poll after the export ended (then one download); and mutations on the one token go
+  // out at least the governor's spacing apart (GitHub's "one second between mutations").
+  const firstPollAfter = (ms: number) => pollScheduleMs(DEFAULT_POLL, ms).find((t) => t >= ms) ?? ms;
+  const detectedMs = Math.max(...exportTimes.map(firstPollAfter)) + downloadMs;
+  const mutations = Object.entries(emulator.stats.byRoute)
+    .filter(([route]) => !route.startsWith('GET ') && !route.startsWith('HEAD '))
+    .reduce((n, [, count]) => n + count, 0);
+  const spacingMs = Number(process.env.LONGHAUL_MUTATION_SPACING_MS ?? 1000);
+  const pacedMs = mutations * spacingMs;
+  const idealMs = Math.max(Math.max(...exportTimes) + downloadMs, detectedMs, pacedMs);
   const failed = results.filter((r) => r.status === 'rejected');
   const stats = emulator.stats;
   const perMigration = stats.requests / o.migrations;
@@ -127,7 +139,10 @@ async function main(): Promise<void> {
   console.log('results');
   row('completed / failed', `${results.length - failed.length} / ${failed.length}`);
   row('wall time', `${(wallMs / 1000).toFixed(1)} s`);
-  row('ideal (slowest export + download)', `${(idealMs / 1000).toFixed(1)} s`);
+  row('slowest export + download', `${((Math.max(...exportTimes) + downloadMs) / 1000).toFixed(1)} s`);
+  row('  seen at the default schedule\'s poll', `${(detectedMs / 1000).toFixed(1)} s`);
+  row(`  ${mutations} mutations ${spacingMs} ms apart`, `${(pacedMs / 1000).toFixed(1)} s`);
+  row('ideal (the highest of these)', `${(idealMs / 1000).toFixed(1)} s`);
   row('wall / ideal', `${(wallMs / idealMs).toFixed(2)}×`, 'target ≤ 1.25×');
   row('API requests per migration', perMigration.toFixed(2), 'target ≤ 12');
   row('rate-limit rejections', String(stats.rateLimited.primary + stats.rateLimited.secondary));
