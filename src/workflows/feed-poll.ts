@@ -209,7 +209,10 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
     } catch (err) {
       return unavailable(err);
     }
-    cursor.lastPolledAt = first.sentAt;
+    // Timed from the answer: the request may have left long after `sentAt` (results recorded before
+    // `answeredAt` existed carry only `sentAt`).
+    const polledAt = first.answeredAt ?? first.sentAt;
+    cursor.lastPolledAt = polledAt;
     if (first.pollIntervalSeconds !== undefined) cursor.pollIntervalSeconds = first.pollIntervalSeconds;
     cursor.counters.polls++;
     if (first.notModified) {
@@ -241,7 +244,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
       overlap: scan.overlap,
       freshCount: scan.fresh.length,
       windowCount: scan.windowIds.length,
-      sinceLastPollMs: previousPollAt === undefined ? undefined : first.sentAt - previousPollAt,
+      sinceLastPollMs: previousPollAt === undefined ? undefined : polledAt - previousPollAt,
     });
     const fresh = [...scan.fresh].reverse();
     if (fresh.length > 0) {

@@ -25,8 +25,14 @@ export interface FeedPageInput {
 }
 
 export interface FeedPage {
-  /** When the request went out (epoch ms, this worker's clock). */
+  /** When the activity began the request (epoch ms, this worker's clock), before any wait on the rate budget. */
   sentAt: number;
+  /**
+   * When the answer arrived (epoch ms). The server's poll interval counts from its receipt of the request,
+   * which lies between `sentAt` and this; `sentAt` can be long before the request left (a wait on the
+   * fleet's rate budget happens inside the call), so the next poll is timed from this instant.
+   */
+  answeredAt?: number;
   notModified: boolean;
   etag?: string;
   /** `X-Poll-Interval` in seconds, when the server sent one. */
@@ -58,9 +64,11 @@ export function createFeedActivities(deps: ActivityDeps) {
           ? { method: 'GET', path: input.url }
           : { method: 'GET', path: input.feed, query: { per_page: FEED_PAGE_SIZE }, ifNoneMatch: input.etag },
       );
+      const answeredAt = deps.clock();
       const interval = Number(res.headers['x-poll-interval']);
       const page: FeedPage = {
         sentAt,
+        answeredAt,
         notModified: res.notModified,
         etag: res.headers.etag,
         pollIntervalSeconds: Number.isFinite(interval) && interval > 0 ? interval : undefined,
