@@ -191,11 +191,6 @@ export function storageGet(url: URL, headers: Record<string, string>, opts: Stor
   });
 }
 
-export function headerValue(headers: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 /** At most `max` bytes of a body, for messages; the rest is not read (an error page may be huge). */
 export async function readHead(body: StorageBody, max = 4096): Promise<Buffer> {
   const chunks: Buffer[] = [];

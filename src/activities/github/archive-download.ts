@@ -20,7 +20,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { githubFor, type ActivityDeps } from '../context';
 import { FailureType } from '../../http/retry-policy';
 import { flattenHeaders } from '../../http/api-client';
-import { discard, headerValue, readHead, type StorageResponse } from '../../http/download';
+import { discard, readHead, type StorageResponse } from '../../http/download';
 import { isRedirect, MAX_REDIRECTS } from '../../http/redirects';
 import { TokenlessClient } from '../../http/tokenless';
 import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, rangeStart, validatorOf } from './archive-checks';
@@ -225,12 +225,12 @@ class Transfer {
       const body = excerpt(await readHead(res.body));
       throw ApplicationFailure.nonRetryable(`storage answered ${status} (${body}) instead of the archive`, FailureType.UnexpectedResponse);
     }
-    const contentType = headerValue(res.headers, 'content-type');
+    const contentType = res.headers['content-type'];
     const typeProblem = contentTypeProblem(contentType);
-    if (typeProblem) return this.notAnArchive(typeProblem, await readHead(res.body), headerValue(res.headers, 'content-length'));
+    if (typeProblem) return this.notAnArchive(typeProblem, await readHead(res.body), res.headers['content-length']);
 
-    const total = announcedTotal(status, headerValue(res.headers, 'content-range'), headerValue(res.headers, 'content-length'));
-    const start = status === 206 ? rangeStart(headerValue(res.headers, 'content-range')) : 0;
+    const total = announcedTotal(status, res.headers['content-range'], res.headers['content-length']);
+    const start = status === 206 ? rangeStart(res.headers['content-range']) : 0;
     if (status === 206 && start !== from) {
       // Not the range we asked for: trust nothing of it.
       discard(res.body);
@@ -243,7 +243,7 @@ class Transfer {
       discard(res.body);
       throw ApplicationFailure.retryable(`storage answered ${status} without a length (Content-Length or Content-Range)`, FailureType.UnexpectedResponse);
     }
-    const validator = validatorOf(headerValue(res.headers, 'etag'), headerValue(res.headers, 'last-modified'));
+    const validator = validatorOf(res.headers['etag'], res.headers['last-modified']);
     if (status === 200 || validator !== this.validator || total !== this.total) {
       this.total = total;
       this.validator = validator;
@@ -276,7 +276,7 @@ class Transfer {
       counted();
     }
     if (failure instanceof BodyRefused) {
-      if (failure.reason === 'not-gzip') return this.notAnArchive('a body without the gzip magic bytes 1f 8b', failure.head, headerValue(res.headers, 'content-length'));
+      if (failure.reason === 'not-gzip') return this.notAnArchive('a body without the gzip magic bytes 1f 8b', failure.head, res.headers['content-length']);
       await this.restart();
       return 'again';
     }
@@ -335,7 +335,7 @@ async function followRedirects(
     const res = await storage.get(current, opts);
     if (!isRedirect(res.statusCode)) return { res, finalUrl: current };
     discard(res.body);
-    const next = checkLocation(headerValue(res.headers, 'location'), current.href, `storage (${res.statusCode})`);
+    const next = checkLocation(res.headers['location'], current.href, `storage (${res.statusCode})`);
     if (seen.has(next.href)) {
       throw ApplicationFailure.nonRetryable(`storage redirects in a circle (${[...seen, next.href].map(redact).join(' → ')})`, ArchiveFailure.RedirectLoop);
     }
