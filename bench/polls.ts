@@ -10,7 +10,8 @@
  * real worker against the emulator, on the Temporal time-skipping test server (an hour of timers passes in
  * seconds). The emulator's clock is the workflows' time: every activity moves it to the instant the server
  * scheduled that activity, so the emulated export, import and DNS change end exactly W minutes into the wait.
- * The emulator counts every status poll and those it answered 304 (not counted against the primary limit).
+ * The emulator counts every status poll and those it answered 304 (not counted against the primary limit);
+ * each run's history shows what the waiting cost Temporal (events, workflow tasks).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -194,7 +195,11 @@ async function confirm(waits: number[], only: string[]): Promise<void> {
     for (const r of runs) {
       const acts = seen.get(r.workflowId) ?? [];
       const startAt = acts.find((a) => a.type === r.start)?.atMs;
-      const polls = acts.filter((a) => a.type === r.poll);
+      // A plain poll is an activity of its own; a quiet poll is one attempt of a `quietGet…` activity.
+      const quietPoll = `quiet${r.poll[0].toUpperCase()}${r.poll.slice(1)}`;
+      const polls = acts.filter((a) => a.type === r.poll || a.type === quietPoll);
+      const events = (await env.client.workflow.getHandle(r.workflowId).fetchHistory()).events ?? [];
+      const workflowTasks = events.filter((e) => e.workflowTaskCompletedEventAttributes).length;
       const keys = Object.keys(r.emulator.stats.byRoute);
       const routeKey = keys.find((k) => k === r.route) ?? keys.find((k) => k.startsWith('GET ') && k.endsWith(r.route.slice('GET '.length)));
       const requests = routeKey ? r.emulator.stats.byRoute[routeKey] : 0;
@@ -203,7 +208,8 @@ async function confirm(waits: number[], only: string[]): Promise<void> {
       console.log(
         `  ${r.process.padEnd(22)} ${String(r.waitMin).padStart(2)}-min wait: ${String(polls.length).padStart(2)} polls ` +
           `(emulator: ${requests} status requests, ${requests - notModified} counted, ${notModified} answered 304); ` +
-          `end seen ${s(lateMs)} late (bound ${s(detectionDelayBoundMs(r.waitMin * MINUTE))})`,
+          `end seen ${s(lateMs)} late (bound ${s(detectionDelayBoundMs(r.waitMin * MINUTE))}); ` +
+          `history ${events.length} events, ${workflowTasks} workflow tasks`,
       );
     }
   } finally {

@@ -10,7 +10,7 @@
  * attempts, then non-retryable; workflows treat it as an unknown outcome (the server may have acted), never
  * as "nothing happened" and never as a value to carry on with.
  */
-import { Context } from '@temporalio/activity';
+import { currentAttempt } from './attempt';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApiResponse } from './api-client';
 import type { CallDescription } from './failures';
@@ -136,11 +136,3 @@ function describe(v: unknown): string {
   return typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`;
 }
 
-/** The running activity's attempt (1 outside activities: the CLI, tests): the budget of retries on malformed answers. */
-function currentAttempt(): number {
-  try {
-    return Context.current().info.attempt;
-  } catch {
-    return 1;
-  }
-}

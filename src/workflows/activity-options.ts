@@ -5,6 +5,7 @@
  * business (`pollUntil`, `sendOnce`, `keepTrying`), not Temporal's retry policy.
  */
 import type { ActivityOptions } from '@temporalio/workflow';
+import { QuietPoll } from './kit/quiet-poll-schedule';
 
 /** Reads (lookups, listings): bounded retries, then the workflow decides. */
 export const READ: ActivityOptions = {
@@ -26,6 +27,17 @@ export const SEND_ONCE: ActivityOptions = { ...READ, retry: { ...READ.retry, max
  * budget (a poll that fails for minutes must not block the workflow inside one activity).
  */
 export const POLL: ActivityOptions = { ...READ, retry: { ...READ.retry, maximumAttempts: 5 } };
+
+/**
+ * Quiet polls (`kit/quiet-poll-schedule.ts`): each attempt is one poll, and an unchanged answer is retried
+ * at the schedule's next poll (its `nextRetryDelay`) for as long as the schedule runs, with no attempt limit;
+ * a failed poll ends the activity (`QuietPollEnded`, never retried) and the poller's outage budget takes over.
+ * The intervals below only pace an attempt that was lost (its worker killed mid-poll: start-to-close timeout).
+ */
+export const QUIET_POLL: ActivityOptions = {
+  startToCloseTimeout: '60 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: [QuietPoll.Ended] },
+};
 
 /**
  * Cleanup (unlock, archive delete, import cancel): retried for a long time. Temporal retries each call up to

@@ -6,7 +6,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { apiKeyDeleteProblems, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from '../common/google-input';
 import { GoogleOperationFailure, type OperationView } from '../common/google-operation';
-import { awaitOperation, endWith, googleApi, googlePoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './google-operation';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './google-operation';
 
 const RETRIEVABLE_FOR_MS = 30 * 24 * 60 * 60 * 1000;
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
@@ -36,6 +36,7 @@ export async function apiKeyDelete(input: ApiKeyDeleteInput): Promise<ApiKeyDele
           bounds: input.poll,
           outage: input.outage,
           read: () => googlePoll.getApiKeyOperation({ name: first.name }),
+          quiet: (request) => googleQuietPoll.quietGetApiKeyOperation({ name: first.name, ...request }),
         })
       : first;
     if (done.error) {

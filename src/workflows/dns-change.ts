@@ -5,7 +5,7 @@
  */
 import { dnsChangeProblems, type DnsChangeInput, type DnsChangeResult } from '../common/google-input';
 import type { OperationView } from '../common/google-operation';
-import { awaitOperation, endWith, googleApi, googlePoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './google-operation';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './google-operation';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
@@ -30,6 +30,7 @@ export async function dnsChange(input: DnsChangeInput): Promise<DnsChangeResult>
       bounds: input.poll,
       outage: input.outage,
       read: () => googlePoll.getDnsChange({ project: input.project, zone: input.zone, changeId: first.name }),
+      quiet: (request) => googleQuietPoll.quietGetDnsChange({ project: input.project, zone: input.zone, changeId: first.name, ...request }),
     });
     run.status.phase = 'done';
     run.observe();

@@ -19,8 +19,8 @@ import {
   type OperationView,
 } from '../common/google-operation';
 import type { Activities } from '../activities';
-import { POLL, READ, SEND_ONCE } from './activity-options';
-import { pollUntil, resolvePollBounds, sendOnce, trackStatus, type OutageBounds, type PollBounds } from './kit';
+import { POLL, QUIET_POLL, READ, SEND_ONCE } from './activity-options';
+import { pollUntil, quietWherePatched, resolvePollBounds, sendOnce, trackStatus, type OutageBounds, type PollBounds, type Polled, type QuietPollAnswer, type QuietPollRequest } from './kit';
 import { summarized } from './activity-summaries';
 
 export { HttpFailure } from './activity-failures';
@@ -31,6 +31,8 @@ export const googleApi = summarized(proxyActivities<Activities>(READ));
 export const googleSend = summarized(proxyActivities<Activities>(SEND_ONCE));
 /** Polls: fewer attempts each, since the poller itself polls again later on its outage budget. */
 export const googlePoll = summarized(proxyActivities<Activities>(POLL));
+/** Quiet polls (`QUIET_POLL`): the polls of a stretch without change as one activity's attempts. */
+export const googleQuietPoll = summarized(proxyActivities<Activities>(QUIET_POLL));
 
 export const operationStatusQuery = defineQuery<OperationStatus>('status');
 
@@ -86,6 +88,8 @@ export interface AwaitOperationOptions {
   what: string;
   /** Reads the operation once (a `POLL` activity). */
   read: () => Promise<OperationView>;
+  /** The same read as a quiet poll (a `QUIET_POLL` activity), used by runs recorded after quiet polls came. */
+  quiet: (request: QuietPollRequest<OperationView>) => Promise<QuietPollAnswer<Polled<OperationView>>>;
   bounds?: PollBounds;
   outage?: OutageBounds;
 }
@@ -109,6 +113,11 @@ export async function awaitOperation(run: OperationRun, first: OperationView, op
         run.observe(op);
         return op;
       },
+      quiet: quietWherePatched(async (request) => {
+        const answer = await opts.quiet(request);
+        if (answer.kind === 'changed' && !answer.polled.notModified) run.observe(answer.polled);
+        return answer;
+      }),
       done: (op) => op.done,
       bounds: resolvePollBounds(DEFAULT_OPERATION_POLL, opts.bounds),
       outage: opts.outage,

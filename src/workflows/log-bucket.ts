@@ -21,7 +21,7 @@ import {
   type OperationRunOptions,
 } from '../common/google-input';
 import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from '../common/google-operation';
-import { awaitOperation, endWith, googleApi, googlePoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun, type OperationRun } from './google-operation';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun, type OperationRun } from './google-operation';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
@@ -87,6 +87,7 @@ async function runBucketOperation(run: OperationRun, options: OperationRunOption
       bounds,
       outage,
       read: () => googlePoll.getLoggingOperation({ name: first.name }),
+      quiet: (request) => googleQuietPoll.quietGetLoggingOperation({ name: first.name, ...request }),
     });
     return finish(run, spec, done);
   } catch (err) {
@@ -139,6 +140,7 @@ async function cancelAndWatch(run: OperationRun, spec: BucketOperationSpec, know
       what: `${spec.what} (after cancel)`,
       bounds: CANCEL_WATCH,
       read: () => googlePoll.getLoggingOperation({ name: operation.name }),
+      quiet: (request) => googleQuietPoll.quietGetLoggingOperation({ name: operation.name, ...request }),
     });
   } catch (err) {
     // Whatever went wrong here, the workflow still ends cancelled; the status says what is known.

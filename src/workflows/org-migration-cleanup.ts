@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { CLEANUP, DOWNLOAD, POLL, READ, SEND_ONCE, withCallTimeout } from './activity-options';
+import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from './activity-options';
 import { keepTrying, MAX_EVENTS_PER_RUN, runBudgetReached, type StatusTracker } from './kit';
 import { MigrationFailure, type MigrationEnding, type OrgMigrationInput, type OrgMigrationResult, type OrgMigrationStatus } from '../common/org-migration';
 import { summarizeList } from '../common/search-attributes';
@@ -32,6 +32,7 @@ export function migrationActivities(input: OrgMigrationInput) {
     read: summarized(proxyActivities<Activities>(withCallTimeout(READ, timeout))),
     send: summarized(proxyActivities<Activities>(withCallTimeout(SEND_ONCE, timeout))),
     poll: summarized(proxyActivities<Activities>(withCallTimeout(POLL, timeout))),
+    quietPoll: summarized(proxyActivities<Activities>(withCallTimeout(QUIET_POLL, timeout))),
     cleanup: summarized(proxyActivities<Activities>(withCallTimeout(CLEANUP, timeout))),
     download: summarized(proxyActivities<Activities>(DOWNLOAD)),
   };

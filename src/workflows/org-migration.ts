@@ -11,7 +11,7 @@
 import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, defineQuery, isCancellation, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { MigrationSummary } from '../activities/github/migrations';
 import { failureFacts } from './activity-failures';
-import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, resolvePollBounds, runBudgetReached, sendOnce, trackStatus } from './kit';
+import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, trackStatus } from './kit';
 import {
   DEFAULT_POLL,
   describeOrgMigration,
@@ -93,6 +93,8 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
           what: `migration ${known.id} of ${input.org}`,
           // Conditional: a 304 (unchanged since the last answer's ETag) does not count against the rate limit.
           poll: { conditional: async (etag) => asConditional(await acts.poll.getMigration({ org: input.org, migrationId: known.id, etag })) },
+          // Most polls of an export answer 304: as one quiet activity they add nothing to the history.
+          quiet: quietWherePatched((request) => acts.quietPoll.quietGetMigration({ org: input.org, migrationId: known.id, ...request })),
           done: (m) => finished(m.state),
           bounds: resolvePollBounds(DEFAULT_POLL, input.poll),
           outage: input.outage,

@@ -38,6 +38,7 @@ import {
   DEFAULT_MAX_RESTARTS,
   importInputProblems,
   mappingMatches,
+  type ImportRecord,
   type SourceImportInput,
   type SourceImportResult,
 } from '../common/source-import-input';
@@ -48,8 +49,8 @@ import {
   type SourceImportStatus,
 } from '../common/source-import';
 import { activityCause, HttpFailure } from './activity-failures';
-import { POLL } from './activity-options';
-import { afterPollAnswered, asConditional, pollUntil, resolvePollBounds, runBudgetReached, startPolling, trackStatus, type PollState } from './kit';
+import { POLL, QUIET_POLL } from './activity-options';
+import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, resolvePollBounds, runBudgetReached, startPolling, trackStatus, type PollState } from './kit';
 import { importApi, ImportSession } from './source-import-session';
 import { nextImportStep, sourceNotFound } from './source-import-machine';
 import { messageOf, registerImportUpdates } from './source-import-updates';
@@ -61,6 +62,8 @@ export const importStatusQuery = defineQuery<SourceImportStatus>('status');
 
 /** Polls: a few attempts each; `pollUntil` polls again later on the outage budget. */
 const importPoll = summarized(proxyActivities<Activities>(POLL));
+/** Quiet polls: the polls of a stretch without change as one activity's attempts. */
+const importQuietPoll = summarized(proxyActivities<Activities>(QUIET_POLL));
 
 
 function httpDetails(err: unknown): { status?: number; url?: string } {
@@ -191,8 +194,10 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
       }
       if (step.do === 'fail') throw step.failure;
 
+      const importGone = () =>
+        ApplicationFailure.nonRetryable(`the import into ${input.owner}/${input.repo} no longer exists on the server (cancelled elsewhere?)`, ImportFailure.ImportGone);
       // Running on its own: poll until it needs the workflow (a new state, new authors, large files).
-      const outcome = await pollUntil(
+      const outcome = await pollUntil<ImportRecord>(
         {
           what: `the import into ${input.owner}/${input.repo}`,
           // Conditional: a 304 (unchanged since the last answer's ETag) does not count against the rate limit.
@@ -204,10 +209,21 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
                 return answer;
               } catch (err) {
                 if (activityCause(err)?.type !== HttpFailure.NotFound) throw err;
-                throw ApplicationFailure.nonRetryable(`the import into ${input.owner}/${input.repo} no longer exists on the server (cancelled elsewhere?)`, ImportFailure.ImportGone);
+                throw importGone();
               }
             },
           },
+          quiet: quietWherePatched(async (request) => {
+            try {
+              const answer = await importQuietPoll.quietGetImport({ ...target, ...request });
+              const read = answer.kind === 'changed' ? asConditional(answer.polled) : undefined;
+              if (read && !read.notModified) session.observe(read.value);
+              return answer;
+            } catch (err) {
+              if (activityCause(quietPollEnded(err)?.cause ?? err)?.type !== HttpFailure.NotFound) throw err;
+              throw importGone();
+            }
+          }),
           done: (next) => session.pollAnswerNeedsWorkflow(next),
           bounds,
           outage: input.outage,

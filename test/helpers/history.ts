@@ -128,7 +128,7 @@ export interface DemandedWait {
 /**
  * Waits failures asked for in the workflows' histories: each retry Temporal scheduled (the retry's started event
  * carries the previous attempt's failure) and, with `failedAttempts`, each failed activity the workflow itself
- * calls again after a durable timer (e.g. a start call).
+ * calls again after a durable timer (e.g. a start call, or a quiet poll's failed poll).
  */
 export async function demandedWaits(handles: WorkflowHandle[], { failedAttempts = false } = {}): Promise<DemandedWait[]> {
   const waits: DemandedWait[] = [];
@@ -136,7 +136,9 @@ export async function demandedWaits(handles: WorkflowHandle[], { failedAttempts 
     const { events } = await handle.fetchHistory();
     for (const event of events ?? []) {
       const retried = event.activityTaskStartedEventAttributes?.lastFailure?.applicationFailureInfo;
-      const failed = failedAttempts ? event.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo : undefined;
+      // A quiet poll's failed poll arrives wrapped (`QuietPollEnded`): the wait is its cause's.
+      const failure = event.activityTaskFailedEventAttributes?.failure;
+      const failed = failedAttempts ? (failure?.applicationFailureInfo?.type === 'QuietPollEnded' ? failure.cause : failure)?.applicationFailureInfo : undefined;
       for (const info of [retried, failed]) {
         if (info?.type && info.nextRetryDelay) waits.push({ type: info.type, requestedMs: optionalTsToMs(info.nextRetryDelay) ?? 0 });
       }

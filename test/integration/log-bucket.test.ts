@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type WorkflowHandle } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { logBucketCreate, logBucketUpdate } from '../../src/workflows/log-bucket';
 import { operationStatusQuery } from '../../src/workflows/google-operation';
 import { GoogleOperationFailure } from '../../src/common/google-operation';
@@ -251,7 +252,12 @@ describe('log bucket workflows', () => {
       stack.emulator.setFaults([{ method: 'GET', path: '/operations/', kind: 'status', status: 429, retryInfoSeconds: 2, times: 1 }]);
       const handle = await create({ parent: 'projects/demo-project/locations/global', bucketId, poll: FAST_POLL }, 'quota');
       await handle.result();
-      expect(await demandedWaits([handle])).toContainEqual({ type: FailureType.ResourceExhausted, requestedMs: 2000 });
+      // The poll is quiet: its failed poll goes to the workflow, which waits the demanded 2 s before the next.
+      expect(await demandedWaits([handle], { failedAttempts: true })).toContainEqual({ type: FailureType.ResourceExhausted, requestedMs: 2000 });
+      const events = (await handle.fetchHistory()).events ?? [];
+      const failedAt = events.findIndex((e) => e.activityTaskFailedEventAttributes);
+      const backoff = events.slice(failedAt).find((e) => e.timerStartedEventAttributes)?.timerStartedEventAttributes;
+      expect(optionalTsToMs(backoff?.startToFireTimeout)).toBeGreaterThanOrEqual(2000);
     });
   });
 

@@ -12,6 +12,7 @@ import { expectList, expectShape, MIGRATION_SHAPE } from '../../http/answer';
 import { countPoll } from '../../telemetry/metrics';
 import { conditionalPoll } from './conditional-poll';
 import type { Polled } from '../../workflows/kit/poll-until';
+import { quietly } from '../quiet-poll';
 
 type Migration = components['schemas']['migration'];
 
@@ -81,7 +82,7 @@ const enc = encodeURIComponent;
 
 export function createMigrationActivities(deps: ActivityDeps) {
 
-  return {
+  const activities = {
     /** POST /orgs/{org}/migrations — starts an export. Not idempotent: the workflow guards re-sends. */
     async startMigration(input: StartMigrationInput): Promise<MigrationSummary> {
       const body: Record<string, unknown> = { repositories: input.repositories };
@@ -134,6 +135,8 @@ export function createMigrationActivities(deps: ActivityDeps) {
 
     downloadArchive: createArchiveDownload(deps),
   };
+  // The same poll as a quiet poll (see quiet-poll.ts): attempts are polls, unchanged ones cost the workflow nothing.
+  return { ...activities, quietGetMigration: quietly(activities.getMigration) };
 }
 
 /**

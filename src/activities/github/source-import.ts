@@ -20,6 +20,7 @@ import {
 import { countPoll } from '../../telemetry/metrics';
 import { conditionalPoll } from './conditional-poll';
 import type { Polled } from '../../workflows/kit/poll-until';
+import { quietly } from '../quiet-poll';
 
 /** The import record as the API sends it (spec 002 field names). */
 interface ImportBody {
@@ -155,7 +156,7 @@ const importPath = (t: ImportTarget) => `/repos/${enc(t.owner)}/${enc(t.repo)}/i
 
 export function createImportActivities(deps: ActivityDeps) {
 
-  return {
+  const activities = {
     /** PUT /repos/{owner}/{repo}/import — starts the import (the server answers the existing one to a repeat). */
     async startImport(input: StartImportInput): Promise<ImportRecord> {
       const body: Record<string, string> = { vcs_url: input.vcsUrl };
@@ -241,4 +242,6 @@ export function createImportActivities(deps: ActivityDeps) {
       return summarizeImport(expectShape<ImportBody>(res, 'PATCH', IMPORT_SHAPE));
     },
   };
+  // The same poll as a quiet poll (see quiet-poll.ts): attempts are polls, unchanged ones cost the workflow nothing.
+  return { ...activities, quietGetImport: quietly(activities.getImport) };
 }

@@ -10,6 +10,7 @@ import { FailureType } from '../../http/retry-policy';
 import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
 import { expectShape, OPERATION_SHAPE, RESOURCE_SHAPE } from '../../http/answer';
 import { countPoll } from '../../telemetry/metrics';
+import { quietly } from '../quiet-poll';
 
 const KEY_FIELDS = ['name', 'uid', 'displayName', 'createTime', 'updateTime', 'deleteTime', 'etag'] as const;
 
@@ -19,7 +20,7 @@ export function summarizeKey(key: Record<string, unknown>): Record<string, unkno
 
 export function createApiKeyActivities(deps: ActivityDeps) {
 
-  return {
+  const activities = {
     /** DELETE /v2/{name}?etag= — starts the deletion; a stale etag is an EtagMismatchError that says so. */
     async deleteApiKey(input: { name: string; etag?: string }): Promise<OperationView> {
       try {
@@ -52,4 +53,6 @@ export function createApiKeyActivities(deps: ActivityDeps) {
       return operationView(expectShape<GoogleOperation>(res, 'GET', OPERATION_SHAPE), summarizeKey);
     },
   };
+  // The same poll as a quiet poll (see quiet-poll.ts): attempts are polls, unchanged ones cost the workflow nothing.
+  return { ...activities, quietGetApiKeyOperation: quietly(activities.getApiKeyOperation) };
 }

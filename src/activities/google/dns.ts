@@ -7,6 +7,7 @@ import type { OperationView } from '../../common/google-operation';
 import type { ResourceRecordSet } from '../../common/google-input';
 import { DNS_CHANGE_LIST_SHAPE, DNS_CHANGE_SHAPE, DNS_LISTED_CHANGE_SHAPE, expectItems, expectShape } from '../../http/answer';
 import { countPoll } from '../../telemetry/metrics';
+import { quietly } from '../quiet-poll';
 
 interface DnsChange {
   id: string;
@@ -47,7 +48,7 @@ export interface DnsChangeRequest {
 
 export function createDnsActivities(deps: ActivityDeps) {
 
-  return {
+  const activities = {
     /** POST …/managedZones/{zone}/changes — atomic; not idempotent: the workflow guards re-sends. */
     async createDnsChange(input: DnsChangeRequest): Promise<OperationView> {
       const res = await googleFor(deps).dns.request<DnsChange>({
@@ -91,4 +92,6 @@ export function createDnsActivities(deps: ActivityDeps) {
       return undefined;
     },
   };
+  // The same poll as a quiet poll (see quiet-poll.ts): attempts are polls, unchanged ones cost the workflow nothing.
+  return { ...activities, quietGetDnsChange: quietly(activities.getDnsChange) };
 }

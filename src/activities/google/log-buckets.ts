@@ -9,6 +9,7 @@ import { FailureType } from '../../http/retry-policy';
 import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
 import { expectShape, OPERATION_SHAPE, RESOURCE_SHAPE } from '../../http/answer';
 import { countPoll } from '../../telemetry/metrics';
+import { quietly } from '../quiet-poll';
 
 const BUCKET_FIELDS = ['name', 'description', 'retentionDays', 'locked', 'lifecycleState', 'analyticsEnabled', 'createTime', 'updateTime'] as const;
 
@@ -61,7 +62,7 @@ export interface CancelRequestResult {
 
 export function createLogBucketActivities(deps: ActivityDeps) {
 
-  return {
+  const activities = {
     /** POST /v2/{parent}/buckets:createAsync?bucketId= — not idempotent: the workflow guards re-sends. */
     async createLogBucketAsync(input: { parent: string; bucketId: string } & BucketFieldsInput): Promise<OperationView> {
       const res = await googleFor(deps).logging.request<GoogleOperation>({
@@ -151,6 +152,8 @@ export function createLogBucketActivities(deps: ActivityDeps) {
       return undefined;
     },
   };
+  // The same poll as a quiet poll (see quiet-poll.ts): attempts are polls, unchanged ones cost the workflow nothing.
+  return { ...activities, quietGetLoggingOperation: quietly(activities.getLoggingOperation) };
 }
 
 /**

@@ -4,11 +4,12 @@
  * progress callback for status, and a suspension point between polls for continue-as-new. A failed poll is
  * only ever followed by another poll: never by the mutating call, never by cleanup.
  */
-import { ApplicationFailure, log, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, log, patched, sleep } from '@temporalio/workflow';
 import { failureFacts } from '../activity-failures';
 import { afterSuccess, formatDuration, resolveOutageBounds, type OutageBounds } from './outage';
 import { afterPollAnswered, afterPollFailed, checkTimeBound, startPolling, type PollState, type PollStep } from './poll-decision';
 import type { ResolvedPollBounds } from './poll-schedule';
+import { quietPollEnded, type QuietPollAnswer, type QuietPollRequest } from './quiet-poll-schedule';
 
 /** What a status line shows of a poller. */
 export interface PollProgress {
@@ -39,6 +40,14 @@ export function asConditional<T>(polled: Polled<T>): ConditionalAnswer<T> {
   return { notModified: false, value: value as T, etag };
 }
 
+/** The patch that brought quiet polls: runs recorded before it keep polling with a timer and an activity per poll. */
+export const QUIET_POLLS_PATCH = 'quiet-polls';
+
+/** `quiet` for `pollUntil` in runs that may use it (new ones), `undefined` in runs recorded before quiet polls. */
+export function quietWherePatched<T>(quiet: NonNullable<PollUntilOptions<T>['quiet']>): PollUntilOptions<T>['quiet'] {
+  return patched(QUIET_POLLS_PATCH) ? quiet : undefined;
+}
+
 export interface PollUntilOptions<T> {
   /** For messages: "migration 42 of octo-org". */
   what: string;
@@ -48,6 +57,13 @@ export interface PollUntilOptions<T> {
    * poller keeps the observation it has.
    */
   poll: (() => Promise<T>) | { conditional: (etag: string | undefined) => Promise<ConditionalAnswer<T>> };
+  /**
+   * The same read made quiet (`quiet-poll-schedule.ts`, a `QUIET_POLL` activity): every poll of a stretch
+   * without change is one attempt of one activity, so only polls that see a change (or fail) cost the workflow
+   * a timer, an activity and its workflow tasks. Given, it is used instead of `poll` (which callers keep for
+   * runs recorded before quiet polls: they pass `quiet` only where `patched` says so).
+   */
+  quiet?: (request: QuietPollRequest<T>) => Promise<QuietPollAnswer<Polled<T>>>;
   /** Whether an observation ends the wait (finished, failed, whatever the caller handles next). */
   done: (value: T) => boolean;
   bounds: ResolvedPollBounds;
@@ -100,6 +116,27 @@ export async function pollUntil<T>(opts: PollUntilOptions<T>, last?: T): Promise
     return last as T;
   };
 
+  // One quiet stretch: the polls it made count as answered ones, the schedule moves to its last poll.
+  const readQuietly = async (quiet: NonNullable<PollUntilOptions<T>['quiet']>): Promise<T> => {
+    const { startedAtMs, sinceMs = startedAtMs, n, dueAtMs } = state;
+    const keep = last !== undefined;
+    let answer: QuietPollAnswer<Polled<T>>;
+    try {
+      answer = await quiet({ schedule: { n, dueAtMs, sinceMs, startedAtMs, bounds: opts.bounds }, ...(keep ? { last, etag: state.etag } : {}) });
+    } catch (err) {
+      const ended = quietPollEnded(err);
+      if (!ended) throw err;
+      state = { ...state, polls: state.polls + ended.polls, n: ended.n || n, dueAtMs: ended.dueAtMs || dueAtMs };
+      throw ended.cause;
+    }
+    state = { ...state, polls: state.polls + answer.polls - 1, n: answer.n, dueAtMs: answer.dueAtMs };
+    if (answer.kind === 'unchanged') return last as T;
+    const read = asConditional(answer.polled);
+    state = { ...state, etag: read.etag ?? state.etag };
+    // A quiet poll only answers "not modified" when given an observation to keep.
+    return read.notModified ? (last as T) : read.value;
+  };
+
   let step = checkTimeBound(state, opts.bounds, Date.now());
   for (;;) {
     if (step.action !== 'wait') return end(step);
@@ -109,7 +146,7 @@ export async function pollUntil<T>(opts: PollUntilOptions<T>, last?: T): Promise
     progress(waitMs);
     if (waitMs > 0) await sleep(waitMs);
     try {
-      last = await readOnce();
+      last = opts.quiet ? await readQuietly(opts.quiet) : await readOnce();
     } catch (err) {
       const facts = failureFacts(err);
       if (facts.kind === 'cancelled') throw err;
