@@ -121,7 +121,7 @@ describe("the worker's metrics endpoint, logs and activity summaries", () => {
     for (const s of summaries) expect(s.summary, `summary of ${s.type}`).toBeTruthy();
     const texts = summaries.map((s) => s.summary);
     expect(texts).toContain(`Start export of 2 repositories of octo-org`);
-    expect(texts).toContain(`Poll export ${result.migrationId} of octo-org`);
+    expect(texts).toContain(`Poll export ${result.migrationId} of octo-org until it changes`);
     expect(texts).toContain('Unlock alpha');
     expect(texts).toContain('Unlock beta');
     expect(texts).toContain(`Download archive of export ${result.migrationId} of octo-org`);
