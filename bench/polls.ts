@@ -8,8 +8,8 @@
  *
  * Computed: from the kit's schedule function, the one the workflows run. Confirmed: the real workflows on a
  * real worker against the emulator, on the Temporal time-skipping test server (an hour of timers passes in
- * seconds). The emulator's clock is the workflows' time: every activity moves it to the instant the server
- * scheduled that activity, so the emulated export, import and DNS change end exactly W minutes into the wait.
+ * seconds). The emulator's clock is the workflows' time: every activity attempt moves it to the server's time
+ * as it starts, so the emulated export, import and DNS change end exactly W minutes into the wait.
  * The emulator counts every status poll and those it answered 304 (not counted against the primary limit);
  * each run's history shows what the waiting cost Temporal (events, workflow tasks).
  */
@@ -101,15 +101,23 @@ function printComputed(): void {
 const seen = new Map<string, { type: string; atMs: number }[]>();
 let virtualNowMs = 0;
 
-/** Moves the emulator's clock to the instant the server scheduled each activity (its time, skipped or not). */
+/** The test server's clock (set once the environment exists). */
+let serverTimeMs: () => Promise<number> = async () => Date.now();
+
+/**
+ * Moves the emulator's clock to the server's time as each activity attempt starts (skipped or not). Read from
+ * the server: a retried attempt's `currentAttemptScheduledTimestampMs` is, on the test server, when the retry
+ * was scheduled (the previous attempt's failure), one poll interval behind for a quiet poll's attempts.
+ */
 const clockFromServer: ActivityInterceptorsFactory = () => ({
   inbound: {
     async execute(input, next) {
       const info = Context.current().info;
-      virtualNowMs = Math.max(virtualNowMs, info.currentAttemptScheduledTimestampMs);
+      const atMs = await serverTimeMs();
+      virtualNowMs = Math.max(virtualNowMs, atMs);
       const workflowId = info.workflowExecution?.workflowId ?? '';
       const list = seen.get(workflowId) ?? [];
-      list.push({ type: info.activityType, atMs: info.currentAttemptScheduledTimestampMs });
+      list.push({ type: info.activityType, atMs });
       seen.set(workflowId, list);
       return next(input);
     },
@@ -139,6 +147,7 @@ async function confirm(waits: number[], only: string[]): Promise<void> {
       namespace: env.namespace ?? 'default',
       searchAttributes: Object.fromEntries(ALL_SEARCH_ATTRIBUTES.map((key) => [key.name, indexed[key.type]])),
     });
+    serverTimeMs = () => env.currentTimeMs();
     virtualNowMs = await env.currentTimeMs();
     const bundlePath = await writeWorkflowBundle(join(dataDir, 'workflow-bundle.js'));
     const runs: RealRun[] = [];

@@ -22,11 +22,12 @@ export function unchangedAnswer<T>(polled: Polled<T>, last: T | undefined, etag:
 
 /**
  * Now on the clock the schedule is written in (the workflow's, i.e. the Temporal server's): the worker's
- * clock, unless the server's is ahead, as on the time-skipping test server, where an hour passes in seconds.
- * `scheduledAtMs` is when the server scheduled this attempt (its clock), `startedAtMs` when it began here.
+ * clock, unless it is behind the poll's due time plus the time this attempt has run, as on the time-skipping
+ * test server, where an hour passes in seconds (an attempt starts when the server's retry timer for its due
+ * time fires, so that is the server's time then).
  */
-export function serverNowMs(scheduledAtMs: number, startedAtMs: number, nowMs = Date.now()): number {
-  return Math.max(nowMs, scheduledAtMs + (nowMs - startedAtMs));
+export function serverNowMs(dueAtMs: number, startedAtMs: number, nowMs = Date.now()): number {
+  return Math.max(nowMs, dueAtMs + (nowMs - startedAtMs));
 }
 
 /**
@@ -37,7 +38,7 @@ export function serverNowMs(scheduledAtMs: number, startedAtMs: number, nowMs = 
 export function quietly<I extends object, T>(poll: (input: I & { etag?: string }) => Promise<Polled<T>>) {
   return async (input: I & QuietPollRequest<T>): Promise<QuietPollAnswer<Polled<T>>> => {
     const { schedule, last, etag, ...target } = input;
-    const { attempt, currentAttemptScheduledTimestampMs: scheduledAtMs } = Context.current().info;
+    const { attempt } = Context.current().info;
     const startedAtMs = Date.now();
     const at = quietPollAt(schedule, attempt);
     let polled: Polled<T>;
@@ -55,7 +56,7 @@ export function quietly<I extends object, T>(poll: (input: I & { etag?: string }
     }
     const made = { polls: attempt, ...at };
     if (!unchangedAnswer(polled, last, etag)) return { kind: 'changed', polled, ...made };
-    const delayMs = nextQuietDelayMs(schedule, at, serverNowMs(scheduledAtMs, startedAtMs));
+    const delayMs = nextQuietDelayMs(schedule, at, serverNowMs(at.dueAtMs, startedAtMs));
     if (delayMs === undefined) return { kind: 'unchanged', ...made };
     throw ApplicationFailure.create({
       type: QuietPoll.Unchanged,

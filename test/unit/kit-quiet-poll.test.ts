@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { HONEST_POLL_SHAPE, pollScheduleMs, type ResolvedPollBounds } from '../../src/workflows/kit/poll-schedule';
 import { nextQuietDelayMs, QuietPoll, quietPollAt, quietPollEnded, type QuietSchedule } from '../../src/workflows/kit/quiet-poll-schedule';
-import { unchangedAnswer } from '../../src/activities/quiet-poll';
+import { serverNowMs, unchangedAnswer } from '../../src/activities/quiet-poll';
 
 const HOUR = 60 * 60 * 1000;
 const HONEST: ResolvedPollBounds = { ...HONEST_POLL_SHAPE, timeoutMs: 24 * HOUR };
@@ -74,5 +74,14 @@ describe('quietPollEnded', () => {
     const err = new ActivityFailure('failed', 'quietGetMigration', '1', RetryState.NON_RETRYABLE_FAILURE, undefined, ended);
     expect(quietPollEnded(err)).toEqual({ polls: 3, n: 4, dueAtMs: 42, cause });
     expect(quietPollEnded(new ActivityFailure('failed', 'getMigration', '1', RetryState.MAXIMUM_ATTEMPTS_REACHED, undefined, cause))).toBeUndefined();
+  });
+});
+
+describe('serverNowMs', () => {
+  it("is the worker's clock, or the poll's due time plus the attempt's run time when the server's clock is ahead", () => {
+    // Production: the worker's clock is at or past the due time.
+    expect(serverNowMs(T0, T0 + 5, T0 + 205)).toBe(T0 + 205);
+    // Time-skipping: the server is an hour ahead; the attempt started when its retry timer fired (the due time).
+    expect(serverNowMs(T0 + HOUR, T0, T0 + 200)).toBe(T0 + HOUR + 200);
   });
 });
