@@ -91,4 +91,25 @@ describe('sendOnce decisions', () => {
     expect(action).toMatchObject({ do: 'fail', why: 'tries' });
     expect(action.state.tries).toBe(6);
   });
+
+  it('with refusals on the outage budget: a refused try is not a try, it waits what was demanded until the budget is spent', () => {
+    const config: SendOnceConfig = { ...CONFIG, refusalsOnOutageBudget: true };
+    const fleetSlot: FailureFacts = { ...LIMITED, demandedDelayMs: 25_000 };
+    let action: SendOnceAction = afterSendFailed(FRESH_SEND, fleetSlot, 0, config);
+    let now = 0;
+    let refusals = 1;
+    // A 200-migration queue on one token: refused for far longer than six tries, never failed for it.
+    while (action.do === 'send' && refusals < 100) {
+      expect(action.afterMs).toBe(25_000);
+      expect(action.state.tries).toBe(0);
+      now += action.afterMs;
+      action = afterSendFailed(action.state, fleetSlot, now, config);
+      refusals++;
+    }
+    expect(action).toMatchObject({ do: 'send', afterMs: 25_000 });
+    // Only the outage budget (6 h by default) of refusals in a row ends it.
+    const late = afterSendFailed(action.state, fleetSlot, 6 * 60 * 60 * 1000, config);
+    expect(late).toMatchObject({ do: 'fail', why: 'tries' });
+    expect(late.do === 'fail' && late.message).toContain('outage budget');
+  });
 });

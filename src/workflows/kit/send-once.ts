@@ -2,7 +2,7 @@
  * `sendOnce`: makes a mutating call (create an export, start an import, create a bucket, delete a key) at
  * most once in effect. One implementation for every process; the rules live in `send-once-decision.ts`.
  */
-import { ApplicationFailure, CancellationScope, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, patched, sleep } from '@temporalio/workflow';
 import { failureFacts } from '../activity-failures';
 import { resolveOutageBounds, type OutageBounds } from './outage';
 import { afterLookupFailed, afterNotFound, afterSendFailed, defaultGraceMs, FRESH_SEND, type SendOnceAction, type SendOnceConfig } from './send-once-decision';
@@ -36,6 +36,9 @@ export interface SendOnceOptions<T> {
   details?: Record<string, unknown>;
 }
 
+/** The patch after which a refused try (nothing processed) is waited out on the outage budget, not counted. */
+export const REFUSALS_ON_OUTAGE_BUDGET_PATCH = 'send-once-refusals-on-outage-budget';
+
 export async function sendOnce<T>(opts: SendOnceOptions<T>): Promise<T> {
   const config: SendOnceConfig = {
     maxTries: opts.maxTries ?? 6,
@@ -54,6 +57,8 @@ export async function sendOnce<T>(opts: SendOnceOptions<T>): Promise<T> {
       const facts = failureFacts(err);
       if (facts.kind === 'cancelled') throw err;
       lastError = err;
+      // Asked at the first refusal only, so runs recorded before the rule replay with the old one.
+      if (facts.notProcessed && config.refusalsOnOutageBudget === undefined) config.refusalsOnOutageBudget = patched(REFUSALS_ON_OUTAGE_BUDGET_PATCH);
       action = afterSendFailed(state, facts, Date.now(), config);
     }
     while (action.do === 'recover') {
