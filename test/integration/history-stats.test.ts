@@ -23,8 +23,9 @@ describe('history size report', () => {
       await stack.client.workflow.execute(orgMigration, {
         taskQueue: stack.taskQueue,
         workflowId,
-        // The second polls more often, so its history is longer.
-        args: [{ org: 'octo-org', repositories: ['alpha'], poll: { initialIntervalMs: i === 0 ? 3_000 : 1_000, maxIntervalMs: i === 0 ? 3_000 : 1_000 } }],
+        // The second locks and unlocks three repositories (an activity each), so its history is longer. (Not
+        // more frequent polls: unchanged polls are attempts of one quiet poll and add no events.)
+        args: [{ org: 'octo-org', repositories: i === 0 ? ['alpha'] : ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
       });
     }
     const counts = await Promise.all(ids.map((id) => countEvents(stack.client, id)));
