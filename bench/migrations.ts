@@ -148,6 +148,8 @@ async function main(): Promise<void> {
   row('rate-limit rejections', String(stats.rateLimited.primary + stats.rateLimited.secondary));
   row('requests sent while limited', String(stats.requestsWhileLimited), 'target 0');
   row('already in flight when limited', String(stats.requestsInFlightWhenLimited));
+  const gap = emulator.rateLimiter.fleetStats()['bench-token']?.minMutationGapMs;
+  row('smallest gap between two mutations', gap == null ? '-' : `${gap} ms`, `target ≥ ${spacingMs} ms`);
   row('worker peak RSS', `${(peakRss / 1024).toFixed(0)} MB`, 'target < 300 MB');
   finishedAt.sort((a, b) => a - b);
   row('all workflows started after', `${(allStartedMs / 1000).toFixed(1)} s`);
