@@ -61,9 +61,9 @@ export function slotLeadFor(requested: number | undefined, maxSlotWaitMs: number
   return Math.min(most, Math.max(MUTATION_SLOT_LEAD_MS, Math.round(requested)));
 }
 
-/** Whether a mutation sent at `sendAt` (worker's clock) still keeps its slot's spacing. */
-export function slotStillValid(slotAt: number, sendAt: number): boolean {
-  return sendAt <= slotAt + MUTATION_SLOT_TOLERANCE_MS;
+/** Whether a mutation sent at `sendAt` (worker's clock) still keeps its slot's spacing (always, when none is configured). */
+export function slotStillValid(slotAt: number, sendAt: number, spacingMs?: number): boolean {
+  return (spacingMs !== undefined && spacingMs <= 0) || sendAt <= slotAt + MUTATION_SLOT_TOLERANCE_MS;
 }
 
 /**

@@ -31,6 +31,9 @@ describe('chained mutation slots', () => {
     // No spacing configured (LONGHAUL_MUTATION_SPACING_MS=0): no margins either.
     expect(slotSpacingMs(0, false)).toBe(0);
     expect(chainedReleaseAt(5_000, 0)).toBe(5_000);
+    // …and no slot to miss: 2,000 starts at once would otherwise miss theirs on a busy worker for nothing.
+    expect(slotStillValid(5_000, 60_000, 0)).toBe(true);
+    expect(slotStillValid(5_000, 5_000 + MUTATION_SLOT_TOLERANCE_MS + 1, 1_000)).toBe(false);
   });
 
   it('keeps every two mutations of a random fleet at least the spacing apart at the API, however late within the rules each goes out', () => {

@@ -168,7 +168,7 @@ export class GovernorLink implements RequestBudget {
           await untilCancelled(this.sleep(wait));
         }
         const releaseAt = this.clock();
-        if (slotStillValid(answer.slotAt, releaseAt)) {
+        if (slotStillValid(answer.slotAt, releaseAt, spacingMs)) {
           this.lastReleaseAt = releaseAt;
           return answer.window;
         }
