@@ -61,6 +61,9 @@ function migrationPolls(byRoute: Record<string, number>): number {
     .reduce((n, [, count]) => n + count, 0);
 }
 
+/** Stopped on a failure too: a crashed driver must not leave its worker process polling a dead server. */
+const stopOnExit: (() => Promise<void>)[] = [];
+
 const until = (cond: () => boolean, everyMs = 250) =>
   new Promise<void>((resolve) => {
     const t = setInterval(() => {
@@ -99,6 +102,7 @@ async function main(): Promise<void> {
     LONGHAUL_WORKFLOW_BUNDLE: bundlePath,
     LONGHAUL_MUTATION_SPACING_MS: String(o.spacingMs),
   });
+  stopOnExit.push(() => worker.stop(), () => server.stop());
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace });
 
@@ -201,7 +205,8 @@ async function main(): Promise<void> {
   process.exitCode = failed || completed !== o.migrations ? 1 : 0;
 }
 
-main().catch((err) => {
+main().catch(async (err) => {
   console.error(`bench: ${(err as Error).stack ?? err}`);
+  for (const stop of stopOnExit) await stop().catch(() => undefined);
   process.exit(1);
 });
