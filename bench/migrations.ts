@@ -159,7 +159,11 @@ async function main(): Promise<void> {
   row('emulator + bench driver CPU', `${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s`);
   row('storage bytes served', `${(stats.storage.bytesServed / 1024 / 1024).toFixed(1)} MiB`);
   console.log(`  requests by route: ${JSON.stringify(stats.byRoute)}`);
-  if (failed.length) console.log(`  first failure: ${(failed[0] as PromiseRejectedResult).reason}`);
+  if (failed.length) {
+    // WorkflowFailedError says only "Workflow execution failed": the workflow's own failure is its cause.
+    const reason = (failed[0] as PromiseRejectedResult).reason as Error & { cause?: Error };
+    console.log(`  first failure: ${reason}${reason.cause ? `: ${reason.cause.message}` : ''}`);
+  }
   console.log(`  ${describeHistorySizes(await historySizeReport(client))}`);
 
   await worker.stop();
