@@ -148,6 +148,8 @@ async function main(): Promise<void> {
   row('rate-limit rejections', String(stats.rateLimited.primary + stats.rateLimited.secondary));
   row('requests sent while limited', String(stats.requestsWhileLimited), 'target 0');
   row('already in flight when limited', String(stats.requestsInFlightWhenLimited));
+  const gap = emulator.rateLimiter.fleetStats()['bench-token']?.minMutationGapMs;
+  row('smallest gap between two mutations', gap == null ? '-' : `${gap} ms`, `target ≥ ${spacingMs} ms`);
   row('worker peak RSS', `${(peakRss / 1024).toFixed(0)} MB`, 'target < 300 MB');
   finishedAt.sort((a, b) => a - b);
   row('all workflows started after', `${(allStartedMs / 1000).toFixed(1)} s`);
@@ -157,7 +159,11 @@ async function main(): Promise<void> {
   row('emulator + bench driver CPU', `${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s`);
   row('storage bytes served', `${(stats.storage.bytesServed / 1024 / 1024).toFixed(1)} MiB`);
   console.log(`  requests by route: ${JSON.stringify(stats.byRoute)}`);
-  if (failed.length) console.log(`  first failure: ${(failed[0] as PromiseRejectedResult).reason}`);
+  if (failed.length) {
+    // WorkflowFailedError says only "Workflow execution failed": the workflow's own failure is its cause.
+    const reason = (failed[0] as PromiseRejectedResult).reason as Error & { cause?: Error };
+    console.log(`  first failure: ${reason}${reason.cause ? `: ${reason.cause.message}` : ''}`);
+  }
   console.log(`  ${describeHistorySizes(await historySizeReport(client))}`);
 
   await worker.stop();

@@ -23,6 +23,24 @@ export const MUTATION_SLOT_TOLERANCE_MS = 250;
  * machine stretches. With 50 ms, bench:fleet at load average 10 measured two mutations 999 ms apart.
  */
 export const MUTATION_SEND_MARGIN_MS = 150;
+/**
+ * The least time between a slot and the one granted before it. After another worker's slot, that worker may
+ * send up to the tolerance late and its request reach the API up to the send margin later still. After the
+ * same worker's own slot only the send margin is needed: that worker releases a mutation no earlier than
+ * `chainedReleaseAt` (its previous release plus spacing and margin), so its own lateness never narrows the
+ * gap — and in one worker's long queue the tolerance would otherwise cost a quarter of every second.
+ */
+export function slotSpacingMs(spacingMs: number, sameHolder: boolean): number {
+  // The margins only keep a spacing: with none configured (an emulator's benchmark of waiting), none is added.
+  if (spacingMs <= 0) return 0;
+  return spacingMs + MUTATION_SEND_MARGIN_MS + (sameHolder ? 0 : MUTATION_SLOT_TOLERANCE_MS);
+}
+
+/** The earliest a worker may release its next mutation after releasing one at `previousAt` (its own clock). */
+export function chainedReleaseAt(previousAt: number, spacingMs: number): number {
+  return spacingMs <= 0 ? previousAt : previousAt + spacingMs + MUTATION_SEND_MARGIN_MS;
+}
+
 /** @format milliseconds — the least lead: the earliest slot is this far ahead of the governor's clock. */
 export const MUTATION_SLOT_LEAD_MS = 250;
 /** @format milliseconds — the most lead a worker asks for (its answers arriving later than this is an outage). */
@@ -43,9 +61,9 @@ export function slotLeadFor(requested: number | undefined, maxSlotWaitMs: number
   return Math.min(most, Math.max(MUTATION_SLOT_LEAD_MS, Math.round(requested)));
 }
 
-/** Whether a mutation sent at `sendAt` (worker's clock) still keeps its slot's spacing. */
-export function slotStillValid(slotAt: number, sendAt: number): boolean {
-  return sendAt <= slotAt + MUTATION_SLOT_TOLERANCE_MS;
+/** Whether a mutation sent at `sendAt` (worker's clock) still keeps its slot's spacing (always, when none is configured). */
+export function slotStillValid(slotAt: number, sendAt: number, spacingMs?: number): boolean {
+  return (spacingMs !== undefined && spacingMs <= 0) || sendAt <= slotAt + MUTATION_SLOT_TOLERANCE_MS;
 }
 
 /**

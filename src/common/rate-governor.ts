@@ -10,7 +10,7 @@
  * the fleet spends the window down to the reserve and then waits for the reset instead of learning about
  * exhaustion from a limited answer. Limited answers any worker receives still close the gate for all.
  */
-import { contentFreeAt, heldForMutations, holdForMutations, MUTATION_SEND_MARGIN_MS, MUTATION_SLOT_TOLERANCE_MS, slotLeadFor, type MutationsWaiting } from './mutation-slots';
+import { contentFreeAt, heldForMutations, holdForMutations, slotLeadFor, slotSpacingMs, type MutationsWaiting } from './mutation-slots';
 
 /** What a request is, for pacing: reads are only counted; mutations are spaced; content creation is also capped per minute/hour. */
 export type RequestKind = 'read' | 'mutation' | 'content';
@@ -93,6 +93,8 @@ export interface AcquireGrant {
   slotTimes?: number[];
   /** Epoch ms (governor's clock) the slots were granted at: the worker measures how late the answer came. */
   grantedAt?: number;
+  /** @format milliseconds — with slots: the spacing the worker keeps between its own releases (`chainedReleaseAt`). */
+  spacingMs?: number;
   /** @format milliseconds — for the refused rest: when to ask again (jittered). */
   retryInMs?: number;
   /** Why the rest were refused (shown in failures and the UI). */
@@ -124,8 +126,9 @@ export interface GovernorState {
   blockedUntil: number;
   blockedReason?: string;
   contentBlockedUntil: number;
-  /** The last mutation slot granted (epoch ms). */
+  /** The last mutation slot granted (epoch ms), and the worker it went to (unset in older states). */
   lastMutationAt: number;
+  lastMutationHolder?: string;
   /** Content slots granted in the past hour. */
   contentTimes: number[];
   /** workerId → last ask (epoch ms). */
@@ -238,7 +241,7 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
     if (req.kind !== 'read') holdForMutations((state.mutationsWaiting ??= {}), req.workerId, slotBound ? 0 : refused, untilMs + state.config.jitterMs);
     return {
       granted,
-      ...(slotTimes ? { slotTimes, grantedAt: now } : {}),
+      ...(slotTimes ? { slotTimes, grantedAt: now, spacingMs: state.config.mutationSpacingMs } : {}),
       ...(refused > 0 ? { retryInMs: Math.max(0, untilMs - now) + jitter(), reason } : {}),
       concurrency: concurrencyShare(state),
       window: state.windowSeq,
@@ -256,7 +259,7 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
     state.probeUntil = now + 10_000;
     const slot = now + slotLeadFor(req.leadMs, state.config.maxSlotWaitMs);
     const grant = refuse(1, now + 250, 'waiting for the first response to tell the rate limit', req.kind === 'read' ? undefined : [slot]);
-    if (req.kind !== 'read') state.lastMutationAt = slot;
+    if (req.kind !== 'read') [state.lastMutationAt, state.lastMutationHolder] = [slot, req.workerId];
     if (req.kind === 'content') state.contentTimes.push(slot);
     return { ...grant, observe: true };
   }
@@ -283,13 +286,12 @@ function grantSlots(
   refuse: (granted: number, untilMs: number, reason: string, slotTimes?: number[]) => AcquireGrant,
 ): AcquireGrant {
   const { config } = state;
-  const spacing = config.mutationSpacingMs + MUTATION_SLOT_TOLERANCE_MS + MUTATION_SEND_MARGIN_MS;
   const lead = slotLeadFor(req.leadMs, config.maxSlotWaitMs);
   const slots: number[] = [];
   let retryAt = now;
   let reason = '';
   for (let i = 0; i < req.count; i++) {
-    let slot = Math.max(now + lead, state.lastMutationAt + spacing);
+    let slot = Math.max(now + lead, state.lastMutationAt + slotSpacingMs(config.mutationSpacingMs, state.lastMutationHolder === req.workerId));
     if (req.kind === 'content') slot = Math.max(slot, contentFreeAt(state.contentTimes, config.contentPerMinute, config.contentPerHour, slot));
     if (slot - now > config.maxSlotWaitMs) {
       retryAt = slot - config.maxSlotWaitMs / 2;
@@ -305,7 +307,7 @@ function grantSlots(
     }
     if (inThisWindow) state.budget!--;
     else state.debt++;
-    state.lastMutationAt = slot;
+    [state.lastMutationAt, state.lastMutationHolder] = [slot, req.workerId];
     if (req.kind === 'content') state.contentTimes.push(slot);
     slots.push(slot);
   }

@@ -105,17 +105,21 @@ describe('rate governor budget', () => {
 });
 
 describe('rate governor pacing', () => {
-  it('gives mutations slots at least the configured spacing apart across workers', () => {
+  it('gives mutations slots the spacing plus send margin apart within one worker, plus the tolerance across workers', () => {
     const s = known();
     const a = acquire(s, { workerId: 'w1', kind: 'mutation', count: 2 }, T0, noJitter);
     const b = acquire(s, { workerId: 'w2', kind: 'mutation', count: 1 }, T0 + 10, noJitter);
-    const slots = [...a.slotTimes!, ...b.slotTimes!];
-    expect(slots).toHaveLength(3);
-    for (let i = 1; i < slots.length; i++) expect(slots[i] - slots[i - 1]).toBeGreaterThanOrEqual(1_000 + MUTATION_SLOT_TOLERANCE_MS + MUTATION_SEND_MARGIN_MS);
+    const c = acquire(s, { workerId: 'w2', kind: 'mutation', count: 1 }, T0 + 20, noJitter);
+    expect(a).toMatchObject({ spacingMs: 1_000 });
+    const [a1, a2] = a.slotTimes!;
+    expect(a2 - a1).toBe(1_000 + MUTATION_SEND_MARGIN_MS);
+    expect(b.slotTimes![0] - a2).toBe(1_000 + MUTATION_SLOT_TOLERANCE_MS + MUTATION_SEND_MARGIN_MS);
+    // The holder is remembered across asks: w2's second ask follows its own slot.
+    expect(c.slotTimes![0] - b.slotTimes![0]).toBe(1_000 + MUTATION_SEND_MARGIN_MS);
   });
 
   it('refuses mutation slots further out than the longest slot wait instead of holding them', () => {
-    // Slots 1.4 s apart from 250 ms ahead: three fit within 3.5 s.
+    // One worker's slots 1.15 s apart from 250 ms ahead: three fit within 3.5 s.
     const s = known(59, { maxSlotWaitMs: 3_500 });
     const grant = acquire(s, { workerId: 'w1', kind: 'mutation', count: 5 }, T0, noJitter);
     expect(grant.granted).toBe(3);
@@ -310,7 +314,7 @@ describe('rate governor: mutations before reads on a spent budget', () => {
   });
 
   it('holds nothing for mutations that wait only for a slot further out than the longest slot wait', () => {
-    // Slots 1.4 s apart from 250 ms ahead: three fit within 3.5 s.
+    // One worker's slots 1.15 s apart from 250 ms ahead: three fit within 3.5 s.
     const s = known(59, { maxSlotWaitMs: 3_500 });
     const grant = acquire(s, { workerId: 'w1', kind: 'mutation', count: 5 }, T0, noJitter);
     expect(grant.granted).toBe(3);

@@ -18,7 +18,7 @@ import { hostname } from 'node:os';
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
-import { gateCheckAheadMs, MUTATION_SLOT_LEAD_MS, nextSlotLead, slotStillValid } from '../../common/mutation-slots';
+import { chainedReleaseAt, gateCheckAheadMs, MUTATION_SLOT_LEAD_MS, nextSlotLead, slotStillValid } from '../../common/mutation-slots';
 import {
   BUDGET_SPENT,
   governorWorkflowId,
@@ -56,7 +56,7 @@ export interface GovernorLinkOptions {
 }
 
 /** `lateMs`: how long after the governor granted the slot its answer arrived here. */
-type Answer = { ok: true; slotAt?: number; lateMs?: number; window: number } | { ok: false; retryInMs: number; reason: string };
+type Answer = { ok: true; slotAt?: number; lateMs?: number; spacingMs?: number; window: number } | { ok: false; retryInMs: number; reason: string };
 
 interface Waiter {
   resolve(answer: Answer): void;
@@ -94,6 +94,8 @@ export class GovernorLink implements RequestBudget {
   private readonly slotQueue: (() => void)[] = [];
   /** @format milliseconds — how far ahead mutation slots are asked for: this worker's answers arrive that late. */
   private slotLead = MUTATION_SLOT_LEAD_MS;
+  /** When (this worker's clock) it last released a mutation: slots granted back to back may be that close. */
+  private lastReleaseAt = -Infinity;
 
   constructor(private readonly opts: GovernorLinkOptions) {
     this.workerId = opts.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -157,10 +159,23 @@ export class GovernorLink implements RequestBudget {
           longhaulMetrics().limitWaitMs.add(Math.round(early), { api: 'github' });
           await untilCancelled(this.sleep(early));
         }
-        if (slotStillValid(answer.slotAt, this.clock())) return answer.window;
-        // Too late to keep the spacing to the next slot: let it go, and ask further ahead so the next
-        // answer arrives in time (a fixed lead would miss every slot while answers stay this slow).
-        this.slotLead = nextSlotLead(this.slotLead, answer.lateMs ?? 0, true);
+        // This worker's previous mutation may have gone out late; the governor spaced this slot from it by less
+        // than the tolerance (`slotSpacingMs`), so the gap is kept here, from the actual release. Re-read after
+        // every sleep: another of this worker's requests may have been released meanwhile.
+        const spacingMs = answer.spacingMs ?? this.opts.config?.mutationSpacingMs ?? 1000;
+        let chained = false;
+        for (let wait: number; (wait = chainedReleaseAt(this.lastReleaseAt, spacingMs) - this.clock()) > 0; chained = true) {
+          await untilCancelled(this.sleep(wait));
+        }
+        const releaseAt = this.clock();
+        if (slotStillValid(answer.slotAt, releaseAt, spacingMs)) {
+          this.lastReleaseAt = releaseAt;
+          return answer.window;
+        }
+        // Too late to keep the spacing to the next slot: let it go, and (unless its own previous mutation held it
+        // back) ask further ahead so the next answer arrives in time (a fixed lead would miss every slot while
+        // answers stay this slow).
+        if (!chained) this.slotLead = nextSlotLead(this.slotLead, answer.lateMs ?? 0, true);
         activityLog('info', 'governor-wait', `${call.method} ${call.url}: mutation slot on ${this.opts.credential} arrived too late; asks again ${this.slotLead} ms ahead`, {
           api: 'github',
           credential: this.opts.credential,
@@ -267,7 +282,7 @@ export class GovernorLink implements RequestBudget {
         this.wakeSlots();
         waiters.forEach((w, i) => {
           if (i < grant.granted) {
-            w.resolve({ ok: true, slotAt: grant.slotTimes?.[i], lateMs, window: grant.window });
+            w.resolve({ ok: true, slotAt: grant.slotTimes?.[i], lateMs, spacingMs: grant.spacingMs, window: grant.window });
           } else {
             w.resolve({ ok: false, retryInMs: (grant.retryInMs ?? 1000) + Math.round(this.random() * 500), reason: grant.reason ?? 'refused' });
           }
