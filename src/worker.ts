@@ -112,6 +112,20 @@ export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partia
   };
 }
 
+/**
+ * `LONGHAUL_MEMORY_LOG_SECONDS=N`: one line every N seconds on where the worker's memory is — V8's heap
+ * and the buffers it tracks, and the rest of the RSS, which is native (the SDK core's cached workflow
+ * state, gRPC buffers, malloc arenas). See docs/operations.md, "Worker memory".
+ */
+function logMemoryEvery(seconds: number): void {
+  if (!(seconds > 0)) return;
+  const mb = (bytes: number) => Math.round(bytes / 1048576);
+  setInterval(() => {
+    const m = process.memoryUsage();
+    console.error(`[memory] rss ${mb(m.rss)} MB = V8 heap ${mb(m.heapTotal)} MB (used ${mb(m.heapUsed)}) + external ${mb(m.external)} MB + native ${mb(m.rss - m.heapTotal - m.external)} MB`);
+  }, seconds * 1000).unref();
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const metricsUrl = installTelemetry(telemetrySettings());
@@ -130,6 +144,7 @@ async function main(): Promise<void> {
   console.log(`longhaul worker polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
   if (metricsUrl) console.log(`metrics: ${metricsUrl}`);
+  logMemoryEvery(Number(process.env.LONGHAUL_MEMORY_LOG_SECONDS ?? 0));
   await worker.run();
   await connection.close();
   await target.embedded?.stop();
