@@ -115,6 +115,8 @@ async function main(): Promise<void> {
     LONGHAUL_TASK_QUEUE: taskQueue,
     LONGHAUL_DATA_DIR: dataDir,
     LONGHAUL_WORKFLOW_BUNDLE: bundlePath,
+    // Where the worker's memory is, each minute (V8 heap vs native), in this output.
+    LONGHAUL_MEMORY_LOG_SECONDS: '60',
   });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace });

@@ -112,6 +112,21 @@ export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partia
   };
 }
 
+/**
+ * `LONGHAUL_MEMORY_LOG_SECONDS=N`: one line every N seconds on where the worker's memory is — the main
+ * thread's V8 heap and the buffers it tracks, and the rest of the RSS, which `process.memoryUsage()` does not
+ * break down: the workflow thread's own V8 heap, the SDK core (Rust), malloc arenas, code. See
+ * docs/operations.md, "Worker memory".
+ */
+function logMemoryEvery(seconds: number): void {
+  if (!(seconds > 0)) return;
+  const mb = (bytes: number) => Math.round(bytes / 1048576);
+  setInterval(() => {
+    const m = process.memoryUsage();
+    console.error(`[memory] rss ${mb(m.rss)} MB = V8 heap ${mb(m.heapTotal)} MB (used ${mb(m.heapUsed)}) + external ${mb(m.external)} MB + rest ${mb(m.rss - m.heapTotal - m.external)} MB (workflow thread's heap, SDK core, malloc, code)`);
+  }, seconds * 1000).unref();
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const metricsUrl = installTelemetry(telemetrySettings());
@@ -130,6 +145,7 @@ async function main(): Promise<void> {
   console.log(`longhaul worker polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
   if (metricsUrl) console.log(`metrics: ${metricsUrl}`);
+  logMemoryEvery(Number(process.env.LONGHAUL_MEMORY_LOG_SECONDS ?? 0));
   await worker.run();
   await connection.close();
   await target.embedded?.stop();

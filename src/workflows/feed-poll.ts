@@ -26,6 +26,7 @@ import {
   defineSignal,
   defineUpdate,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -71,11 +72,15 @@ export const stopFeedCursorSignal = defineSignal('stopFeedCursor');
 export const feedCursorStatusQuery = defineQuery<FeedCursorStatus>('status');
 
 /**
- * Polls one run handles before it continues as new, carrying only the cursor. Each poll may carry up to
- * 300 events through history, and a cached run's worker-side state grows with every poll (measured with
- * `bench:feeds`: about 0.3 MB per poll, released by continue-as-new), so runs are kept short.
+ * Polls one run handles before it continues as new, carrying only the cursor. A cached run's worker-side
+ * state grows with its polls and is released only when the run ends: with 50 scheduled feeds the worker
+ * peaked at 522 MB by minute 3 with 20 polls per run and at 440 MB with 5 (`bench:feeds`, docs/benchmarks.md).
  */
-export const POLLS_PER_RUN = 20;
+export const POLLS_PER_RUN = 5;
+/** What runs recorded before `SHORT_RUNS_PATCH` handled (their histories replay with it). */
+const LEGACY_POLLS_PER_RUN = 20;
+/** `patched()` id: runs continue as new after `POLLS_PER_RUN` polls, not `LEGACY_POLLS_PER_RUN`. */
+const SHORT_RUNS_PATCH = 'feed-cursor-short-runs';
 /** A poll costs about 10–20 history events: 200 polls keep a run well under 10,000. */
 export const MAX_POLLS_PER_RUN = 200;
 
@@ -298,7 +303,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
   });
   setHandler(feedCursorStatusQuery, status);
 
-  const pollsPerRun = input.pollsPerRun ?? POLLS_PER_RUN;
+  const pollsPerRun = input.pollsPerRun ?? (patched(SHORT_RUNS_PATCH) ? POLLS_PER_RUN : LEGACY_POLLS_PER_RUN);
   await condition(() => stopping || pollsThisRun >= pollsPerRun || workflowInfo().continueAsNewSuggested);
   // Never drop a poll in flight: its outcome belongs to the cursor that continues.
   await condition(allHandlersFinished);
