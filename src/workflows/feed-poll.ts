@@ -73,8 +73,9 @@ export const feedCursorStatusQuery = defineQuery<FeedCursorStatus>('status');
 
 /**
  * Polls one run handles before it continues as new, carrying only the cursor. A cached run's worker-side
- * state grows with its polls and is released only when the run ends: with 50 scheduled feeds the worker
- * peaked at 522 MB by minute 3 with 20 polls per run and at 440 MB with 5 (`bench:feeds`, docs/benchmarks.md).
+ * state (the SDK core's state machines of every activity, timer and Update of the run, outside V8's heap)
+ * grows with every poll and is released only when the run ends, so with 50 feeds the cached cursors held
+ * most of the worker's memory at 20 polls per run (`bench:feeds`, docs/benchmarks.md). Runs are kept short.
  */
 export const POLLS_PER_RUN = 5;
 /** What runs recorded before `SHORT_RUNS_PATCH` handled (their histories replay with it). */
