@@ -26,7 +26,6 @@ import {
   defineSignal,
   defineUpdate,
   isCancellation,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -72,16 +71,11 @@ export const stopFeedCursorSignal = defineSignal('stopFeedCursor');
 export const feedCursorStatusQuery = defineQuery<FeedCursorStatus>('status');
 
 /**
- * Polls one run handles before it continues as new, carrying only the cursor. A cached run's worker-side
- * state (the SDK core's state machines of every activity, timer and Update of the run, outside V8's heap)
- * grows with every poll and is released only when the run ends, so with 50 feeds the cached cursors held
- * most of the worker's memory at 20 polls per run (`bench:feeds`, docs/benchmarks.md). Runs are kept short.
+ * Polls one run handles before it continues as new, carrying only the cursor. Each poll may carry up to
+ * 300 events through history, and a cached run's worker-side state grows with every poll (measured with
+ * `bench:feeds`: about 0.3 MB per poll, released by continue-as-new), so runs are kept short.
  */
-export const POLLS_PER_RUN = 5;
-/** What runs recorded before `SHORT_RUNS_PATCH` handled (their histories replay with it). */
-const LEGACY_POLLS_PER_RUN = 20;
-/** `patched()` id: runs continue as new after `POLLS_PER_RUN` polls, not `LEGACY_POLLS_PER_RUN`. */
-const SHORT_RUNS_PATCH = 'feed-cursor-short-runs';
+export const POLLS_PER_RUN = 20;
 /** A poll costs about 10–20 history events: 200 polls keep a run well under 10,000. */
 export const MAX_POLLS_PER_RUN = 200;
 
@@ -304,7 +298,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
   });
   setHandler(feedCursorStatusQuery, status);
 
-  const pollsPerRun = input.pollsPerRun ?? (patched(SHORT_RUNS_PATCH) ? POLLS_PER_RUN : LEGACY_POLLS_PER_RUN);
+  const pollsPerRun = input.pollsPerRun ?? POLLS_PER_RUN;
   await condition(() => stopping || pollsThisRun >= pollsPerRun || workflowInfo().continueAsNewSuggested);
   // Never drop a poll in flight: its outcome belongs to the cursor that continues.
   await condition(allHandlersFinished);
