@@ -2,8 +2,9 @@
  * Where the storage body goes: copied into a few reused 4 MiB staging buffers, each written whole at its
  * file position (`fs.write` runs on libuv's thread pool, so the disk works while the next buffer fills) and
  * hashed whole when it is handed to the disk (with a `ThreadHash`, on the hash thread, beside the socket
- * reads: `archive-hash.ts`). The per-chunk cost is one copy; the socket's read buffer is reused by the
- * transport, so nothing is allocated per chunk. A buffer is reused once it is both written and hashed. When
+ * reads: `archive-hash.ts`). The socket reads straight into the free tail of the filling buffer
+ * (`readTarget`), so a chunk costs no copy (only the first bytes, checked before they land, are copied),
+ * and nothing is allocated per chunk. A buffer is reused once it is both written and hashed. When
  * every staging buffer waits, the body is paused (backpressure): memory stays bounded at `BUFFERS` ×
  * `STAGE_BYTES`. `position` counts what is on disk and hashed.
  *
@@ -66,6 +67,7 @@ export class ArchiveSink {
   /** File position of `current`'s first byte. */
   private staged: number;
   private free: Buffer[] = [];
+  private allocated = 0;
   /** Buffers handed to the disk and not written yet. */
   private queued = 0;
   /** The writes in order: `position` advances as each lands. */
@@ -99,7 +101,7 @@ export class ArchiveSink {
       if (!this.stagedRecently && !this.failure) this.stage();
       this.stagedRecently = false;
     }, STAGE_MAX_AGE_MS);
-    const broken = await body.deliver((chunk) => this.accept(chunk)).finally(() => clearInterval(aging));
+    const broken = await body.deliver((chunk) => this.accept(chunk), () => this.readTarget()).finally(() => clearInterval(aging));
     // A body shorter than the magic: refuse it rather than write one byte.
     if (!this.failure && this.checkMagic && this.held.length > 0) this.failure = new BodyRefused('not-gzip', this.held);
     if (!this.failure) this.stage();
@@ -125,6 +127,12 @@ export class ArchiveSink {
       bytes = this.held;
       this.held = Buffer.alloc(0);
     }
+    if (this.current && bytes.buffer === this.current.buffer && bytes.byteOffset === this.current.byteOffset + this.filled) {
+      // The socket read straight into the free tail of `current` (`readTarget`): nothing to copy.
+      this.filled += bytes.length;
+      if (this.filled === this.current.length) this.stage();
+      bytes = bytes.subarray(bytes.length);
+    }
     for (let at = 0; at < bytes.length; ) {
       this.current ??= this.take();
       const copied = bytes.copy(this.current, this.filled, at);
@@ -137,11 +145,27 @@ export class ArchiveSink {
     return !this.paused;
   }
 
+  /**
+   * Lends the free tail of the filling buffer to the next socket read. Not while the magic or the overlap
+   * byte is still to be checked (those bytes are looked at before they may land), nor when a new buffer
+   * would be needed and none is free (the transport's own buffer takes that read, copied as before). A
+   * tail whose buffer was staged meanwhile (the age flush) is never read again: that chunk is copied.
+   */
+  private readTarget(): Buffer | undefined {
+    if (this.failure || this.checkMagic || this.overlapByte !== undefined) return undefined;
+    if (!this.current && this.free.length === 0 && this.allocated >= BUFFERS) return undefined;
+    this.current ??= this.take();
+    return this.current.subarray(this.filled);
+  }
+
   private take(): Buffer {
     // Never more than BUFFERS: the body pauses once BUFFERS - 1 are queued, and what is left of that read
     // goes into the last one.
     // Shared memory: the hash thread reads the buffer where it is, without a copy.
-    return this.free.pop() ?? Buffer.from(new SharedArrayBuffer(STAGE_BYTES));
+    const free = this.free.pop();
+    if (free) return free;
+    this.allocated++;
+    return Buffer.from(new SharedArrayBuffer(STAGE_BYTES));
   }
 
   /** Queues the filled part of `current` for the disk. */
