@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ThreadHash } from '../../src/activities/github/archive-hash';
+import { InlineHash, ThreadHash } from '../../src/activities/github/archive-hash';
 
 const sha256 = (...parts: Buffer[]) => parts.reduce((h, p) => h.update(p), createHash('sha256')).digest('hex');
 
@@ -14,13 +14,16 @@ function pattern(length: number, seed: number): Buffer {
   return bytes;
 }
 
-describe('ThreadHash', () => {
+describe.each([
+  ['ThreadHash', () => new ThreadHash()],
+  ['InlineHash', () => new InlineHash()],
+])('%s', (_name, make) => {
   it('hashes shared and ordinary buffers in the order given, two hashes interleaved', async () => {
     const shared = Buffer.from(new SharedArrayBuffer(3 * 1024 * 1024));
     pattern(shared.length, 7).copy(shared);
     const plain = pattern(1_000_003, 11);
-    const a = new ThreadHash();
-    const b = new ThreadHash();
+    const a = make();
+    const b = make();
     // Views into the middle of both kinds of memory: only the view's bytes count.
     await Promise.all([a.update(shared.subarray(5, 2 * 1024 * 1024)), b.update(plain.subarray(3))]);
     await Promise.all([a.update(plain), b.update(shared)]);
@@ -28,7 +31,9 @@ describe('ThreadHash', () => {
     expect(await a.digest()).toBe(sha256(shared.subarray(5, 2 * 1024 * 1024), plain));
     expect(await b.digest()).toBe(sha256(plain.subarray(3), shared));
   });
+});
 
+describe('ThreadHash', () => {
   it('copies an ordinary buffer when it is handed over, so the caller may reuse it at once', async () => {
     const buffer = pattern(64 * 1024, 3);
     const expected = sha256(buffer);

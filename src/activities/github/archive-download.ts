@@ -26,7 +26,7 @@ import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, exce
 import { DownloadLock, PartFile } from './archive-part';
 import { longhaulMetrics } from '../../telemetry/metrics';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
-import { HashFailed, ThreadHash } from './archive-hash';
+import { archiveHash, HashFailed } from './archive-hash';
 
 export interface ArchiveDownloadInput {
   org: string;
@@ -136,7 +136,7 @@ class Transfer {
   fetched = 0;
   total?: number;
   private validator?: string;
-  private hash = new ThreadHash();
+  private hash = archiveHash();
   private file?: FileHandle;
   private stalls = 0;
   private notArchive = 0;
@@ -325,7 +325,7 @@ class Transfer {
 
   private newHash(): void {
     this.hash.discard();
-    this.hash = new ThreadHash();
+    this.hash = archiveHash();
   }
 }
 

@@ -11,6 +11,7 @@
  * One thread serves every download of the process (each hash has an id); it is started on first use, and
  * does not keep the process alive while no hash is pending.
  */
+import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 
 /** What the sink and the `.part` re-hash need: bytes in order. */
@@ -110,8 +111,36 @@ class HashThread {
 const thread = new HashThread();
 let nextId = 0;
 
+/** A download's running SHA-256. */
+export interface ArchiveHash extends BlockHash {
+  digest(): Promise<string>;
+  discard(): void;
+}
+
+/** Whether downloads hash on the hash thread (`ThreadHash`) or on the main thread (`InlineHash`). */
+export const HASH_ON_THREAD = true;
+
+export function archiveHash(): ArchiveHash {
+  return HASH_ON_THREAD ? new ThreadHash() : new InlineHash();
+}
+
+/** The SHA-256 on the calling thread, block by block as the sink hands them over. */
+export class InlineHash implements ArchiveHash {
+  private readonly hash = createHash('sha256');
+
+  update(bytes: Buffer): void {
+    this.hash.update(bytes);
+  }
+
+  digest(): Promise<string> {
+    return Promise.resolve(this.hash.digest('hex'));
+  }
+
+  discard(): void {}
+}
+
 /** A SHA-256 computed on the hash thread; `digest` ends it. */
-export class ThreadHash implements BlockHash {
+export class ThreadHash implements ArchiveHash {
   private readonly id = ++nextId;
 
   constructor() {
