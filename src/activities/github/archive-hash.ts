@@ -84,7 +84,9 @@ class HashThread {
   /** Starts the thread early, so its start-up overlaps the first request of a download. */
   start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(THREAD_SOURCE, { eval: true, name: 'longhaul archive hash' });
+    // No inherited `execArgv`: the script is plain JavaScript, and a loader (tsx under tests and benchmarks)
+    // would be started in the thread for nothing.
+    const worker = new Worker(THREAD_SOURCE, { eval: true, name: 'longhaul archive hash', execArgv: [] });
     worker.unref();
     worker.on('message', (reply: Reply) => {
       const waiter = this.pending.get(reply.seq);
