@@ -9,7 +9,7 @@
  * buffers are); any other bytes are copied by `postMessage`.
  *
  * One thread serves every download of the process (each hash has an id); it is started on first use, and
- * does not keep the process alive while no hash is pending.
+ * does not keep the process alive while no hash is pending. Whether downloads use it is `HASH_ON_THREAD`.
  */
 import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
@@ -119,8 +119,12 @@ export interface ArchiveHash extends BlockHash {
   discard(): void;
 }
 
-/** Whether downloads hash on the hash thread (`ThreadHash`) or on the main thread (`InlineHash`). */
-export const HASH_ON_THREAD = true;
+/**
+ * Whether downloads hash on the hash thread (`ThreadHash`) or on the main thread (`InlineHash`). Off until
+ * an idle-machine bench:download shows the thread shortens the download: in the only locked runs so far
+ * (load average 4–8) it saved no CPU and the thread's ~10 MiB took the RSS growth past 50 MB (57.5 MiB).
+ */
+export const HASH_ON_THREAD = false;
 
 export function archiveHash(): ArchiveHash {
   return HASH_ON_THREAD ? new ThreadHash() : new InlineHash();
