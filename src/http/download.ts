@@ -8,8 +8,10 @@
  * byte is hashed or written (measured on the 2-core machine against the emulator's origin; curl spends
  * 1.1 s for reading AND writing it), and the garbage buffers grew RSS by 40–70 MB until an
  * external-memory GC. Here the socket reads into ONE reused buffer (`onread`, also for TLS) and the body
- * is handed to the consumer as views of it: 0.2–0.4 s of CPU per GiB and no per-read allocation. The
- * framing (status line, headers, Content-Length / chunked / close) is `download-framing.ts`.
+ * is handed to the consumer as views of it: 0.2–0.4 s of CPU per GiB and no per-read allocation. A
+ * consumer may lend its own memory for the next read (`ReadTarget`: the archive sink lends the free tail
+ * of the buffer it writes next), and then no body byte is copied in user space at all. The framing
+ * (status line, headers, Content-Length / chunked / close) is `download-framing.ts`.
  */
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
@@ -41,11 +43,19 @@ export interface StorageResponse {
 export type BodyConsumer = (chunk: Buffer) => boolean;
 
 /**
+ * Where the next socket read goes: memory of the consumer's own (e.g. the free tail of the buffer it
+ * writes to disk next, so no body byte is copied in user space), or undefined for the transport's buffer.
+ * The consumer then sees a chunk that is a view of that memory.
+ */
+export type ReadTarget = () => Buffer | undefined;
+
+/**
  * A response body read straight from its socket. Nothing flows until `deliver` names the consumer (what
  * arrived meanwhile is kept, copied, and the socket paused).
  */
 export class StorageBody {
   private consumer?: BodyConsumer;
+  private target?: ReadTarget;
   private early: Buffer[] = [];
   private outcome?: { error?: Error };
   /** The connection ended before `deliver`: judged once the early bytes were fed. */
@@ -66,8 +76,9 @@ export class StorageBody {
    * Hands every body byte to `consume` until the body ends. Resolves with undefined when it is complete,
    * or with the error that broke it off (connection closed early, timeout, `destroy`).
    */
-  deliver(consume: BodyConsumer): Promise<Error | undefined> {
+  deliver(consume: BodyConsumer, target?: ReadTarget): Promise<Error | undefined> {
     this.consumer = consume;
+    this.target = target;
     for (const chunk of this.early.splice(0)) this.take(chunk);
     if (this.pendingEnd) this.ended(this.pendingEnd.error);
     if (this.outcome) return Promise.resolve(this.outcome.error);
@@ -86,6 +97,11 @@ export class StorageBody {
   /** Stops reading and closes the connection (it is never reused). */
   destroy(error?: Error): void {
     this.finish(error ?? new Error('the body was not read to its end'));
+  }
+
+  /** @internal The memory for the next socket read, if the consumer lends its own. */
+  readTarget(): Buffer | undefined {
+    return this.outcome ? undefined : this.target?.();
   }
 
   /** @internal Body bytes from the socket; false pauses it. */
@@ -161,7 +177,9 @@ export function storageGet(url: URL, headers: Record<string, string>, opts: Stor
     };
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
-    const read = { buffer: Buffer.allocUnsafe(READ_BUFFER), callback: onread };
+    const own = Buffer.allocUnsafe(READ_BUFFER);
+    // Asked before every read: the consumer's memory once the body flows, else the one reused buffer.
+    const read = { buffer: () => body?.readTarget() ?? own, callback: onread };
     const socket: Socket =
       url.protocol === 'https:'
         ? tlsConnect({ host, port, servername: isIP(host) ? undefined : host, ALPNProtocols: ['http/1.1'], onread: read } as ConnectionOptions)

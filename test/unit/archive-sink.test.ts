@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { FileHandle } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from '../../src/activities/github/archive-sink';
+import { ThreadHash } from '../../src/activities/github/archive-hash';
 import { storageGet } from '../../src/http/download';
 
 const MIB = 1024 * 1024;
@@ -83,6 +84,19 @@ describe('archive sink', () => {
     expect(sink.position).toBe(payload.length);
     expect(disk.disk().equals(payload)).toBe(true);
     expect(counted.hash.digest('hex')).toBe(createHash('sha256').update(payload).digest('hex'));
+  });
+
+  it('hashes on the hash thread exactly the bytes it writes, at a resumed position', async () => {
+    const payload = Buffer.alloc(9 * MIB + 12_345);
+    for (let i = 0; i < payload.length; i += 4096) payload.writeUInt32LE(i, i);
+    const disk = heldFile();
+    disk.release();
+    const hash = new ThreadHash();
+    const sink = new ArchiveSink(disk.file, 'x.part', hash, { position: 100, overlapByte: payload[0], expectGzip: true });
+    expect(await sink.drain(await bodyOf(payload))).toBeUndefined();
+    expect(sink.position).toBe(100 + payload.length - 1);
+    expect(disk.disk().subarray(100).equals(payload.subarray(1))).toBe(true);
+    expect(await hash.digest()).toBe(createHash('sha256').update(payload.subarray(1)).digest('hex'));
   });
 
   it('refuses a body without the gzip magic and a resumed body whose first byte differs, writing nothing', async () => {

@@ -141,6 +141,36 @@ describe('storage transport: reading from the socket', () => {
     expect(received).toBe(payload.length);
   });
 
+  it("reads into the consumer's memory when it lends some, and into its own buffer when it does not", async () => {
+    const payload = Buffer.alloc(3 * 1024 * 1024);
+    for (let i = 0; i < payload.length; i += 4) payload.writeUInt32LE(i, i);
+    const url = await listen(createHttpServer((_req, res) => res.writeHead(200, { 'content-length': payload.length }).end(payload)));
+    const lent = Buffer.alloc(payload.length);
+    let filled = 0;
+    let lentChunks = 0;
+    let ownChunks = 0;
+    let reads = 0;
+    const { body } = await storageGet(url, {});
+    const error = await body.deliver(
+      (chunk) => {
+        if (chunk.buffer === lent.buffer && chunk.byteOffset === lent.byteOffset + filled) {
+          lentChunks++;
+        } else {
+          ownChunks++;
+          chunk.copy(lent, filled);
+        }
+        filled += chunk.length;
+        return true;
+      },
+      // Every other read into the lent memory: both kinds of chunk must land in order.
+      () => (reads++ % 2 === 0 ? lent.subarray(filled) : undefined),
+    );
+    expect(error).toBeUndefined();
+    expect(lent.equals(payload)).toBe(true);
+    expect(lentChunks).toBeGreaterThan(0);
+    expect(ownChunks).toBeGreaterThan(0);
+  });
+
   it('rejects when no head arrives in time, and ends the body with the abort reason when cancelled', async () => {
     const silent = await listen(createNetServer(() => undefined));
     await expect(storageGet(silent, {}, { headersTimeoutMs: 50 })).rejects.toThrow('no response headers within 50 ms');

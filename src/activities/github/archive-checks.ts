@@ -20,6 +20,8 @@ export const ArchiveFailure = {
   Gone: 'ArchiveGone',
   /** Writing the `.part` file failed (disk full, I/O error): retryable, the bytes written are kept. */
   WriteFailed: 'ArchiveWriteFailed',
+  /** The SHA-256 thread failed or exited: retryable, the next attempt re-hashes what is on disk. */
+  HashFailed: 'ArchiveHashFailed',
   /** Another live process holds the download's lock file (retryable: it may finish or die). */
   Busy: 'ArchiveDownloadBusy',
 } as const;

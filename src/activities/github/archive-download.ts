@@ -12,7 +12,6 @@
  * - A transfer that breaks off keeps its bytes and resumes at once; `MAX_STALLS` breaks in a row without
  *   a new byte fail non-retryable with what storage announced and sent.
  */
-import { createHash } from 'node:crypto';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { Context } from '@temporalio/activity';
@@ -27,6 +26,7 @@ import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, exce
 import { DownloadLock, PartFile } from './archive-part';
 import { longhaulMetrics } from '../../telemetry/metrics';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
+import { archiveHash, HashFailed } from './archive-hash';
 
 export interface ArchiveDownloadInput {
   org: string;
@@ -119,7 +119,7 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
       hooks.heartbeat(state.progress());
       if (!(await lock.held())) throw ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy);
       await part.complete();
-      return { path, bytes: state.offset, sha256: state.digest(), fetchedBytes: state.fetched, resumedFrom: state.offset - state.fetched };
+      return { path, bytes: state.offset, sha256: await state.digest(), fetchedBytes: state.fetched, resumedFrom: state.offset - state.fetched };
     } catch (err) {
       throw signal.aborted && !(err instanceof ApplicationFailure) ? signal.reason : err;
     } finally {
@@ -136,7 +136,7 @@ class Transfer {
   fetched = 0;
   total?: number;
   private validator?: string;
-  private hash = createHash('sha256');
+  private hash = archiveHash();
   private file?: FileHandle;
   private stalls = 0;
   private notArchive = 0;
@@ -154,8 +154,8 @@ class Transfer {
     return { offset: this.offset, total: this.total };
   }
 
-  digest(): string {
-    return this.hash.digest('hex');
+  digest(): Promise<string> {
+    return this.hash.digest();
   }
 
   /** Resumes from the `.part` on disk when it belongs to this archive and still looks like one. */
@@ -169,13 +169,14 @@ class Transfer {
         this.validator = meta.validator;
       } else {
         await this.part.clear();
-        this.hash = createHash('sha256');
+        this.newHash();
       }
     }
     this.file = await open(this.part.partPath, this.offset > 0 ? 'r+' : 'w+');
   }
 
   async close(): Promise<void> {
+    this.hash.discard();
     await this.file?.close().catch(() => undefined);
   }
 
@@ -282,6 +283,7 @@ class Transfer {
     }
     if (signal.aborted) throw signal.reason;
     if (failure instanceof DiskWriteFailed) throw ApplicationFailure.retryable(failure.message, ArchiveFailure.WriteFailed);
+    if (failure instanceof HashFailed) throw ApplicationFailure.retryable(failure.message, ArchiveFailure.HashFailed);
     if (!failure && this.offset === this.total) return 'done';
     // Broken off (connection closed, timeout) or ended short: keep the bytes, resume at once.
     const reason = failure instanceof Error ? failure.message : `the body ended at byte ${this.offset}`;
@@ -318,7 +320,12 @@ class Transfer {
     this.fetched = 0;
     this.validator = undefined;
     this.total = undefined;
-    this.hash = createHash('sha256');
+    this.newHash();
+  }
+
+  private newHash(): void {
+    this.hash.discard();
+    this.hash = archiveHash();
   }
 }
 

@@ -10,12 +10,13 @@
  *
  * The archive appears under its final name only by `rename` at the end, after every check.
  */
-import { randomUUID, type Hash } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { ApplicationFailure } from '@temporalio/common';
 import { ArchiveFailure } from './archive-checks';
+import type { BlockHash } from './archive-hash';
 
 /** What `.part.json` records. */
 export interface PartMeta {
@@ -55,13 +56,14 @@ export class PartFile {
   }
 
   /** Feeds `[0, length)` of the `.part` into `hash`; returns its first two bytes (for the gzip magic). */
-  async hashPrefix(length: number, hash: Hash): Promise<Buffer> {
+  async hashPrefix(length: number, hash: BlockHash): Promise<Buffer> {
     let head = Buffer.alloc(0);
     if (length === 0) return head;
     for await (const chunk of createReadStream(this.partPath, { start: 0, end: length - 1, highWaterMark: 4 * 1024 * 1024 })) {
       const buffer = chunk as Buffer;
       if (head.length < 2) head = Buffer.concat([head, buffer.subarray(0, 2 - head.length)]);
-      hash.update(buffer);
+      // One block at a time: the file reads faster than a hash thread hashes, and queued copies would pile up.
+      await hash.update(buffer);
     }
     return head;
   }

@@ -1,18 +1,20 @@
 /**
- * Where the storage body goes: hashed inline and copied into a few reused 4 MiB staging buffers, each
- * written whole at its file position (`fs.write` runs on libuv's thread pool, so the disk works while the
- * next buffer fills). The per-chunk cost is one hash update and one copy; the socket's read buffer is
- * reused by the transport, so nothing is allocated per chunk. When every staging buffer waits for the
- * disk, the body is paused (backpressure): memory stays bounded at `BUFFERS` × `STAGE_BYTES`.
- * `position` counts what is on disk.
+ * Where the storage body goes: copied into a few reused 4 MiB staging buffers, each written whole at its
+ * file position (`fs.write` runs on libuv's thread pool, so the disk works while the next buffer fills) and
+ * hashed whole when it is handed to the disk (with a `ThreadHash`, on the hash thread, beside the socket
+ * reads: `archive-hash.ts`). The socket reads straight into the free tail of the filling buffer
+ * (`readTarget`), so a chunk costs no copy (only the first bytes, checked before they land, are copied),
+ * and nothing is allocated per chunk. A buffer is reused once it is both written and hashed. When
+ * every staging buffer waits, the body is paused (backpressure): memory stays bounded at `BUFFERS` ×
+ * `STAGE_BYTES`. `position` counts what is on disk and hashed.
  *
  * It also checks what it writes: the first two bytes of the object must be the gzip magic (when expected),
  * and a resumed body's first byte, which overlaps the last byte on disk, must equal it.
  */
-import type { Hash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import type { StorageBody } from '../../http/download';
 import { isGzipMagic } from './archive-checks';
+import type { BlockHash } from './archive-hash';
 
 /** One write: large enough that the write path costs little per byte. */
 const STAGE_BYTES = 4 * 1024 * 1024;
@@ -65,6 +67,7 @@ export class ArchiveSink {
   /** File position of `current`'s first byte. */
   private staged: number;
   private free: Buffer[] = [];
+  private allocated = 0;
   /** Buffers handed to the disk and not written yet. */
   private queued = 0;
   /** The writes in order: `position` advances as each lands. */
@@ -78,7 +81,7 @@ export class ArchiveSink {
   constructor(
     private readonly file: FileHandle,
     private readonly path: string,
-    private readonly hash: Hash,
+    private readonly hash: BlockHash,
     opts: SinkOptions,
   ) {
     this.position = opts.position;
@@ -98,7 +101,7 @@ export class ArchiveSink {
       if (!this.stagedRecently && !this.failure) this.stage();
       this.stagedRecently = false;
     }, STAGE_MAX_AGE_MS);
-    const broken = await body.deliver((chunk) => this.accept(chunk)).finally(() => clearInterval(aging));
+    const broken = await body.deliver((chunk) => this.accept(chunk), () => this.readTarget()).finally(() => clearInterval(aging));
     // A body shorter than the magic: refuse it rather than write one byte.
     if (!this.failure && this.checkMagic && this.held.length > 0) this.failure = new BodyRefused('not-gzip', this.held);
     if (!this.failure) this.stage();
@@ -124,7 +127,12 @@ export class ArchiveSink {
       bytes = this.held;
       this.held = Buffer.alloc(0);
     }
-    this.hash.update(bytes);
+    if (this.current && bytes.buffer === this.current.buffer && bytes.byteOffset === this.current.byteOffset + this.filled) {
+      // The socket read straight into the free tail of `current` (`readTarget`): nothing to copy.
+      this.filled += bytes.length;
+      if (this.filled === this.current.length) this.stage();
+      bytes = bytes.subarray(bytes.length);
+    }
     for (let at = 0; at < bytes.length; ) {
       this.current ??= this.take();
       const copied = bytes.copy(this.current, this.filled, at);
@@ -137,10 +145,27 @@ export class ArchiveSink {
     return !this.paused;
   }
 
+  /**
+   * Lends the free tail of the filling buffer to the next socket read. Not while the magic or the overlap
+   * byte is still to be checked (those bytes are looked at before they may land), nor when a new buffer
+   * would be needed and none is free (the transport's own buffer takes that read, copied as before). A
+   * tail whose buffer was staged meanwhile (the age flush) is never read again: that chunk is copied.
+   */
+  private readTarget(): Buffer | undefined {
+    if (this.failure || this.checkMagic || this.overlapByte !== undefined) return undefined;
+    if (!this.current && this.free.length === 0 && this.allocated >= BUFFERS) return undefined;
+    this.current ??= this.take();
+    return this.current.subarray(this.filled);
+  }
+
   private take(): Buffer {
     // Never more than BUFFERS: the body pauses once BUFFERS - 1 are queued, and what is left of that read
     // goes into the last one.
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(STAGE_BYTES);
+    // Shared memory: the hash thread reads the buffer where it is, without a copy.
+    const free = this.free.pop();
+    if (free) return free;
+    this.allocated++;
+    return Buffer.from(new SharedArrayBuffer(STAGE_BYTES));
   }
 
   /** Queues the filled part of `current` for the disk. */
@@ -154,10 +179,14 @@ export class ArchiveSink {
     this.queued++;
     this.current = undefined;
     this.filled = 0;
+    // Handed to the hash now, in file order; settled before the buffer is reused.
+    const hashed = settled(this.hash.update(buffer.subarray(0, length)));
     this.writes = this.writes.then(async () => {
       if (this.failure) return;
       try {
         await writeAll(this.file, buffer, length, at);
+        const hashFailed = await hashed;
+        if (hashFailed) return void this.fail(hashFailed);
         this.position = at + length;
         this.free.push(buffer);
         this.queued--;
@@ -175,6 +204,16 @@ export class ArchiveSink {
     this.failure ??= err;
     this.body?.destroy(err);
     return false;
+  }
+}
+
+/** Undefined once `result` (a promise or a plain value) settled well, else its error. */
+async function settled(result: unknown): Promise<Error | undefined> {
+  try {
+    await result;
+    return undefined;
+  } catch (err) {
+    return err as Error;
   }
 }
 
