@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FileHandle } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ArchiveSink, BodyRefused, DiskWriteFailed } from '../../src/activities/github/archive-sink';
+import { ArchiveSink, BodyRefused, BUFFERS, DiskWriteFailed, STAGE_BYTES } from '../../src/activities/github/archive-sink';
 import { ThreadHash } from '../../src/activities/github/archive-hash';
 import { storageGet } from '../../src/http/download';
 
@@ -73,11 +73,11 @@ describe('archive sink', () => {
     const counted = countingHash();
     const sink = new ArchiveSink(disk.file, 'x.part', counted.hash, { position: 0, expectGzip: true });
     const drained = sink.drain(await bodyOf(payload));
-    // The first write waits, the second is queued behind it; the body is paused with the third buffer
+    // The first write waits, the others are queued behind it; the body is paused with the last buffer
     // taking what was left of that read, and stays paused.
-    await until(() => disk.waiting() === 1 && counted.bytes() >= 2 * 4 * MIB);
+    await until(() => disk.waiting() === 1 && counted.bytes() >= (BUFFERS - 1) * STAGE_BYTES);
     await new Promise((r) => setTimeout(r, 200));
-    expect(counted.bytes()).toBeLessThanOrEqual(3 * 4 * MIB);
+    expect(counted.bytes()).toBeLessThanOrEqual(BUFFERS * STAGE_BYTES);
     expect(sink.position).toBe(0);
     disk.release();
     expect(await drained).toBeUndefined();
