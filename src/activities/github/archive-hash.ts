@@ -121,10 +121,9 @@ export interface ArchiveHash extends BlockHash {
 
 /**
  * Whether downloads hash on the hash thread (`ThreadHash`) or on the main thread (`InlineHash`). On: with the
- * sink's 1 MiB staging buffers, bench:download measured the thread faster than the main thread in every
- * side-by-side run (best 0.82–0.95× curl against 0.75–0.79×), with RSS growth under 50 MB (40–45 MiB; with
- * 4 MiB buffers the thread's ~10 MiB took it to 57 MiB). Off is kept for a host with a single core, where a
- * second thread cannot run beside the reads.
+ * sink's 1 MiB staging buffers, bench:download's best runs at load average under 1.5 were 0.82–0.95× curl
+ * with the thread, against 0.75–0.79× without (at up to 2.2), and the RSS growth stayed under 50 MB (40–45 MiB; with 4 MiB buffers the
+ * thread's ~10 MiB took it to 57 MiB). See docs/benchmarks.md, "Archive download", round 7.
  */
 export const HASH_ON_THREAD = true;
 
