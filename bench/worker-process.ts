@@ -6,6 +6,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { workerProcessEnv } from '../src/worker-env';
 
 /** Resident set size of a process, in KiB (0 when it cannot be read). */
 export async function rssKb(pid: number): Promise<number> {
@@ -17,14 +18,20 @@ export async function rssKb(pid: number): Promise<number> {
   }
 }
 
-/** User + system CPU time a process has used, in seconds (0 when it cannot be read). */
-export async function cpuSeconds(pid: number): Promise<number> {
+/** User and system CPU time a process has used, in seconds (0 when it cannot be read). */
+export async function cpuTimes(pid: number): Promise<{ user: number; system: number }> {
   try {
     const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
   } catch {
-    return 0;
+    return { user: 0, system: 0 };
   }
+}
+
+/** User + system CPU time a process has used, in seconds (0 when it cannot be read). */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const { user, system } = await cpuTimes(pid);
+  return user + system;
 }
 
 const root = join(__dirname, '..');
@@ -43,8 +50,8 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<{
   const entry = join(root, 'dist', 'worker.js');
   if (!existsSync(entry)) throw new Error(`${entry} is missing: call buildWorker() first`);
   const child = spawn(process.execPath, [entry], {
-    // As the Docker image runs it (see the Dockerfile): two malloc arenas instead of 8 per core.
-    env: { MALLOC_ARENA_MAX: '2', ...process.env, ...env },
+    // As `longhaul worker` and the Docker image run it: with the worker's malloc settings.
+    env: workerProcessEnv({ ...process.env, ...env }),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {

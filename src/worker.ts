@@ -20,6 +20,7 @@ import type { ApiClient } from './http/api-client';
 import { resolveTemporal } from './temporal/connection';
 import { longhaulDataConverter } from './temporal/codec';
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
+import { WORKER_MALLOC_DEFAULTS } from './worker-env';
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -146,6 +147,12 @@ async function main(): Promise<void> {
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
   if (metricsUrl) console.log(`metrics: ${metricsUrl}`);
   logMemoryEvery(Number(process.env.LONGHAUL_MEMORY_LOG_SECONDS ?? 0));
+  // glibc reads its malloc settings at the process's start only: `longhaul worker` and the Docker image set
+  // them; started any other way (`npm run worker`, `node dist/worker.js`) the worker says what is missing.
+  const missing = Object.entries(WORKER_MALLOC_DEFAULTS).filter(([name]) => process.env[name] === undefined);
+  if (process.platform === 'linux' && missing.length > 0) {
+    console.log(`[memory] started without ${missing.map(([n, v]) => `${n}=${v}`).join(' ')}: RSS grows by hundreds of MB under load (docs/operations.md, "Worker memory")`);
+  }
   await worker.run();
   await connection.close();
   await target.embedded?.stop();

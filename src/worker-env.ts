@@ -1,0 +1,23 @@
+/**
+ * The environment a worker process starts with: glibc malloc settings that only take effect from the
+ * process's start (glibc reads them once), so they are set by whoever starts the worker — `longhaul worker`,
+ * the benchmarks' worker processes — and by the Docker image (the Dockerfile repeats these values).
+ * A variable already set in the environment wins. See docs/operations.md, "Worker memory".
+ *
+ * Kept apart from worker.ts so the CLI can use it without loading the worker.
+ */
+export const WORKER_MALLOC_DEFAULTS: Readonly<Record<string, string>> = {
+  // The SDK core allocates from many threads; glibc's default of 8 arenas per core leaves each partly
+  // empty and resident.
+  MALLOC_ARENA_MAX: '2',
+  // Fixed at glibc's initial value: blocks of 128 KiB and more get their own mapping, returned to the
+  // system when freed. Left dynamic, glibc raises the threshold (up to 32 MiB) each time such a block is
+  // freed, and from then on large short-lived blocks come from the arenas, which keep their pages resident
+  // after they are freed (with 50 feeds the arenas grew by about 300 MB in two minutes).
+  MALLOC_MMAP_THRESHOLD_: '131072',
+};
+
+/** `env` with the worker's malloc defaults under it (a variable `env` sets wins). */
+export function workerProcessEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...WORKER_MALLOC_DEFAULTS, ...env };
+}
