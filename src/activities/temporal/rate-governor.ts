@@ -36,8 +36,9 @@ import { longhaulMetrics } from '../../telemetry/metrics';
 import { activityLog } from '../../telemetry/log';
 import type { BudgetTicket, RequestBudget, ResponseOutcome } from '../../http/request-budget';
 import { FailureType } from '../../http/retry-policy';
-import { sharedWaitLine, type SharedLimitWait } from '../../common/shared-wait';
+import { sharedWaitLine } from '../../common/shared-wait';
 import { rateGovernor } from '../../workflows/rate-governor';
+import { attemptSendDeadline, showSharedWait, untilCancelled } from './activity-time';
 
 export interface GovernorLinkOptions {
   credential: string;
@@ -53,7 +54,12 @@ export interface GovernorLinkOptions {
   clock?: () => number;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** The last moment the running attempt may send a mutation (default: from the activity's timeouts, `activity-time.ts`). */
+  sendDeadline?: () => number | undefined;
 }
+
+/** Why a mutation was not sent when its attempt's time ran out waiting: its next attempt sends it. */
+export const ATTEMPT_TIME_SPENT = "the attempt's time ran out waiting for a mutation slot";
 
 /** `lateMs`: how long after the governor granted the slot its answer arrived here. */
 type Answer = { ok: true; slotAt?: number; lateMs?: number; spacingMs?: number; window: number } | { ok: false; retryInMs: number; reason: string };
@@ -63,21 +69,6 @@ interface Waiter {
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
-
-/**
- * Waits for `work` unless the running activity is cancelled first (a worker shutting down cancels its
- * activities and waits for them). An ask whose Update the governor never answers — every worker that runs the
- * governor's tasks is stopping — must not hold the last worker's shutdown for ever. Outside an activity: `work`.
- */
-function untilCancelled<T>(work: Promise<T>): Promise<T> {
-  let ctx: Context;
-  try {
-    ctx = Context.current();
-  } catch {
-    return work;
-  }
-  return Promise.race([work, ctx.cancelled]);
-}
 
 export class GovernorLink implements RequestBudget {
   readonly workerId: string;
@@ -105,10 +96,12 @@ export class GovernorLink implements RequestBudget {
   }
 
   async acquire(kind: RequestKind, call: CallDescription): Promise<BudgetTicket> {
+    // Reads sent twice cost only budget; a mutation is never sent after its attempt may have been retried.
+    const deadline = kind === 'read' ? undefined : (this.opts.sendDeadline ?? (() => attemptSendDeadline(this.clock)))();
     await this.takeSlot();
     let window: number;
     try {
-      window = await this.permit(kind, call);
+      window = await this.permit(kind, call, deadline ?? Infinity);
     } catch (err) {
       this.releaseSlot();
       throw err;
@@ -125,19 +118,26 @@ export class GovernorLink implements RequestBudget {
     };
   }
 
-  /** Waits for a permit; returns the window it was granted from. */
-  private async permit(kind: RequestKind, call: CallDescription): Promise<number> {
+  /** Waits for a permit (a mutation: releasing it by `deadline`); returns the window it was granted from. */
+  private async permit(kind: RequestKind, call: CallDescription, deadline: number): Promise<number> {
     const maxWait = this.opts.maxLocalWaitMs ?? 20_000;
+    const timeSpent = { retryInMs: 1000 + Math.round(this.random() * 1000), reason: ATTEMPT_TIME_SPENT };
     let waited = 0;
     for (;;) {
       const now = this.clock();
+      if (now > deadline) throw this.refusal(timeSpent, call);
       const answer: Answer =
         this.closedUntil > now
           ? { ok: false, retryInMs: this.closedUntil - now + Math.round(this.random() * 1000), reason: this.closedReason }
           : await untilCancelled(this.ask(kind));
       if (answer.ok) {
         if (answer.slotAt === undefined) return answer.window;
-        this.slotLead = nextSlotLead(this.slotLead, answer.lateMs ?? 0, false);
+        if (answer.lateMs !== undefined) this.slotLead = nextSlotLead(this.slotLead, answer.lateMs, false);
+        if (answer.slotAt > deadline) {
+          // Another of this worker's mutations, with time left, takes the slot (the API would see a gap otherwise).
+          this.spare[kind].push({ ...answer, lateMs: undefined });
+          throw this.refusal(timeSpent, call);
+        }
         // A slot far ahead was granted before limits reported meanwhile: confirm the gate just before it,
         // early enough for the gate check's own round trip (as slow as the answers here).
         const confirmAhead = gateCheckAheadMs(this.slotLead);
@@ -147,7 +147,7 @@ export class GovernorLink implements RequestBudget {
           const closed = await untilCancelled(this.closedFor(kind));
           this.slotLead = nextSlotLead(this.slotLead, this.clock() - asked, false);
           if (closed) {
-            if (waited + closed.retryInMs > maxWait) throw this.refusal(closed, call);
+            if (waited + closed.retryInMs > maxWait || this.clock() + closed.retryInMs > deadline) throw this.refusal(closed, call);
             await this.waitHere(closed, call);
             waited += closed.retryInMs;
             continue;
@@ -168,6 +168,7 @@ export class GovernorLink implements RequestBudget {
           await untilCancelled(this.sleep(wait));
         }
         const releaseAt = this.clock();
+        if (releaseAt > deadline) throw this.refusal(timeSpent, call);
         if (slotStillValid(answer.slotAt, releaseAt, spacingMs)) {
           this.lastReleaseAt = releaseAt;
           return answer.window;
@@ -183,7 +184,7 @@ export class GovernorLink implements RequestBudget {
         });
         continue;
       }
-      if (waited + answer.retryInMs > maxWait) throw this.refusal(answer, call);
+      if (waited + answer.retryInMs > maxWait || now + answer.retryInMs > deadline) throw this.refusal(answer, call);
       await this.waitHere(answer, call);
       waited += answer.retryInMs;
     }
@@ -191,7 +192,7 @@ export class GovernorLink implements RequestBudget {
 
   /** A short wait on a shared limit, spent here rather than in a Temporal retry: counted and logged. */
   private async waitHere(answer: { retryInMs: number; reason: string }, call: CallDescription): Promise<void> {
-    this.showWait(answer);
+    showSharedWait({ credential: this.opts.credential, until: new Date(this.clock() + answer.retryInMs).toISOString(), reason: answer.reason });
     longhaulMetrics().limitWaitMs.add(Math.round(answer.retryInMs), { api: 'github' });
     activityLog('info', 'governor-wait', `${call.method} ${call.url}: waits ${Math.ceil(answer.retryInMs / 1000)} s on ${this.opts.credential}'s shared rate limit (${answer.reason})`, {
       api: 'github',
@@ -200,20 +201,6 @@ export class GovernorLink implements RequestBudget {
       reason: answer.reason,
     });
     await untilCancelled(this.sleep(answer.retryInMs));
-  }
-
-  /** A wait held here shows in the activity's heartbeat details (see `common/shared-wait.ts`). */
-  private showWait(answer: { retryInMs: number; reason: string }): void {
-    let ctx: Context;
-    try {
-      ctx = Context.current();
-    } catch {
-      return; // not in an activity (tests, tools)
-    }
-    // An activity that heartbeats for itself (a download's resume point) keeps its own details.
-    if (ctx.info.heartbeatTimeoutMs) return;
-    const sharedLimitWait: SharedLimitWait = { credential: this.opts.credential, until: new Date(this.clock() + answer.retryInMs).toISOString(), reason: answer.reason };
-    ctx.heartbeat({ sharedLimitWait });
   }
 
   private refusal(answer: { retryInMs: number; reason: string }, call: CallDescription) {
@@ -255,8 +242,16 @@ export class GovernorLink implements RequestBudget {
     return undefined;
   }
 
-  /** Queues the ask; one Update per kind is out at a time, carrying every request queued meanwhile. */
+  /** Slots granted here that their requests' attempts could not use in time, for the next requests to ask. */
+  private readonly spare: Record<RequestKind, Answer[]> = { read: [], mutation: [], content: [] };
+
+  /** Queues the ask (or takes a spare slot still ahead); one Update per kind is out at a time, carrying every request queued meanwhile. */
   private ask(kind: RequestKind): Promise<Answer> {
+    const spare = this.spare[kind];
+    while (spare.length > 0) {
+      const slot = spare.shift()!;
+      if (slot.ok && slot.slotAt !== undefined && slot.slotAt > this.clock()) return Promise.resolve(slot);
+    }
     return new Promise((resolve) => {
       this.pending[kind].push({ resolve });
       if (!this.asking[kind]) void this.flush(kind);
