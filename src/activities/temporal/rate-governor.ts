@@ -65,6 +65,8 @@ export const ATTEMPT_TIME_SPENT = "the attempt's time ran out waiting for a muta
 type Answer = { ok: true; slotAt?: number; lateMs?: number; spacingMs?: number; window: number } | { ok: false; retryInMs: number; reason: string };
 
 interface Waiter {
+  /** The last moment its request may be sent (Infinity: none). */
+  deadline: number;
   resolve(answer: Answer): void;
 }
 
@@ -129,15 +131,10 @@ export class GovernorLink implements RequestBudget {
       const answer: Answer =
         this.closedUntil > now
           ? { ok: false, retryInMs: this.closedUntil - now + Math.round(this.random() * 1000), reason: this.closedReason }
-          : await untilCancelled(this.ask(kind));
+          : await untilCancelled(this.ask(kind, deadline));
       if (answer.ok) {
         if (answer.slotAt === undefined) return answer.window;
         if (answer.lateMs !== undefined) this.slotLead = nextSlotLead(this.slotLead, answer.lateMs, false);
-        if (answer.slotAt > deadline) {
-          // Another of this worker's mutations, with time left, takes the slot (the API would see a gap otherwise).
-          this.spare[kind].push({ ...answer, lateMs: undefined });
-          throw this.refusal(timeSpent, call);
-        }
         // A slot far ahead was granted before limits reported meanwhile: confirm the gate just before it,
         // early enough for the gate check's own round trip (as slow as the answers here).
         const confirmAhead = gateCheckAheadMs(this.slotLead);
@@ -184,7 +181,8 @@ export class GovernorLink implements RequestBudget {
         });
         continue;
       }
-      if (waited + answer.retryInMs > maxWait || now + answer.retryInMs > deadline) throw this.refusal(answer, call);
+      const timeOut = answer.reason === ATTEMPT_TIME_SPENT || now + answer.retryInMs > deadline;
+      if (timeOut || waited + answer.retryInMs > maxWait) throw this.refusal(answer, call);
       await this.waitHere(answer, call);
       waited += answer.retryInMs;
     }
@@ -243,17 +241,16 @@ export class GovernorLink implements RequestBudget {
   }
 
   /** Slots granted here that their requests' attempts could not use in time, for the next requests to ask. */
-  private readonly spare: Record<RequestKind, Answer[]> = { read: [], mutation: [], content: [] };
+  private spare: Record<RequestKind, Answer[]> = { read: [], mutation: [], content: [] };
 
   /** Queues the ask (or takes a spare slot still ahead); one Update per kind is out at a time, carrying every request queued meanwhile. */
-  private ask(kind: RequestKind): Promise<Answer> {
-    const spare = this.spare[kind];
-    while (spare.length > 0) {
-      const slot = spare.shift()!;
-      if (slot.ok && slot.slotAt !== undefined && slot.slotAt > this.clock()) return Promise.resolve(slot);
-    }
+  private ask(kind: RequestKind, deadline: number): Promise<Answer> {
+    const now = this.clock();
+    this.spare[kind] = this.spare[kind].filter((slot) => slot.ok && slot.slotAt !== undefined && slot.slotAt > now);
+    const fits = this.spare[kind].findIndex((slot) => slot.ok && slot.slotAt! <= deadline);
+    if (fits >= 0) return Promise.resolve(this.spare[kind].splice(fits, 1)[0]);
     return new Promise((resolve) => {
-      this.pending[kind].push({ resolve });
+      this.pending[kind].push({ deadline, resolve });
       if (!this.asking[kind]) void this.flush(kind);
     });
   }
@@ -262,10 +259,12 @@ export class GovernorLink implements RequestBudget {
     this.asking[kind] = true;
     try {
       while (this.pending[kind].length > 0) {
-        const waiters = this.pending[kind].splice(0);
+        // The nearest deadlines first: the slots come in order, and those waiters can wait least.
+        const waiters = this.pending[kind].splice(0).sort((a, b) => a.deadline - b.deadline);
         let grant: AcquireGrant;
         try {
-          const lead = kind === 'read' ? {} : { leadMs: this.slotLead };
+          const latest = waiters[waiters.length - 1].deadline - this.clock() - this.slotLead;
+          const lead = kind === 'read' ? {} : { leadMs: this.slotLead, ...(Number.isFinite(latest) ? { maxWaitMs: Math.max(0, Math.round(latest)) } : {}) };
           grant = await this.update({ workerId: this.workerId, kind, count: waiters.length, observation: this.takeObservation(), refunds: this.takeRefunds(), ...lead });
         } catch (err) {
           const reason = `rate governor unreachable: ${(err as Error).message}`;
@@ -275,13 +274,19 @@ export class GovernorLink implements RequestBudget {
         const lateMs = grant.grantedAt === undefined ? undefined : this.clock() - grant.grantedAt;
         this.concurrency = grant.concurrency;
         this.wakeSlots();
-        waiters.forEach((w, i) => {
-          if (i < grant.granted) {
-            w.resolve({ ok: true, slotAt: grant.slotTimes?.[i], lateMs, spacingMs: grant.spacingMs, window: grant.window });
+        const slots = grant.slotTimes?.slice(0, grant.granted);
+        let next = 0;
+        for (const w of waiters) {
+          if (next < grant.granted && (!slots || slots[next] <= w.deadline)) {
+            w.resolve({ ok: true, slotAt: slots?.[next++], lateMs, spacingMs: grant.spacingMs, window: grant.window });
+          } else if (next < grant.granted) {
+            // Its slot would come after its attempt's time: the slot stays for the waiters after it.
+            w.resolve({ ok: false, retryInMs: 1000 + Math.round(this.random() * 1000), reason: ATTEMPT_TIME_SPENT });
           } else {
             w.resolve({ ok: false, retryInMs: (grant.retryInMs ?? 1000) + Math.round(this.random() * 500), reason: grant.reason ?? 'refused' });
           }
-        });
+        }
+        for (const slotAt of slots?.slice(next) ?? []) this.spare[kind].push({ ok: true, slotAt, spacingMs: grant.spacingMs, window: grant.window });
         if (grant.observe) this.wantObservationNow = true;
       }
     } finally {
