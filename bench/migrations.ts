@@ -8,7 +8,8 @@
  * plus one archive download), API requests per migration, rate-limit rejections, requests sent while
  * limited, and the worker's peak RSS, next to the targets.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -22,6 +23,7 @@ import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-pro
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 import { DEFAULT_POLL } from '../src/common/org-migration';
 import { pollScheduleMs } from '../src/workflows/kit/poll-schedule';
+import { describeMutationArrivals, recordMutations } from './mutation-arrivals';
 
 interface Options {
   migrations: number;
@@ -73,6 +75,14 @@ async function main(): Promise<void> {
     LONGHAUL_DATA_DIR: dataDir,
     LONGHAUL_WORKFLOW_BUNDLE: bundlePath,
   });
+
+  // The worker's own log (governor waits, slots given up), kept when asked for: the breakdown of lost time.
+  if (process.env.LONGHAUL_BENCH_WORKER_LOG) {
+    const log = createWriteStream(process.env.LONGHAUL_BENCH_WORKER_LOG);
+    worker.child.stdout!.pipe(log);
+  }
+  // Every mutation's arrival at the emulator, for the gap breakdown and the count of repeated requests.
+  const arrivals = recordMutations(emulator.rateLimiter);
 
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace });
@@ -159,6 +169,9 @@ async function main(): Promise<void> {
   row('emulator + bench driver CPU', `${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s`);
   row('storage bytes served', `${(stats.storage.bytesServed / 1024 / 1024).toFixed(1)} MiB`);
   console.log(`  requests by route: ${JSON.stringify(stats.byRoute)}`);
+  console.log(`  answers by status: ${JSON.stringify(stats.byStatus)}`);
+  for (const line of describeMutationArrivals(arrivals, started, started + wallMs, spacingMs)) console.log(`  ${line}`);
+  if (process.env.LONGHAUL_BENCH_ARRIVALS) await writeFile(process.env.LONGHAUL_BENCH_ARRIVALS, JSON.stringify({ started, arrivals }));
   if (failed.length) {
     // WorkflowFailedError says only "Workflow execution failed": the workflow's own failure is its cause.
     const reason = (failed[0] as PromiseRejectedResult).reason as Error & { cause?: Error };

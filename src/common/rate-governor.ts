@@ -84,6 +84,8 @@ export interface AcquireRequest {
   refunds?: { window: number; count: number }[];
   /** @format milliseconds — for mutations/content: no slot nearer than this (how late this worker's answers arrive). */
   leadMs?: number;
+  /** @format milliseconds — for mutations/content: no slot further out than this (the asking attempts' time left to send). */
+  maxWaitMs?: number;
 }
 
 export interface AcquireGrant {
@@ -287,14 +289,16 @@ function grantSlots(
 ): AcquireGrant {
   const { config } = state;
   const lead = slotLeadFor(req.leadMs, config.maxSlotWaitMs);
+  // A slot past the asking attempts' time would go unused: the API would see a gap in the queue.
+  const horizon = Math.min(config.maxSlotWaitMs, req.maxWaitMs ?? Infinity);
   const slots: number[] = [];
   let retryAt = now;
   let reason = '';
   for (let i = 0; i < req.count; i++) {
     let slot = Math.max(now + lead, state.lastMutationAt + slotSpacingMs(config.mutationSpacingMs, state.lastMutationHolder === req.workerId));
     if (req.kind === 'content') slot = Math.max(slot, contentFreeAt(state.contentTimes, config.contentPerMinute, config.contentPerHour, slot));
-    if (slot - now > config.maxSlotWaitMs) {
-      retryAt = slot - config.maxSlotWaitMs / 2;
+    if (slot - now > horizon) {
+      retryAt = Math.max(now, slot - config.maxSlotWaitMs / 2);
       reason = req.kind === 'content' ? CONTENT_SPENT : SLOTS_QUEUED;
       break;
     }
@@ -387,14 +391,4 @@ export function governorWorkflowId(credential: string): string {
   return `rate-governor:${credential}`;
 }
 
-/** Checks an Update's input (the workflow's validator): bad input is refused before it reaches history. */
-export function acquireRequestProblems(req: unknown): string[] {
-  const r = req as Partial<AcquireRequest> | undefined;
-  const problems: string[] = [];
-  if (!r || typeof r !== 'object') return ['request must be an object'];
-  if (typeof r.workerId !== 'string' || !r.workerId) problems.push('workerId must be a non-empty string');
-  if (r.kind !== 'read' && r.kind !== 'mutation' && r.kind !== 'content') problems.push('kind must be read, mutation or content');
-  if (!Number.isInteger(r.count) || (r.count as number) < 1 || (r.count as number) > 1000) problems.push('count must be an integer 1..1000');
-  if (r.leadMs !== undefined && (typeof r.leadMs !== 'number' || !Number.isFinite(r.leadMs) || r.leadMs < 0)) problems.push('leadMs must be a non-negative number');
-  return problems;
-}
+export { acquireRequestProblems } from './governor-requests';

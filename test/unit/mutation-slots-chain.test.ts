@@ -4,10 +4,9 @@
  * the rule itself on random fleets, and the governor link keeping it on an injected clock.
  */
 import { describe, expect, it } from 'vitest';
-import type { Client } from '@temporalio/client';
 import { acquire, newGovernorState, observe } from '../../src/common/rate-governor';
 import { chainedReleaseAt, MUTATION_SEND_MARGIN_MS, MUTATION_SLOT_TOLERANCE_MS, slotSpacingMs, slotStillValid } from '../../src/common/mutation-slots';
-import { GovernorLink } from '../../src/activities/temporal/rate-governor';
+import { linkOnClock } from '../helpers/governor-link';
 import type { AcquireGrant } from '../../src/common/rate-governor';
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
@@ -69,29 +68,7 @@ describe('the governor link on chained slots', () => {
   const call = { method: 'POST', url: 'https://api.github.com/orgs/octo-org/migrations' };
 
   /** A link on an injected clock whose sleeps overshoot by `late()` (a loaded event loop); grants come from `grants`. */
-  function linkOn(grants: ((now: number) => AcquireGrant)[], late: () => number) {
-    const clock = { now: T0 };
-    const asks: number[] = [];
-    const client = {
-      workflow: {
-        executeUpdateWithStart: async () => {
-          asks.push(clock.now);
-          return grants.shift()!(clock.now);
-        },
-      },
-    } as unknown as Client;
-    const link = new GovernorLink({
-      credential: 'default',
-      client: () => client,
-      taskQueue: () => 'q',
-      workerId: 'w1',
-      clock: () => clock.now,
-      sleep: async (ms) => {
-        clock.now += Math.max(0, ms) + late();
-      },
-    });
-    return { link, clock, asks };
-  }
+  const linkOn = (grants: ((now: number) => AcquireGrant)[], late: () => number) => linkOnClock(T0, grants, { late });
 
   const slotGrant = (slotAt: (now: number) => number) => (now: number): AcquireGrant => ({ granted: 1, slotTimes: [slotAt(now)], grantedAt: now, spacingMs: 1_000, concurrency: 4, window: 1 });
 

@@ -126,6 +126,18 @@ describe('rate governor pacing', () => {
     expect(grant.retryInMs).toBeGreaterThan(0);
   });
 
+  it("grants no slot past the asking attempts' time left, and leaves the queue where it was", () => {
+    // Slots from 250 ms ahead, 1.15 s apart: within 2.5 s only two, however long the governor would hold.
+    const s = known(59, { maxSlotWaitMs: 30_000 });
+    const grant = acquire(s, { workerId: 'w1', kind: 'mutation', count: 5, maxWaitMs: 2_500 }, T0, noJitter);
+    expect(grant.slotTimes).toEqual([T0 + 250, T0 + 250 + 1_000 + MUTATION_SEND_MARGIN_MS]);
+    expect(grant.retryInMs).toBeGreaterThanOrEqual(0);
+    // The next ask continues from the last slot granted, not from one that was refused.
+    const next = acquire(s, { workerId: 'w1', kind: 'mutation', count: 1 }, T0, noJitter);
+    expect(next.slotTimes).toEqual([grant.slotTimes![1] + 1_000 + MUTATION_SEND_MARGIN_MS]);
+    expect(acquireRequestProblems({ workerId: 'w1', kind: 'mutation', count: 1, maxWaitMs: Number.NaN })).toEqual(['maxWaitMs must be a non-negative number']);
+  });
+
   it('keeps content creation under the per-minute allowance for all hooks together', () => {
     const s = known(59, { contentPerMinute: 3, mutationSpacingMs: 0, maxSlotWaitMs: 120_000 });
     const slots = acquire(s, { workerId: 'w1', kind: 'content', count: 5 }, T0, noJitter).slotTimes!;

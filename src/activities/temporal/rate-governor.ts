@@ -36,8 +36,9 @@ import { longhaulMetrics } from '../../telemetry/metrics';
 import { activityLog } from '../../telemetry/log';
 import type { BudgetTicket, RequestBudget, ResponseOutcome } from '../../http/request-budget';
 import { FailureType } from '../../http/retry-policy';
-import { sharedWaitLine, type SharedLimitWait } from '../../common/shared-wait';
+import { sharedWaitLine } from '../../common/shared-wait';
 import { rateGovernor } from '../../workflows/rate-governor';
+import { attemptSendDeadline, showSharedWait, untilCancelled } from './activity-time';
 
 export interface GovernorLinkOptions {
   credential: string;
@@ -53,31 +54,23 @@ export interface GovernorLinkOptions {
   clock?: () => number;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** The last moment the running attempt may send a mutation (default: from the activity's timeouts, `activity-time.ts`). */
+  sendDeadline?: () => number | undefined;
 }
+
+/** Why a mutation was not sent when its attempt's time ran out waiting: its next attempt sends it. */
+export const ATTEMPT_TIME_SPENT = "the attempt's time ran out waiting for a mutation slot";
 
 /** `lateMs`: how long after the governor granted the slot its answer arrived here. */
 type Answer = { ok: true; slotAt?: number; lateMs?: number; spacingMs?: number; window: number } | { ok: false; retryInMs: number; reason: string };
 
 interface Waiter {
+  /** The last moment its request may be sent (Infinity: none). */
+  deadline: number;
   resolve(answer: Answer): void;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
-
-/**
- * Waits for `work` unless the running activity is cancelled first (a worker shutting down cancels its
- * activities and waits for them). An ask whose Update the governor never answers — every worker that runs the
- * governor's tasks is stopping — must not hold the last worker's shutdown for ever. Outside an activity: `work`.
- */
-function untilCancelled<T>(work: Promise<T>): Promise<T> {
-  let ctx: Context;
-  try {
-    ctx = Context.current();
-  } catch {
-    return work;
-  }
-  return Promise.race([work, ctx.cancelled]);
-}
 
 export class GovernorLink implements RequestBudget {
   readonly workerId: string;
@@ -105,10 +98,12 @@ export class GovernorLink implements RequestBudget {
   }
 
   async acquire(kind: RequestKind, call: CallDescription): Promise<BudgetTicket> {
+    // Reads sent twice cost only budget; a mutation is never sent after its attempt may have been retried.
+    const deadline = kind === 'read' ? undefined : (this.opts.sendDeadline ?? (() => attemptSendDeadline(this.clock)))();
     await this.takeSlot();
     let window: number;
     try {
-      window = await this.permit(kind, call);
+      window = await this.permit(kind, call, deadline ?? Infinity);
     } catch (err) {
       this.releaseSlot();
       throw err;
@@ -125,19 +120,21 @@ export class GovernorLink implements RequestBudget {
     };
   }
 
-  /** Waits for a permit; returns the window it was granted from. */
-  private async permit(kind: RequestKind, call: CallDescription): Promise<number> {
+  /** Waits for a permit (a mutation: releasing it by `deadline`); returns the window it was granted from. */
+  private async permit(kind: RequestKind, call: CallDescription, deadline: number): Promise<number> {
     const maxWait = this.opts.maxLocalWaitMs ?? 20_000;
+    const timeSpent = { retryInMs: 1000 + Math.round(this.random() * 1000), reason: ATTEMPT_TIME_SPENT };
     let waited = 0;
     for (;;) {
       const now = this.clock();
+      if (now > deadline) throw this.refusal(timeSpent, call);
       const answer: Answer =
         this.closedUntil > now
           ? { ok: false, retryInMs: this.closedUntil - now + Math.round(this.random() * 1000), reason: this.closedReason }
-          : await untilCancelled(this.ask(kind));
+          : await untilCancelled(this.ask(kind, deadline));
       if (answer.ok) {
         if (answer.slotAt === undefined) return answer.window;
-        this.slotLead = nextSlotLead(this.slotLead, answer.lateMs ?? 0, false);
+        if (answer.lateMs !== undefined) this.slotLead = nextSlotLead(this.slotLead, answer.lateMs, false);
         // A slot far ahead was granted before limits reported meanwhile: confirm the gate just before it,
         // early enough for the gate check's own round trip (as slow as the answers here).
         const confirmAhead = gateCheckAheadMs(this.slotLead);
@@ -147,7 +144,7 @@ export class GovernorLink implements RequestBudget {
           const closed = await untilCancelled(this.closedFor(kind));
           this.slotLead = nextSlotLead(this.slotLead, this.clock() - asked, false);
           if (closed) {
-            if (waited + closed.retryInMs > maxWait) throw this.refusal(closed, call);
+            if (waited + closed.retryInMs > maxWait || this.clock() + closed.retryInMs > deadline) throw this.refusal(closed, call);
             await this.waitHere(closed, call);
             waited += closed.retryInMs;
             continue;
@@ -168,6 +165,7 @@ export class GovernorLink implements RequestBudget {
           await untilCancelled(this.sleep(wait));
         }
         const releaseAt = this.clock();
+        if (releaseAt > deadline) throw this.refusal(timeSpent, call);
         if (slotStillValid(answer.slotAt, releaseAt, spacingMs)) {
           this.lastReleaseAt = releaseAt;
           return answer.window;
@@ -183,7 +181,8 @@ export class GovernorLink implements RequestBudget {
         });
         continue;
       }
-      if (waited + answer.retryInMs > maxWait) throw this.refusal(answer, call);
+      const timeOut = answer.reason === ATTEMPT_TIME_SPENT || now + answer.retryInMs > deadline;
+      if (timeOut || waited + answer.retryInMs > maxWait) throw this.refusal(answer, call);
       await this.waitHere(answer, call);
       waited += answer.retryInMs;
     }
@@ -191,7 +190,7 @@ export class GovernorLink implements RequestBudget {
 
   /** A short wait on a shared limit, spent here rather than in a Temporal retry: counted and logged. */
   private async waitHere(answer: { retryInMs: number; reason: string }, call: CallDescription): Promise<void> {
-    this.showWait(answer);
+    showSharedWait({ credential: this.opts.credential, until: new Date(this.clock() + answer.retryInMs).toISOString(), reason: answer.reason });
     longhaulMetrics().limitWaitMs.add(Math.round(answer.retryInMs), { api: 'github' });
     activityLog('info', 'governor-wait', `${call.method} ${call.url}: waits ${Math.ceil(answer.retryInMs / 1000)} s on ${this.opts.credential}'s shared rate limit (${answer.reason})`, {
       api: 'github',
@@ -200,20 +199,6 @@ export class GovernorLink implements RequestBudget {
       reason: answer.reason,
     });
     await untilCancelled(this.sleep(answer.retryInMs));
-  }
-
-  /** A wait held here shows in the activity's heartbeat details (see `common/shared-wait.ts`). */
-  private showWait(answer: { retryInMs: number; reason: string }): void {
-    let ctx: Context;
-    try {
-      ctx = Context.current();
-    } catch {
-      return; // not in an activity (tests, tools)
-    }
-    // An activity that heartbeats for itself (a download's resume point) keeps its own details.
-    if (ctx.info.heartbeatTimeoutMs) return;
-    const sharedLimitWait: SharedLimitWait = { credential: this.opts.credential, until: new Date(this.clock() + answer.retryInMs).toISOString(), reason: answer.reason };
-    ctx.heartbeat({ sharedLimitWait });
   }
 
   private refusal(answer: { retryInMs: number; reason: string }, call: CallDescription) {
@@ -255,10 +240,17 @@ export class GovernorLink implements RequestBudget {
     return undefined;
   }
 
-  /** Queues the ask; one Update per kind is out at a time, carrying every request queued meanwhile. */
-  private ask(kind: RequestKind): Promise<Answer> {
+  /** Slots granted here that their requests' attempts could not use in time, for the next requests to ask. */
+  private spare: Record<RequestKind, Answer[]> = { read: [], mutation: [], content: [] };
+
+  /** Queues the ask (or takes a spare slot still ahead); one Update per kind is out at a time, carrying every request queued meanwhile. */
+  private ask(kind: RequestKind, deadline: number): Promise<Answer> {
+    const now = this.clock();
+    this.spare[kind] = this.spare[kind].filter((slot) => slot.ok && slot.slotAt !== undefined && slot.slotAt > now);
+    const fits = this.spare[kind].findIndex((slot) => slot.ok && slot.slotAt! <= deadline);
+    if (fits >= 0) return Promise.resolve(this.spare[kind].splice(fits, 1)[0]);
     return new Promise((resolve) => {
-      this.pending[kind].push({ resolve });
+      this.pending[kind].push({ deadline, resolve });
       if (!this.asking[kind]) void this.flush(kind);
     });
   }
@@ -267,10 +259,12 @@ export class GovernorLink implements RequestBudget {
     this.asking[kind] = true;
     try {
       while (this.pending[kind].length > 0) {
-        const waiters = this.pending[kind].splice(0);
+        // The nearest deadlines first: the slots come in order, and those waiters can wait least.
+        const waiters = this.pending[kind].splice(0).sort((a, b) => a.deadline - b.deadline);
         let grant: AcquireGrant;
         try {
-          const lead = kind === 'read' ? {} : { leadMs: this.slotLead };
+          const latest = waiters[waiters.length - 1].deadline - this.clock() - this.slotLead;
+          const lead = kind === 'read' ? {} : { leadMs: this.slotLead, ...(Number.isFinite(latest) ? { maxWaitMs: Math.max(0, Math.round(latest)) } : {}) };
           grant = await this.update({ workerId: this.workerId, kind, count: waiters.length, observation: this.takeObservation(), refunds: this.takeRefunds(), ...lead });
         } catch (err) {
           const reason = `rate governor unreachable: ${(err as Error).message}`;
@@ -280,13 +274,19 @@ export class GovernorLink implements RequestBudget {
         const lateMs = grant.grantedAt === undefined ? undefined : this.clock() - grant.grantedAt;
         this.concurrency = grant.concurrency;
         this.wakeSlots();
-        waiters.forEach((w, i) => {
-          if (i < grant.granted) {
-            w.resolve({ ok: true, slotAt: grant.slotTimes?.[i], lateMs, spacingMs: grant.spacingMs, window: grant.window });
+        const slots = grant.slotTimes?.slice(0, grant.granted);
+        let next = 0;
+        for (const w of waiters) {
+          if (next < grant.granted && (!slots || slots[next] <= w.deadline)) {
+            w.resolve({ ok: true, slotAt: slots?.[next++], lateMs, spacingMs: grant.spacingMs, window: grant.window });
+          } else if (next < grant.granted) {
+            // Its slot would come after its attempt's time: the slot stays for the waiters after it.
+            w.resolve({ ok: false, retryInMs: 1000 + Math.round(this.random() * 1000), reason: ATTEMPT_TIME_SPENT });
           } else {
             w.resolve({ ok: false, retryInMs: (grant.retryInMs ?? 1000) + Math.round(this.random() * 500), reason: grant.reason ?? 'refused' });
           }
-        });
+        }
+        for (const slotAt of slots?.slice(next) ?? []) this.spare[kind].push({ ok: true, slotAt, spacingMs: grant.spacingMs, window: grant.window });
         if (grant.observe) this.wantObservationNow = true;
       }
     } finally {
