@@ -1,6 +1,6 @@
 /** The attempt number the retry decisions need, read from the running activity. */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Context } from '@temporalio/activity';
+import { currentActivity } from '../common/current-activity';
 
 /**
  * Calls that count as a first attempt whatever the activity's attempt: a quiet poll's attempts are polls
@@ -17,9 +17,5 @@ export function asFirstAttempt<T>(fn: () => Promise<T>): Promise<T> {
 /** The current activity attempt (1 outside an activity, or inside `asFirstAttempt`), for the retry decision. */
 export function currentAttempt(): number {
   if (firstAttempt.getStore()) return 1;
-  try {
-    return Context.current().info.attempt;
-  } catch {
-    return 1;
-  }
+  return currentActivity()?.info.attempt ?? 1;
 }

@@ -7,7 +7,7 @@
  * Field names are stable (log pipelines filter on them): `event` always, then as they apply `api`,
  * `route`, `method`, `status`, `waitMs`, `reason`, `type`, `attempt`.
  */
-import { Context } from '@temporalio/activity';
+import { currentActivity } from '../common/current-activity';
 
 export type LogEvent =
   | 'rate-limit-wait'
@@ -21,12 +21,8 @@ export interface LogFields {
 }
 
 export function activityLog(level: 'info' | 'warn' | 'error', event: LogEvent, message: string, fields: LogFields = {}): void {
-  let context: Context;
-  try {
-    context = Context.current();
-  } catch {
-    return;
-  }
+  const context = currentActivity();
+  if (!context) return;
   const meta: Record<string, unknown> = { event };
   for (const [key, value] of Object.entries(fields)) if (value !== undefined) meta[key] = value;
   context.log[level](message, meta);

@@ -8,7 +8,8 @@
  * unlocks for 600 locked repositories). So past its send deadline an attempt sends nothing and fails "not sent"
  * (a refusal: the next attempt, or `sendOnce`, sends it once).
  */
-import { Context } from '@temporalio/activity';
+import type { Context } from '@temporalio/activity';
+import { currentActivity } from '../../common/current-activity';
 import type { SharedLimitWait } from '../../common/shared-wait';
 
 /**
@@ -17,13 +18,8 @@ import type { SharedLimitWait } from '../../common/shared-wait';
  * governor's tasks is stopping — must not hold the last worker's shutdown for ever. Outside an activity: `work`.
  */
 export function untilCancelled<T>(work: Promise<T>): Promise<T> {
-  let ctx: Context;
-  try {
-    ctx = Context.current();
-  } catch {
-    return work;
-  }
-  return Promise.race([work, ctx.cancelled]);
+  const ctx = currentActivity();
+  return ctx ? Promise.race([work, ctx.cancelled]) : work;
 }
 
 /**
@@ -37,7 +33,11 @@ function sendMarginMs(timeoutMs: number): number {
   return Math.min(ATTEMPT_SEND_MARGIN_MS, Math.round(timeoutMs / 4));
 }
 
-/** When each activity execution (one attempt) first asked the link: its start, as near as the worker knows it. */
+/**
+ * When each activity execution (one attempt) first asked the link: its start, as near as the worker knows it.
+ * Not `info.currentAttemptScheduledTimestampMs`: that is when the attempt was scheduled, and a task that
+ * waited in a busy queue would find its deadline already near or past when it starts.
+ */
 const firstAsked = new WeakMap<Context, number>();
 
 /**
@@ -46,12 +46,8 @@ const firstAsked = new WeakMap<Context, number>();
  * activity's first request here; the margin covers that too.
  */
 export function attemptSendDeadline(clock: () => number): number | undefined {
-  let ctx: Context;
-  try {
-    ctx = Context.current();
-  } catch {
-    return undefined;
-  }
+  const ctx = currentActivity();
+  if (!ctx) return undefined;
   let started = firstAsked.get(ctx);
   if (started === undefined) firstAsked.set(ctx, (started = clock()));
   const { startToCloseTimeoutMs: attempt, scheduleToCloseTimeoutMs: total, scheduledTimestampMs: scheduled } = ctx.info;
@@ -63,12 +59,7 @@ export function attemptSendDeadline(clock: () => number): number | undefined {
 
 /** A wait held in the link shows in the activity's heartbeat details (see `common/shared-wait.ts`). */
 export function showSharedWait(sharedLimitWait: SharedLimitWait): void {
-  let ctx: Context;
-  try {
-    ctx = Context.current();
-  } catch {
-    return; // not in an activity (tests, tools)
-  }
+  const ctx = currentActivity();
   // An activity that heartbeats for itself (a download's resume point) keeps its own details.
-  if (!ctx.info.heartbeatTimeoutMs) ctx.heartbeat({ sharedLimitWait });
+  if (ctx && !ctx.info.heartbeatTimeoutMs) ctx.heartbeat({ sharedLimitWait });
 }
