@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { InlineHash, ThreadHash } from '../../src/activities/github/archive-hash';
+import { hashOnThread, InlineHash, ThreadHash } from '../../src/activities/github/archive-hash';
 
 const sha256 = (...parts: Buffer[]) => parts.reduce((h, p) => h.update(p), createHash('sha256')).digest('hex');
 
@@ -53,5 +53,13 @@ describe('ThreadHash', () => {
     await dropped.update(Buffer.from('xyz'));
     dropped.discard();
     expect(await dropped.digest()).toBe(sha256());
+  });
+});
+
+describe('hashOnThread', () => {
+  it('hashes beside the socket reads only when a second core can run the thread', () => {
+    expect(hashOnThread(1)).toBe(false);
+    expect(hashOnThread(2)).toBe(true);
+    expect(hashOnThread(64)).toBe(true);
   });
 });

@@ -9,9 +9,10 @@
  * buffers are); any other bytes are copied by `postMessage`.
  *
  * One thread serves every download of the process (each hash has an id); it is started on first use, and
- * does not keep the process alive while no hash is pending. Whether downloads use it is `HASH_ON_THREAD`.
+ * does not keep the process alive while no hash is pending. Whether downloads use it is `hashOnThread`.
  */
 import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
 /** What the sink and the `.part` re-hash need: bytes in order. */
@@ -120,15 +121,19 @@ export interface ArchiveHash extends BlockHash {
 }
 
 /**
- * Whether downloads hash on the hash thread (`ThreadHash`) or on the main thread (`InlineHash`). On: with the
- * sink's 1 MiB staging buffers, bench:download's best runs at load average under 1.5 were 0.82–0.95× curl
- * with the thread, against 0.75–0.79× without (at up to 2.2), and the RSS growth stayed under 50 MB (40–45 MiB; with 4 MiB buffers the
- * thread's ~10 MiB took it to 57 MiB). See docs/benchmarks.md, "Archive download", round 7.
+ * Whether downloads hash on the hash thread (`ThreadHash`) or on the calling thread (`InlineHash`): on the
+ * thread when the process may use more than one core. With the sink's 1 MiB staging buffers, bench:download's
+ * best runs at load average under 1.5 were 0.82–0.95× curl with the thread, against 0.75–0.79× without (at up
+ * to 2.2), and the RSS growth stayed under 50 MB (40–45 MiB; with 4 MiB buffers the thread's ~10 MiB took it
+ * to 57 MiB). See docs/benchmarks.md, "Archive download", round 7. On one core the thread cannot run beside
+ * the socket reads: it would only add the hand-over to the same serial work.
  */
-export const HASH_ON_THREAD = true;
+export function hashOnThread(cores: number = availableParallelism()): boolean {
+  return cores > 1;
+}
 
 export function archiveHash(): ArchiveHash {
-  return HASH_ON_THREAD ? new ThreadHash() : new InlineHash();
+  return hashOnThread() ? new ThreadHash() : new InlineHash();
 }
 
 /** The SHA-256 on the calling thread, block by block as the sink hands them over. */
