@@ -20,7 +20,7 @@ import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server';
 import { startEmulator } from '../src/emulator/emulator';
-import { startSinkReceiver } from '../src/emulator/sink/receiver';
+import { startSinkReceiver, type ReceivedBatch } from '../src/emulator/sink/receiver';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from '../src/common/feeds';
@@ -195,6 +195,7 @@ async function main(): Promise<void> {
   row('pushed out by bursts before any poll', String(droppedUnseen), `gaps reported: ${sum((s) => s.counters.gaps)}`);
   row('produced, not delivered, not pushed out', String(undelivered), 'target 0');
   row('duplicates (events received again)', String(receiver.stats.resentEvents), 'target 0');
+  for (const line of describeResentBatches(receiver.batches)) console.log(`    ${line}`);
   row('early polls (seen by the emulator)', String(totals.earlyPolls), 'target 0');
   row('sink failures', String(sum((s) => s.counters.sinkFailures)));
   row('worker CPU', `${cpu.toFixed(1)} s (${((100 * cpu * 1000) / runMs).toFixed(1)} % of a core)`, `system ${cpuSystem.toFixed(1)} s`);
@@ -209,6 +210,28 @@ async function main(): Promise<void> {
   await emulator.close();
   await rm(dataDir, { recursive: true, force: true });
   process.exitCode = receiver.stats.resentEvents === 0 && totals.earlyPolls === 0 && undelivered === 0 ? 0 : 1;
+}
+
+/**
+ * Where duplicates came from: a batch re-sent with a delivery id the receiver already had is a sink retry
+ * (the same bytes again); one with a new delivery id carried events an earlier poll had delivered already
+ * (the cursor did not record them as delivered).
+ */
+function describeResentBatches(batches: readonly ReceivedBatch[]): string[] {
+  const seen = new Set<string>();
+  const firstBatch = new Map<string, ReceivedBatch>();
+  const lines: string[] = [];
+  for (const b of batches) {
+    if (b.alreadyStored > 0) {
+      const kind = seen.has(b.delivery) ? 'the same delivery again (sink retry)' : 'a new delivery';
+      const earlier = b.eventIds.map((id) => firstBatch.get(id)).find((e) => e !== undefined);
+      const from = earlier ? `first sent by ${earlier.feed === b.feed ? 'the same feed' : earlier.feed} at ${new Date(earlier.receivedAt).toISOString()}` : '';
+      lines.push(`${b.feed}: ${b.alreadyStored} of ${b.eventIds.length} events already stored, ${kind}, at ${new Date(b.receivedAt).toISOString()}; ${from}`);
+    }
+    seen.add(b.delivery);
+    for (const id of b.eventIds) if (!firstBatch.has(id)) firstBatch.set(id, b);
+  }
+  return lines.length > 10 ? [...lines.slice(0, 10), `… and ${lines.length - 10} more such batches`] : lines;
 }
 
 main().catch((err) => {
