@@ -78,12 +78,16 @@ interface Figures {
   minMutationGapMs: number | null;
   closestMutations?: [string, string];
   peakConcurrent: number;
+  /** What the emulator received of each kind of mutation: a SIGKILL must not make the fleet send one twice. */
+  starts: number;
+  unlocks: number;
   firstFailure?: string;
 }
 
 const TOKEN = 'bench-token';
 /** The emulator's route key of a migration start (its stats count requests by route). */
 const MIGRATION_START = 'POST /orgs/:org/migrations';
+const REPOSITORY_UNLOCK = 'DELETE /orgs/:org/migrations/:id/repos/:repo/lock';
 
 async function run(o: Options, workers: number, governorOn: boolean, server: Awaited<ReturnType<typeof startDevServer>>, bundlePath: string, dataDir: string): Promise<Figures> {
   const fixture = defaultGithubFixture();
@@ -197,6 +201,8 @@ async function run(o: Options, workers: number, governorOn: boolean, server: Awa
       minMutationGapMs: caller.minMutationGapMs,
       closestMutations: caller.closestMutations,
       peakConcurrent: caller.peakConcurrent,
+      starts: stats.byRoute[MIGRATION_START] ?? 0,
+      unlocks: stats.byRoute[REPOSITORY_UNLOCK] ?? 0,
       firstFailure: failed.length ? String((failed[0] as PromiseRejectedResult).reason) : undefined,
     };
     return figures;
@@ -224,7 +230,7 @@ function printWindows(
   }
 }
 
-function print(all: Figures[]): void {
+function print(o: Options, all: Figures[]): void {
   const row = (label: string, f: (x: Figures) => string, target = '') =>
     console.log(`  ${label.padEnd(44)} ${all.map((x) => f(x).padEnd(14)).join(' ')} ${target}`);
   console.log(`results (load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')} on ${cpus().length} cores)`);
@@ -241,6 +247,7 @@ function print(all: Figures[]): void {
   row('  utilisation over every window of the run', (x) => `${(x.utilisation * 100).toFixed(1)} %`);
   row('  lowest window / windows of the run', (x) => `${(x.minUtilisation * 100).toFixed(0)} % / ${x.windows}`);
   row('smallest gap between two mutations', (x) => (x.minMutationGapMs === null ? '-' : `${x.minMutationGapMs} ms`), 'target ≥ 1000 ms');
+  row('migration starts / unlocks sent', (x) => `${x.starts} / ${x.unlocks}`, `each once: ${o.migrations} / ${o.migrations * o.repos}`);
   row('peak concurrent requests on the token', (x) => String(x.peakConcurrent), 'cap 50');
   for (const x of all) if (x.firstFailure) console.log(`  W=${x.workers} first failure: ${x.firstFailure}`);
   for (const x of all) {
@@ -259,15 +266,15 @@ async function main(): Promise<void> {
   try {
     // Figures are printed after every run (columns so far), so a long session still reports what it measured.
     all.push(await run(o, o.workers, true, server, bundlePath, dataDir));
-    print(all);
+    print(o, all);
     // What the governor prevents: the same fleet, each process with only its own in-memory gate.
     if (o.control) {
       all.push(await run(o, o.workers, false, server, bundlePath, dataDir));
-      print(all);
+      print(o, all);
     }
     if (o.compare && o.workers !== 1) {
       all.push(await run(o, 1, true, server, bundlePath, dataDir));
-      print(all);
+      print(o, all);
     }
   } finally {
     await server.stop();
