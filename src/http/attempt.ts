@@ -1,6 +1,6 @@
 /** The attempt number the retry decisions need, read from the running activity. */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { currentActivity } from '../common/current-activity';
+import { currentActivity } from '../temporal/current-activity';
 
 /**
  * Calls that count as a first attempt whatever the activity's attempt: a quiet poll's attempts are polls

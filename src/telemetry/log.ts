@@ -7,7 +7,7 @@
  * Field names are stable (log pipelines filter on them): `event` always, then as they apply `api`,
  * `route`, `method`, `status`, `waitMs`, `reason`, `type`, `attempt`.
  */
-import { currentActivity } from '../common/current-activity';
+import { currentActivity } from '../temporal/current-activity';
 
 export type LogEvent =
   | 'rate-limit-wait'

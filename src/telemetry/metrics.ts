@@ -6,7 +6,7 @@
  * (asking `Runtime.instance()` elsewhere, in the CLI or a unit test, would install a default runtime before
  * the process's own). Outside an activity, and in a runtime without a metrics exporter, recording is a no-op.
  */
-import { currentActivity } from '../common/current-activity';
+import { currentActivity } from '../temporal/current-activity';
 import { Runtime } from '@temporalio/worker';
 import { noopMetricMeter, type MetricCounter, type MetricGauge, type MetricMeter } from '@temporalio/common';
 

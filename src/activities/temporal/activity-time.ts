@@ -9,7 +9,7 @@
  * (a refusal: the next attempt, or `sendOnce`, sends it once).
  */
 import type { Context } from '@temporalio/activity';
-import { currentActivity } from '../../common/current-activity';
+import { currentActivity } from '../../temporal/current-activity';
 import type { SharedLimitWait } from '../../common/shared-wait';
 
 /**
