@@ -163,13 +163,24 @@ async function main(): Promise<void> {
   clearInterval(progress);
   clearInterval(sampler);
 
-  for (const feed of feeds) await client.schedule.getHandle(feedScheduleId(feed)).delete();
+  // A scheduled run still in flight when its cursor stops would start a fresh cursor (Update-with-Start),
+  // which polls once more and delivers the feed's whole window again: let those runs end first.
+  const inFlight: { workflowId: string; runId: string }[] = [];
+  for (const feed of feeds) {
+    const schedule = client.schedule.getHandle(feedScheduleId(feed));
+    const { info } = await schedule.describe();
+    await schedule.delete();
+    for (const a of info.runningActions) inFlight.push({ workflowId: a.workflow.workflowId, runId: a.workflow.firstExecutionRunId });
+  }
+  for (const run of inFlight) await client.workflow.getHandle(run.workflowId, run.runId).result().catch(() => undefined);
   const statuses: FeedCursorStatus[] = [];
   for (const feed of feeds) {
     const handle = client.workflow.getHandle(feedCursorWorkflowId(feed));
     statuses.push(await handle.query<FeedCursorStatus>('status'));
     await handle.signal('stopFeedCursor');
   }
+  // Every cursor ends once stopped; one still running was started again after its stop.
+  const cursorsLeft = await countRunningCursors(client, feeds);
 
   const produced = feeds.reduce((n, f) => n + emulator.feeds.produced(f).length, 0);
   const droppedUnseen = feeds.reduce((n, f) => n + emulator.feeds.droppedUnseen(f).length, 0);
@@ -197,6 +208,7 @@ async function main(): Promise<void> {
   row('duplicates (events received again)', String(receiver.stats.resentEvents), 'target 0');
   for (const line of describeResentBatches(receiver.batches)) console.log(`    ${line}`);
   row('early polls (seen by the emulator)', String(totals.earlyPolls), 'target 0');
+  row('cursors running after their stop', String(cursorsLeft), `target 0 (scheduled runs in flight at the end: ${inFlight.length})`);
   row('sink failures', String(sum((s) => s.counters.sinkFailures)));
   row('worker CPU', `${cpu.toFixed(1)} s (${((100 * cpu * 1000) / runMs).toFixed(1)} % of a core)`, `system ${cpuSystem.toFixed(1)} s`);
   row('worker peak RSS', `${(peakRss / 1024).toFixed(0)} MB`, `mean ${(rssSum / Math.max(1, rssSamples) / 1024).toFixed(0)} MB`);
@@ -209,7 +221,18 @@ async function main(): Promise<void> {
   await receiver.close();
   await emulator.close();
   await rm(dataDir, { recursive: true, force: true });
-  process.exitCode = receiver.stats.resentEvents === 0 && totals.earlyPolls === 0 && undelivered === 0 ? 0 : 1;
+  process.exitCode = receiver.stats.resentEvents === 0 && totals.earlyPolls === 0 && undelivered === 0 && cursorsLeft === 0 ? 0 : 1;
+}
+
+/** The feeds' cursor workflows still running, a few seconds after each was asked to stop. */
+async function countRunningCursors(client: Client, feeds: readonly string[]): Promise<number> {
+  let running = 0;
+  for (const feed of feeds) {
+    const handle = client.workflow.getHandle(feedCursorWorkflowId(feed));
+    const ended = await Promise.race([handle.result().then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
+    if (!ended && (await handle.describe()).status.name === 'RUNNING') running++;
+  }
+  return running;
 }
 
 /**
