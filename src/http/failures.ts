@@ -4,7 +4,7 @@
  * its credentials). Permanent failures are non-retryable; waits demanded by the server travel as
  * `nextRetryDelay`, so Temporal's retry timer, not a sleeping activity, does the waiting.
  */
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, type ApplicationFailureCategory } from '@temporalio/common';
 import type { RetryDecision } from './retry-policy';
 
 /** Identifies the call in failure details and messages. Never holds headers or bodies with secrets. */
@@ -24,8 +24,16 @@ export interface HttpFailureDetails {
   retryDelayMs?: number;
 }
 
-/** `type` replaces the decision's failure type where a caller keeps its own stable names (the HTTP sink's). */
-export function failureFromDecision(decision: Exclude<RetryDecision, { kind: 'success' }>, call: CallDescription, type: string = decision.type): ApplicationFailure {
+/**
+ * `type` replaces the decision's failure type where a caller keeps its own stable names (the HTTP sink's).
+ * `category` BENIGN marks a retry that is expected flow (the SDK logs it at DEBUG, not as a failed activity).
+ */
+export function failureFromDecision(
+  decision: Exclude<RetryDecision, { kind: 'success' }>,
+  call: CallDescription,
+  type: string = decision.type,
+  category?: ApplicationFailureCategory,
+): ApplicationFailure {
   const statusText = decision.status ? ` → ${decision.status}` : '';
   const message = `${call.method} ${call.url}${statusText}: ${decision.message}`;
   const details: HttpFailureDetails = {
@@ -44,6 +52,7 @@ export function failureFromDecision(decision: Exclude<RetryDecision, { kind: 'su
     nonRetryable: false,
     details: [details],
     nextRetryDelay: decision.delayMs,
+    category,
   });
 }
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { ATTEMPT_TIME_SPENT } from '../../src/activities/temporal/rate-governor';
 import { linkOnClock } from '../helpers/governor-link';
 import { ATTEMPT_SEND_MARGIN_MS, attemptSendDeadline } from '../../src/activities/temporal/activity-time';
@@ -31,6 +31,7 @@ async function notSent(acquiring: Promise<unknown>): Promise<ApplicationFailure>
   // A refusal: the workflow's kit knows nothing reached the API (sendOnce sends again, keepTrying retries).
   expect(failure.type).toBe(FailureType.SecondaryRateLimit);
   expect(failure.message).toContain('not sent');
+  expect(failure.category).toBe(ApplicationFailureCategory.BENIGN);
   return failure;
 }
 

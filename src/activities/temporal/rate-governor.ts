@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
-import type { Workflow } from '@temporalio/common';
+import { ApplicationFailureCategory, type Workflow } from '@temporalio/common';
 import { chainedReleaseAt, gateCheckAheadMs, MUTATION_SLOT_LEAD_MS, nextSlotLead, slotStillValid } from '../../common/mutation-slots';
 import {
   BUDGET_SPENT,
@@ -217,6 +217,10 @@ export class GovernorLink implements RequestBudget {
         message: `not sent: ${sharedWaitLine({ credential: this.opts.credential, until: new Date(this.clock() + answer.retryInMs).toISOString() })} (${answer.reason})`,
       },
       call,
+      undefined,
+      // Nothing reached the API: expected flow, said above at INFO, not a failed request (the SDK would log
+      // every refusal at WARN as "Activity failed").
+      ApplicationFailureCategory.BENIGN,
     );
   }
 
