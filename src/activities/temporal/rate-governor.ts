@@ -123,7 +123,7 @@ export class GovernorLink implements RequestBudget {
   /** Waits for a permit (a mutation: releasing it by `deadline`); returns the window it was granted from. */
   private async permit(kind: RequestKind, call: CallDescription, deadline: number): Promise<number> {
     const maxWait = this.opts.maxLocalWaitMs ?? 20_000;
-    const timeSpent = { retryInMs: 1000 + Math.round(this.random() * 1000), reason: ATTEMPT_TIME_SPENT };
+    const timeSpent = this.retrySoon(ATTEMPT_TIME_SPENT);
     let waited = 0;
     for (;;) {
       const now = this.clock();
@@ -201,6 +201,11 @@ export class GovernorLink implements RequestBudget {
     await untilCancelled(this.sleep(answer.retryInMs));
   }
 
+  /** A retry in 1–2 s (jittered, so refused workers do not all ask again at once). */
+  private retrySoon(reason: string): { retryInMs: number; reason: string } {
+    return { retryInMs: 1000 + Math.round(this.random() * 1000), reason };
+  }
+
   private refusal(answer: { retryInMs: number; reason: string }, call: CallDescription) {
     longhaulMetrics().limitWaitMs.add(Math.round(answer.retryInMs), { api: 'github' });
     activityLog('info', 'governor-wait', `${call.method} ${call.url}: not sent, Temporal retries in ${Math.ceil(answer.retryInMs / 1000)} s (${this.opts.credential}'s shared rate limit: ${answer.reason})`, {
@@ -231,7 +236,7 @@ export class GovernorLink implements RequestBudget {
       const client = await this.client();
       snap = await client.workflow.getHandle(governorWorkflowId(this.opts.credential)).query<GovernorSnapshot>('limits');
     } catch (err) {
-      return { retryInMs: 1000 + Math.round(this.random() * 1000), reason: `rate governor unreachable: ${(err as Error).message}` };
+      return this.retrySoon(`rate governor unreachable: ${(err as Error).message}`);
     }
     const now = this.clock();
     const jitter = Math.round(this.random() * 1000);
@@ -272,7 +277,7 @@ export class GovernorLink implements RequestBudget {
           grant = await this.update({ workerId: this.workerId, kind, count: waiters.length, observation: this.takeObservation(), refunds: this.takeRefunds(), ...lead });
         } catch (err) {
           const reason = `rate governor unreachable: ${(err as Error).message}`;
-          for (const w of waiters) w.resolve({ ok: false, retryInMs: 1000 + Math.round(this.random() * 1000), reason });
+          for (const w of waiters) w.resolve({ ok: false, ...this.retrySoon(reason) });
           continue;
         }
         const lateMs = grant.grantedAt === undefined ? undefined : this.clock() - grant.grantedAt;
@@ -285,7 +290,7 @@ export class GovernorLink implements RequestBudget {
             w.resolve({ ok: true, slotAt: slots?.[next++], lateMs, spacingMs: grant.spacingMs, window: grant.window });
           } else if (next < grant.granted) {
             // Its slot would come after its attempt's time: the slot stays for the waiters after it.
-            w.resolve({ ok: false, retryInMs: 1000 + Math.round(this.random() * 1000), reason: ATTEMPT_TIME_SPENT });
+            w.resolve({ ok: false, ...this.retrySoon(ATTEMPT_TIME_SPENT) });
           } else {
             w.resolve({ ok: false, retryInMs: (grant.retryInMs ?? 1000) + Math.round(this.random() * 500), reason: grant.reason ?? 'refused' });
           }
