@@ -23,7 +23,8 @@ import { startEmulator } from '../src/emulator/emulator';
 import { startSinkReceiver, type ReceivedBatch } from '../src/emulator/sink/receiver';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
-import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from '../src/common/feeds';
+import { feedCursorWorkflowId, type FeedCursorStatus } from '../src/common/feeds';
+import { deleteFeedSchedule } from '../src/temporal/feed-schedule-delete';
 import { upsertFeedSchedule } from '../src/temporal/schedules';
 import { buildWorker, cpuTimes, rssKb, startWorkerProcess } from './worker-process';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
@@ -163,22 +164,11 @@ async function main(): Promise<void> {
   clearInterval(progress);
   clearInterval(sampler);
 
-  // A scheduled run still in flight when its cursor stops would start a fresh cursor (Update-with-Start),
-  // which polls once more and delivers the feed's whole window again: let those runs end first.
-  const inFlight: { workflowId: string; runId: string }[] = [];
-  for (const feed of feeds) {
-    const schedule = client.schedule.getHandle(feedScheduleId(feed));
-    const { info } = await schedule.describe();
-    await schedule.delete();
-    for (const a of info.runningActions) inFlight.push({ workflowId: a.workflow.workflowId, runId: a.workflow.firstExecutionRunId });
-  }
-  for (const run of inFlight) await client.workflow.getHandle(run.workflowId, run.runId).result().catch(() => undefined);
-  const statuses: FeedCursorStatus[] = [];
-  for (const feed of feeds) {
-    const handle = client.workflow.getHandle(feedCursorWorkflowId(feed));
-    statuses.push(await handle.query<FeedCursorStatus>('status'));
-    await handle.signal('stopFeedCursor');
-  }
+  // Schedules deleted and cursors ended the way `feed-schedule --delete --forget-cursor` does it: each cursor
+  // only once its feed's runs in flight have ended (one would start a fresh cursor that re-delivers the window).
+  const deletions = await Promise.all(feeds.map((feed) => deleteFeedSchedule(client, feed, { forgetCursor: true, runsTimeoutMs: 5 * 60_000 })));
+  const statuses = deletions.flatMap((d) => (d.cursorStatus ? [d.cursorStatus] : []));
+  const cursorsKept = deletions.filter((d) => d.stillRunning.length > 0).length;
   // Every cursor ends once stopped; one still running was started again after its stop.
   const cursorsLeft = await countRunningCursors(client, feeds);
 
@@ -208,7 +198,7 @@ async function main(): Promise<void> {
   row('duplicates (events received again)', String(receiver.stats.resentEvents), 'target 0');
   for (const line of describeResentBatches(receiver.batches)) console.log(`    ${line}`);
   row('early polls (seen by the emulator)', String(totals.earlyPolls), 'target 0');
-  row('cursors running after their stop', String(cursorsLeft), `target 0 (scheduled runs in flight at the end: ${inFlight.length})`);
+  row('cursors running after their stop', String(cursorsLeft), `target 0 (poll runs waited for at the end: ${deletions.reduce((n, d) => n + d.waitedFor.length, 0)}; cursors kept for runs still going: ${cursorsKept})`);
   row('sink failures', String(sum((s) => s.counters.sinkFailures)));
   row('worker CPU', `${cpu.toFixed(1)} s (${((100 * cpu * 1000) / runMs).toFixed(1)} % of a core)`, `system ${cpuSystem.toFixed(1)} s`);
   row('worker peak RSS', `${(peakRss / 1024).toFixed(0)} MB`, `mean ${(rssSum / Math.max(1, rssSamples) / 1024).toFixed(0)} MB`);

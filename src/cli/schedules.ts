@@ -3,7 +3,7 @@
  *
  *   npm run starter -- feed-schedule --feed /repos/octo-org/alpha/events --every 1m [--sink file|file:PATH|https://…|logging:projects/P]
  *   npm run starter -- feed-schedule --list
- *   npm run starter -- feed-schedule --feed /repos/octo-org/alpha/events --pause | --unpause | --delete [--forget-cursor]
+ *   npm run starter -- feed-schedule --feed /repos/octo-org/alpha/events --pause | --unpause | --delete [--forget-cursor [--runs-timeout 2m]]
  *   npm run starter -- feed-poll --feed /repos/octo-org/alpha/events --wait
  *   npm run starter -- hook-repair-schedule --org octo-org --hook-id 1 --every 1h [--lookback 24h]
  *   npm run starter -- hook-repair-schedule --repo octo-org/alpha --hook-id 2 --every 30m
@@ -30,6 +30,7 @@ import {
 } from '../common/feeds';
 import { hookLabel, hookRepairProblems, hookRepairScheduleId, hookTargetProblems, parseHookTarget, type HookRepairInput, type HookTarget } from '../common/hook-repair';
 import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
+import { DEFAULT_RUNS_TIMEOUT_MS, deleteFeedSchedule, type FeedScheduleDeletion } from '../temporal/feed-schedule-delete';
 import { FEED_SCHEDULE_PREFIX, HOOK_SCHEDULE_PREFIX, listSchedules, upsertFeedSchedule, upsertHookRepairSchedule, type ScheduleListing } from '../temporal/schedules';
 import { CliError, printJson, type CliContext } from './context';
 import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from './run-workflow';
@@ -126,6 +127,7 @@ interface FeedScheduleFlags extends ManageFlags, RecurringFlags {
   grace?: number;
   paused?: boolean;
   forgetCursor?: boolean;
+  runsTimeout?: number;
 }
 
 interface FeedPollFlags extends OutputFlags {
@@ -159,6 +161,8 @@ function hookTarget(flags: { org?: string; repo?: string; hookId?: number }): { 
 
 async function feedSchedule(flags: FeedScheduleFlags, context: CliContext): Promise<void> {
   const action = managementAction(flags);
+  if (flags.forgetCursor && action !== 'delete') throw new CliError('--forget-cursor goes with --delete', 2);
+  if (flags.runsTimeout !== undefined && !flags.forgetCursor) throw new CliError('--runs-timeout goes with --delete --forget-cursor', 2);
   const client = await context.client();
   if (action === 'list') {
     const schedules = await listSchedules(client, FEED_SCHEDULE_PREFIX);
@@ -182,17 +186,11 @@ async function feedSchedule(flags: FeedScheduleFlags, context: CliContext): Prom
   }
   const feed = canonicalFeed(flags.feed);
   const scheduleId = feedScheduleId(feed);
+  if (action === 'delete') return deleteFeed(client, feed, flags, context);
   if (action) {
     await manage(client, scheduleId, action);
-    if (action === 'delete' && flags.forgetCursor) {
-      await client.workflow
-        .getHandle(feedCursorWorkflowId(feed))
-        .signal('stopFeedCursor')
-        .catch(() => undefined);
-    }
-    if (flags.json) return printJson({ scheduleId, feed, action, cursorForgotten: action === 'delete' && Boolean(flags.forgetCursor) });
-    const what = action === 'delete' ? (flags.forgetCursor ? 'deleted (and its cursor ended)' : 'deleted (its cursor is kept: re-creating the schedule resumes where it stopped)') : `${action}d`;
-    console.log(`schedule ${scheduleId} ${what}`);
+    if (flags.json) return printJson({ scheduleId, feed, action });
+    console.log(`schedule ${scheduleId} ${action}d`);
     return;
   }
   const input: FeedPollRunInput = {
@@ -207,6 +205,41 @@ async function feedSchedule(flags: FeedScheduleFlags, context: CliContext): Prom
   if (flags.json) return printJson({ scheduleId, created, feed, everyMs: flags.every, sink: input.sink, paused: Boolean(flags.paused) });
   console.log(`${created ? 'created' : 'updated'} schedule ${scheduleId}: polls ${feed} every ${seconds(flags.every)} into ${describeSink(input.sink)}${flags.paused ? ' (paused)' : ''}`);
   console.log(`the feed's cursor lives in workflow ${feedCursorWorkflowId(feed)}${context.uiLink(feedCursorWorkflowId(feed)) ? `: ${context.uiLink(feedCursorWorkflowId(feed))}` : ''}`);
+}
+
+/**
+ * `--delete [--forget-cursor]`. The cursor ends only once no poll run of the feed is in flight (one would
+ * start a fresh cursor): a run that outlasts `--runs-timeout` leaves it running, and the command says so
+ * and exits 1; run again (the Schedule may be gone by then), it finishes the job.
+ */
+async function deleteFeed(client: Client, feed: string, flags: FeedScheduleFlags, context: CliContext): Promise<void> {
+  const scheduleId = feedScheduleId(feed);
+  let deletion: FeedScheduleDeletion;
+  try {
+    deletion = await deleteFeedSchedule(client, feed, {
+      forgetCursor: flags.forgetCursor,
+      runsTimeoutMs: flags.runsTimeout,
+      onWaiting: (ids) => {
+        if (!flags.json) console.error(`waiting for ${ids.length} poll run(s) in flight before ending the cursor: ${ids.join(', ')}`);
+      },
+    });
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) throw new CliError(`there is no schedule ${scheduleId}`);
+    throw err;
+  }
+  const { scheduleDeleted, waitedFor, stillRunning, cursorEnded } = deletion;
+  if (stillRunning.length > 0) {
+    throw new CliError(
+      `${scheduleDeleted ? `schedule ${scheduleId} deleted, but its` : 'the'} cursor ${feedCursorWorkflowId(feed)} is kept: ` +
+        `${stillRunning.length} poll run(s) still in flight after ${seconds(flags.runsTimeout ?? DEFAULT_RUNS_TIMEOUT_MS)} (${stillRunning.join(', ')}), ` +
+        `and ending the cursor now would let them start a fresh one. Run the same command again once they have ended` +
+        `${context.uiLink(stillRunning[0]!) ? ` (${context.uiLink(stillRunning[0]!)})` : ''}, or cancel them.`,
+    );
+  }
+  if (flags.json) return printJson({ scheduleId, feed, action: 'delete', scheduleDeleted, cursorForgotten: cursorEnded, waitedFor });
+  const schedulePart = scheduleDeleted ? `schedule ${scheduleId} deleted` : `there was no schedule ${scheduleId}`;
+  if (!flags.forgetCursor) console.log(`${schedulePart} (its cursor is kept: re-creating the schedule resumes where it stopped)`);
+  else console.log(`${schedulePart}; ${cursorEnded ? `its cursor ${feedCursorWorkflowId(feed)} ended` : 'it had no running cursor'}`);
 }
 
 /** The sink of the feed's schedule, so a one-off poll delivers where the scheduled ones do. */
@@ -280,6 +313,7 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
       .option('--grace <seconds>', 'how long a run may wait for the poll interval instead of skipping', positiveSeconds),
   )
     .option('--forget-cursor', 'with --delete: also end the feed\u2019s cursor workflow (a new schedule then starts from the whole feed)')
+    .option('--runs-timeout <duration>', 'with --forget-cursor: how long to wait for poll runs in flight before the cursor ends (default 2m)', duration)
     .action(async (flags: FeedScheduleFlags) => feedSchedule(flags, ctx()));
 
   program

@@ -38,16 +38,20 @@ async function upsert(client: Client, s: ScheduledWorkflow): Promise<ScheduleUps
   const spec = { intervals: [{ every: s.everyMs }] };
   // One run at a time; a run that is still going when the next is due makes the schedule skip that tick.
   const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: Math.max(60_000, s.everyMs) };
+  const searchAttributes = [
+    { key: LonghaulProcess, value: s.process },
+    { key: LonghaulTarget, value: s.target },
+  ];
+  // The runs carry them from their start, not only from their first workflow task: visibility finds a run
+  // no worker has picked up yet (as `feed-schedule --delete --forget-cursor` must).
+  const action = { ...s.action, typedSearchAttributes: searchAttributes };
   try {
     await client.schedule.create({
       scheduleId: s.scheduleId,
       spec,
-      action: s.action,
+      action,
       policies,
-      typedSearchAttributes: [
-        { key: LonghaulProcess, value: s.process },
-        { key: LonghaulTarget, value: s.target },
-      ],
+      typedSearchAttributes: searchAttributes,
       state: { note: s.note, paused: s.paused ?? false },
     });
     return { scheduleId: s.scheduleId, created: true };
@@ -57,7 +61,7 @@ async function upsert(client: Client, s: ScheduledWorkflow): Promise<ScheduleUps
   await client.schedule.getHandle(s.scheduleId).update((previous: ScheduleDescription) => ({
     ...previous,
     spec,
-    action: s.action,
+    action,
     policies,
     state: { ...previous.state, note: s.note, paused: s.paused ?? previous.state.paused },
   }));

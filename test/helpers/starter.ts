@@ -11,9 +11,10 @@ export interface CliRun {
   stderr: string;
 }
 
-function run(entry: string[], args: string[], taskQueue: string): Promise<CliRun> {
+/** `onOutput`: each piece of standard output and error as it comes, for a test that acts while the command runs. */
+function run(entry: string[], args: string[], taskQueue: string, onOutput?: (text: string) => void): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [...entry, ...args],
       {
@@ -23,12 +24,13 @@ function run(entry: string[], args: string[], taskQueue: string): Promise<CliRun
       },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
+    if (onOutput) for (const stream of [child.stdout, child.stderr]) stream?.on('data', (chunk: Buffer | string) => onOutput(String(chunk)));
   });
 }
 
 /** `src/starter.ts`, the design card's entry point for the workflow commands. */
-export function runStarter(args: string[], taskQueue: string): Promise<CliRun> {
-  return run(['--import', 'tsx', join(root, 'src', 'starter.ts')], args, taskQueue);
+export function runStarter(args: string[], taskQueue: string, onOutput?: (text: string) => void): Promise<CliRun> {
+  return run(['--import', 'tsx', join(root, 'src', 'starter.ts')], args, taskQueue, onOutput);
 }
 
 /** `bin/longhaul.js`, the package's `longhaul` command (what `npx longhaul` runs). */

@@ -1,16 +1,20 @@
 /** The starter's schedule commands as a user runs them: a real process, the shared dev server, a real worker, the emulator. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { ScheduleNotFoundError } from '@temporalio/client';
 import { feedCursorWorkflowId, feedScheduleId } from '../../src/common/feeds';
 import { hookRepairScheduleId } from '../../src/common/hook-repair';
 import { useStack } from '../helpers/stack';
 import { runStarter } from '../helpers/starter';
+import { eventually } from '../helpers/wait';
 
 const FEED = '/users/octocat/events/public';
+/** The feed whose cursor is forgotten while a scheduled run is in flight. */
+const FORGOTTEN = '/orgs/octo-org/events';
 
 describe('starter schedule commands', () => {
   const stack = useStack({
     emulator: { feeds: { eventsPerMinute: 0, initialEvents: 6, pollIntervalSeconds: 1 } },
-    cleanUp: { schedules: [feedScheduleId(FEED), hookRepairScheduleId({ repo: 'alpha', owner: 'octo-org' }, 1)], workflows: [feedCursorWorkflowId(FEED)] },
+    cleanUp: { schedules: [feedScheduleId(FEED), feedScheduleId(FORGOTTEN), hookRepairScheduleId({ repo: 'alpha', owner: 'octo-org' }, 1)], workflows: [feedCursorWorkflowId(FEED), feedCursorWorkflowId(FORGOTTEN)] },
   });
 
   it('creates a feed schedule once and updates it in place when run again, lists, pauses and deletes it', async () => {
@@ -45,6 +49,51 @@ describe('starter schedule commands', () => {
     expect(again.stderr).toMatch(/there is no schedule feed:/);
   });
 
+  it('ends a cursor with --forget-cursor only after the feed\u2019s run in flight has ended, so no fresh cursor starts', async () => {
+    const tq = stack.taskQueue;
+    // Active (a paused schedule takes no action, a triggered one included), but not due for an hour.
+    expect((await runStarter(['feed-schedule', '--feed', FORGOTTEN, '--every', '1h'], tq)).code).toBe(0);
+    expect((await runStarter(['feed-poll', '--feed', FORGOTTEN, '--wait'], tq)).code).toBe(0);
+    const cursor = stack.client.workflow.getHandle(feedCursorWorkflowId(FORGOTTEN));
+    const { runId: cursorRunId } = await cursor.describe();
+
+    // A scheduled run starts while no worker runs: in flight, and not yet at the cursor. Ended before
+    // this run asks for its poll, the cursor would be started afresh by that request (Update-with-Start).
+    await stack.stopWorker();
+    let workerStopped = true;
+    onTestFinished(() => (workerStopped ? stack.startWorker() : undefined));
+    const schedule = stack.client.schedule.getHandle(feedScheduleId(FORGOTTEN));
+    // Triggered with the default overlap policy (ALLOW_ALL, as `temporal schedule trigger` does), the run is
+    // not among the schedule's running actions: the command has to find it through visibility.
+    await schedule.trigger();
+    const inFlight = await eventually(async () => (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId, 'the triggered run');
+    expect((await stack.client.workflow.getHandle(inFlight).describe()).status.name).toBe('RUNNING');
+
+    // Too short a wait: the schedule goes, the cursor stays, and the command says why (exit 1).
+    const early = await runStarter(['feed-schedule', '--feed', FORGOTTEN, '--delete', '--forget-cursor', '--runs-timeout', '1s'], tq);
+    expect(early.code, early.stderr).toBe(1);
+    expect(early.stderr).toContain(`schedule ${feedScheduleId(FORGOTTEN)} deleted, but its cursor ${feedCursorWorkflowId(FORGOTTEN)} is kept: 1 poll run(s) still in flight after 1 s (${inFlight})`);
+    await expect(schedule.describe()).rejects.toThrow(ScheduleNotFoundError);
+    expect((await cursor.describe()).status.name).toBe('RUNNING');
+
+    // Again, with the schedule gone: it waits for the run, which ends once a worker is back, then ends the cursor.
+    let printed = '';
+    const again = runStarter(['feed-schedule', '--feed', FORGOTTEN, '--delete', '--forget-cursor'], tq, (text) => (printed += text));
+    await eventually(() => (printed.includes('waiting for 1 poll run(s) in flight') ? true : undefined), 'the command to wait for the run', 60_000);
+    await stack.startWorker();
+    workerStopped = false;
+    const done = await again;
+    expect({ code: done.code, stderr: done.stderr.trim() }).toEqual({ code: 0, stderr: `waiting for 1 poll run(s) in flight before ending the cursor: ${inFlight}` });
+    expect(done.stdout).toContain(`there was no schedule ${feedScheduleId(FORGOTTEN)}; its cursor ${feedCursorWorkflowId(FORGOTTEN)} ended`);
+    expect((await stack.client.workflow.getHandle(inFlight).describe()).status.name).toBe('COMPLETED');
+    // The same cursor run ended; none started after it (a fresh one would stay open, RUNNING).
+    const after = await eventually(async () => {
+      const d = await stack.client.workflow.getHandle(feedCursorWorkflowId(FORGOTTEN)).describe();
+      return d.status.name === 'RUNNING' ? undefined : { runId: d.runId, status: d.status.name };
+    }, 'the cursor to end');
+    expect(after).toEqual({ runId: cursorRunId, status: 'COMPLETED' });
+  });
+
   it('refuses bad input with a usage error before contacting anything', async () => {
     const notAFeed = await runStarter(['feed-schedule', '--feed', '/orgs/octo-org/hooks'], stack.taskQueue);
     expect(notAFeed.code).toBe(2);
@@ -54,6 +103,8 @@ describe('starter schedule commands', () => {
     expect((await runStarter(['hook-repair-schedule', '--repo', 'alpha', '--hook-id', '1'], stack.taskQueue)).code).toBe(2);
     expect((await runStarter(['hook-repair-schedule', '--org', 'octo-org', '--hook-id', '1', '--per-minute', '90'], stack.taskQueue)).code).toBe(2);
     expect((await runStarter(['feed-schedule', '--feed', FEED, '--pause-after-failures', '11'], stack.taskQueue)).code).toBe(2);
+    const forgetAlone = await runStarter(['feed-schedule', '--feed', FEED, '--pause', '--forget-cursor'], stack.taskQueue);
+    expect({ code: forgetAlone.code, stderr: forgetAlone.stderr.trim() }).toEqual({ code: 2, stderr: expect.stringContaining('--forget-cursor goes with --delete') });
     // A secret in the sink URL is refused, with how to pass it by reference instead.
     const secret = await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'https://hooks.example.test/x?access_token=abc'], stack.taskQueue);
     expect(secret.code).toBe(2);
