@@ -24,6 +24,8 @@ export interface ChildResult {
   heartbeats: number;
   /** CPU time (user + system) the download took, in seconds. */
   cpuSeconds: number;
+  /** Of which system time (the kernel's share: socket reads, file writes), in seconds. */
+  systemSeconds: number;
 }
 
 async function main(): Promise<void> {
@@ -41,7 +43,7 @@ async function main(): Promise<void> {
   const cpu = process.cpuUsage(cpuBefore);
   clearInterval(sampler);
   rssPeakMb = Math.max(rssPeakMb, mb());
-  const out: ChildResult = { ms, bytes: result.bytes, sha256: result.sha256, resumedFrom: result.resumedFrom, fetchedBytes: result.fetchedBytes, rssBeforeMb, rssPeakMb, heartbeats, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+  const out: ChildResult = { ms, bytes: result.bytes, sha256: result.sha256, resumedFrom: result.resumedFrom, fetchedBytes: result.fetchedBytes, rssBeforeMb, rssPeakMb, heartbeats, cpuSeconds: (cpu.user + cpu.system) / 1e6, systemSeconds: cpu.system / 1e6 };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
