@@ -6,7 +6,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { workerProcessEnv } from '../src/worker-env';
+import { WORKER_NODE_FLAGS, workerProcessEnv } from '../src/worker-env';
 
 /** Resident set size of a process, in KiB (0 when it cannot be read). */
 export async function rssKb(pid: number): Promise<number> {
@@ -49,8 +49,10 @@ export function buildWorker(): string {
 export async function startWorkerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; pid: number; stop(): Promise<void> }> {
   const entry = join(root, 'dist', 'worker.js');
   if (!existsSync(entry)) throw new Error(`${entry} is missing: call buildWorker() first`);
-  const child = spawn(process.execPath, [entry], {
-    // As `longhaul worker` and the Docker image run it: with the worker's malloc settings.
+  // BENCH_WORKER_NODE_FLAGS replaces the worker's node flags, for a baseline ('' for none).
+  const flags = process.env.BENCH_WORKER_NODE_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
+  const child = spawn(process.execPath, [...flags, entry], {
+    // As `longhaul worker` and the Docker image run it: with the worker's malloc settings and node flags.
     env: workerProcessEnv({ ...process.env, ...env }),
     stdio: ['ignore', 'pipe', 'inherit'],
   });

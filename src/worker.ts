@@ -1,7 +1,8 @@
 /**
  * The longhaul worker: runs every workflow and activity on one task queue.
  *
- *   npm run worker            # connects per TEMPORAL_* settings, or to the embedded dev server
+ *   npm run worker            # = longhaul worker: this module in a child process with the malloc settings;
+ *                             # connects per TEMPORAL_* settings, or to the embedded dev server
  *
  * `createLonghaulWorker` is also used by `npm start`, the demo, benchmarks and tests.
  */
@@ -20,7 +21,7 @@ import type { ApiClient } from './http/api-client';
 import { resolveTemporal } from './temporal/connection';
 import { longhaulDataConverter } from './temporal/codec';
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
-import { WORKER_MALLOC_DEFAULTS } from './worker-env';
+import { missingWorkerNodeFlags, WORKER_MALLOC_DEFAULTS } from './worker-env';
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -147,11 +148,15 @@ async function main(): Promise<void> {
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
   if (metricsUrl) console.log(`metrics: ${metricsUrl}`);
   logMemoryEvery(Number(process.env.LONGHAUL_MEMORY_LOG_SECONDS ?? 0));
-  // glibc reads its malloc settings at the process's start only: `longhaul worker` and the Docker image set
-  // them; started any other way (`npm run worker`, `node dist/worker.js`) the worker says what is missing.
-  const missing = Object.entries(WORKER_MALLOC_DEFAULTS).filter(([name]) => process.env[name] === undefined);
-  if (process.platform === 'linux' && missing.length > 0) {
-    console.log(`[memory] started without ${missing.map(([n, v]) => `${n}=${v}`).join(' ')}: RSS grows by hundreds of MB under load (docs/operations.md, "Worker memory")`);
+  // glibc reads its malloc settings at the process's start only, and node its V8 flags: `longhaul worker` (and
+  // `npm run worker`) and the Docker image set them; started any other way (`node dist/worker.js`) the worker
+  // says what is missing.
+  const missing = [
+    ...(process.platform === 'linux' ? Object.entries(WORKER_MALLOC_DEFAULTS).filter(([name]) => process.env[name] === undefined).map(([n, v]) => `${n}=${v}`) : []),
+    ...missingWorkerNodeFlags(),
+  ];
+  if (missing.length > 0) {
+    console.log(`[memory] started without ${missing.join(' ')}: RSS grows by hundreds of MB under load (docs/operations.md, "Worker memory")`);
   }
   await worker.run();
   await connection.close();

@@ -6,16 +6,19 @@ import { spawn } from 'node:child_process';
 import { extname, join } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from './context';
-import { workerProcessEnv } from '../worker-env';
+import { WORKER_NODE_FLAGS, workerProcessEnv } from '../worker-env';
 
 const run = () => import('./stack-run');
 
-/** Runs one of longhaul's own entry modules (worker, emulator…) as a child with this process's loader, passing the exit code on. */
-function runModule(relativePath: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+/**
+ * Runs one of longhaul's own entry modules (worker, emulator…) as a child with this process's loader (and
+ * `nodeFlags`), passing the exit code on.
+ */
+function runModule(relativePath: string, args: string[], env: NodeJS.ProcessEnv = process.env, nodeFlags: readonly string[] = []): Promise<void> {
   // Under tsx the modules are .ts files, in dist/ compiled .js: the same extension as this file.
   const file = join(__dirname, '..', `${relativePath}${extname(__filename)}`);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...process.execArgv, file, ...args], { stdio: 'inherit', env });
+    const child = spawn(process.execPath, [...nodeFlags, ...process.execArgv, file, ...args], { stdio: 'inherit', env });
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     process.on('SIGINT', forward).on('SIGTERM', forward);
     child.on('exit', (code, signal) => {
@@ -48,7 +51,7 @@ export function registerStackCommands(program: Command): void {
   program
     .command('worker')
     .description('Run a worker on the configured Temporal server (TEMPORAL_ADDRESS…, else the embedded one) and the configured APIs')
-    .action(() => runModule('worker', [], workerProcessEnv()));
+    .action(() => runModule('worker', [], workerProcessEnv(), WORKER_NODE_FLAGS));
   program
     .command('emulator')
     .description('Run the API emulator alone (`longhaul emulator --help` for its options)')

@@ -1,12 +1,13 @@
 /**
- * The longhaul worker as a separate PROCESS, started as a user does (`npm run worker`, i.e. tsx on
- * src/worker.ts) against the shared dev server: for tests of behaviour that spans processes (the fleet's
+ * The longhaul worker as a separate PROCESS, started as a user does (`npm run worker`: tsx on src/worker.ts
+ * with the worker's malloc settings and node flags, `worker-env.ts`) against the shared dev server: for tests of behaviour that spans processes (the fleet's
  * shared rate budget), which in-process workers would fake by sharing memory; or the test stack's worker in a
  * process of its own, for a crash (SIGKILL).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { WORKER_NODE_FLAGS, workerProcessEnv } from '../../src/worker-env';
 import { TEST_TOKEN } from './emulator';
 import type { TestStack } from './stack';
 import type { WorkerChildInput } from './worker-child';
@@ -47,9 +48,9 @@ export function startWorkerChild(stack: Pick<TestStack, 'emulator' | 'deps' | 't
   return spawnWorker([join(__dirname, 'worker-child.ts'), JSON.stringify(input)], {}, 'ready', timeoutMs);
 }
 
-/** Spawns `node --import tsx <args>` and resolves once its output shows `readyText`. */
+/** Spawns `node <worker flags> --import tsx <args>` and resolves once its output shows `readyText`. */
 async function spawnWorker(args: string[], env: Record<string, string>, readyText: string, timeoutMs: number): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', 'tsx', ...args], { cwd: root, env: workerProcessEnv({ ...process.env, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
