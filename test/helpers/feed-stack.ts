@@ -6,7 +6,11 @@ import type { RetryPolicy } from '../../src/http/retry-policy';
 import { useStackPerTest, type TestStack } from './stack';
 
 export interface FeedStack extends TestStack {
-  /** Creates (or updates) the feed's Schedule; it and the feed's cursor go when the stack stops. */
+  /**
+   * Creates (or updates) the feed's Schedule; it and the feed's cursor go when the stack stops. Without
+   * `everyMs` it is paused: its runs are the ones the test triggers (a trigger starts a run of a paused
+   * Schedule), never an hourly one that falls due at the top of the hour in the middle of the test.
+   */
   schedule(input: FeedPollRunInput, everyMs?: number): Promise<string>;
   /** Remembers a feed whose cursor the test created without a Schedule. */
   track(feed: string): void;
@@ -22,10 +26,11 @@ export function useFeedStacks(): (options: EmulatorOptions, policy?: RetryPolicy
     const track = (feed: string) => stack.cleanUpOnStop({ schedules: [feedScheduleId(feed)], workflows: [feedCursorWorkflowId(feed)] });
     return Object.assign(stack, {
       track,
-      schedule: async (input: FeedPollRunInput, everyMs = 60 * 60_000) => {
+      schedule: async (input: FeedPollRunInput, everyMs?: number) => {
         track(input.feed);
         stack.emulator.feeds.ensure(input.feed);
-        return (await upsertFeedSchedule(stack.client, { taskQueue: stack.taskQueue, everyMs, input })).scheduleId;
+        const paused = everyMs === undefined;
+        return (await upsertFeedSchedule(stack.client, { taskQueue: stack.taskQueue, everyMs: everyMs ?? 60 * 60_000, input, paused })).scheduleId;
       },
       cursor: (feed: string) => stack.client.workflow.getHandle(feedCursorWorkflowId(feed)).query<FeedCursorStatus>('status'),
     });

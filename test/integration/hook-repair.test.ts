@@ -30,9 +30,12 @@ async function redeliveriesMade(e: Emulator): Promise<void> {
   await waitFor('the accepted redeliveries to be made', () => e.hooks.redeliveries(), (all) => all.every((r) => r.newDeliveryId !== undefined), 60_000, 100);
 }
 
-/** Creates the hook's Schedule, deleted when the test's stack stops. */
-async function schedule(w: TestStack, input: HookRepairInput, everyMs = HOUR): Promise<string> {
-  const { scheduleId } = await upsertHookRepairSchedule(w.client, { taskQueue: w.taskQueue, everyMs, input });
+/**
+ * Creates the hook's Schedule, deleted when the test's stack stops. Without `everyMs` it is paused: its runs
+ * are the ones the test triggers, never an hourly one falling due at the top of the hour mid-test.
+ */
+async function schedule(w: TestStack, input: HookRepairInput, everyMs?: number): Promise<string> {
+  const { scheduleId } = await upsertHookRepairSchedule(w.client, { taskQueue: w.taskQueue, everyMs: everyMs ?? HOUR, input, paused: everyMs === undefined });
   w.cleanUpOnStop({ schedules: [scheduleId] });
   return scheduleId;
 }

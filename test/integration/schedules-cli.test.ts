@@ -7,14 +7,17 @@ import { useStack } from '../helpers/stack';
 import { runStarter } from '../helpers/starter';
 import { eventually } from '../helpers/wait';
 
+// Feeds and a hook no other test file uses: schedule and cursor ids are per feed (and per hook) in the one
+// namespace of the shared dev server, where test files run at the same time.
 const FEED = '/users/octocat/events/public';
 /** The feed whose cursor is forgotten while a scheduled run is in flight. */
-const FORGOTTEN = '/orgs/octo-org/events';
+const FORGOTTEN = '/networks/octo-org/gamma/events';
+const HOOK_REPO = { owner: 'octo-org', repo: 'gamma' };
 
 describe('starter schedule commands', () => {
   const stack = useStack({
     emulator: { feeds: { eventsPerMinute: 0, initialEvents: 6, pollIntervalSeconds: 1 } },
-    cleanUp: { schedules: [feedScheduleId(FEED), feedScheduleId(FORGOTTEN), hookRepairScheduleId({ repo: 'alpha', owner: 'octo-org' }, 1)], workflows: [feedCursorWorkflowId(FEED), feedCursorWorkflowId(FORGOTTEN)] },
+    cleanUp: { schedules: [feedScheduleId(FEED), feedScheduleId(FORGOTTEN), hookRepairScheduleId(HOOK_REPO, 1)], workflows: [feedCursorWorkflowId(FEED), feedCursorWorkflowId(FORGOTTEN)] },
   });
 
   it('creates a feed schedule once and updates it in place when run again, lists, pauses and deletes it', async () => {
@@ -51,8 +54,9 @@ describe('starter schedule commands', () => {
 
   it('ends a cursor with --forget-cursor only after the feed\u2019s run in flight has ended, so no fresh cursor starts', async () => {
     const tq = stack.taskQueue;
-    // Active (a paused schedule takes no action, a triggered one included), but not due for an hour.
-    expect((await runStarter(['feed-schedule', '--feed', FORGOTTEN, '--every', '1h'], tq)).code).toBe(0);
+    // Paused: the one run below is the one the test triggers (a trigger starts a run of a paused schedule),
+    // never an hourly one falling due at the top of the hour mid-test.
+    expect((await runStarter(['feed-schedule', '--feed', FORGOTTEN, '--every', '1h', '--paused'], tq)).code).toBe(0);
     expect((await runStarter(['feed-poll', '--feed', FORGOTTEN, '--wait'], tq)).code).toBe(0);
     const cursor = stack.client.workflow.getHandle(feedCursorWorkflowId(FORGOTTEN));
     const { runId: cursorRunId } = await cursor.describe();
@@ -115,18 +119,18 @@ describe('starter schedule commands', () => {
   });
 
   it('schedules a repository hook’s repair and pings the hook', async () => {
-    const { id } = stack.emulator.hooks.create({ owner: 'octo-org', repo: 'alpha' }, { url: 'https://receiver.example.test/h' });
+    const { id } = stack.emulator.hooks.create(HOOK_REPO, { url: 'https://receiver.example.test/h' });
     const created = await runStarter(
-      ['hook-repair-schedule', '--repo', 'octo-org/alpha', '--hook-id', String(id), '--every', '30m', '--lookback', '6h', '--max-redeliveries', '2', '--pause-after-failures', '3', '--outage-budget', '2h', '--paused', '--json'],
+      ['hook-repair-schedule', '--repo', 'octo-org/gamma', '--hook-id', String(id), '--every', '30m', '--lookback', '6h', '--max-redeliveries', '2', '--pause-after-failures', '3', '--outage-budget', '2h', '--paused', '--json'],
       stack.taskQueue,
     );
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({
-      scheduleId: hookRepairScheduleId({ owner: 'octo-org', repo: 'alpha' }, id),
+      scheduleId: hookRepairScheduleId(HOOK_REPO, id),
       created: true,
-      input: { target: { owner: 'octo-org', repo: 'alpha' }, hookId: id, lookbackMs: 6 * 3_600_000, maxRedeliveriesPerGuid: 2, pauseAfterFailures: 3, outage: { budgetMs: 2 * 3_600_000 } },
+      input: { target: HOOK_REPO, hookId: id, lookbackMs: 6 * 3_600_000, maxRedeliveriesPerGuid: 2, pauseAfterFailures: 3, outage: { budgetMs: 2 * 3_600_000 } },
     });
-    const ping = await runStarter(['hook-ping', '--repo', 'octo-org/alpha', '--hook-id', String(id), '--wait'], stack.taskQueue);
+    const ping = await runStarter(['hook-ping', '--repo', 'octo-org/gamma', '--hook-id', String(id), '--wait'], stack.taskQueue);
     expect(ping.code).toBe(0);
     expect(ping.stdout).toMatch(/answered the ping with 204/);
     expect(stack.emulator.hooks.pings(id)).toHaveLength(1);
