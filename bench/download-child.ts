@@ -10,6 +10,11 @@ export interface ChildInput extends ArchiveDownloadInput {
   apiUrl: string;
   token: string;
   dataDir: string;
+  /**
+   * Print `ready` once loaded and start the download only when a line arrives on stdin: the parent then
+   * starts the timed download at a moment of its choosing, not after this process's start-up.
+   */
+  startOnGo?: boolean;
 }
 
 export interface ChildResult {
@@ -31,6 +36,11 @@ export interface ChildResult {
 async function main(): Promise<void> {
   const input = JSON.parse(process.argv[2]) as ChildInput;
   const download = archiveDownloader({ github: createGithubClient({ baseUrl: input.apiUrl, token: () => input.token }), dataDir: input.dataDir });
+  if (input.startOnGo) {
+    process.stdout.write('ready\n');
+    await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
+    process.stdin.destroy();
+  }
   const mb = () => process.memoryUsage.rss() / 1024 / 1024;
   const rssBeforeMb = mb();
   let rssPeakMb = rssBeforeMb;

@@ -10,16 +10,24 @@
  *
  * The emulator runs in this process and generates the archive on the fly (never held in memory); temp
  * files are removed at the end.
+ *
+ * Page reporting: on a virtual machine whose kernel reports free memory to the host (virtio-balloon free page
+ * reporting, as on the project's development VM), memory freed a few seconds ago may no longer be backed by
+ * the host, and the first write to each of its pages traps to the hypervisor. Writing 1 GiB into the page cache
+ * then costs 1–2 s more system time (seen as `copy_folio_from_iter_atomic` in `perf`), whoever writes. So every
+ * timed download, curl's and longhaul's alike, starts right after the previous 1 GiB file was removed (longhaul's
+ * process is loaded beforehand and started by a line on stdin), and the run prints how much memory was reported.
  */
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { startEmulator, type Emulator } from '../src/emulator/emulator';
 import { generatedArchive } from '../src/emulator/storage/archive-content';
+import { WORKER_NODE_FLAGS, workerProcessEnv } from '../src/worker-env';
 import type { ChildInput, ChildResult } from './download-child';
 
 const TOKEN = 'bench-token';
@@ -49,17 +57,31 @@ async function main(): Promise<void> {
 
     const curlRuns: { seconds: number; cpuSeconds: number; systemSeconds: number }[] = [];
     const longhaulRuns: ChildResult[] = [];
+    const curlFile = join(dir, 'curl.tar.gz');
+    const longhaulFile = join(dir, 'longhaul.tar.gz');
+    // Every timed download starts right after the previous 1 GiB file was removed, so that each writes into
+    // memory in the same state (see the note on page reporting above); the first after an untimed download.
+    await curl(emulator.migrations.archiveUrl(migrationId)!, longhaulFile);
+    const reportedBefore = await reportedKib();
     for (let round = 1; round <= o.rounds; round++) {
       const url = emulator.migrations.archiveUrl(migrationId)!;
-      const curlFile = join(dir, 'curl.tar.gz');
+      await rm(longhaulFile, { force: true });
+      const curlOrigin = originCpu();
       curlRuns.push(await curl(url, curlFile));
+      const curlOriginCpu = curlOrigin();
+      // longhaul's process is loaded first (its start-up is not timed), then told to start.
+      const gated = runChild({ ...child('longhaul.tar.gz'), startOnGo: true });
+      await gated.ready;
       await rm(curlFile, { force: true });
-      const run = await runChild(child('longhaul.tar.gz')).done;
+      const longhaulOrigin = originCpu();
+      gated.go();
+      const run = await gated.done;
+      const longhaulOriginCpu = longhaulOrigin();
       if (run.sha256 !== expected) throw new Error(`longhaul's SHA-256 ${run.sha256} differs from the archive's`);
       longhaulRuns.push(run);
-      await rm(join(dir, 'longhaul.tar.gz'), { force: true });
       console.log(
-        `round ${round}: curl -o ${curlRuns.at(-1)!.seconds.toFixed(2)} s (CPU ${cpuText(curlRuns.at(-1)!)}) · longhaul ${(run.ms / 1000).toFixed(2)} s (SHA-256 included, matches; CPU ${cpuText(run)}) · ` +
+        `round ${round}: curl -o ${curlRuns.at(-1)!.seconds.toFixed(2)} s (CPU ${cpuText(curlRuns.at(-1)!)}; origin ${cpuText(curlOriginCpu)}) · ` +
+          `longhaul ${(run.ms / 1000).toFixed(2)} s (SHA-256 included, matches; CPU ${cpuText(run)}; origin ${cpuText(longhaulOriginCpu)}) · ` +
           `RSS ${run.rssBeforeMb.toFixed(1)} → peak ${run.rssPeakMb.toFixed(1)} MiB · ${run.heartbeats} heartbeats`,
       );
     }
@@ -75,6 +97,11 @@ async function main(): Promise<void> {
       cpuText({ cpuSeconds: median(runs.map((r) => r.cpuSeconds)), systemSeconds: median(runs.map((r) => r.systemSeconds)) });
     console.log(`CPU per download (median): curl ${medianCpu(curlRuns)}, longhaul ${medianCpu(longhaulRuns)} (SHA-256 included)`);
     console.log(`RSS growth during the download: ${rssGrowth.toFixed(1)} MiB (target < 50 MB)`);
+    await rm(longhaulFile, { force: true });
+    const reportedAfter = await reportedKib();
+    if (reportedBefore !== undefined && reportedAfter !== undefined) {
+      console.log(`free memory the guest kernel reported to the host during the timed rounds: ${((reportedAfter - reportedBefore) / 1024).toFixed(0)} MiB`);
+    }
 
     // SIGKILL mid-transfer, then resume from what is on disk.
     const path = 'killed.tar.gz';
@@ -110,12 +137,34 @@ function expectedSha256(emulator: Emulator, migrationId: number, size: number): 
   return hash.digest('hex');
 }
 
-/** `curl -o` of `url`: its time (curl's own `time_total`) and the CPU it used (bash's `times` for its children). */
+/**
+ * The CPU this process (the emulator: API and storage origin) uses from now until the returned function is
+ * called. On a 2-core machine the origin competes with the download for the cores, which a remote storage
+ * service does not: each round prints its share beside the download's.
+ */
+function originCpu(): () => { cpuSeconds: number; systemSeconds: number } {
+  const start = process.cpuUsage();
+  return () => {
+    const used = process.cpuUsage(start);
+    return { cpuSeconds: (used.user + used.system) / 1e6, systemSeconds: used.system / 1e6 };
+  };
+}
+
+/**
+ * KiB of free memory this (virtual) machine's kernel has handed back to the host so far (virtio-balloon free
+ * page reporting), or undefined where the kernel does not report free pages.
+ */
+async function reportedKib(): Promise<number | undefined> {
+  const text = await readFile('/sys/module/page_reporting/parameters/reported_kib', 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : Number(text.trim());
+}
+
 /** `1.23 s, 0.80 system`: CPU time and the kernel's share of it. */
 function cpuText(r: { cpuSeconds: number; systemSeconds: number }): string {
   return `${r.cpuSeconds.toFixed(2)} s, ${r.systemSeconds.toFixed(2)} system`;
 }
 
+/** `curl -o` of `url`: its time (curl's own `time_total`) and the CPU it used (bash's `times` for its children). */
 async function curl(url: string, file: string): Promise<{ seconds: number; cpuSeconds: number; systemSeconds: number }> {
   const script = `curl -sS --fail -o "$1" -w '%{time_total}\\n' "$2" && times`;
   const { stdout } = await promisify(execFile)('bash', ['-c', script, 'curl', file, url]);
@@ -132,17 +181,41 @@ function minutesSeconds(text: string): number {
   return m ? Number(m[1]) * 60 + Number(m[2]) : 0;
 }
 
-function runChild(input: ChildInput): { pid: number; done: Promise<ChildResult>; kill(): void } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'download-child.ts'), JSON.stringify(input)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const done = new Promise<ChildResult>((resolve, reject) => {
-    child.once('exit', (code, signal) => (code === 0 ? resolve(JSON.parse(out) as ChildResult) : reject(new Error(`download process ended with ${signal ?? code}`))));
-  });
-  return { pid: child.pid!, done, kill: () => child.kill('SIGKILL') };
+interface ChildRun {
+  pid: number;
+  /** Settles once the process is loaded (with `startOnGo`: waiting for `go`). */
+  ready: Promise<void>;
+  go(): void;
+  done: Promise<ChildResult>;
+  kill(): void;
 }
 
-async function killWhenPartHolds(run: ReturnType<typeof runChild>, part: string, bytes: number): Promise<number> {
+function runChild(input: ChildInput): ChildRun {
+  // Started as `longhaul worker` starts a worker process: its node flags and malloc settings.
+  const flags = process.env.BENCH_WORKER_NODE_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(__dirname, 'download-child.ts'), JSON.stringify(input)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: workerProcessEnv(),
+  });
+  let out = '';
+  let loaded = () => {};
+  const ready = input.startOnGo ? new Promise<void>((resolve) => (loaded = resolve)) : Promise.resolve();
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.startsWith('ready\n')) loaded();
+  });
+  const done = new Promise<ChildResult>((resolve, reject) => {
+    child.once('exit', (code, signal) => {
+      // The result is the last line (after `ready`, when there is one).
+      if (code === 0) resolve(JSON.parse(out.trim().split('\n').at(-1)!) as ChildResult);
+      else reject(new Error(`download process ended with ${signal ?? code}`));
+    });
+  });
+  if (!input.startOnGo) child.stdin.end();
+  return { pid: child.pid!, ready, go: () => child.stdin.end('go\n'), done, kill: () => child.kill('SIGKILL') };
+}
+
+async function killWhenPartHolds(run: ChildRun, part: string, bytes: number): Promise<number> {
   run.done.catch(() => undefined);
   for (;;) {
     const size = await stat(part).then((s) => s.size, () => 0);
