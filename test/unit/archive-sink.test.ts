@@ -5,10 +5,13 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FileHandle } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ArchiveSink, BodyRefused, BUFFERS, DiskWriteFailed, STAGE_BYTES } from '../../src/activities/github/archive-sink';
-import { ThreadHash } from '../../src/activities/github/archive-hash';
+import { archiveHash } from '../../src/activities/github/archive-hash';
+import { BlockWriter } from '../../src/activities/github/archive-writer';
 import { storageGet } from '../../src/http/download';
 
 const MIB = 1024 * 1024;
@@ -86,17 +89,22 @@ describe('archive sink', () => {
     expect(counted.hash.digest('hex')).toBe(createHash('sha256').update(payload).digest('hex'));
   });
 
-  it('hashes on the hash thread exactly the bytes it writes, at a resumed position', async () => {
+  it('writes on the write thread exactly the bytes it hashes, at a resumed position', async () => {
     const payload = Buffer.alloc(9 * MIB + 12_345);
     for (let i = 0; i < payload.length; i += 4096) payload.writeUInt32LE(i, i);
-    const disk = heldFile();
-    disk.release();
-    const hash = new ThreadHash();
-    const sink = new ArchiveSink(disk.file, 'x.part', hash, { position: 100, overlapByte: payload[0], expectGzip: true });
-    expect(await sink.drain(await bodyOf(payload))).toBeUndefined();
-    expect(sink.position).toBe(100 + payload.length - 1);
-    expect(disk.disk().subarray(100).equals(payload.subarray(1))).toBe(true);
-    expect(await hash.digest()).toBe(createHash('sha256').update(payload.subarray(1)).digest('hex'));
+    const dir = await mkdtemp(join(tmpdir(), 'archive-sink-'));
+    const file = await open(join(dir, 'x.part'), 'w+');
+    try {
+      const hash = archiveHash();
+      const sink = new ArchiveSink(file, 'x.part', hash, { position: 100, overlapByte: payload[0], expectGzip: true, writer: new BlockWriter() });
+      expect(await sink.drain(await bodyOf(payload))).toBeUndefined();
+      expect(sink.position).toBe(100 + payload.length - 1);
+      expect((await readFile(join(dir, 'x.part'))).subarray(100).equals(payload.subarray(1))).toBe(true);
+      expect(await hash.digest()).toBe(createHash('sha256').update(payload.subarray(1)).digest('hex'));
+    } finally {
+      await file.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a body without the gzip magic and a resumed body whose first byte differs, writing nothing', async () => {
@@ -118,5 +126,26 @@ describe('archive sink', () => {
     expect(failure).toBeInstanceOf(DiskWriteFailed);
     expect(failure?.message).toBe('writing /data/a.tar.gz.part failed: ENOSPC: no space left on device');
     expect(sink.position).toBe(0);
+  });
+
+  it('completes short writes: every byte lands at its position when the file takes fewer than asked', async () => {
+    const payload = Buffer.alloc(3 * MIB + 777);
+    for (let i = 0; i < payload.length; i += 4096) payload.writeUInt32LE(i + 1, i);
+    const disk = Buffer.alloc(payload.length);
+    let calls = 0;
+    // At most 50 000 bytes per call, as a regular file may (a full disk, a signal).
+    const file = {
+      write: async (buffer: Buffer, offset: number, length: number, position: number) => {
+        calls++;
+        const n = Math.min(length, 50_000);
+        buffer.copy(disk, position, offset, offset + n);
+        return { bytesWritten: n, buffer };
+      },
+    } as unknown as FileHandle;
+    const sink = new ArchiveSink(file, 'x.part', createHash('sha256'), { position: 0, expectGzip: false });
+    expect(await sink.drain(await bodyOf(payload))).toBeUndefined();
+    expect(disk.equals(payload)).toBe(true);
+    expect(sink.position).toBe(payload.length);
+    expect(calls).toBeGreaterThanOrEqual(Math.ceil(payload.length / 50_000));
   });
 });

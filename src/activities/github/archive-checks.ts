@@ -18,10 +18,11 @@ export const ArchiveFailure = {
   AccessDenied: 'ArchiveAccessDenied',
   /** Storage has no such object (the archive was deleted). */
   Gone: 'ArchiveGone',
-  /** Writing the `.part` file failed (disk full, I/O error): retryable, the bytes written are kept. */
+  /**
+   * Writing the `.part` file failed (disk full, I/O error, the write thread lost): retryable, the bytes
+   * written are kept and the next attempt resumes from them.
+   */
   WriteFailed: 'ArchiveWriteFailed',
-  /** The SHA-256 thread failed or exited: retryable, the next attempt re-hashes what is on disk. */
-  HashFailed: 'ArchiveHashFailed',
   /** Another live process holds the download's lock file (retryable: it may finish or die). */
   Busy: 'ArchiveDownloadBusy',
 } as const;

@@ -26,7 +26,8 @@ import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, exce
 import { DownloadLock, PartFile } from './archive-part';
 import { longhaulMetrics } from '../../telemetry/metrics';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
-import { archiveHash, HashFailed } from './archive-hash';
+import { archiveHash } from './archive-hash';
+import { BlockWriter, writeOnThread } from './archive-writer';
 
 export interface ArchiveDownloadInput {
   org: string;
@@ -137,6 +138,7 @@ class Transfer {
   total?: number;
   private validator?: string;
   private hash = archiveHash();
+  private readonly writer = writeOnThread() ? new BlockWriter() : undefined;
   private file?: FileHandle;
   private stalls = 0;
   private notArchive = 0;
@@ -176,7 +178,7 @@ class Transfer {
   }
 
   async close(): Promise<void> {
-    this.hash.discard();
+    this.writer?.end();
     await this.file?.close().catch(() => undefined);
   }
 
@@ -260,6 +262,7 @@ class Transfer {
       position: this.offset,
       overlapByte: overlaps ? await this.lastByte() : undefined,
       expectGzip: this.gzip,
+      writer: this.writer,
     });
     const counted = () => {
       const fresh = sink.position - this.offset;
@@ -283,7 +286,6 @@ class Transfer {
     }
     if (signal.aborted) throw signal.reason;
     if (failure instanceof DiskWriteFailed) throw ApplicationFailure.retryable(failure.message, ArchiveFailure.WriteFailed);
-    if (failure instanceof HashFailed) throw ApplicationFailure.retryable(failure.message, ArchiveFailure.HashFailed);
     if (!failure && this.offset === this.total) return 'done';
     // Broken off (connection closed, timeout) or ended short: keep the bytes, resume at once.
     const reason = failure instanceof Error ? failure.message : `the body ended at byte ${this.offset}`;
@@ -324,7 +326,6 @@ class Transfer {
   }
 
   private newHash(): void {
-    this.hash.discard();
     this.hash = archiveHash();
   }
 }

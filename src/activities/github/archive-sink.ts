@@ -1,10 +1,11 @@
 /**
- * Where the storage body goes: copied into four reused 1 MiB staging buffers, each written whole at its
- * file position (`fs.write` runs on libuv's thread pool, so the disk works while the next buffer fills) and
- * hashed whole when it is handed to the disk (with a `ThreadHash`, on the hash thread, beside the socket
- * reads: `archive-hash.ts`). The socket reads straight into the free tail of the filling buffer
- * (`readTarget`), so a chunk costs no copy (only the first bytes, checked before they land, are copied),
- * and nothing is allocated per chunk. A buffer is reused once it is both written and hashed. When
+ * Where the storage body goes: copied into four reused 1 MiB staging buffers, each hashed (on this thread)
+ * and written at its file position when it is full. With a `BlockWriter` the write thread writes it
+ * (`archive-writer.ts`, which says why), beside the socket reads; without one, `fs.write` on libuv's thread
+ * pool. Either way the blocks land in file order, one after the other: what is on disk is always a prefix
+ * of the object, which is what a resume trusts. The socket reads straight into the free tail of the filling
+ * buffer (`readTarget`), so a chunk costs no copy (only the first bytes, checked before they land, are
+ * copied), and nothing is allocated per chunk. A buffer is reused once it is both written and hashed. When
  * every staging buffer waits, the body is paused (backpressure): memory stays bounded at `BUFFERS` ×
  * `STAGE_BYTES`. `position` counts what is on disk and hashed.
  *
@@ -15,11 +16,12 @@ import type { FileHandle } from 'node:fs/promises';
 import type { StorageBody } from '../../http/download';
 import { isGzipMagic } from './archive-checks';
 import type { BlockHash } from './archive-hash';
+import type { BlockWriter } from './archive-writer';
 
 /**
- * One write and one hash block: large enough that the write path costs little per byte, small enough that
- * the hash thread reads a block while it is still in the CPU's cache after the socket wrote it (bench:download
- * measured 1 MiB faster than 2 and 4 MiB, and 512 KiB slower).
+ * One write and one hash block: large enough that handing a block over costs little per byte, small enough
+ * that it is still in the CPU's cache when it is hashed and written after the socket wrote it (bench:download
+ * measured 1 MiB faster than 2 and 4 MiB, and 512 KiB slower, when the hash ran on a thread of its own).
  */
 export const STAGE_BYTES = 1024 * 1024;
 /** Staging buffers before the body pauses: one filling, the others hashed, in the kernel or queued. */
@@ -57,6 +59,8 @@ export interface SinkOptions {
   overlapByte?: number;
   /** Check the gzip magic (when `position` is 0). */
   expectGzip: boolean;
+  /** Writes the blocks on the write thread (`archive-writer.ts`); without it, `fs.write` from libuv's pool. */
+  writer?: BlockWriter;
 }
 
 export class ArchiveSink {
@@ -81,6 +85,7 @@ export class ArchiveSink {
   private body?: StorageBody;
   /** Whether a buffer went to the disk since the last age check. */
   private stagedRecently = false;
+  private readonly writer?: BlockWriter;
 
   constructor(
     private readonly file: FileHandle,
@@ -92,6 +97,7 @@ export class ArchiveSink {
     this.staged = opts.position;
     this.overlapByte = opts.overlapByte;
     this.checkMagic = opts.expectGzip && opts.position === 0;
+    this.writer = opts.writer;
   }
 
   /**
@@ -165,7 +171,7 @@ export class ArchiveSink {
   private take(): Buffer {
     // Never more than BUFFERS: the body pauses once BUFFERS - 1 are queued, and what is left of that read
     // goes into the last one.
-    // Shared memory: the hash thread reads the buffer where it is, without a copy.
+    // Shared memory: the write thread reads the buffer where it is, without a copy.
     const free = this.free.pop();
     if (free) return free;
     this.allocated++;
@@ -183,12 +189,21 @@ export class ArchiveSink {
     this.queued++;
     this.current = undefined;
     this.filled = 0;
-    // Handed to the hash now, in file order; settled before the buffer is reused.
-    const hashed = settled(this.hash.update(buffer.subarray(0, length)));
+    const bytes = buffer.subarray(0, length);
+    // On the write thread (when there is one) the write is queued at once, behind the blocks before it, and
+    // runs while the block is hashed here, in file order. Both settle before the buffer is reused.
+    const fd = this.writer && typeof this.file.fd === 'number' ? this.file.fd : undefined;
+    const onThread = fd !== undefined ? settled(this.writer!.write(bytes, fd, at)) : undefined;
+    const hashed = settled(this.hash.update(bytes));
     this.writes = this.writes.then(async () => {
       if (this.failure) return;
       try {
-        await writeAll(this.file, buffer, length, at);
+        if (onThread) {
+          const writeFailed = await onThread;
+          if (writeFailed) return void this.fail(new DiskWriteFailed(this.path, writeFailed));
+        } else {
+          await writeAll(this.file, buffer, length, at);
+        }
         const hashFailed = await hashed;
         if (hashFailed) return void this.fail(hashFailed);
         this.position = at + length;
