@@ -128,6 +128,29 @@ describe('archive sink', () => {
     expect(sink.position).toBe(0);
   });
 
+  it('returns only once every write queued on the write thread has settled, also after a failure', async () => {
+    const payload = Buffer.alloc(3 * MIB, 7);
+    let landFirst = () => {};
+    let release = () => {};
+    const first = new Promise<void>((r) => (landFirst = r));
+    const held = new Promise<void>((r) => (release = r));
+    let writes = 0;
+    // The first block's write lands when the test says so, the later ones after that; its hash fails.
+    const writer = { write: () => (++writes === 1 ? first : held), end: () => {} } as unknown as BlockWriter;
+    const failingHash = { update: () => Promise.reject(new Error('hash broke')) };
+    const file = { fd: 42 } as unknown as FileHandle;
+    const sink = new ArchiveSink(file, 'x.part', failingHash, { position: 0, expectGzip: false, writer });
+    let drained = false;
+    const result = sink.drain(await bodyOf(payload)).then((failure) => ((drained = true), failure));
+    // A second block's write is queued on the thread while the first is still being written.
+    await until(() => writes >= 2);
+    landFirst();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(drained).toBe(false);
+    release();
+    expect((await result)?.message).toBe('hash broke');
+  });
+
   it('completes short writes: every byte lands at its position when the file takes fewer than asked', async () => {
     const payload = Buffer.alloc(3 * MIB + 777);
     for (let i = 0; i < payload.length; i += 4096) payload.writeUInt32LE(i + 1, i);

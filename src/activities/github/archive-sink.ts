@@ -196,7 +196,9 @@ export class ArchiveSink {
     const onThread = fd !== undefined ? settled(this.writer!.write(bytes, fd, at)) : undefined;
     const hashed = settled(this.hash.update(bytes));
     this.writes = this.writes.then(async () => {
-      if (this.failure) return;
+      // Failed already: this block is not used, but a write already queued on the thread is waited for, so
+      // that none is still running when the download closes the file (its fd number could be reused).
+      if (this.failure) return void (await onThread);
       try {
         if (onThread) {
           const writeFailed = await onThread;
