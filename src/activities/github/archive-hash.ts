@@ -1,9 +1,9 @@
 /**
  * The archive's SHA-256, computed on the calling thread block by block as the sink hands them over (about
  * 0.6 s of CPU per GiB with SHA-NI on the 2-core machine). The disk writes run on a thread of their own
- * (`archive-writer.ts`), which is where the cores are better spent: bench:download measured the download at
- * 1.00–1.06 s per GiB with the hash here and the writes on that thread, the same as with a second thread for
- * the hash, for one thread's memory less (RSS growth 25–43 MiB against 44–56 MiB).
+ * (`archive-writer.ts`). A second thread for the hash made the download about as fast in bench:download
+ * (docs/benchmarks.md, "Archive download") for one thread's memory more: RSS growth 44–56 MiB during a 1 GiB
+ * download against 35–45 MiB with the hash here.
  */
 import { createHash } from 'node:crypto';
 

@@ -3,13 +3,14 @@
  * the other, in the order they were handed over: what is on disk is always a prefix of the object (a resume
  * trusts the file's length), also after a SIGKILL in the middle of a block.
  *
- * Why not `fs.write` of the whole 1 MiB block from libuv's pool: a large write makes the kernel fill large
- * page-cache folios, and on the development VM (whose kernel hands free memory in 2 MiB blocks and up back to
- * the host: virtio-balloon free page reporting) the memory for those came back from the host page by page.
- * bench:download took 2.1–2.5 s per GiB with 1 MiB writes, 1.8–2.3 s of it system time (`perf`: in
- * `copy_folio_from_iter_atomic`), while 1.1–1.5 GiB were reported to the host during the rounds; curl, writing
- * 4–12 KiB at a time, took 0.9–1.0 s. 128 KiB writes issued at once from the pool came out at 0.5–0.9× curl
- * from run to run (and may land out of order); 16 KiB pieces on one thread: 1.0–1.1 s, as curl, run after run.
+ * Why not `fs.write` of the whole 1 MiB block from libuv's pool: on the development VM (whose kernel hands
+ * free memory in 2 MiB blocks and up back to the host: virtio-balloon free page reporting) the write size
+ * decided the cost of copying into the page cache, most likely because a large write fills large page-cache
+ * folios from memory the host has to back again. bench:download took 2.1–2.5 s per GiB with 1 MiB writes,
+ * 1.8–2.3 s of it system time (`perf`: in `copy_folio_from_iter_atomic`), while 1.1–1.5 GiB were reported to
+ * the host during the rounds; curl, writing 4–12 KiB at a time, took 0.9–1.0 s. 128 KiB writes issued at once
+ * from the pool came out at 0.5–0.9× curl from run to run (and may land out of order); 16 KiB pieces on this
+ * thread: 0.93–1.59 s, the median of a run within 0.9× of curl in four runs of seven (docs/benchmarks.md).
  * Why a thread: written with `writeSync` on the main thread, the pieces would stop the socket reads and every
  * other activity of the worker while they run.
  *
