@@ -16,7 +16,7 @@ import { open, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs
 import { hostname } from 'node:os';
 import { ApplicationFailure } from '@temporalio/common';
 import { ArchiveFailure } from './archive-checks';
-import type { BlockHash } from './archive-hash';
+import type { BlockHash } from './archive-sink';
 
 /** What `.part.json` records. */
 export interface PartMeta {

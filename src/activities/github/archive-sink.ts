@@ -15,8 +15,13 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { StorageBody } from '../../http/download';
 import { isGzipMagic } from './archive-checks';
-import type { BlockHash } from './archive-hash';
 import type { BlockWriter } from './archive-writer';
+
+/** What the sink and the `.part` re-hash feed, in order (node's `Hash`, or a test's stand-in). */
+export interface BlockHash {
+  /** Feeds `bytes`; the caller leaves them untouched until the result settles (a promise, or at once). */
+  update(bytes: Buffer): unknown;
+}
 
 /**
  * One write and one hash block: large enough that handing a block over costs little per byte, small enough
