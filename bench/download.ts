@@ -27,7 +27,8 @@ import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { startEmulator, type Emulator } from '../src/emulator/emulator';
 import { generatedArchive } from '../src/emulator/storage/archive-content';
-import { WORKER_NODE_FLAGS, workerProcessEnv } from '../src/worker-env';
+import { workerProcessEnv } from '../src/worker-env';
+import { benchWorkerNodeFlags } from './worker-process';
 import type { ChildInput, ChildResult } from './download-child';
 
 const TOKEN = 'bench-token';
@@ -192,8 +193,7 @@ interface ChildRun {
 
 function runChild(input: ChildInput): ChildRun {
   // Started as `longhaul worker` starts a worker process: its node flags and malloc settings.
-  const flags = process.env.BENCH_WORKER_NODE_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(__dirname, 'download-child.ts'), JSON.stringify(input)], {
+  const child = spawn(process.execPath, [...benchWorkerNodeFlags(), '--import', 'tsx', join(__dirname, 'download-child.ts'), JSON.stringify(input)], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: workerProcessEnv(),
   });

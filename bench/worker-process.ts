@@ -46,12 +46,15 @@ export function buildWorker(): string {
 }
 
 /** Starts the compiled worker with `env` added to this process's environment; resolves once it polls. */
+/** The worker's node flags, or what BENCH_WORKER_NODE_FLAGS says instead, for a baseline ('' for none). */
+export function benchWorkerNodeFlags(): readonly string[] {
+  return process.env.BENCH_WORKER_NODE_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
+}
+
 export async function startWorkerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; pid: number; stop(): Promise<void> }> {
   const entry = join(root, 'dist', 'worker.js');
   if (!existsSync(entry)) throw new Error(`${entry} is missing: call buildWorker() first`);
-  // BENCH_WORKER_NODE_FLAGS replaces the worker's node flags, for a baseline ('' for none).
-  const flags = process.env.BENCH_WORKER_NODE_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
-  const child = spawn(process.execPath, [...flags, entry], {
+  const child = spawn(process.execPath, [...benchWorkerNodeFlags(), entry], {
     // As `longhaul worker` and the Docker image run it: with the worker's malloc settings and node flags.
     env: workerProcessEnv({ ...process.env, ...env }),
     stdio: ['ignore', 'pipe', 'inherit'],
