@@ -8,6 +8,13 @@ export function positiveSeconds(value: string): number {
   return n;
 }
 
+/** A share of the time waited so far, in percent (`15` or `15%`), above 0 and at most 100. Returns the fraction. */
+export function percentOfWait(value: string): number {
+  const n = Number(value.replace(/%$/, ''));
+  if (!Number.isFinite(n) || n <= 0 || n > 100) throw new InvalidArgumentError('must be a percentage above 0 and at most 100');
+  return n / 100;
+}
+
 export function wholeNumber(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number');
   return Number(value);

@@ -1,6 +1,7 @@
 /**
  * The starter CLI as a user runs it: a real process against the shared dev server and a real worker.
  */
+import { defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { useStack } from '../helpers/stack';
 import { runStarter } from '../helpers/starter';
@@ -18,6 +19,15 @@ describe('starter CLI', () => {
     expect(out.unlockedRepositories).toEqual(['alpha']);
     expect(out.archive.bytes).toBe(50_000);
     expect(out.archive.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('--poll-fraction reaches the workflow as the share of the wait its polls grow to', async () => {
+    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'beta', '--lock', '--poll-initial', '1', '--poll-fraction', '50', '--wait', '--json'], stack.taskQueue);
+    expect(code).toBe(0);
+    const { workflowId } = JSON.parse(stdout) as { workflowId: string };
+    const { events } = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+    const input = defaultPayloadConverter.fromPayload(events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0]) as { poll?: object };
+    expect(input.poll).toEqual({ initialIntervalMs: 1_000, elapsedFraction: 0.5 });
   });
 
   it('a failed migration exits 1 and --json carries the typed error', async () => {
