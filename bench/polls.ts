@@ -5,6 +5,7 @@
  *
  *   npm run bench:polls                 # computed from the schedule, then confirmed by real runs
  *   npm run bench:polls -- --computed   # the computed table only
+ *   npm run bench:polls -- --fraction 15 --runs import   # another share of the wait (`--poll-fraction`)
  *
  * Computed: from the kit's schedule function, the one the workflows run. Confirmed: the real workflows on a
  * real worker against the emulator, on the Temporal time-skipping test server (an hour of timers passes in
@@ -31,7 +32,8 @@ import { ALL_SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
 import { DEFAULT_POLL } from '../src/common/org-migration';
 import { DEFAULT_IMPORT_POLL } from '../src/common/source-import';
 import { DEFAULT_OPERATION_POLL } from '../src/common/google-operation';
-import { detectionDelayBoundMs, detectionDelays, pollScheduleMs, pollsToObserve, type ResolvedPollBounds } from '../src/workflows/kit/poll-schedule';
+import { detectionDelayBoundMs, detectionDelays, HONEST_POLL_SHAPE, pollScheduleMs, pollsToObserve, type ResolvedPollBounds } from '../src/workflows/kit/poll-schedule';
+import { percentOfWait } from '../src/cli/arguments';
 
 const MINUTE = 60_000;
 const WAITS_MIN = [10, 60];
@@ -43,7 +45,7 @@ interface Process {
   etags: boolean;
 }
 
-const PROCESSES: Process[] = [
+const DEFAULT_PROCESSES: Process[] = [
   { name: 'org-migration export', bounds: DEFAULT_POLL, etags: true },
   { name: 'source import', bounds: DEFAULT_IMPORT_POLL, etags: true },
   { name: 'API-key delete', bounds: DEFAULT_OPERATION_POLL, etags: false },
@@ -54,10 +56,14 @@ const PROCESSES: Process[] = [
 
 const s = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
 
+/** The share of the wait the schedules grow to: the defaults' 10 %, or `--fraction`. */
+let fraction: number = HONEST_POLL_SHAPE.elapsedFraction;
+let PROCESSES = DEFAULT_PROCESSES;
+
 /** The worst detection delay over finishing instants up to `waitMs`, relative to the promise at that instant. */
 function worstDelay(bounds: ResolvedPollBounds, waitMs: number): { finishedAtMs: number; delayMs: number; boundMs: number } {
   const worst = detectionDelays(bounds, waitMs)
-    .map((d) => ({ ...d, boundMs: detectionDelayBoundMs(d.finishedAtMs) }))
+    .map((d) => ({ ...d, boundMs: detectionDelayBoundMs(d.finishedAtMs, fraction) }))
     .reduce((a, b) => (b.delayMs / b.boundMs > a.delayMs / a.boundMs ? b : a));
   return worst;
 }
@@ -75,8 +81,10 @@ function migrationCounted(bounds: ResolvedPollBounds, waitMs: number): number {
 }
 
 function printComputed(): void {
-  console.log('Computed from the schedule (the kit\'s pollScheduleMs / pollsToObserve) at the defaults:');
-  console.log('  shape: first poll after 30 s, every 30 s for 5 minutes, then 10 % of the elapsed wait (×1.1), ≤ 10 min');
+  const pct = `${fraction * 100} %`;
+  const defaults = fraction === HONEST_POLL_SHAPE.elapsedFraction;
+  console.log(`Computed from the schedule (the kit's pollScheduleMs / pollsToObserve) ${defaults ? 'at the defaults' : `with --poll-fraction ${fraction * 100}`}:`);
+  console.log(`  shape: first poll after 30 s, every 30 s until ${pct} of the wait is longer, then ${pct} of the elapsed wait (×${1 + fraction}), ≤ 10 min`);
   for (const p of PROCESSES) {
     for (const w of WAITS_MIN) {
       const waitMs = w * MINUTE;
@@ -90,7 +98,7 @@ function printComputed(): void {
         : `${polls} (operations carry no ETag)`;
       console.log(
         `  ${p.name.padEnd(22)} ${String(w).padStart(2)}-min wait: ${String(polls).padStart(2)} polls, counted ${counted}; ` +
-          `end seen ${s(seenAt - waitMs)} late (bound ${s(detectionDelayBoundMs(waitMs))}); ` +
+          `end seen ${s(seenAt - waitMs)} late (bound ${s(detectionDelayBoundMs(waitMs, fraction))}); ` +
           `worst delay ${s(worst.delayMs)} for a finish ${s(worst.finishedAtMs)} into the wait (bound ${s(worst.boundMs)})`,
       );
     }
@@ -184,7 +192,10 @@ async function confirm(waits: number[], only: string[]): Promise<void> {
       });
       workers.push({ worker, running: worker.run() });
       const id = (name: string) => `bench-polls-${name}-${w}min`;
-      const execute = (type: string, workflowId: string, input: unknown) => queued.push(() => env.client.workflow.execute(type, { taskQueue, workflowId, args: [input] }));
+      // The workflows' own defaults, or the share of the wait `--fraction` chose (what `--poll-fraction` sends).
+      const poll = fraction === HONEST_POLL_SHAPE.elapsedFraction ? {} : { poll: { elapsedFraction: fraction } };
+      const execute = (type: string, workflowId: string, input: object) =>
+        queued.push(() => env.client.workflow.execute(type, { taskQueue, workflowId, args: [{ ...input, ...poll }] }));
       if (only.includes('migration')) execute('orgMigration', id('migration'), { org: 'octo-org', repositories: ['alpha'], downloadDir: join(dataDir, `archives-${w}`) });
       if (only.includes('migration')) runs.push({ process: 'org-migration export', waitMin: w, workflowId: id('migration'), start: 'startMigration', poll: 'getMigration', route: 'GET /orgs/:org/migrations/:id', emulator });
       if (only.includes('import')) execute('sourceImport', id('import'), { owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy' });
@@ -217,7 +228,7 @@ async function confirm(waits: number[], only: string[]): Promise<void> {
       console.log(
         `  ${r.process.padEnd(22)} ${String(r.waitMin).padStart(2)}-min wait: ${String(polls.length).padStart(2)} polls ` +
           `(emulator: ${requests} status requests, ${requests - notModified} counted, ${notModified} answered 304); ` +
-          `end seen ${s(lateMs)} late (bound ${s(detectionDelayBoundMs(r.waitMin * MINUTE))}); ` +
+          `end seen ${s(lateMs)} late (bound ${s(detectionDelayBoundMs(r.waitMin * MINUTE, fraction))}); ` +
           `history ${events.length} events, ${workflowTasks} workflow tasks`,
       );
     }
@@ -235,8 +246,13 @@ async function main(): Promise<void> {
     .option('--computed', 'print the computed table only')
     .option('--waits <minutes>', 'waits of the real runs, comma-separated', '10,60')
     .option('--runs <names>', 'processes of the real runs: migration, import, dns', 'migration,import,dns')
+    .option('--fraction <percent>', 'share of the wait the schedules grow to, as `--poll-fraction` (default 10)', percentOfWait)
     .parse()
-    .opts<{ computed?: boolean; waits: string; runs: string }>();
+    .opts<{ computed?: boolean; waits: string; runs: string; fraction?: number }>();
+  if (o.fraction !== undefined) {
+    fraction = o.fraction;
+    PROCESSES = DEFAULT_PROCESSES.map((p) => ({ ...p, bounds: { ...p.bounds, elapsedFraction: o.fraction } }));
+  }
   printComputed();
   if (!o.computed) await confirm(o.waits.split(',').map(Number), o.runs.split(','));
 }

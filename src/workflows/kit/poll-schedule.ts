@@ -152,9 +152,12 @@ export function detectionDelays(bounds: ResolvedPollBounds, untilMs: number): { 
   return times.map((t, i) => ({ finishedAtMs: i === 0 ? 0 : times[i - 1], delayMs: t - (i === 0 ? 0 : times[i - 1]) }));
 }
 
-/** The promised bound on the detection delay of a process that finished `elapsedMs` into the wait. */
-export function detectionDelayBoundMs(elapsedMs: number): number {
-  return Math.max(HONEST_POLL_SHAPE.elapsedFraction * elapsedMs, DETECTION_DELAY_FLOOR_MS);
+/**
+ * The promised bound on the detection delay of a process that finished `elapsedMs` into the wait, at the
+ * defaults' share of the wait or at the one a caller chose (`--poll-fraction`).
+ */
+export function detectionDelayBoundMs(elapsedMs: number, fraction: number = HONEST_POLL_SHAPE.elapsedFraction): number {
+  return Math.max(fraction * elapsedMs, DETECTION_DELAY_FLOOR_MS);
 }
 
 /** How many polls it takes to see a process that finishes `durationMs` after the wait began. */
