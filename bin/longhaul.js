@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
  * The `longhaul` command (package.json `bin`): runs the compiled CLI in dist/ (`npm run build`) when it is
- * there and not older than the source; otherwise the TypeScript source with tsx's loader (a checkout after
- * `npm install`), so `npx longhaul …` works in this repository without a build step.
+ * there and not older than any source file; otherwise the TypeScript source with tsx's loader (a checkout
+ * after `npm install`, or one edited or pulled since the build), so `npx longhaul …` works in this repository
+ * without a build step and never runs code older than the checkout.
  */
 'use strict';
 const { spawn } = require('node:child_process');
-const { statSync } = require('node:fs');
+const { readdirSync, statSync } = require('node:fs');
 const { join } = require('node:path');
 const { pathToFileURL } = require('node:url');
 
@@ -19,8 +20,26 @@ const mtime = (path) => {
   }
 };
 
+/** The newest modification time of the files under `dir` (undefined when there is none). */
+const newest = (dir) => {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+  let latest;
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    const at = entry.isDirectory() ? newest(path) : mtime(path);
+    if (at !== undefined && (latest === undefined || at > latest)) latest = at;
+  }
+  return latest;
+};
+
+// All of src/, not only the CLI's entry: an edit or a `git pull` anywhere after a build makes dist/ stale.
 const compiled = mtime(join(root, 'dist', 'cli', 'program.js'));
-const source = mtime(join(root, 'src', 'cli', 'program.ts'));
+const source = newest(join(root, 'src'));
 if (compiled !== undefined && (source === undefined || compiled >= source)) {
   require(join(root, 'dist', 'cli', 'program.js'))
     .runCli(process.argv)
