@@ -108,11 +108,22 @@ function pendingActivities(handle: WorkflowHandle, d: WorkflowExecutionDescripti
   );
 }
 
+/**
+ * The status with its `nextPollInMs` taken from a quiet poll waiting for its next attempt: during a quiet
+ * stretch the polls are the attempts of one activity, and the workflow's own figure dates from the stretch's
+ * start (it learns of the polls only when the stretch ends), while the attempt's time is the next poll.
+ */
+export function withNextQuietPoll(raw: unknown, pending: readonly { activity: string; nextAttemptAt?: string }[], nowMs: number): unknown {
+  if (raw === null || typeof raw !== 'object' || !('nextPollInMs' in raw)) return raw;
+  const quiet = pending.find((p) => p.activity.startsWith('quiet') && p.nextAttemptAt !== undefined);
+  return quiet ? { ...raw, nextPollInMs: Math.max(0, Date.parse(quiet.nextAttemptAt!) - nowMs) } : raw;
+}
+
 async function status(ctx: CliContext, id: string | undefined, flags: KeyFlags): Promise<number> {
   const { handle, description: d } = await existing(ctx, id, flags);
   const kind = processKind(d.type);
-  const raw = await queryStatus(handle);
   const pending = await pendingActivities(handle, d);
+  const raw = withNextQuietPoll(await queryStatus(handle), pending, Date.now());
   const line = raw !== undefined && kind.describeStatus ? kind.describeStatus(raw, pending.find((p) => p.heartbeat)?.heartbeat, d.workflowId).line : undefined;
   const attrs = d.typedSearchAttributes;
   const view = {

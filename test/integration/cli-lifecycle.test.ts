@@ -95,6 +95,31 @@ describe('longhaul lifecycle commands', () => {
     expect(terminated.stderr).toMatch(new RegExp(`error: ${long} terminated`));
   });
 
+  it("status shows the next poll of a quiet stretch from the poll activity's next attempt, not the stretch's start", async () => {
+    // Every 10 s: after the first poll the export's unchanged answers are the attempts of one quiet activity.
+    const started = await cli(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--poll-initial', '10', '--poll-max', '10', '--json']);
+    const { workflowId } = oneObject(started.stdout) as { workflowId: string };
+    try {
+      type View = { line: string; pending: { activity: string; nextAttemptAt?: string }[]; seenAt: number };
+      const dueIn = (v: View) => {
+        const quiet = v.pending.find((p) => p.activity === 'quietGetMigration' && p.nextAttemptAt);
+        return quiet ? Date.parse(quiet.nextAttemptAt!) - v.seenAt : undefined;
+      };
+      // Seen well inside an interval: the workflow's own figure (10 s, from the stretch's start) is stale by then.
+      const view = await waitFor(
+        'a quiet poll due in 1–6 s',
+        async () => ({ ...(oneObject((await cli(['status', workflowId, '--json'])).stdout) as Omit<View, 'seenAt'>), seenAt: Date.now() }),
+        (v) => (dueIn(v) ?? -1) >= 1_000 && dueIn(v)! <= 6_000,
+        90_000,
+      );
+      const shown = Number(/next poll in (\d+) s/.exec(view.line)?.[1]);
+      expect(shown).toBeGreaterThanOrEqual(Math.floor(dueIn(view)! / 1000));
+      expect(shown).toBeLessThanOrEqual(Math.ceil(dueIn(view)! / 1000) + 2);
+    } finally {
+      await cli(['cancel', workflowId, '--wait']);
+    }
+  });
+
   it('errors are one JSON object with --json: unknown workflow (1), usage error (2), invalid input (2)', async () => {
     const missing = await cli(['status', 'no-such-workflow', '--json']);
     expect(missing.code).toBe(1);
