@@ -97,7 +97,9 @@ describe('longhaul lifecycle commands', () => {
 
   it("status shows the next poll of a quiet stretch from the poll activity's next attempt, not the stretch's start", async () => {
     // Every 10 s: after the first poll the export's unchanged answers are the attempts of one quiet activity.
-    const started = await cli(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--poll-initial', '10', '--poll-max', '10', '--json']);
+    // Its own workflow id: the natural one (`migrate-octo-org-alpha-…`) is other files' on the shared server.
+    const id = `lifecycle-quiet-status-${Date.now()}`;
+    const started = await cli(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--workflow-id', id, '--poll-initial', '10', '--poll-max', '10', '--json']);
     const { workflowId } = oneObject(started.stdout) as { workflowId: string };
     try {
       type View = { line: string; pending: { activity: string; nextAttemptAt?: string }[]; seenAt: number };

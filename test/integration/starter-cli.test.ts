@@ -22,7 +22,10 @@ describe('starter CLI', () => {
   });
 
   it('--poll-fraction reaches the workflow as the share of the wait its polls grow to', async () => {
-    const { code, stdout } = await runStarter(['migrate', '--org', 'octo-org', '--repo', 'beta', '--lock', '--poll-initial', '1', '--poll-fraction', '50', '--wait', '--json'], stack.taskQueue);
+    // Its own workflow id: the natural one of a single repository can be another file's on the shared server.
+    const id = `starter-poll-fraction-${Date.now()}`;
+    const args = ['migrate', '--org', 'octo-org', '--repo', 'beta', '--workflow-id', id, '--poll-initial', '1', '--poll-fraction', '50', '--wait', '--json'];
+    const { code, stdout } = await runStarter(args, stack.taskQueue);
     expect(code).toBe(0);
     const { workflowId } = JSON.parse(stdout) as { workflowId: string };
     const { events } = await stack.client.workflow.getHandle(workflowId).fetchHistory();
