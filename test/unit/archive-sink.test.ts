@@ -136,7 +136,11 @@ describe('archive sink', () => {
     let writes = 0;
     // The first block's write lands when the test says so, the later ones after that; its hash fails.
     const writer = { write: () => (++writes === 1 ? first : held), end: () => {} } as unknown as BlockWriter;
-    const failingHash = { update: () => Promise.reject(new Error('hash broke')) };
+    const failingHash = {
+      update: () => {
+        throw new Error('hash broke');
+      },
+    };
     const file = { fd: 42 } as unknown as FileHandle;
     const sink = new ArchiveSink(file, 'x.part', failingHash, { position: 0, expectGzip: false, writer });
     let drained = false;

@@ -62,7 +62,7 @@ export class PartFile {
     for await (const chunk of createReadStream(this.partPath, { start: 0, end: length - 1, highWaterMark: 4 * 1024 * 1024 })) {
       const buffer = chunk as Buffer;
       if (head.length < 2) head = Buffer.concat([head, buffer.subarray(0, 2 - head.length)]);
-      await hash.update(buffer);
+      hash.update(buffer);
     }
     return head;
   }

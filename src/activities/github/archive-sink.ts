@@ -19,7 +19,7 @@ import type { BlockWriter } from './archive-writer';
 
 /** What the sink and the `.part` re-hash feed, in order (node's `Hash`, or a test's stand-in). */
 export interface BlockHash {
-  /** Feeds `bytes`; the caller leaves them untouched until the result settles (a promise, or at once). */
+  /** Feeds `bytes` at once; throws when it cannot. */
   update(bytes: Buffer): unknown;
 }
 
@@ -196,10 +196,10 @@ export class ArchiveSink {
     this.filled = 0;
     const bytes = buffer.subarray(0, length);
     // On the write thread (when there is one) the write is queued at once, behind the blocks before it, and
-    // runs while the block is hashed here, in file order. Both settle before the buffer is reused.
+    // runs while the block is hashed here, in file order. The buffer is reused once it is written.
     const fd = this.writer && typeof this.file.fd === 'number' ? this.file.fd : undefined;
     const onThread = fd !== undefined ? settled(this.writer!.write(bytes, fd, at)) : undefined;
-    const hashed = settled(this.hash.update(bytes));
+    const hashFailed = hashed(this.hash, bytes);
     this.writes = this.writes.then(async () => {
       // Failed already: this block is not used, but a write already queued on the thread is waited for, so
       // that none is still running when the download closes the file (its fd number could be reused).
@@ -211,7 +211,7 @@ export class ArchiveSink {
         } else {
           await writeAll(this.file, buffer, length, at);
         }
-        const hashFailed = await hashed;
+        // A failed hash takes effect in file order, as a failed write does.
         if (hashFailed) return void this.fail(hashFailed);
         this.position = at + length;
         this.free.push(buffer);
@@ -233,8 +233,18 @@ export class ArchiveSink {
   }
 }
 
-/** Undefined once `result` (a promise or a plain value) settled well, else its error. */
-async function settled(result: unknown): Promise<Error | undefined> {
+/** Feeds `bytes` to `hash`: undefined, or the error it threw. */
+function hashed(hash: BlockHash, bytes: Buffer): Error | undefined {
+  try {
+    hash.update(bytes);
+    return undefined;
+  } catch (err) {
+    return err as Error;
+  }
+}
+
+/** Undefined once `result` settled well, else its error. */
+async function settled(result: Promise<void>): Promise<Error | undefined> {
   try {
     await result;
     return undefined;
