@@ -45,12 +45,12 @@ export function buildWorker(): string {
   return join(root, 'dist', 'worker.js');
 }
 
-/** Starts the compiled worker with `env` added to this process's environment; resolves once it polls. */
 /** The worker's node flags, or what BENCH_WORKER_NODE_FLAGS says instead, for a baseline ('' for none). */
 export function benchWorkerNodeFlags(): readonly string[] {
   return process.env.BENCH_WORKER_NODE_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
 }
 
+/** Starts the compiled worker with `env` added to this process's environment; resolves once it polls. */
 export async function startWorkerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; pid: number; stop(): Promise<void> }> {
   const entry = join(root, 'dist', 'worker.js');
   if (!existsSync(entry)) throw new Error(`${entry} is missing: call buildWorker() first`);
