@@ -38,8 +38,9 @@ const newest = (dir) => {
 };
 
 // All of src/, not only the CLI's entry: an edit or a `git pull` anywhere after a build makes dist/ stale.
+// Walked only when there is a build to judge.
 const compiled = mtime(join(root, 'dist', 'cli', 'program.js'));
-const source = newest(join(root, 'src'));
+const source = compiled === undefined ? undefined : newest(join(root, 'src'));
 if (compiled !== undefined && (source === undefined || compiled >= source)) {
   require(join(root, 'dist', 'cli', 'program.js'))
     .runCli(process.argv)
