@@ -1,13 +1,13 @@
 /**
  * Fault injection by configuration: answer a matching request with a 5xx, reset the connection, delay
- * it, or answer with a malformed success (truncated JSON, a required field missing, an HTML page, a wrong
- * content type — what captive proxies, truncating middleboxes and API changes produce), before the request
+ * it, or answer with a malformed success (truncated JSON, a required field missing or saying what no
+ * documentation names, an HTML page, a wrong content type — what captive proxies, truncating middleboxes and API changes produce), before the request
  * is processed or (`afterProcessing`) after it. Rules are deterministic (`times`, `every`) unless
  * `probability` is given.
  */
 
 /** The malformed-answer kinds: the status is a success, the body is not what the API documents. */
-export const MALFORMED_KINDS = ['truncated-json', 'missing-field', 'html-page', 'content-type'] as const;
+export const MALFORMED_KINDS = ['truncated-json', 'missing-field', 'field-value', 'html-page', 'content-type'] as const;
 export type MalformedKind = (typeof MALFORMED_KINDS)[number];
 
 export interface FaultRule {
@@ -27,8 +27,10 @@ export interface FaultRule {
   retryAfterSeconds?: number;
   /** For `status` on Google services: a `RetryInfo.retryDelay` (seconds) in the error body, Google's way of saying when to retry. */
   retryInfoSeconds?: number;
-  /** For `missing-field`: the top-level field removed from the answer (default `id`). */
+  /** For `missing-field`: the top-level field removed from the answer (default `id`); for `field-value`: the one replaced. */
   field?: string;
+  /** For `field-value`: what the top-level `field` says instead (e.g. a state no documentation names, any length or characters). */
+  value?: unknown;
   /** For `content-type`: the content type sent with the (otherwise correct) JSON body (default `text/plain`). */
   contentType?: string;
   /** For `slow`: how long to hold the request (before handling it, or before answering with `afterProcessing`). @format milliseconds */
@@ -96,9 +98,13 @@ export function malformedAnswer(rule: FaultRule & { kind: MalformedKind }, handl
       // Cut mid-document, as a connection a proxy closed early leaves it: never valid JSON.
       return { status, contentType: 'application/json; charset=utf-8', raw: Buffer.from(json.slice(0, Math.max(1, Math.floor(json.length / 2)))) };
     case 'missing-field': {
-      const field = rule.field ?? 'id';
-      const copy = body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {};
-      delete copy[field];
+      const copy = objectCopy(body);
+      delete copy[rule.field ?? 'id'];
+      return { status, contentType: 'application/json; charset=utf-8', raw: Buffer.from(JSON.stringify(copy)) };
+    }
+    case 'field-value': {
+      const copy = objectCopy(body);
+      copy[rule.field ?? 'id'] = rule.value;
       return { status, contentType: 'application/json; charset=utf-8', raw: Buffer.from(JSON.stringify(copy)) };
     }
     case 'html-page':
@@ -106,6 +112,11 @@ export function malformedAnswer(rule: FaultRule & { kind: MalformedKind }, handl
     case 'content-type':
       return { status, contentType: rule.contentType ?? 'text/plain; charset=utf-8', raw: Buffer.from(json) };
   }
+}
+
+/** A shallow copy of an answer's top-level object (an empty one for anything else). */
+function objectCopy(body: unknown): Record<string, unknown> {
+  return body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {};
 }
 
 export function isMalformedRule(rule: FaultRule): rule is FaultRule & { kind: MalformedKind } {
