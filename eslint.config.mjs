@@ -29,6 +29,11 @@ export default tseslint.config(
             { name: 'undici', message: 'Workflows do no I/O: call an activity.' },
             { name: '@temporalio/client', message: 'Workflows use @temporalio/workflow only.' },
             { name: '@temporalio/activity', message: 'Workflows use @temporalio/workflow only.' },
+            {
+              name: '@temporalio/workflow',
+              importNames: ['upsertSearchAttributes'],
+              message: "Upsert with the kit's upsertAttributes: a value the server refuses terminates the run.",
+            },
           ],
           patterns: [
             {

@@ -9,6 +9,7 @@ import type { Payload, SearchAttributePair, Workflow } from '@temporalio/common'
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { ExitCode, exitCodeForStatus } from './exit-codes';
 import { sharedWaitLine, sharedWaitOf, type PendingActivityView } from '../common/shared-wait';
+import { fitSearchAttributes } from '../common/search-attributes';
 
 /** Adds the options every workflow-starting command shares: `--workflow-id`, `--wait`, `--follow`, `--json`, `--dry-run`. */
 export function withRunOutputOptions(command: Command): Command {
@@ -78,7 +79,8 @@ export function planStart<Args extends unknown[], Result, Status>(cmd: WorkflowC
     workflowId: cmd.workflowId,
     taskQueue: cmd.ctx.config.taskQueue,
     args: cmd.args,
-    searchAttributes: cmd.searchAttributes ?? [],
+    // What is sent (and what `--dry-run` shows) is within the server's size rule: a start is never refused for it.
+    searchAttributes: fitSearchAttributes(cmd.searchAttributes ?? []).pairs,
     summary: cmd.summary,
     details: inputDetails(cmd.args[0]),
   };

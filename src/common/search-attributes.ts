@@ -32,26 +32,51 @@ export function searchAttributeArgs(): string[] {
   return ALL_SEARCH_ATTRIBUTES.flatMap((key) => ['--search-attribute', `${key.name}=${typeName[key.type]}`]);
 }
 
-/** Temporal's limit on one Keyword value. */
+/**
+ * Temporal's limit on one search attribute value, as the server measures it: the bytes of the value's encoded
+ * payload, which for a Keyword is its JSON text (quotes, and escapes for `"`, `\\` and control characters,
+ * included). A value over it fails the start, and an upsert over it TERMINATES the workflow (BadSearchAttributes).
+ */
 export const KEYWORD_MAX_BYTES = 2_048;
+/**
+ * Kept free below the limit for the encoding: another client's encoder may escape more than `JSON.stringify`
+ * (Go's writes `<`, `>`, `&` as six bytes each), and a summary must not sit on the last byte the server accepts.
+ */
+export const KEYWORD_MARGIN_BYTES = 48;
+/** What longhaul lets one Keyword's encoded payload take: the limit less the margin. */
+export const KEYWORD_BUDGET_BYTES = KEYWORD_MAX_BYTES - KEYWORD_MARGIN_BYTES;
 
 /** UTF-8 length of a string (no `TextEncoder` needed: this runs in workflows too). */
 export function utf8Bytes(text: string): number {
   let bytes = 0;
   for (const ch of text) {
     const code = ch.codePointAt(0) ?? 0;
+    // A lone surrogate is written as U+FFFD (3 bytes) by a UTF-8 encoder.
     bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
   }
   return bytes;
 }
 
-/** A Keyword value within Temporal's limit: cut at a character boundary, ending in "…" when cut. */
-export function keywordValue(text: string, maxBytes = KEYWORD_MAX_BYTES): string {
-  if (utf8Bytes(text) <= maxBytes) return text;
+/** The bytes a Keyword value takes as the server measures it: its JSON text, quotes and escapes included. */
+export function keywordPayloadBytes(value: string): number {
+  return utf8Bytes(JSON.stringify(value));
+}
+
+/** The bytes a piece of text adds inside a Keyword's payload (its JSON text without the quotes). */
+function encodedBytes(text: string): number {
+  return keywordPayloadBytes(text) - 2;
+}
+
+/**
+ * A Keyword value within `maxBytes` of encoded payload (default: the budget): cut at a character boundary,
+ * ending in "…" when cut.
+ */
+export function keywordValue(text: string, maxBytes = KEYWORD_BUDGET_BYTES): string {
+  if (keywordPayloadBytes(text) <= maxBytes) return text;
   let out = '';
-  let used = utf8Bytes('…');
+  let used = keywordPayloadBytes('…');
   for (const ch of text) {
-    const size = utf8Bytes(ch);
+    const size = encodedBytes(ch);
     if (used + size > maxBytes) break;
     out += ch;
     used += size;
@@ -65,22 +90,60 @@ function thousands(n: number): string {
 }
 
 /**
- * A list as one Keyword value within the limit: as many items as fit, then "… (+4,998 more)".
- * `["alpha", "beta", …5,000 names]` → "alpha, beta, … (+4,998 more)".
+ * A list as one value within `maxBytes` of encoded payload (default: a Keyword's budget): as many items as fit,
+ * then "… (+4,998 more)". `["alpha", "beta", …5,000 names]` → "alpha, beta, … (+4,998 more)".
  */
-export function summarizeList(items: readonly string[], maxBytes = KEYWORD_MAX_BYTES): string {
+export function summarizeList(items: readonly string[], maxBytes = KEYWORD_BUDGET_BYTES): string {
   const all = items.join(', ');
-  if (utf8Bytes(all) <= maxBytes) return all;
+  if (keywordPayloadBytes(all) <= maxBytes) return all;
   let kept = 0;
-  let used = 0;
+  let used = keywordPayloadBytes('');
   for (; kept < items.length; kept++) {
-    const piece = utf8Bytes(items[kept]) + 2; // ", "
-    const tail = utf8Bytes(`… (+${thousands(items.length - kept - 1)} more)`);
+    const piece = encodedBytes(items[kept]) + 2; // ", "
+    const tail = encodedBytes(`… (+${thousands(items.length - kept - 1)} more)`);
     if (used + piece + tail > maxBytes) break;
     used += piece;
   }
   const head = items.slice(0, kept).join(', ');
   return keywordValue(`${head}${kept > 0 ? ', ' : ''}… (+${thousands(items.length - kept)} more)`, maxBytes);
+}
+
+/**
+ * Keywords compared for equality (`LonghaulMigrationGuid = '…'`): a cut value would be a false one, so such a
+ * value is never cut; one too long for the server is left out instead.
+ */
+const EXACT_KEYWORDS: ReadonlySet<string> = new Set(['LonghaulMigrationGuid']);
+
+/** A search attribute as longhaul sets it: one of its Keywords, or `LonghaulProgress`. */
+export type LonghaulAttribute = { key: typeof LonghaulProcess; value: string } | { key: typeof LonghaulProgress; value: number };
+
+/** What `fitSearchAttributes` did: the pairs to send, and the Keywords left out because they cannot fit. */
+export interface FittedAttributes<P> {
+  pairs: P[];
+  /** `LonghaulMigrationGuid (3,002 bytes encoded, over the limit of 2,048)`, one per value left out. */
+  leftOut: string[];
+}
+
+/**
+ * The one size rule for every search attribute value longhaul sets (at a start, on a Schedule, in an upsert):
+ * a Keyword is measured as its encoded payload and cut to the budget; an exact-match Keyword that does not
+ * fit the server's limit is left out. What is sent therefore never makes the server refuse a start or
+ * terminate a run.
+ */
+export function fitSearchAttributes<P extends { key: { name: string; type: string }; value: unknown }>(pairs: readonly P[]): FittedAttributes<P> {
+  const fitted: P[] = [];
+  const leftOut: string[] = [];
+  for (const pair of pairs) {
+    if (pair.key.type !== SearchAttributeType.KEYWORD || typeof pair.value !== 'string') {
+      fitted.push(pair);
+      continue;
+    }
+    const value = EXACT_KEYWORDS.has(pair.key.name) ? pair.value : keywordValue(pair.value);
+    const bytes = keywordPayloadBytes(value);
+    if (bytes > KEYWORD_MAX_BYTES) leftOut.push(`${pair.key.name} (${thousands(bytes)} bytes encoded, over the limit of ${thousands(KEYWORD_MAX_BYTES)})`);
+    else fitted.push(value === pair.value ? pair : { ...pair, value });
+  }
+  return { pairs: fitted, leftOut };
 }
 
 /** The search attributes a process shows, as its model file's `describe` computes them. */
@@ -98,18 +161,18 @@ export interface StatusView {
   attributes: StatusAttributes;
 }
 
-/** The upserts that take the attributes from `before` to `after` (only changed ones, Keywords within limits). */
-export function searchAttributeUpdates(before: StatusAttributes, after: StatusAttributes) {
+/** The upserts that take the attributes from `before` to `after` (only changed ones; `fitSearchAttributes` fits them). */
+export function searchAttributeUpdates(before: StatusAttributes, after: StatusAttributes): LonghaulAttribute[] {
   const keywords = [
     [LonghaulProcess, 'process'],
     [LonghaulOrg, 'org'],
     [LonghaulTarget, 'target'],
     [LonghaulState, 'state'],
   ] as const;
-  const updates: ({ key: typeof LonghaulProcess; value: string } | { key: typeof LonghaulProgress; value: number })[] = [];
+  const updates: LonghaulAttribute[] = [];
   for (const [key, field] of keywords) {
     const value = after[field];
-    if (value !== undefined && value !== before[field]) updates.push({ key, value: keywordValue(value) });
+    if (value !== undefined && value !== before[field]) updates.push({ key, value });
   }
   if (after.progress !== undefined && after.progress !== before.progress) updates.push({ key: LonghaulProgress, value: Math.round(after.progress) });
   return updates;

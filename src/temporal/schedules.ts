@@ -10,7 +10,7 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type Schedu
 import type { Workflow } from '@temporalio/common';
 import { feedScheduleId, type FeedPollRunInput } from '../common/feeds';
 import { hookLabel, hookRepairScheduleId, type HookRepairInput } from '../common/hook-repair';
-import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
+import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { RECURRING_OUTAGE, resolveOutageBounds } from '../workflows/kit/outage';
 import { feedPollRun } from '../workflows/feed-poll';
 import { hookRepair } from '../workflows/hook-repair';
@@ -38,10 +38,10 @@ async function upsert(client: Client, s: ScheduledWorkflow): Promise<ScheduleUps
   const spec = { intervals: [{ every: s.everyMs }] };
   // One run at a time; a run that is still going when the next is due makes the schedule skip that tick.
   const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: Math.max(60_000, s.everyMs) };
-  const searchAttributes = [
+  const searchAttributes = fitSearchAttributes([
     { key: LonghaulProcess, value: s.process },
     { key: LonghaulTarget, value: s.target },
-  ];
+  ]).pairs;
   // The runs carry them from their start, not only from their first workflow task: visibility finds a run
   // no worker has picked up yet (as `feed-schedule --delete --forget-cursor` must).
   const action = { ...s.action, typedSearchAttributes: searchAttributes };

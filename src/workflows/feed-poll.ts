@@ -30,7 +30,6 @@ import {
   setCurrentDetails,
   setHandler,
   sleep,
-  upsertSearchAttributes,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -64,6 +63,7 @@ import { DEFAULT_PAUSE_AFTER_FAILURES } from '../common/schedule-health';
 import { reportingFailureToSchedule } from './recurring-run';
 import { OutageWatch, outageCause } from './kit/outage-watch';
 import { RECURRING_OUTAGE, resolveOutageBounds } from './kit/outage';
+import { upsertAttributes } from './kit/status-tracker';
 import { summarized } from './activity-summaries';
 
 export const pollFeedUpdate = defineUpdate<FeedPollOutcome, [FeedPollRequest]>('pollFeed');
@@ -165,7 +165,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
     queuedPolls: Math.max(0, mutex.pending - 1),
   });
 
-  upsertSearchAttributes([
+  upsertAttributes([
     { key: LonghaulProcess, value: 'feed-cursor' },
     { key: LonghaulTarget, value: cursor.feed },
   ]);
@@ -280,7 +280,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
         handled.set(req.requestId, outcome);
         if (handled.size > 50) handled.delete(handled.keys().next().value!);
         setCurrentDetails(describeFeedOutcome(outcome).join(' · '));
-        upsertSearchAttributes([{ key: LonghaulState, value: outcome.kind }]);
+        upsertAttributes([{ key: LonghaulState, value: outcome.kind }]);
         return outcome;
       });
     },
@@ -317,14 +317,14 @@ export async function feedPollRun(input: FeedPollRunInput): Promise<FeedPollOutc
   if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid feed poll: ${problems.join('; ')}`, FeedFailure.InvalidInput, { problems });
   const ref = parseFeed(input.feed);
   const feed = isFeedProblem(ref) ? input.feed : ref.path;
-  upsertSearchAttributes([
+  upsertAttributes([
     { key: LonghaulProcess, value: 'feed-poll' },
     { key: LonghaulTarget, value: feed },
   ]);
   const pauseAfterFailures = input.pauseAfterFailures ?? DEFAULT_PAUSE_AFTER_FAILURES;
   return reportingFailureToSchedule({ scheduleId: feedScheduleId(feed), pauseAfterFailures }, async () => {
     const watch = new OutageWatch(`polling ${feed}`, resolveOutageBounds(input.outage, RECURRING_OUTAGE), (delayMs, error, state) => {
-      upsertSearchAttributes([{ key: LonghaulState, value: 'waiting-out-outage' }]);
+      upsertAttributes([{ key: LonghaulState, value: 'waiting-out-outage' }]);
       setCurrentDetails(`${feed}: the API cannot be reached (${error}); asking again in ${Math.round(delayMs / 1000)} s (wait ${state.waits})`);
     });
     const info = workflowInfo();
@@ -345,7 +345,7 @@ export async function feedPollRun(input: FeedPollRunInput): Promise<FeedPollOutc
       }
       watch.recovered();
       const result: FeedPollOutcome = watch.state.waits > 0 ? { ...outcome, outage: { ...watch.state } } : outcome;
-      upsertSearchAttributes([{ key: LonghaulState, value: result.kind }]);
+      upsertAttributes([{ key: LonghaulState, value: result.kind }]);
       setCurrentDetails(describeFeedOutcome(result).join(' · '));
       return result;
     }

@@ -21,7 +21,6 @@ import {
   setCurrentDetails,
   setHandler,
   sleep,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { RedeliveryResult } from '../activities/github/hooks';
@@ -58,6 +57,7 @@ import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../
 import { reportingFailureToSchedule } from './recurring-run';
 import { OutageWatch } from './kit/outage-watch';
 import { RECURRING_OUTAGE, resolveOutageBounds } from './kit/outage';
+import { upsertAttributes } from './kit/status-tracker';
 import { summarized } from './activity-summaries';
 
 export const hookRepairStatusQuery = defineQuery<HookRepairStatus>('status');
@@ -125,7 +125,7 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
   };
   setHandler(hookRepairStatusQuery, () => status);
   const show = () => setCurrentDetails(describe(status));
-  upsertSearchAttributes([
+  upsertAttributes([
     { key: LonghaulProcess, value: 'hook-repair' },
     { key: LonghaulOrg, value: 'org' in target ? target.org : target.owner },
     { key: LonghaulTarget, value: hook },
@@ -167,7 +167,7 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
   const plan = planRepair(inWindow);
   Object.assign(status.counts, { seen: plan.seen, guids: plan.guids, failed: plan.failed.length, skippedAlreadyOk: plan.skippedAlreadyOk });
   status.phase = 'redelivering';
-  upsertSearchAttributes([{ key: LonghaulState, value: 'redelivering' }]);
+  upsertAttributes([{ key: LonghaulState, value: 'redelivering' }]);
   show();
 
   const recent = (previous?.recentRedeliveries ?? []).filter((t) => t > runStartedAt - pacing.hourMs);
@@ -267,7 +267,7 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
 
   const complete = status.counts.notAccepted === 0 && status.counts.deferred === 0 && status.counts.awaitingOutcome === 0 && stoppedEarly === undefined;
   status.phase = 'done';
-  upsertSearchAttributes([{ key: LonghaulState, value: complete ? (gaveUpGuids.length ? 'repaired-with-give-ups' : 'repaired') : 'incomplete' }]);
+  upsertAttributes([{ key: LonghaulState, value: complete ? (gaveUpGuids.length ? 'repaired-with-give-ups' : 'repaired') : 'incomplete' }]);
   show();
   return {
     hook,
@@ -296,7 +296,7 @@ export async function hookPing(input: HookPingInput): Promise<{ hook: string; st
   const problems = hookTargetProblems(input?.target, input?.hookId);
   if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid hook: ${problems.join('; ')}`, HookFailure.InvalidInput, { problems });
   const hook = hookLabel(input.target, input.hookId);
-  upsertSearchAttributes([
+  upsertAttributes([
     { key: LonghaulProcess, value: 'hook-ping' },
     { key: LonghaulTarget, value: hook },
   ]);

@@ -8,10 +8,10 @@
  * cleanup calls are retried until they succeed or fail permanently, and a permanent failure names what is
  * left to do by hand (`org-migration-cleanup.ts`).
  */
-import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, defineQuery, isCancellation, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, defineQuery, isCancellation, patched, workflowInfo } from '@temporalio/workflow';
 import type { MigrationSummary } from '../activities/github/migrations';
 import { failureFacts } from './activity-failures';
-import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, trackStatus } from './kit';
+import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, trackStatus, upsertAttributes } from './kit';
 import {
   DEFAULT_POLL,
   describeOrgMigration,
@@ -77,7 +77,7 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
       state = started.state;
       status.migrationId = started.id;
       // Recorded at once: another workflow's lookup never adopts a migration recorded here.
-      upsertSearchAttributes([{ key: LonghaulMigrationGuid, value: started.guid }]);
+      upsertAttributes([{ key: LonghaulMigrationGuid, value: started.guid }]);
     }
     const known = migration;
     status.phase = 'waiting';

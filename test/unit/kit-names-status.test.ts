@@ -3,7 +3,21 @@ import { describe, expect, it } from 'vitest';
 import { isGithubLogin, isRepositoryName, loginProblems, repositoryListProblems } from '../../src/common/github-names';
 import { hookTargetProblems } from '../../src/common/hook-repair';
 import { isFeedProblem, parseFeed } from '../../src/common/feeds';
-import { KEYWORD_MAX_BYTES, keywordValue, searchAttributeUpdates, summarizeList, utf8Bytes } from '../../src/common/search-attributes';
+import {
+  fitSearchAttributes,
+  KEYWORD_BUDGET_BYTES,
+  KEYWORD_MAX_BYTES,
+  keywordPayloadBytes,
+  keywordValue,
+  LonghaulMigrationGuid,
+  LonghaulProgress,
+  LonghaulTarget,
+  searchAttributeUpdates,
+  summarizeList,
+} from '../../src/common/search-attributes';
+
+/** What the server measures, computed with Node (not with the rule under test). */
+const payloadBytes = (value: string) => Buffer.byteLength(JSON.stringify(value));
 
 describe('GitHub names', () => {
   it('accepts logins of alphanumerics and single inner hyphens up to 39 characters', () => {
@@ -38,21 +52,63 @@ describe('GitHub names', () => {
 });
 
 describe('search attribute values', () => {
-  it('summarises a long list within the Keyword limit, saying how many were left out', () => {
+  it('summarises a long list within the budget, measured as its JSON payload, saying how many were left out', () => {
     const names = Array.from({ length: 5_000 }, (_, i) => `repository-${i}`);
     const value = summarizeList(names);
-    expect(utf8Bytes(value)).toBeLessThanOrEqual(KEYWORD_MAX_BYTES);
+    expect(payloadBytes(value)).toBeLessThanOrEqual(KEYWORD_BUDGET_BYTES);
     expect(value.startsWith('repository-0, repository-1, ')).toBe(true);
     const shown = value.split(', ').filter((s) => s.startsWith('repository-')).length;
     expect(value.endsWith(`… (+${(5_000 - shown).toLocaleString('en-US')} more)`)).toBe(true);
     expect(summarizeList(['alpha', 'beta', 'gamma'])).toBe('alpha, beta, gamma');
   });
 
-  it('cuts a long value at a character boundary, counting UTF-8 bytes', () => {
-    const value = keywordValue('é'.repeat(2_000));
-    expect(utf8Bytes(value)).toBeLessThanOrEqual(KEYWORD_MAX_BYTES);
-    expect(value.endsWith('…')).toBe(true);
+  it('keeps as many names as fit, for lists of every name length, and never one too many', () => {
+    for (let length = 1; length <= 100; length++) {
+      for (const count of [300, 5_000]) {
+        const names = Array.from({ length: count }, (_, i) => `${i}-`.padEnd(length, 'r'));
+        const value = summarizeList(names);
+        expect(payloadBytes(value)).toBeLessThanOrEqual(KEYWORD_BUDGET_BYTES);
+        if (value === names.join(', ')) continue;
+        const shown = value.split(', ').length - 1;
+        const oneMore = `${names.slice(0, shown + 1).join(', ')}, … (+${(count - shown - 1).toLocaleString('en-US')} more)`;
+        if (shown < count) expect(payloadBytes(oneMore), `${count} names of ${length}`).toBeGreaterThan(KEYWORD_BUDGET_BYTES);
+      }
+    }
+  });
+
+  it('leaves a list whole when its payload fits the budget exactly, and cuts it one byte later', () => {
+    const fits = ['a'.repeat(KEYWORD_BUDGET_BYTES - 2 - 2 - 6), 'beta-x']; // quotes, ", ", the second name
+    expect(payloadBytes(fits.join(', '))).toBe(KEYWORD_BUDGET_BYTES);
+    expect(summarizeList(fits)).toBe(fits.join(', '));
+    expect(summarizeList([fits[0], 'beta-xy'])).toBe('… (+2 more)'); // the long name and the tail do not fit together
+  });
+
+  it('cuts a long value at a character boundary, counting what JSON makes of each character', () => {
+    for (const text of ['é'.repeat(2_000), `a${'漢'.repeat(700)}`, '🚀'.repeat(600), '"\\'.repeat(700), 'x\u0001\n'.repeat(400), '\ud800'.repeat(400)]) {
+      const value = keywordValue(text);
+      expect(payloadBytes(value)).toBeLessThanOrEqual(KEYWORD_BUDGET_BYTES);
+      expect(payloadBytes(value)).toBeGreaterThan(KEYWORD_BUDGET_BYTES - 12);
+      expect(keywordPayloadBytes(value)).toBe(payloadBytes(value));
+      expect(value.endsWith('…')).toBe(true);
+      expect(text.startsWith(value.slice(0, -1))).toBe(true);
+    }
     expect(keywordValue('short')).toBe('short');
+  });
+
+  it('fits every Keyword of a set, cuts none it can leave whole, and leaves out an exact-match value too long for the server', () => {
+    const guid = '"'.repeat(1_500);
+    const { pairs, leftOut } = fitSearchAttributes([
+      { key: LonghaulTarget, value: '"'.repeat(1_200) },
+      { key: LonghaulMigrationGuid, value: guid },
+      { key: LonghaulProgress, value: 42 },
+    ]);
+    expect(pairs.map((p) => p.key.name)).toEqual(['LonghaulTarget', 'LonghaulProgress']);
+    expect(payloadBytes(pairs[0].value as string)).toBeLessThanOrEqual(KEYWORD_BUDGET_BYTES);
+    expect(pairs[1].value).toBe(42);
+    expect(leftOut).toEqual([`LonghaulMigrationGuid (3,002 bytes encoded, over the limit of ${KEYWORD_MAX_BYTES.toLocaleString('en-US')})`]);
+    // An exact-match value within the server's limit is kept whole, even beyond the budget: never falsified.
+    const long = 'g'.repeat(KEYWORD_MAX_BYTES - 2);
+    expect(fitSearchAttributes([{ key: LonghaulMigrationGuid, value: long }]).pairs[0].value).toBe(long);
   });
 
   it('upserts only the attributes that changed', () => {

@@ -9,7 +9,7 @@ import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, type Workflow } from '@temporalio/common';
 import { FeedFailure, feedCursorWorkflowId, type FeedPollOutcome, type FeedPollRequest } from '../../common/feeds';
-import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
+import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
 import { feedCursor } from '../../workflows/feed-poll';
 
 export function createFeedCursorActivities() {
@@ -21,10 +21,10 @@ export function createFeedCursorActivities() {
         taskQueue: ctx.info.taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [{ feed: input.feed }],
-        typedSearchAttributes: [
+        typedSearchAttributes: fitSearchAttributes([
           { key: LonghaulProcess, value: 'feed-cursor' },
           { key: LonghaulTarget, value: input.feed },
-        ],
+        ]).pairs,
       });
       // The entity may wait for the poll interval and retry its sink: keep telling Temporal we are alive.
       const beat = setInterval(() => ctx.heartbeat(), 5_000);

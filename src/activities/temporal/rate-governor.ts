@@ -30,7 +30,7 @@ import {
   type RateObservation,
   type RequestKind,
 } from '../../common/rate-governor';
-import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
+import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
 import { failureFromDecision, type CallDescription } from '../../http/failures';
 import { longhaulMetrics } from '../../telemetry/metrics';
 import { activityLog } from '../../telemetry/log';
@@ -327,10 +327,10 @@ export class GovernorLink implements RequestBudget {
       taskQueue: this.taskQueue(),
       workflowIdConflictPolicy: 'USE_EXISTING',
       args: [{ credential: this.opts.credential, config: this.opts.config }],
-      typedSearchAttributes: [
+      typedSearchAttributes: fitSearchAttributes([
         { key: LonghaulProcess, value: 'rate-governor' },
         { key: LonghaulTarget, value: this.opts.credential },
-      ],
+      ]).pairs,
     });
   }
 

@@ -2,10 +2,13 @@
  * The status tracker: one `describe(status)` per process (in the process's model file under `src/common/`,
  * shared with the CLI) feeds the `status` query, the UI's current details and the search attributes, so
  * the three never disagree. Search attributes are upserted only when they change (each upsert is a history
- * event) and kept within Temporal's Keyword limit.
+ * event), each through the one size rule (`upsertAttributes`).
  */
-import { setCurrentDetails, setHandler, upsertSearchAttributes, type QueryDefinition } from '@temporalio/workflow';
-import { searchAttributeUpdates, type StatusAttributes, type StatusView } from '../../common/search-attributes';
+// The one place that upserts: everything else goes through upsertAttributes below.
+// eslint-disable-next-line no-restricted-imports
+import { log, setCurrentDetails, setHandler, upsertSearchAttributes, type QueryDefinition } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { fitSearchAttributes, searchAttributeUpdates, type StatusAttributes, type StatusView } from '../../common/search-attributes';
 
 export type { StatusView } from '../../common/search-attributes';
 
@@ -19,12 +22,22 @@ export function trackStatus<S>(query: QueryDefinition<S>, status: S, describe: (
   let shown: StatusAttributes = {};
   const update = () => {
     const view = describe(status);
-    const updates = searchAttributeUpdates(shown, view.attributes);
     // The SDK's typed pairs are a union per key type; ours are built from the same keys.
-    if (updates.length > 0) upsertSearchAttributes(updates as Parameters<typeof upsertSearchAttributes>[0]);
+    upsertAttributes(searchAttributeUpdates(shown, view.attributes) as SearchAttributeUpdatePair[]);
     shown = { ...shown, ...view.attributes };
     setCurrentDetails(view.line);
   };
   update();
   return { update };
+}
+
+/**
+ * Every search attribute upsert of a workflow: the values are fitted first (`fitSearchAttributes`), so a value
+ * the server would refuse never reaches it (a refused upsert terminates the run). A Keyword that cannot fit
+ * is left out with a warning; nothing is sent when nothing is left.
+ */
+export function upsertAttributes(pairs: SearchAttributeUpdatePair[]): void {
+  const { pairs: fitted, leftOut } = fitSearchAttributes(pairs);
+  if (leftOut.length > 0) log.warn(`search attributes left out, too long for the server: ${leftOut.join('; ')}`, { leftOut });
+  if (fitted.length > 0) upsertSearchAttributes(fitted);
 }
