@@ -13,6 +13,11 @@ export type StorageFault =
    * or (`untilOffset`) once the object's byte `untilOffset` is reached, so a resume makes no progress.
    */
   | { kind: 'short'; sendBytes?: number; untilOffset?: number; skip?: number; times?: number }
+  /**
+   * Ignores a request's `Range` (and `If-Range`): answers 200 with the whole object from byte 0, as stores and
+   * proxies without range support do. Counts only requests that carry a `Range`.
+   */
+  | { kind: 'ignore-range'; skip?: number; times?: number }
   /** Answers 302 to `location`, or to the request's own URL (a redirect loop) when omitted. */
   | { kind: 'redirect'; location?: string; skip?: number; times?: number }
   /** The pre-signed URL handed to the API's 302 is `location` (e.g. `file:///etc/passwd`). */

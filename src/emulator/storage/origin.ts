@@ -164,7 +164,8 @@ export class StorageOrigin {
     let end = total - 1;
     let status = 200;
     const range = req.headers.range;
-    if (range && this.ifRangeMatches(req.headers['if-range'] as string | undefined, object)) {
+    const honoured = range !== undefined && this.faults.pick(['ignore-range']) === undefined;
+    if (range && honoured && this.ifRangeMatches(req.headers['if-range'] as string | undefined, object)) {
       stats.rangeRequests++;
       const m = /^bytes=(\d*)-(\d*)$/.exec(range.trim());
       if (!m || (m[1] === '' && m[2] === '')) return fail(416, 'InvalidRange', 'The requested range is not satisfiable');

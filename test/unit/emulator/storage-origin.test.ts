@@ -114,4 +114,18 @@ describe('storage origin', () => {
     expect(received).toBe(1000);
     expect(e.stats.storage.bytesServed).toBe(1000);
   });
+
+  it('ignore-range answers 200 with the whole object from byte 0 to a Range it was told to ignore, and counts only ranged requests', async () => {
+    const { e, url } = await setup();
+    e.storage.setFaults([{ kind: 'ignore-range', skip: 1, times: 1 }]);
+    const plain = await get(url());
+    const etag = plain.headers.etag;
+    expect((await get(url(), { range: 'bytes=100-', 'if-range': etag })).status).toBe(206); // skipped
+    const ignored = await get(url(), { range: 'bytes=100-', 'if-range': etag });
+    expect(ignored.status).toBe(200);
+    expect(ignored.headers['content-range']).toBeUndefined();
+    expect(ignored.bytes.equals(plain.bytes)).toBe(true);
+    expect((await get(url(), { range: 'bytes=100-', 'if-range': etag })).status).toBe(206); // spent
+    expect(e.storage.faults.fired('ignore-range')).toBe(1);
+  });
 });
