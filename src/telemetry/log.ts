@@ -14,7 +14,8 @@ export type LogEvent =
   | 'governor-wait'
   | 'retry'
   | 'permanent-failure'
-  | 'sink-failure';
+  | 'sink-failure'
+  | 'storage-ignores-range';
 
 export interface LogFields {
   [key: string]: string | number | boolean | undefined;

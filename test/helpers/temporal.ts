@@ -5,18 +5,29 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, DefaultLogger, type Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, DefaultLogger, LogTimestamp, type LogEntry, type Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createLonghaulWorker } from '../../src/worker';
 import type { ActivityDeps } from '../../src/activities';
 
 let runtimeInstalled = false;
+/**
+ * What the runtime logged in this process at WARN and above (the newest 1,000 entries, also printed as usual):
+ * a test asserts what the worker's activities and workflows logged, e.g. by `meta.event` and `meta.workflowId`.
+ */
+export const runtimeLog: LogEntry[] = [];
 /** Installs a Runtime that logs warnings only (once per process; the first helper to run wins). */
 export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
+  const printer = new DefaultLogger('WARN');
+  const logger = new DefaultLogger('WARN', (entry) => {
+    runtimeLog.push(entry);
+    if (runtimeLog.length > 1_000) runtimeLog.shift();
+    printer.log(entry.level, entry.message, { ...entry.meta, [LogTimestamp]: entry.timestampNanos });
+  });
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({ logger });
   } catch {
     // Already installed by another helper in this process.
   }

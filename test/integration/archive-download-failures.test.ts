@@ -11,6 +11,8 @@ import { ArchiveFailure } from '../../src/activities/github/archive-checks';
 import type { StorageFault } from '../../src/emulator/storage/faults';
 import { useStack } from '../helpers/stack';
 import { applicationFailureOf } from '../helpers/failures';
+import { waitFor } from '../helpers/wait';
+import { runtimeLog } from '../helpers/temporal';
 
 const MIB = 1024 * 1024;
 const REPOS = ['alpha', 'beta'];
@@ -23,8 +25,12 @@ afterAll(() => {
   console.info(['case → outcome (time to end, storage requests)', ...outcomes].join('\n'));
 });
 
-/** Runs one migration with `faults` at the storage origin; resolves with its outcome. */
-async function migrate(name: string, faults: StorageFault[]) {
+/**
+ * Runs one migration with `faults` at the storage origin; resolves with its outcome. With `maxStorageRequests`,
+ * a download still asking storage beyond that many requests is judged by the count, never by time: the
+ * migration is cancelled (its cleanup unlocks) and `overran` says how many requests it had made.
+ */
+async function migrate(name: string, faults: StorageFault[], maxStorageRequests?: number) {
   stack.emulator.storage.setFaults(faults);
   const storageBefore = stack.emulator.stats.storage.requests;
   const started = Date.now();
@@ -33,15 +39,36 @@ async function migrate(name: string, faults: StorageFault[]) {
     workflowId: `archive-${name.replace(/\W+/g, '-')}-${Date.now()}`,
     args: [{ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
   });
-  const outcome = await handle.result().then(
-    (result) => ({ result, failure: undefined }),
-    (err: unknown) => ({ result: undefined, failure: applicationFailureOf(err) }),
+  const ended = handle.result().then(
+    (result) => ({ result, failure: undefined, overran: undefined }),
+    // A migration cancelled for overrunning ends without an ApplicationFailure.
+    (err: unknown) => ({ result: undefined, failure: maxStorageRequests === undefined ? applicationFailureOf(err) : applicationFailureOrNone(err), overran: undefined }),
   );
+  let overran: number | undefined;
+  if (maxStorageRequests !== undefined) {
+    let done = false;
+    void ended.finally(() => (done = true));
+    const requests = await waitFor('the download to end or to overrun its storage requests', () => stack.emulator.stats.storage.requests - storageBefore, (n) => done || n > maxStorageRequests);
+    if (!done) {
+      overran = requests;
+      await handle.cancel();
+    }
+  }
+  const outcome = { ...(await ended), overran, workflowId: handle.workflowId };
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const requests = stack.emulator.stats.storage.requests - storageBefore;
-  outcomes.push(`${name} → ${outcome.failure ? `${outcome.failure.type} (non-retryable: ${outcome.failure.nonRetryable})` : 'COMPLETED with the archive'} in ${seconds} s, ${requests} storage requests`);
+  const how = overran !== undefined ? `still downloading after ${overran} storage requests (cancelled)` : outcome.failure ? `${outcome.failure.type} (non-retryable: ${outcome.failure.nonRetryable})` : 'COMPLETED with the archive';
+  outcomes.push(`${name} → ${how} in ${seconds} s, ${requests} storage requests`);
   for (const repo of REPOS) expect(stack.emulator.migrations.isLocked('octo-org', repo)).toBe(false);
   return outcome;
+}
+
+function applicationFailureOrNone(err: unknown) {
+  try {
+    return applicationFailureOf(err);
+  } catch {
+    return undefined;
+  }
 }
 
 describe('archive download failures, one migration per case', () => {
@@ -82,6 +109,27 @@ describe('archive download failures, one migration per case', () => {
     expect(failure?.nonRetryable).toBe(true);
     expect(failure?.message).toContain(`storage announced ${4 * MIB} bytes, sent ${MIB} and closed`);
     expect(failure?.message).not.toMatch(/ignored the Range/i);
+  });
+
+  it('a store that ignores Range and cuts every transfer at byte 1 MiB ends ArchiveTransferBroken after 5 breaks without a byte past the high-water mark', async () => {
+    // The first answer brings 1 MiB; every later one starts over at byte 0 and stops at the same byte: 1 + 5 requests.
+    const { failure, overran, workflowId } = await migrate('ignore Range, close at byte 1 MiB (every answer)', [{ kind: 'ignore-range' }, { kind: 'short', untilOffset: MIB }], 6 + 4);
+    expect(overran, 'storage asked again and again: each restart from byte 0 counted as progress').toBeUndefined();
+    expect(failure?.type).toBe(ArchiveFailure.TransferBroken);
+    expect(failure?.nonRetryable).toBe(true);
+    expect(failure?.message).toContain(`storage announced ${4 * MIB} bytes, sent ${MIB} and closed`);
+    expect(failure?.message).toContain(`never past byte ${MIB}`);
+    expect(failure?.message).toMatch(/ignored the Range/i);
+    expect(failure?.message).toMatch(new RegExp(`${stack.emulator.storage.baseUrl}/migrations%2F\\d+%2F[^ ?]+\\.tar\\.gz\\?…`));
+    expect(failure?.message).not.toContain('X-Signature');
+    // Named in the log once, though storage ignored the Range five times.
+    const named = runtimeLog.filter((e) => e.meta?.event === 'storage-ignores-range' && e.meta?.workflowId === workflowId);
+    expect(named.map((e) => e.message)).toEqual([expect.stringMatching(/^storage ignores Range: asked http:\/\/127\.0\.0\.1:\d+\/migrations%2F.*\?… for bytes 1048575- and got the whole object/)]);
+  });
+
+  it('a store that ignores Range but sends the whole archive in the end is downloaded, restarting from byte 0', async () => {
+    const { result } = await migrate('ignore Range, close at byte 1 MiB twice, then send it all', [{ kind: 'ignore-range' }, { kind: 'short', untilOffset: MIB, times: 2 }]);
+    expect(result?.archive.sha256).toBe(sha256(stack.emulator.migrations.archiveBytes(result!.migrationId)!));
   });
 
   it('an object that changed between two answers is downloaded again from byte 0, never mixed', async () => {

@@ -138,6 +138,34 @@ describe('archive download', () => {
     expect(s.e.stats.storage.requests).toBe(1 + MAX_STALLS);
   });
 
+  it('counts an answer that starts over at byte 0 and stops at the same byte as a break without progress (a store that ignores Range)', async () => {
+    const s = await setup();
+    s.faults([{ kind: 'ignore-range' }, { kind: 'short', untilOffset: MIB }]);
+    const err = await failureOf(s.run());
+    expect(err.type).toBe(ArchiveFailure.TransferBroken);
+    expect(err.message).toContain(`never past byte ${MIB}, ${MAX_STALLS} times in a row; storage ignored the Range header`);
+    expect(err.details?.[0]).toMatchObject({ total: 4 * MIB, highWater: MIB, lastOffset: MIB, rangeIgnored: true });
+    // One answer that gained 1 MiB, then MAX_STALLS that re-sent it from byte 0.
+    expect(s.e.stats.storage.requests).toBe(1 + MAX_STALLS);
+    expect(s.e.storage.faults.fired('ignore-range')).toBe(MAX_STALLS);
+  });
+
+  it('keeps the high-water mark of an earlier attempt: re-fetching bytes that attempt had is no progress', async () => {
+    const s = await setup();
+    const id = s.e.migrations.all()[0].id;
+    const etag = (await fetch(s.e.migrations.archiveUrl(id)!, { method: 'HEAD' })).headers.get('etag')!;
+    // An earlier attempt reached 2 MiB, then started over and was interrupted at 512 KiB.
+    await writeFile(`${s.path}.part`, s.expected().subarray(0, MIB / 2));
+    await writeFile(`${s.path}.part.json`, JSON.stringify({ source: `octo-org/${id}`, validator: etag, total: 4 * MIB, reached: 2 * MIB }));
+    s.faults([{ kind: 'ignore-range' }, { kind: 'short', untilOffset: MIB }]);
+    const before = s.e.stats.storage.requests;
+    const err = await failureOf(s.run());
+    expect(err.type).toBe(ArchiveFailure.TransferBroken);
+    expect(err.message).toContain(`never past byte ${2 * MIB}`);
+    // Not one of its answers got past 2 MiB: every one was a break without progress.
+    expect(s.e.stats.storage.requests - before).toBe(MAX_STALLS);
+  });
+
   it.each([
     ['file:///etc/passwd', 'not file'],
     ['ftp://files.example.test/archive.tar.gz', 'not ftp'],

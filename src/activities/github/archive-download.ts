@@ -9,8 +9,11 @@
  * - A body that is not the archive (an HTML "AccessDenied" page, JSON, no gzip magic) is never written as
  *   it: the API is asked for a fresh URL `NOT_ARCHIVE_REASKS` times, then it fails non-retryable naming
  *   what was received. Unusable redirect targets and redirect loops fail at once, non-retryable.
- * - A transfer that breaks off keeps its bytes and resumes at once; `MAX_STALLS` breaks in a row without
- *   a new byte fail non-retryable with what storage announced and sent.
+ * - A transfer that breaks off keeps its bytes and resumes at once. Progress is bytes past the high-water
+ *   mark (the most of this object any answer brought, kept in `.part.json` across attempts), whether storage
+ *   resumed or started over: `MAX_STALLS` breaks in a row that never get past it fail non-retryable, naming
+ *   the URL (without its signature) and what storage announced and sent. A store that ignores `Range` is
+ *   named in the log once per download attempt.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
@@ -26,6 +29,7 @@ import { TokenlessClient } from '../../http/tokenless';
 import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, rangeStart, validatorOf } from './archive-checks';
 import { DownloadLock, PartFile } from './archive-part';
 import { longhaulMetrics } from '../../telemetry/metrics';
+import { activityLog } from '../../telemetry/log';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
 import { BlockWriter, writeOnThread } from './archive-writer';
 
@@ -60,7 +64,7 @@ export interface DownloadHooks {
 
 /** Fresh URLs asked of the API after storage answered something that is not the archive. */
 export const NOT_ARCHIVE_REASKS = 2;
-/** Breaks in a row without a new byte before the transfer is declared broken. */
+/** Breaks in a row without a byte past the high-water mark before the transfer is declared broken. */
 export const MAX_STALLS = 5;
 /** Fresh URLs asked after storage refused one (403: expired or forbidden). */
 const ACCESS_REASKS = 2;
@@ -145,10 +149,14 @@ class Transfer {
   private hash = createHash('sha256');
   private readonly writer = writeOnThread() ? new BlockWriter() : undefined;
   private file?: FileHandle;
+  /** The most bytes of this object (`validator`) any answer brought, in this attempt or an earlier one. */
+  private highWater = 0;
   private stalls = 0;
   private notArchive = 0;
   private denied = 0;
   private lastBreak = '';
+  /** Set once storage answered a `Range` with the whole object although it still was the same object. */
+  private rangeIgnored = false;
 
   constructor(
     private readonly storage: TokenlessClient,
@@ -174,6 +182,7 @@ class Transfer {
         this.offset = offset;
         this.total = meta.total;
         this.validator = meta.validator;
+        this.highWater = Math.max(offset, typeof meta.reached === 'number' ? meta.reached : 0);
       } else {
         await this.part.clear();
         this.newHash();
@@ -216,7 +225,7 @@ class Transfer {
     if (status === 416) {
       // Asked from within what we hold, so the object is shorter than our .part: stale, start over.
       discard(res.body);
-      await this.restart();
+      await this.restart({ changed: true });
       return 'again';
     }
     if (decision.kind === 'permanent') {
@@ -242,27 +251,48 @@ class Transfer {
     if (status === 206 && start !== from) {
       // Not the range we asked for: trust nothing of it.
       discard(res.body);
-      await this.restart();
+      await this.restart({ changed: false });
       return 'again';
     }
-    // A 200 replaces whatever we held: the object changed (If-Range did not match) or storage ignores Range.
-    if (status === 200 && this.offset > 0) await this.restart();
+    const validator = validatorOf(res.headers['etag'], res.headers['last-modified']);
+    // Another object than the one the high-water mark measures (a validator or length that differs), or the same.
+    const changed = (this.validator !== undefined && validator !== this.validator) || (this.total !== undefined && total !== this.total);
+    if (status === 200 && this.offset > 0) {
+      // A 200 replaces whatever we held: the object changed (If-Range did not match), or storage ignores Range
+      // (the same object again, from byte 0).
+      if (!changed && from !== undefined) this.noteRangeIgnored(url, from);
+      await this.restart({ changed });
+    } else if (changed) {
+      this.highWater = 0;
+    }
     if (total === undefined) {
       discard(res.body);
       throw ApplicationFailure.retryable(`storage answered ${status} without a length (Content-Length or Content-Range)`, FailureType.UnexpectedResponse);
     }
-    const validator = validatorOf(res.headers['etag'], res.headers['last-modified']);
     if (status === 200 || validator !== this.validator || total !== this.total) {
       this.total = total;
       this.validator = validator;
       // Without a validator a later resume could mix two objects: such a download restarts instead.
-      if (validator) await this.part.writeMeta({ source: this.source, validator, total });
+      await this.saveMeta();
     }
-    return this.stream(res, status === 206, signal);
+    return this.stream(res, status === 206, url, signal);
   }
 
-  private async stream(res: StorageResponse, overlaps: boolean, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
-    const before = this.offset;
+  /** Records the object and the high-water mark in `.part.json` (only with a validator: see `take`). */
+  private async saveMeta(): Promise<void> {
+    if (this.validator && this.total !== undefined) await this.part.writeMeta({ source: this.source, validator: this.validator, total: this.total, reached: this.highWater });
+  }
+
+  private noteRangeIgnored(url: URL, from: number): void {
+    if (this.rangeIgnored) return;
+    this.rangeIgnored = true;
+    activityLog('warn', 'storage-ignores-range', `storage ignores Range: asked ${redact(url.href)} for bytes ${from}- and got the whole object from byte 0; every break starts over`, {
+      api: 'storage',
+      reason: 'range-ignored',
+    });
+  }
+
+  private async stream(res: StorageResponse, overlaps: boolean, url: URL, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
     const sink = new ArchiveSink(this.file!, this.part.partPath, this.hash, {
       position: this.offset,
       overlapByte: overlaps ? await this.lastByte() : undefined,
@@ -286,7 +316,8 @@ class Transfer {
     }
     if (failure instanceof BodyRefused) {
       if (failure.reason === 'not-gzip') return this.notAnArchive('a body without the gzip magic bytes 1f 8b', failure.head, res.headers['content-length']);
-      await this.restart();
+      // The byte before the resume point differs: what we held was of another object.
+      await this.restart({ changed: true });
       return 'again';
     }
     if (signal.aborted) throw signal.reason;
@@ -295,12 +326,20 @@ class Transfer {
     // Broken off (connection closed, timeout) or ended short: keep the bytes, resume at once.
     const reason = failure instanceof Error ? failure.message : `the body ended at byte ${this.offset}`;
     this.lastBreak = `storage announced ${this.total} bytes, sent ${this.offset} and closed (${reason})`;
-    if (this.offset > before) {
+    // Progress is a byte past the high-water mark: bytes fetched again after a restart from byte 0 are none.
+    if (this.offset > this.highWater) {
+      this.highWater = this.offset;
       this.stalls = 0;
+      await this.saveMeta();
       return 'again';
     }
     if (++this.stalls >= MAX_STALLS) {
-      throw ApplicationFailure.nonRetryable(`the archive transfer keeps breaking: ${this.lastBreak}, ${this.stalls} times in a row without a new byte`, ArchiveFailure.TransferBroken);
+      const restarted = this.rangeIgnored ? '; storage ignored the Range header, so every answer started over at byte 0' : '';
+      throw ApplicationFailure.nonRetryable(
+        `the archive transfer of ${redact(url.href)} keeps breaking: ${this.lastBreak}, never past byte ${this.highWater}, ${this.stalls} times in a row${restarted}`,
+        ArchiveFailure.TransferBroken,
+        { url: redact(url.href), total: this.total, highWater: this.highWater, lastOffset: this.offset, rangeIgnored: this.rangeIgnored },
+      );
     }
     await pause(200 * 2 ** (this.stalls - 1), signal);
     return 'again';
@@ -320,13 +359,20 @@ class Transfer {
     return buffer[0];
   }
 
-  /** Drops what is on disk: the next bytes come from byte 0. */
-  private async restart(): Promise<void> {
+  /**
+   * Drops what is on disk: the next bytes come from byte 0. The high-water mark stays unless the object
+   * `changed` (bytes of another object are no measure of progress): a store that ignores Range, or answers
+   * another range than the one asked, sends the same object again and must get past the mark.
+   */
+  private async restart({ changed }: { changed: boolean }): Promise<void> {
     await this.file!.truncate(0);
     this.offset = 0;
     this.fetched = 0;
-    this.validator = undefined;
-    this.total = undefined;
+    if (changed) {
+      this.highWater = 0;
+      this.validator = undefined;
+      this.total = undefined;
+    }
     this.newHash();
   }
 

@@ -25,6 +25,8 @@ export interface PartMeta {
   /** `ETag` or `Last-Modified` of the object the bytes came from. */
   validator: string;
   total: number;
+  /** The most bytes of this object any answer brought (the download's high-water mark): progress is past it. */
+  reached?: number;
 }
 
 export class PartFile {

@@ -38,6 +38,6 @@ export function trackStatus<S>(query: QueryDefinition<S>, status: S, describe: (
  */
 export function upsertAttributes(pairs: SearchAttributeUpdatePair[]): void {
   const { pairs: fitted, leftOut } = fitSearchAttributes(pairs);
-  if (leftOut.length > 0) log.warn(`search attributes left out, too long for the server: ${leftOut.join('; ')}`, { leftOut });
+  if (leftOut.length > 0) log.warn(`search attributes left out, too long for the server: ${leftOut.join('; ')}`, { event: 'search-attribute-left-out', leftOut: leftOut.join('; ') });
   if (fitted.length > 0) upsertSearchAttributes(fitted);
 }
