@@ -112,7 +112,7 @@ export function summarizeList(items: readonly string[], maxBytes = KEYWORD_BUDGE
  * Keywords compared for equality (`LonghaulMigrationGuid = '…'`): a cut value would be a false one, so such a
  * value is never cut; one too long for the server is left out instead.
  */
-const EXACT_KEYWORDS: ReadonlySet<string> = new Set(['LonghaulMigrationGuid']);
+const EXACT_KEYWORDS: ReadonlySet<string> = new Set([LonghaulMigrationGuid.name]);
 
 /** A search attribute as longhaul sets it: one of its Keywords, or `LonghaulProgress`. */
 export type LonghaulAttribute = { key: typeof LonghaulProcess; value: string } | { key: typeof LonghaulProgress; value: number };

@@ -14,6 +14,7 @@ import type { OrgMigrationInput } from '../../src/common/org-migration';
 import { KEYWORD_BUDGET_BYTES, KEYWORD_MAX_BYTES, LonghaulMigrationGuid, LonghaulState, LonghaulTarget, summarizeList } from '../../src/common/search-attributes';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import { useStack } from '../helpers/stack';
+import { runtimeLog } from '../helpers/temporal';
 
 /** What the server measures: the bytes of the value's JSON text (measured here with Node, not the rule under test). */
 const payloadBytes = (value: string) => Buffer.byteLength(JSON.stringify(value));
@@ -126,6 +127,8 @@ describe('search attribute values are measured as the server measures them (issu
     outcomes.push(`| GUID of ${payloadBytes(guid)} bytes encoded | ${d.status.name} | LonghaulMigrationGuid ${d.typedSearchAttributes.get(LonghaulMigrationGuid) ?? 'not recorded'} |`);
     expect(d.status.name).toBe('COMPLETED');
     expect(d.typedSearchAttributes.get(LonghaulMigrationGuid)).toBeUndefined();
+    const warned = runtimeLog.filter((e) => e.meta?.event === 'search-attribute-left-out' && e.meta?.workflowId === handle.workflowId);
+    expect(warned.map((e) => e.meta?.leftOut)).toEqual(['LonghaulMigrationGuid (3,002 bytes encoded, over the limit of 2,048)']);
   });
 });
 
