@@ -145,6 +145,17 @@ describe('emulator faults', () => {
       expect(body.guid).toBe(e.migrations.all()[0].guid);
     });
 
+    it('a field value after processing replaces exactly that field of the real answer', async () => {
+      const state = '"\\漢🚀\u0001'.repeat(3);
+      const e = await start({ faults: [{ kind: 'field-value', field: 'state', value: state, method: 'POST', path: '/orgs/:org/migrations', afterProcessing: true, times: 1 }] });
+      const res = await create(e);
+      expect(res.status).toBe(201);
+      const body = res.json as Record<string, unknown>;
+      expect(body.state).toBe(state);
+      expect(body.id).toBe(e.migrations.all()[0].id);
+      expect(((await create(e)).json as Record<string, unknown>).state).toBe('pending');
+    });
+
     it('an HTML page with 200 before processing: nothing is created', async () => {
       const e = await start({ faults: [{ kind: 'html-page', method: 'POST', path: '/orgs/:org/migrations', times: 1 }] });
       const res = await create(e);
