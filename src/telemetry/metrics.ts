@@ -9,6 +9,7 @@
 import { currentActivity } from '../temporal/current-activity';
 import { Runtime } from '@temporalio/worker';
 import { noopMetricMeter, type MetricCounter, type MetricGauge, type MetricMeter } from '@temporalio/common';
+import { releaseVersion, workerDeploymentVersion } from '../release';
 
 export interface LonghaulMetrics {
   /** API requests answered, by `api` (github, google-logging…), `route` (method and pattern) and `status`. */
@@ -59,4 +60,16 @@ function createMetrics(meter: MetricMeter): LonghaulMetrics {
 /** One poll of a remote process's state (`process`: org-migration, source-import, feed-poll…). */
 export function countPoll(process: string): void {
   longhaulMetrics().polls.add(1, { process });
+}
+
+/**
+ * `longhaul_build_info{version="0.2.0",deployment_version="longhaul.0.2.0"} 1`: which release the process runs,
+ * the Prometheus way (one series, joined onto others by instance), so a dashboard shows a rollout's progress.
+ * Recorded once, by the process that installed the runtime (`installTelemetry`).
+ */
+export function recordBuildInfo(meter: MetricMeter): void {
+  const { deploymentName, buildId } = workerDeploymentVersion();
+  meter
+    .createGauge('longhaul_build_info', 'int', '1', 'The longhaul release this process runs (always 1), by version and deployment_version')
+    .set(1, { version: releaseVersion(), deployment_version: `${deploymentName}.${buildId}` });
 }

@@ -1,13 +1,14 @@
 /**
  * The worker process's telemetry, installed once before any connection: Temporal's Prometheus exporter (the
- * SDK's own worker metrics plus longhaul's `longhaul_…` metrics, see `metrics.ts`) and the log format of every
- * line the worker, its activities and its workflows write.
+ * SDK's own worker metrics plus longhaul's `longhaul_…` metrics, see `metrics.ts`, the release in
+ * `longhaul_build_info`) and the log format of every line the worker, its activities and its workflows write.
  *
  *   LONGHAUL_METRICS_ADDRESS   host:port of GET /metrics (default 127.0.0.1:9464; `off` disables it)
  *   LONGHAUL_LOG_FORMAT        `text` (default) or `json` (one JSON object per line, for log pipelines)
  *   LONGHAUL_LOG_LEVEL         TRACE, DEBUG, INFO (default), WARN or ERROR
  */
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
+import { recordBuildInfo } from './metrics';
 
 export const DEFAULT_METRICS_ADDRESS = '127.0.0.1:9464';
 const LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
@@ -63,6 +64,7 @@ export function installTelemetry(settings: TelemetrySettings): string | undefine
   if (settings.metricsAddress) {
     try {
       Runtime.install({ logger, telemetryOptions: { metrics: { prometheus: { bindAddress: settings.metricsAddress } } } });
+      recordBuildInfo(Runtime.instance().metricMeter);
       return `http://${settings.metricsAddress}/metrics`;
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);

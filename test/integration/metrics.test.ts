@@ -15,6 +15,7 @@ import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { eventually } from '../helpers/wait';
+import { releaseVersion } from '../../src/release';
 
 // After each test: its worker process killed, its client and emulator closed.
 const fleet = useFleetTeardown();
@@ -69,6 +70,8 @@ describe("the worker's metrics endpoint, logs and activity summaries", () => {
     const { worker, taskQueue, scrape } = await startObservedWorker(emulator);
 
     const before = await scrape();
+    // The release the worker runs, as one series.
+    expect(longhaulSamples(before, 'longhaul_build_info')).toEqual(new Map([[`{deployment_version="longhaul.${releaseVersion()}",version="${releaseVersion()}"}`, 1]]));
     const requestsBefore = total(longhaulSamples(before, 'longhaul_api_requests_total'));
     const pollsBefore = total(longhaulSamples(before, 'longhaul_polls_total'));
 
