@@ -32,6 +32,12 @@ export interface LonghaulConfig {
   googleCredential: string;
   /** The fleet-wide rate governor (`LONGHAUL_RATE_GOVERNOR=off` keeps every limit per process). */
   rateGovernor: { enabled: boolean; settings: RateGovernorSettings };
+  /**
+   * Whether a worker registers the search attributes its namespace lacks before it polls
+   * (`LONGHAUL_REGISTER_SEARCH_ATTRIBUTES=on|off`, or `longhaul worker --[no-]register-search-attributes`).
+   * Undefined: on with the embedded dev server, off on a configured server (the worker then refuses to start).
+   */
+  registerSearchAttributes?: boolean;
 }
 
 /**
@@ -97,8 +103,7 @@ function optionalInt(env: NodeJS.ProcessEnv, name: string, min: number): number 
 }
 
 function rateGovernorSettings(env: NodeJS.ProcessEnv): LonghaulConfig['rateGovernor'] {
-  const flag = (env.LONGHAUL_RATE_GOVERNOR ?? 'on').toLowerCase();
-  if (flag !== 'on' && flag !== 'off') throw new ConfigError(`LONGHAUL_RATE_GOVERNOR must be on or off, got ${JSON.stringify(env.LONGHAUL_RATE_GOVERNOR)}`);
+  const enabled = onOff(env, 'LONGHAUL_RATE_GOVERNOR') ?? true;
   const settings: RateGovernorSettings = {
     maxConcurrent: optionalInt(env, 'LONGHAUL_MAX_CONCURRENT_REQUESTS', 1),
     reserve: optionalInt(env, 'LONGHAUL_RATE_RESERVE', 0),
@@ -108,7 +113,7 @@ function rateGovernorSettings(env: NodeJS.ProcessEnv): LonghaulConfig['rateGover
     spammedWaitMs: optionalInt(env, 'LONGHAUL_SPAMMED_WAIT_MS', 0),
   };
   for (const key of Object.keys(settings) as (keyof RateGovernorSettings)[]) if (settings[key] === undefined) delete settings[key];
-  return { enabled: flag === 'on', settings };
+  return { enabled, settings };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): LonghaulConfig {
@@ -124,7 +129,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LonghaulConfig
     githubCredentials: githubCredentials(env, githubApiUrl),
     googleCredential: credentialName(env.LONGHAUL_GOOGLE_CREDENTIAL || 'google'),
     rateGovernor: rateGovernorSettings(env),
+    registerSearchAttributes: onOff(env, 'LONGHAUL_REGISTER_SEARCH_ATTRIBUTES'),
   };
+}
+
+/** `on`/`off` (any case) as a boolean; undefined when unset. */
+function onOff(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const flag = raw.toLowerCase();
+  if (flag !== 'on' && flag !== 'off') throw new ConfigError(`${name} must be on or off, got ${JSON.stringify(raw)}`);
+  return flag === 'on';
 }
 
 /** The URL in `env[name]` (or the default), which must be http(s). */

@@ -18,7 +18,10 @@ import { loadConfig, type LonghaulConfig } from './config';
 import { githubTokenProvider } from './http/github-auth';
 import { GovernorLink } from './activities/temporal/rate-governor';
 import type { ApiClient } from './http/api-client';
-import { resolveTemporal } from './temporal/connection';
+import { resolveTemporal, type TemporalTarget } from './temporal/connection';
+import { NamespaceNotReadyError, prepareNamespace } from './temporal/setup-namespace';
+import { releaseVersion, workerDeploymentVersion } from './release';
+import { ExitCode } from './cli/exit-codes';
 import { longhaulDataConverter } from './temporal/codec';
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 import { missingWorkerNodeFlags, WORKER_MALLOC_DEFAULTS } from './worker-env';
@@ -62,6 +65,9 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     activities: createActivities(opts.deps),
     dataConverter: opts.dataConverter ?? longhaulDataConverter(),
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
+    // The release polls as its deployment version (seen on the task queue's pollers, `longhaul doctor`); routing
+    // by version stays off here.
+    workerDeploymentOptions: { version: workerDeploymentVersion(), useWorkerVersioning: false },
     ...opts.workerOptions,
     interceptors: {
       ...opts.workerOptions?.interceptors,
@@ -129,11 +135,28 @@ function logMemoryEvery(seconds: number): void {
   }, seconds * 1000).unref();
 }
 
+/**
+ * Before any worker polls: the namespace has every search attribute this release needs (a workflow that upserts
+ * one it lacks fails its workflow task for ever). What is missing is registered when the config allows it (by
+ * default only on the embedded dev server); otherwise this throws `NamespaceNotReadyError` naming it.
+ */
+export async function checkNamespaceBeforePolling(
+  connection: NativeConnection,
+  target: Pick<TemporalTarget, 'namespace' | 'embedded'>,
+  config: Pick<LonghaulConfig, 'registerSearchAttributes'>,
+  log: (m: string) => void,
+): Promise<void> {
+  const registerMissing = config.registerSearchAttributes ?? target.embedded !== undefined;
+  const done = await prepareNamespace(connection, target.namespace, { registerMissing });
+  for (const line of done) log(`[namespace] ${line}`);
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const metricsUrl = installTelemetry(telemetrySettings());
   const target = await resolveTemporal((m) => console.log(`[temporal] ${m}`));
   const connection = await NativeConnection.connect(target.connectionOptions);
+  await checkNamespaceBeforePolling(connection, target, config, (m) => console.log(m));
   const worker = await createLonghaulWorker({
     connection,
     namespace: target.namespace,
@@ -144,7 +167,7 @@ async function main(): Promise<void> {
   });
   const credentials = config.githubCredentials.map((c) => `${c.name} → ${c.apiUrl}`).join(', ');
   const governor = config.rateGovernor.enabled ? 'fleet-wide rate governor' : 'per-process rate limits (LONGHAUL_RATE_GOVERNOR=off)';
-  console.log(`longhaul worker polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
+  console.log(`longhaul worker ${releaseVersion()} polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
   if (metricsUrl) console.log(`metrics: ${metricsUrl}`);
   logMemoryEvery(Number(process.env.LONGHAUL_MEMORY_LOG_SECONDS ?? 0));
@@ -166,6 +189,6 @@ async function main(): Promise<void> {
 if (require.main === module) {
   main().catch((err: Error) => {
     console.error(`worker: ${err.message}`);
-    process.exit(1);
+    process.exit(err instanceof NamespaceNotReadyError ? ExitCode.NamespaceNotReady : 1);
   });
 }

@@ -13,6 +13,11 @@ export const ExitCode = {
   TimedOut: 4,
   /** Temporal could not be reached, or an internal error. */
   Unavailable: 5,
+  /**
+   * The namespace lacks what this release needs (a search attribute, or the namespace itself): a worker refused
+   * to poll, `doctor` found it, or `setup-namespace` could not fix it (an attribute of another type).
+   */
+  NamespaceNotReady: 6,
 } as const;
 
 /** The exit code for a closed workflow's status name (`COMPLETED`, `FAILED`, …). */
@@ -39,6 +44,8 @@ Exit codes:
   3  the workflow was cancelled
   4  the workflow timed out or was terminated
   5  Temporal could not be reached, or an internal error
+  6  the namespace lacks what this release needs (search attributes): the worker did not poll;
+     run \`longhaul setup-namespace\` (\`longhaul doctor\` says what is missing)
 
 Output: stdout carries only the result; --json prints exactly one JSON object (errors too);
 progress and logs go to stderr.`;

@@ -15,6 +15,8 @@ import { registerScheduleCommands } from './schedules';
 import { registerLimitsCommands } from './limits';
 import { registerLifecycleCommands } from './lifecycle';
 import { registerStackCommands } from './stack';
+import { registerDoctorCommand } from './doctor';
+import { releaseVersion } from '../release';
 
 export function buildProgram(ctx: () => CliContext): Command {
   const program = new Command()
@@ -22,6 +24,7 @@ export function buildProgram(ctx: () => CliContext): Command {
     .description(
       'Durable workflows for slow, rate-limited APIs. Workflow commands connect per TEMPORAL_* settings, else to the embedded server started by `longhaul start`.',
     )
+    .version(releaseVersion(), '-V, --version', 'print the release version (CHANGELOG.md says what each brought)')
     .showHelpAfterError()
     .exitOverride()
     .addHelpText('after', EXIT_CODES_HELP);
@@ -32,6 +35,7 @@ export function buildProgram(ctx: () => CliContext): Command {
   registerScheduleCommands(program, ctx);
   registerLifecycleCommands(program, ctx);
   registerLimitsCommands(program, ctx);
+  registerDoctorCommand(program, ctx);
   // Subcommands exit through the same override (a usage error is exit code 2, not commander's 1).
   for (const command of program.commands) command.exitOverride().addHelpText('after', EXIT_CODES_HELP);
   return program;

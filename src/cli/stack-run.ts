@@ -17,7 +17,10 @@ import { Client, Connection } from '@temporalio/client';
 import { installTelemetry, telemetrySettings } from '../telemetry/runtime';
 import { loadConfig, readSecret } from '../config';
 import { resolveTemporal, workflowUiUrl } from '../temporal/connection';
-import { createLonghaulWorker, activityDepsFromConfig } from '../worker';
+import { createLonghaulWorker, activityDepsFromConfig, checkNamespaceBeforePolling } from '../worker';
+import { NamespaceNotReadyError } from '../temporal/setup-namespace';
+import { releaseVersion } from '../release';
+import { ExitCode } from './exit-codes';
 import { createGithubClient } from '../http/github';
 import { createGoogleClients } from '../http/google';
 import { startEmulator, type Emulator } from '../emulator/emulator';
@@ -28,7 +31,7 @@ import { DEFAULT_CODEC_SERVER_PORT, startCodecServer, type RunningCodecServer } 
 import type { OrgMigrationInput } from '../common/org-migration';
 import { runWorkflowCommand } from './run-workflow';
 import { migrationCommand } from './migrate';
-import type { CliContext } from './context';
+import { CliError, type CliContext } from './context';
 
 export const log = (m: string) => console.error(m);
 
@@ -46,8 +49,8 @@ interface Stack {
   emulator?: Emulator;
 }
 
-async function startStack(log: (m: string) => void, demo = false): Promise<Stack> {
-  const config = loadConfig();
+async function startStack(log: (m: string) => void, env: NodeJS.ProcessEnv, demo = false): Promise<Stack> {
+  const config = loadConfig(env);
   const metricsUrl = installTelemetry(telemetrySettings(process.env, { logLevel: 'WARN' }));
   if (metricsUrl) log(`[worker] metrics on ${metricsUrl}`);
   // With encrypted payloads the embedded UI decodes through a local codec server, so history stays readable there.
@@ -87,9 +90,15 @@ async function startStack(log: (m: string) => void, demo = false): Promise<Stack
   }
 
   const connection = await NativeConnection.connect(target.connectionOptions);
+  try {
+    await checkNamespaceBeforePolling(connection, target, config, log);
+  } catch (err) {
+    if (err instanceof NamespaceNotReadyError) throw new CliError(err.message, ExitCode.NamespaceNotReady);
+    throw err;
+  }
   const worker = await createLonghaulWorker({ connection, namespace: target.namespace, taskQueue: config.taskQueue, deps });
   const running = worker.run();
-  log(`[worker] polling task queue "${config.taskQueue}" (data directory ${config.dataDir})`);
+  log(`[worker] longhaul ${releaseVersion()} polling task queue "${config.taskQueue}" (data directory ${config.dataDir})`);
   return {
     uiUrl: target.uiUrl,
     namespace: target.namespace,
@@ -145,8 +154,8 @@ export function untilInterrupted(stack: Pick<Stack, 'stop'>): Promise<void> {
   });
 }
 
-export async function start(): Promise<void> {
-  const stack = await startStack(log);
+export async function start(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const stack = await startStack(log, env);
   log('');
   log(`longhaul is running.${stack.uiUrl ? ` Temporal UI: ${stack.uiUrl}` : ''}`);
   log('Try, in another terminal:');
@@ -156,8 +165,8 @@ export async function start(): Promise<void> {
   await untilInterrupted(stack);
 }
 
-export async function demo(opts: { exit?: boolean }): Promise<void> {
-  const stack = await startStack(log, true);
+export async function demo(opts: { exit?: boolean }, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const stack = await startStack(log, env, true);
   const connection = await Connection.connect({ address: stack.address });
   const client = new Client({ connection, namespace: stack.namespace, dataConverter: longhaulDataConverter() });
   const ctx: CliContext = {

@@ -28,16 +28,27 @@ function runModule(relativePath: string, args: string[], env: NodeJS.ProcessEnv 
   });
 }
 
+/** `--[no-]register-search-attributes` on the commands that run a worker. */
+function withRegisterOption(command: Command): Command {
+  return command
+    .option('--register-search-attributes', "before polling, register the search attributes the namespace lacks (default: only on the embedded dev server; LONGHAUL_REGISTER_SEARCH_ATTRIBUTES=on)")
+    .option('--no-register-search-attributes', 'never register: refuse to start (exit code 6) when the namespace lacks one');
+}
+
+/** The environment of a worker with `--[no-]register-search-attributes` applied (unset: the configured default). */
+function registerEnv(opts: { registerSearchAttributes?: boolean }, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  if (opts.registerSearchAttributes === undefined) return env;
+  return { ...env, LONGHAUL_REGISTER_SEARCH_ATTRIBUTES: opts.registerSearchAttributes ? 'on' : 'off' };
+}
+
 export function registerStackCommands(program: Command): void {
-  program
-    .command('start')
+  withRegisterOption(program.command('start'))
     .description('Run the stack: embedded Temporal server unless configured, emulator unless GITHUB_API_URL is set, a worker')
-    .action(async () => (await run()).start());
-  program
-    .command('demo')
+    .action(async (opts: { registerSearchAttributes?: boolean }) => (await run()).start(registerEnv(opts)));
+  withRegisterOption(program.command('demo'))
     .description('Run the stack, then drive one organization migration to the end with live progress')
     .option('--exit', 'stop the stack after the demo instead of waiting for Ctrl-C')
-    .action(async (opts: { exit?: boolean }) => (await run()).demo(opts));
+    .action(async (opts: { exit?: boolean; registerSearchAttributes?: boolean }) => (await run()).demo(opts, registerEnv(opts)));
   program
     .command('server')
     .description('Run only the embedded Temporal dev server (SQLite in the data directory, Web UI, search attributes)')
@@ -48,10 +59,11 @@ export function registerStackCommands(program: Command): void {
       log(`Temporal dev server on ${target.connectionOptions.address ?? ''}${target.uiUrl ? `, UI ${target.uiUrl}` : ''}; Ctrl-C stops it`);
       await untilInterrupted({ stop: () => target.embedded!.stop() });
     });
-  program
-    .command('worker')
-    .description('Run a worker on the configured Temporal server (TEMPORAL_ADDRESS…, else the embedded one) and the configured APIs')
-    .action(() => runModule('worker', [], workerProcessEnv(), WORKER_NODE_FLAGS));
+  withRegisterOption(program.command('worker'))
+    .description(
+      'Run a worker on the configured Temporal server (TEMPORAL_ADDRESS…, else the embedded one) and the configured APIs; it checks the namespace\'s search attributes before it polls',
+    )
+    .action((opts: { registerSearchAttributes?: boolean }) => runModule('worker', [], workerProcessEnv(registerEnv(opts)), WORKER_NODE_FLAGS));
   program
     .command('emulator')
     .description('Run the API emulator alone (`longhaul emulator --help` for its options)')

@@ -12,14 +12,14 @@ export interface CliRun {
 }
 
 /** `onOutput`: each piece of standard output and error as it comes, for a test that acts while the command runs. */
-function run(entry: string[], args: string[], taskQueue: string, onOutput?: (text: string) => void): Promise<CliRun> {
+function run(entry: string[], args: string[], taskQueue: string, onOutput?: (text: string) => void, env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       [...entry, ...args],
       {
         cwd: root,
-        env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), LONGHAUL_TASK_QUEUE: taskQueue },
+        env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), LONGHAUL_TASK_QUEUE: taskQueue, ...env },
         timeout: 120_000,
       },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -33,7 +33,7 @@ export function runStarter(args: string[], taskQueue: string, onOutput?: (text: 
   return run(['--import', 'tsx', join(root, 'src', 'starter.ts')], args, taskQueue, onOutput);
 }
 
-/** `bin/longhaul.js`, the package's `longhaul` command (what `npx longhaul` runs). */
-export function runLonghaul(args: string[], taskQueue: string): Promise<CliRun> {
-  return run([join(root, 'bin', 'longhaul.js')], args, taskQueue);
+/** `bin/longhaul.js`, the package's `longhaul` command (what `npx longhaul` runs); `env` on top of the shared server's. */
+export function runLonghaul(args: string[], taskQueue: string, env: Record<string, string> = {}): Promise<CliRun> {
+  return run([join(root, 'bin', 'longhaul.js')], args, taskQueue, undefined, env);
 }
