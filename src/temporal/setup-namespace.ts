@@ -94,8 +94,12 @@ export async function checkNamespace(connection: NamespaceServices, namespace: s
 /** The namespace lacks what this release needs, and the caller may not (or cannot) fix it. */
 export class NamespaceNotReadyError extends Error {
   override readonly name = 'NamespaceNotReady';
-  constructor(readonly check: NamespaceCheck) {
-    super(namespaceProblem(check));
+  constructor(
+    readonly check: NamespaceCheck,
+    options?: { cause: unknown },
+  ) {
+    const cause = options?.cause instanceof Error ? ` (registering them failed: ${options.cause.message})` : '';
+    super(`${namespaceProblem(check)}${cause}`, options);
   }
 }
 
@@ -109,7 +113,7 @@ export function namespaceProblem(check: NamespaceCheck): string {
     problems.push(
       `namespace ${check.namespace} lacks search attributes ${release} needs: ${typed.join(', ')}. Run \`longhaul setup-namespace\` against it, ` +
         'or let the worker register them (`longhaul worker --register-search-attributes`); on Temporal Cloud add them in the Cloud UI or with ' +
-        `\`tcld namespace search-attributes add\` (docs/operations.md, "Upgrading")`,
+        `\`tcld namespace search-attributes add\` (docs/operations.md#upgrading)`,
     );
   }
   for (const a of check.wrongType) {
@@ -135,7 +139,12 @@ export async function prepareNamespace(connection: NamespaceServices, namespace:
   const check = await checkNamespace(connection, namespace);
   if (check.ready) return [];
   if (!check.exists || check.wrongType.length > 0 || !opts.registerMissing) throw new NamespaceNotReadyError(check);
-  await registerSearchAttributes(connection, namespace, check.missing);
+  try {
+    await registerSearchAttributes(connection, namespace, check.missing);
+  } catch (err) {
+    // Not allowed here (Temporal Cloud, an API key without operator rights): the same refusal, with the reason.
+    throw new NamespaceNotReadyError(check, { cause: err });
+  }
   return [`registered search attributes ${check.missing.join(', ')} on namespace ${namespace}`];
 }
 
