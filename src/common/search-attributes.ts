@@ -2,7 +2,8 @@
  * longhaul's custom search attributes: what a user filters and reads in the Temporal UI.
  * Registered on the embedded dev server at start; on another server, register them once with
  * `npx longhaul setup-namespace` or `temporal operator search-attribute create` (see docs/operations.md,
- * "Production stack").
+ * "Production stack"). A worker checks them all, with their types, before it polls (docs/operations.md,
+ * "Upgrading"): an attribute added here is one an upgrade must register.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
