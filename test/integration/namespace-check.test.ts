@@ -9,12 +9,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Connection, type Client } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { ALL_SEARCH_ATTRIBUTES, LonghaulMigrationGuid, LonghaulProgress } from '../../src/common/search-attributes';
 import { checkNamespace, NamespaceNotReadyError, prepareNamespace, setupNamespace } from '../../src/temporal/setup-namespace';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { releaseVersion } from '../../src/release';
+import { checkNamespaceBeforePolling } from '../../src/worker';
 import type { DoctorReport } from '../../src/cli/doctor';
 import { emulatorDeps, TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
@@ -142,6 +143,26 @@ describe("a namespace set up by the release before 0.2.0 (no LonghaulMigrationGu
       expect(pollers ?? []).toEqual([]);
     }
     expect((await checkNamespace(client.connection, namespace)).missing).toEqual([LonghaulMigrationGuid.name]);
+  });
+
+  it('registration defaults to on with the embedded dev server and off on a configured one; the setting overrides both', async () => {
+    const connection = await NativeConnection.connect({ address: address() });
+    fleet.closeLater(() => connection.close());
+    const logged: string[] = [];
+    const log = (m: string) => logged.push(m);
+    // The embedded server as `resolveTemporal` describes one it found already answering (a server it did not start).
+    const embedded = { address: address(), namespace: 'default', owned: false, stop: async () => undefined };
+
+    const configured = await previousReleaseNamespace();
+    await expect(checkNamespaceBeforePolling(connection, { namespace: configured }, {}, log)).rejects.toThrow(NamespaceNotReadyError);
+    await expect(checkNamespaceBeforePolling(connection, { namespace: configured, embedded }, { registerSearchAttributes: false }, log)).rejects.toThrow('LonghaulMigrationGuid (Keyword)');
+    expect(logged).toEqual([]);
+    await checkNamespaceBeforePolling(connection, { namespace: configured, embedded }, {}, log);
+    expect(logged).toEqual([`[namespace] registered search attributes LonghaulMigrationGuid on namespace ${configured}`]);
+
+    const allowed = await previousReleaseNamespace();
+    await checkNamespaceBeforePolling(connection, { namespace: allowed }, { registerSearchAttributes: true }, log);
+    expect((await checkNamespace(connection, allowed)).ready).toBe(true);
   });
 
   it('`longhaul doctor` reports the missing attribute and exits 6; after `setup-namespace` it reports the namespace ready', async () => {
