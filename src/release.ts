@@ -24,3 +24,8 @@ export function releaseVersion(): string {
 export function workerDeploymentVersion(): { deploymentName: string; buildId: string } {
   return { deploymentName: DEPLOYMENT_NAME, buildId: releaseVersion() };
 }
+
+/** A deployment version as Temporal writes it: `longhaul.0.2.0` (this release's, unless another is given). */
+export function deploymentVersionName(version: { deploymentName: string; buildId: string } = workerDeploymentVersion()): string {
+  return `${version.deploymentName}.${version.buildId}`;
+}

@@ -7,9 +7,10 @@
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { tsToDate } from '@temporalio/common/lib/time';
-import { releaseVersion, workerDeploymentVersion } from '../release';
+import { deploymentVersionName, releaseVersion } from '../release';
 import { checkNamespace, namespaceProblem, type NamespaceCheck } from '../temporal/setup-namespace';
 import { codecKeysFromEnv } from '../temporal/codec';
 import type { LonghaulConfig } from '../config';
@@ -101,7 +102,7 @@ export function configuredCredentials(config: LonghaulConfig, env: NodeJS.Proces
 }
 
 /** The workers polling `taskQueue`, workflow and activity pollers both. */
-async function pollers(client: Awaited<ReturnType<CliContext['client']>>, taskQueue: string): Promise<PollerView[]> {
+async function pollers(client: Client, taskQueue: string): Promise<PollerView[]> {
   const types = [
     ['workflow', TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW],
     ['activity', TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY],
@@ -110,7 +111,8 @@ async function pollers(client: Awaited<ReturnType<CliContext['client']>>, taskQu
   for (const [polls, taskQueueType] of types) {
     const answer = await client.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name: taskQueue }, taskQueueType });
     for (const p of answer.pollers ?? []) {
-      const deployed = p.deploymentOptions?.buildId ? `${p.deploymentOptions.deploymentName}.${p.deploymentOptions.buildId}` : undefined;
+      const { deploymentName, buildId } = p.deploymentOptions ?? {};
+      const deployed = buildId ? deploymentVersionName({ deploymentName: deploymentName ?? '', buildId }) : undefined;
       views.push({
         polls,
         identity: p.identity ?? '',
@@ -127,10 +129,9 @@ async function pollers(client: Awaited<ReturnType<CliContext['client']>>, taskQu
 export async function doctorReport(ctx: CliContext, env: NodeJS.ProcessEnv = process.env): Promise<DoctorReport> {
   const target = ctx.target();
   const { connectionOptions } = target;
-  const dv = workerDeploymentVersion();
   const report: DoctorReport = {
     version: releaseVersion(),
-    deploymentVersion: `${dv.deploymentName}.${dv.buildId}`,
+    deploymentVersion: deploymentVersionName(),
     connection: { address: connectionOptions.address ?? '', tls: Boolean(connectionOptions.tls), reachable: false },
     taskQueue: { name: ctx.config.taskQueue, pollers: [] },
     credentials: configuredCredentials(ctx.config, env, connectionOptions),
@@ -138,7 +139,7 @@ export async function doctorReport(ctx: CliContext, env: NodeJS.ProcessEnv = pro
     notes: [],
   };
   for (const c of report.credentials) if (!c.configured && c.kind === 'github') report.notes.push(`GitHub credential ${c.name}: ${c.source}`);
-  let client: Awaited<ReturnType<CliContext['client']>>;
+  let client: Client;
   try {
     client = await ctx.client();
     const info = await client.workflowService.getSystemInfo({});

@@ -9,7 +9,7 @@
 import { currentActivity } from '../temporal/current-activity';
 import { Runtime } from '@temporalio/worker';
 import { noopMetricMeter, type MetricCounter, type MetricGauge, type MetricMeter } from '@temporalio/common';
-import { releaseVersion, workerDeploymentVersion } from '../release';
+import { deploymentVersionName, releaseVersion } from '../release';
 
 export interface LonghaulMetrics {
   /** API requests answered, by `api` (github, google-logging…), `route` (method and pattern) and `status`. */
@@ -68,8 +68,7 @@ export function countPoll(process: string): void {
  * Recorded once, by the process that installed the runtime (`installTelemetry`).
  */
 export function recordBuildInfo(meter: MetricMeter): void {
-  const { deploymentName, buildId } = workerDeploymentVersion();
   meter
     .createGauge('longhaul_build_info', 'int', '1', 'The longhaul release this process runs (always 1), by version and deployment_version')
-    .set(1, { version: releaseVersion(), deployment_version: `${deploymentName}.${buildId}` });
+    .set(1, { version: releaseVersion(), deployment_version: deploymentVersionName() });
 }
