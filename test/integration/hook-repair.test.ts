@@ -173,6 +173,18 @@ describe('webhook delivery repair on a Schedule', () => {
     expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...guids].sort());
   });
 
+  it('never redelivers a guid twice when the answer to a redelivery the server made is lost (reset after processing)', async () => {
+    const { e, w } = await start();
+    const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
+    const guids = [0, 1, 2].map((i) => e.hooks.addDelivery(hookId, { at: Date.now() - HOUR + i, statusCode: 502 }).guid);
+    // The first redelivery is made, then its connection reset: the activity cannot know whether it happened.
+    e.setFaults([{ method: 'POST', path: '/attempts', kind: 'reset', afterProcessing: true, times: 1 }]);
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, redeliverySettleMs: 3_000 });
+    const result = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(result.counts).toMatchObject({ failed: 3, redelivered: 3, notAccepted: 0 });
+    expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...guids].sort());
+  });
+
   it('pauses the Schedule of a deleted hook after N failed runs in a row, with a note saying why', async () => {
     const { e, w } = await start();
     const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });

@@ -9,6 +9,7 @@ import { hookPath, type DeliverySummary, type HookTarget } from '../../common/ho
 import { parseLinkHeader } from '../../http/api-client';
 import { FailureType } from '../../http/retry-policy';
 import { DELIVERY_SHAPE, expectList, MALFORMED_ANSWER } from '../../http/answer';
+import { certainlyNotProcessed } from '../../workflows/activity-failures';
 
 export interface DeliveriesPage {
   /** The page's deliveries inside the window (delivered at or after `since`), reduced to ids and outcome. */
@@ -17,6 +18,12 @@ export interface DeliveriesPage {
   reachedPastWindow: boolean;
   /** `Link: rel="next"` (carries the `cursor`). */
   next?: string;
+}
+
+/** What a redelivery attempt leaves for the next attempt (as heartbeat details). */
+interface RedeliveryAttemptNote {
+  /** The server refused the request before acting on it (rate limited): sending again cannot duplicate it. */
+  notSent?: boolean;
 }
 
 export type RedeliveryResult =
@@ -71,6 +78,14 @@ export function createHookActivities(deps: ActivityDeps) {
      * slot) so a timer that fired a little early never squeezes one more request into a window.
      */
     async redeliverHookDelivery(input: { target: HookTarget; hookId: number; deliveryId: number; notBefore?: number }): Promise<RedeliveryResult> {
+      const { info } = Context.current();
+      // A retry after an attempt that may have sent it (a reset or a timeout after the request went out, a
+      // worker killed mid-call) would redeliver twice: the workflow looks for the redelivery instead. Only an
+      // attempt the server certainly refused before acting (rate limited; it said so below) is sent again.
+      if (info.attempt > 1 && !(info.heartbeatDetails as RedeliveryAttemptNote | undefined)?.notSent) {
+        const message = `attempt ${info.attempt}: an earlier attempt may have redelivered it (its outcome is unknown)`;
+        return { accepted: false, unknown: true, sentAt: info.scheduledTimestampMs, message };
+      }
       const wait = (input.notBefore ?? 0) - deps.clock();
       if (wait > 0) await Context.current().sleep(wait);
       const sentAt = deps.clock();
@@ -81,6 +96,8 @@ export function createHookActivities(deps: ActivityDeps) {
         // Not a permanent failure of the delivery: the caller backs off and may try again later.
         if (isSpammed(err)) return { accepted: false, spammed: true, sentAt, message: err.message };
         if (err instanceof ApplicationFailure && err.type === MALFORMED_ANSWER) return { accepted: false, unknown: true, sentAt, message: err.message };
+        // Recorded with the failure, so the next attempt knows this one sent nothing.
+        if (err instanceof ApplicationFailure && certainlyNotProcessed(err)) Context.current().heartbeat({ notSent: true } satisfies RedeliveryAttemptNote);
         throw err;
       }
     },
