@@ -25,6 +25,7 @@ import { ExitCode } from './cli/exit-codes';
 import { longhaulDataConverter } from './temporal/codec';
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 import { missingWorkerNodeFlags, WORKER_MALLOC_DEFAULTS } from './worker-env';
+import { describeWorkerDeployment, workerDeploymentFromEnv } from './temporal/worker-versioning';
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -66,7 +67,7 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     dataConverter: opts.dataConverter ?? longhaulDataConverter(),
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
     // The release polls as its deployment version (seen on the task queue's pollers, `longhaul doctor`); routing
-    // by version stays off here.
+    // by version is off unless `longhaul worker` runs with LONGHAUL_WORKER_VERSIONING=on (temporal/worker-versioning.ts).
     workerDeploymentOptions: { version: workerDeploymentVersion(), useWorkerVersioning: false },
     ...opts.workerOptions,
     interceptors: {
@@ -153,6 +154,7 @@ export async function checkNamespaceBeforePolling(
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const deployment = workerDeploymentFromEnv();
   const metricsUrl = installTelemetry(telemetrySettings());
   const target = await resolveTemporal((m) => console.log(`[temporal] ${m}`));
   const connection = await NativeConnection.connect(target.connectionOptions);
@@ -164,9 +166,12 @@ async function main(): Promise<void> {
     deps: activityDepsFromConfig(config),
     // A pre-built bundle (`npm run build:bundle`) spares each worker start the webpack build and its memory.
     workflowBundle: process.env.LONGHAUL_WORKFLOW_BUNDLE ? { codePath: process.env.LONGHAUL_WORKFLOW_BUNDLE } : undefined,
+    workerOptions: { workerDeploymentOptions: deployment },
   });
   const credentials = config.githubCredentials.map((c) => `${c.name} → ${c.apiUrl}`).join(', ');
   const governor = config.rateGovernor.enabled ? 'fleet-wide rate governor' : 'per-process rate limits (LONGHAUL_RATE_GOVERNOR=off)';
+  // Before the "polling" line, which tells whoever started the worker that it is up.
+  console.log(`worker ${describeWorkerDeployment(deployment)}`);
   console.log(`longhaul worker ${releaseVersion()} polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
   if (metricsUrl) console.log(`metrics: ${metricsUrl}`);

@@ -1,0 +1,73 @@
+/**
+ * The previous release, checked out of git history into the cache, for the upgrade test: its source (`git
+ * archive`), its own `npm ci` and its workflow bundle, under `~/.cache/longhaul/releases/<sha>/`. Prepared
+ * once per commit (the first run's `npm ci` takes a minute or two; later runs find the directory ready), and
+ * built in a directory of its own that is renamed into place at the end, so two test runs at once never see
+ * a half-installed release.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cacheDir } from '../../src/temporal/cli-binary';
+
+const root = join(__dirname, '..', '..');
+
+export interface PreviousRelease {
+  /** The last commit of the previous version. */
+  sha: string;
+  version: string;
+  /** Its checkout, with its own node_modules. */
+  dir: string;
+  /** Its workflow bundle (`LONGHAUL_WORKFLOW_BUNDLE` for its workers). */
+  bundlePath: string;
+  /** Whether this run prepared it (false: found in the cache). */
+  prepared: boolean;
+}
+
+const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+const versionAt = (rev: string) => (JSON.parse(git('show', `${rev}:package.json`)) as { version: string }).version;
+
+/**
+ * The newest commit whose package.json version differs from HEAD's: the parent (along first parents) of the
+ * oldest commit since which package.json has carried HEAD's version.
+ */
+export function previousReleaseCommit(): { sha: string; version: string } {
+  const head = versionAt('HEAD');
+  const touching = git('rev-list', '--first-parent', 'HEAD', '--', 'package.json').split('\n').filter(Boolean);
+  for (let i = 0; i < touching.length; i++) {
+    const version = versionAt(touching[i]);
+    if (version === head) continue;
+    if (i === 0) throw new Error(`package.json at HEAD is ${head}, but its last change (${touching[0]}) says ${version}`);
+    const sha = git('rev-parse', `${touching[i - 1]}^1`).trim();
+    return { sha, version: versionAt(sha) };
+  }
+  throw new Error(`no commit has a package.json version other than ${head}: there is no previous release to upgrade from`);
+}
+
+/** The previous release, ready to run (prepared into the cache when absent). */
+export async function previousRelease(log: (m: string) => void): Promise<PreviousRelease> {
+  const { sha, version } = previousReleaseCommit();
+  const dir = join(cacheDir(), 'releases', sha);
+  const bundlePath = join(dir, 'workflow-bundle.js');
+  if (existsSync(join(dir, 'READY'))) return { sha, version, dir, bundlePath, prepared: false };
+
+  const building = `${dir}.building-${process.pid}`;
+  await rm(building, { recursive: true, force: true });
+  await mkdir(building, { recursive: true });
+  const started = Date.now();
+  log(`preparing release ${version} (${sha.slice(0, 12)}) in ${dir}: git archive, npm ci, workflow bundle`);
+  execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C "${building}"`], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: building, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync(process.execPath, ['--import', 'tsx', 'src/temporal/bundle.ts', join(building, 'workflow-bundle.js')], { cwd: building, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('touch', [join(building, 'READY')]);
+  try {
+    await rename(building, dir);
+  } catch (err) {
+    // Another run put the same release in place meanwhile: use that one.
+    if (!existsSync(join(dir, 'READY'))) throw err;
+    await rm(building, { recursive: true, force: true });
+  }
+  log(`release ${version} prepared in ${Math.round((Date.now() - started) / 1000)} s`);
+  return { sha, version, dir, bundlePath, prepared: true };
+}

@@ -1,0 +1,352 @@
+/**
+ * The upgrade test: the previous release (checked out of git history into the cache, `previous-release.ts`)
+ * starts every long-running process with its own CLI and worker, as real processes against the shared dev
+ * server and the emulator. Its worker is SIGKILLed with all of them in flight; this release is deployed by the
+ * documented procedure (docs/operations.md, "Upgrading"): a versioned worker, then its version made current.
+ * Every workflow must end as it would have without the upgrade: no failed workflow task (non-determinism), none
+ * left running that should have ended, nothing locked, nothing sent twice. Prints one row per process type.
+ *
+ * The emulator's clock runs at wall speed while the old release works, so every process is caught mid-way
+ * (exports, imports and Google operations take 10 emulated minutes); once the new release runs, it runs 40
+ * times faster, so they end within seconds.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { inject } from 'vitest';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import type { Emulator } from '../../src/emulator/emulator';
+import { feedCursorWorkflowId, feedScheduleId } from '../../src/common/feeds';
+import { hookRepairScheduleId } from '../../src/common/hook-repair';
+import { governorWorkflowId } from '../../src/common/rate-governor';
+import { cachedCliPath } from '../../src/temporal/cli-binary';
+import { releaseVersion } from '../../src/release';
+import { requestsTo, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
+import { previousRelease, type PreviousRelease } from '../helpers/previous-release';
+import { scheduleRuns, triggerAndWait, cleanUp } from '../helpers/schedules';
+import { testClient } from '../helpers/temporal';
+import { eventually, sleep, waitFor } from '../helpers/wait';
+import { startWorkerProcess, stopWorkerProcesses } from '../helpers/worker-process';
+
+const EventType = temporal.api.enums.v1.EventType;
+const MIN = 60_000;
+const SPEED_AFTER_UPGRADE = 40;
+/** The limited credential's window: the governor holds its wait this long. */
+const GOVERNED_WINDOW_MS = 40_000;
+
+/** Wall time until the test holds or speeds it up; never goes backwards. */
+const emulatorClock = {
+  anchorWall: Date.now(),
+  anchorEmulated: Date.now(),
+  speed: 1,
+  now(): number {
+    return this.anchorEmulated + (Date.now() - this.anchorWall) * this.speed;
+  },
+  setSpeed(speed: number): void {
+    this.anchorEmulated = this.now();
+    this.anchorWall = Date.now();
+    this.speed = speed;
+  },
+};
+
+const id = randomUUID().slice(0, 8);
+const TASK_QUEUE = `upgrade-${id}`;
+const DEPLOYMENT = `longhaul-upgrade-${id}`;
+// Credentials (and so governors) of this test alone: governors are per namespace, shared with other files.
+const GITHUB = `up${id}`;
+const GOOGLE = `upg${id}`;
+const GOVERNED = `gov${id}`;
+const FEED = '/repos/octo-org/upgrade-feed/events';
+const HOOK = { owner: 'octo-org', repo: 'upgrade-hooks' };
+const KEY = 'projects/demo-project/locations/global/keys/demo-key-1';
+let hookId = 0;
+
+interface Row {
+  process: string;
+  workflow: string;
+  startedOn: string;
+  endedOn: string;
+  how: string;
+}
+
+describe('upgrading from the previous release while every long-running process is in flight', () => {
+  let release: PreviousRelease;
+  let e: Emulator;
+  /** Its own emulator with a tight rate limit, for the governor's wait. */
+  let governed: Emulator;
+  let client: Client;
+  let dataDir: string;
+  const oldProcesses: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    release = await previousRelease((m) => console.log(`[upgrade] ${m}`));
+    const fixture = defaultGithubFixture();
+    for (const [i, name] of ['upgrade-m1', 'upgrade-m2', 'upgrade-import', 'upgrade-feed', 'upgrade-hooks'].entries()) {
+      fixture.repositories.push({ id: 8100 + i, name, owner: 'octo-org', private: false, workflowsEnabled: false });
+    }
+    e = await startTestEmulator({
+      fixture,
+      clock: () => emulatorClock.now(),
+      migrations: { exportMs: 10 * MIN, pendingFraction: 0, archiveBytes: 10_000 },
+      imports: { detectingMs: 1_000, importingMs: 10 * MIN, mappingMs: 5 * MIN, pushingMs: MIN },
+      google: { apikeys: { deleteOperationMs: 10 * MIN } },
+      feeds: { eventsPerMinute: 1, initialEvents: 5, pollIntervalSeconds: 1 },
+    });
+    const governedFixture = defaultGithubFixture();
+    governedFixture.repositories.push({ id: 8200, name: 'upgrade-governed', owner: 'octo-org', private: false, workflowsEnabled: false });
+    governed = await startTestEmulator({ fixture: governedFixture, migrations: { exportMs: 1_000, archiveBytes: 4_096 }, rateLimit: { limit: 2, windowMs: GOVERNED_WINDOW_MS } });
+    client = await testClient();
+    dataDir = await mkdtemp(join(tmpdir(), 'longhaul-upgrade-'));
+  }, 900_000);
+
+  afterAll(async () => {
+    for (const p of oldProcesses) if (p.exitCode === null && p.signalCode === null) process.kill(-p.pid!, 'SIGKILL');
+    await stopWorkerProcesses();
+    await cleanUp(client, [feedScheduleId(FEED), hookRepairScheduleId(HOOK, hookId)], [feedCursorWorkflowId(FEED), governorWorkflowId(GITHUB), governorWorkflowId(GOOGLE), governorWorkflowId(GOVERNED)]);
+    await client?.connection.close();
+    await e?.close();
+    await governed?.close();
+  });
+
+  /** What both releases' workers and CLIs are given: the same server, task queue, APIs, data directory. */
+  const env = (): Record<string, string> => ({
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    LONGHAUL_TASK_QUEUE: TASK_QUEUE,
+    LONGHAUL_DATA_DIR: dataDir,
+    LONGHAUL_METRICS_ADDRESS: 'off',
+    LONGHAUL_LOG_LEVEL: 'WARN',
+    GITHUB_API_URL: e.apiUrl,
+    GITHUB_TOKEN: TEST_TOKEN,
+    LONGHAUL_GITHUB_CREDENTIAL: GITHUB,
+    LONGHAUL_GITHUB_CREDENTIALS: GOVERNED,
+    [`GITHUB_${GOVERNED.toUpperCase()}_API_URL`]: governed.apiUrl,
+    [`GITHUB_${GOVERNED.toUpperCase()}_TOKEN`]: TEST_TOKEN,
+    LONGHAUL_RATE_RESERVE: '0',
+    GOOGLE_APIKEYS_URL: e.serviceUrl('google-apikeys'),
+    GOOGLE_LOGGING_URL: e.serviceUrl('google-logging'),
+    GOOGLE_DNS_URL: e.serviceUrl('google-dns'),
+    GOOGLE_ACCESS_TOKEN: TEST_TOKEN,
+    LONGHAUL_GOOGLE_CREDENTIAL: GOOGLE,
+  });
+
+  /** The old release's `longhaul` command, run from its checkout. */
+  async function oldCli(...args: string[]): Promise<Record<string, unknown>> {
+    const { stdout } = await promisify(execFile)(process.execPath, [join(release.dir, 'bin', 'longhaul.js'), ...args, '--json'], { cwd: release.dir, env: { ...process.env, ...env() }, timeout: 120_000 }).catch((err: { stdout?: string; stderr?: string; message: string }) => {
+      throw new Error(`old release: longhaul ${args.join(' ')} failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+    });
+    return JSON.parse(stdout) as Record<string, unknown>;
+  }
+
+  /** The old release's worker as its users start it (`longhaul worker`), in a process group of its own to SIGKILL. */
+  async function startOldWorker(): Promise<ChildProcess> {
+    const child = spawn(process.execPath, [join(release.dir, 'bin', 'longhaul.js'), 'worker'], {
+      cwd: release.dir,
+      env: { ...process.env, ...env(), LONGHAUL_WORKFLOW_BUNDLE: release.bundlePath },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    oldProcesses.push(child);
+    let output = '';
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    await waitFor('the old release\u2019s worker to poll', () => (child.exitCode === null ? output : `exited: ${output}`), (o) => o.includes('polling task queue') || o.startsWith('exited'), 90_000, 100);
+    if (child.exitCode !== null) throw new Error(`the old release's worker exited:\n${output}`);
+    return child;
+  }
+
+  /** The documented rollout, step 2: make the new build current (`temporal worker deployment set-current-version`). */
+  async function setCurrentVersion(buildId: string): Promise<string> {
+    const cli = cachedCliPath();
+    const args = ['worker', 'deployment', 'set-current-version', '--address', inject('temporalAddress'), '--namespace', inject('temporalNamespace'), '--deployment-name', DEPLOYMENT, '--build-id', buildId, '--yes'];
+    // The version exists once its worker's first poll reached the server.
+    return eventually(() => promisify(execFile)(cli, args).then((r) => r.stdout, () => undefined), 'the new version to be made current', 30_000, 500);
+  }
+
+  it('ends every workflow the previous release started, on the new release, as it would have ended without the upgrade', async () => {
+    const timeline: string[] = [];
+    onTestFailed(() => console.log(timeline.join('\n')));
+    const mark = (what: string) => timeline.push(`${((Date.now() - started) / 1000).toFixed(1)} s ${what}`);
+    const started = Date.now();
+    expect(release.version).not.toBe(releaseVersion());
+
+    // 1. The previous release: its worker, and every long-running process started by its CLI.
+    const oldWorker = await startOldWorker();
+    mark(`old release ${release.version} worker polling`);
+    hookId = e.hooks.create(HOOK, { url: 'https://receiver.example.test/hook', secret: 'x' }).id;
+    const now = Date.now();
+    for (let i = 0; i < 20; i++) e.hooks.addDelivery(hookId, { at: now - 3 * 3_600_000 + i * 1000, statusCode: 200 });
+    const failedGuids = Array.from({ length: 14 }, (_, i) => e.hooks.addDelivery(hookId, { at: now - 2 * 3_600_000 + i * 1000, statusCode: 502 }).guid);
+    e.feeds.ensure(FEED);
+
+    const fast = ['--poll-initial', '1', '--poll-max', '2'];
+    const [migration, imported, keyDeletion, governedMigration, feedSchedule, hookSchedule] = await Promise.all([
+      oldCli('migrate', '--org', 'octo-org', '--repo', 'upgrade-m1', '--repo', 'upgrade-m2', '--lock', ...fast),
+      oldCli('import', '--owner', 'octo-org', '--repo', 'upgrade-import', '--vcs-url', 'https://svn.example.test/repos/happy', ...fast),
+      oldCli('apikey-delete', '--name', KEY, ...fast, '--poll-timeout', '600'),
+      oldCli('migrate', '--org', 'octo-org', '--repo', 'upgrade-governed', '--credential', GOVERNED, ...fast),
+      oldCli('feed-schedule', '--feed', FEED, '--every', '1h', '--paused', '--sink', 'file:upgrade/feed.jsonl'),
+      oldCli('hook-repair-schedule', '--repo', `${HOOK.owner}/${HOOK.repo}`, '--hook-id', String(hookId), '--every', '1h', '--paused'),
+    ]);
+    expect(feedSchedule).toMatchObject({ scheduleId: feedScheduleId(FEED), created: true });
+    expect(hookSchedule).toMatchObject({ scheduleId: hookRepairScheduleId(HOOK, hookId) });
+    const firstPoll = await oldCli('feed-poll', '--feed', FEED, '--wait');
+    expect(firstPoll).toMatchObject({ kind: 'delivered', workflowStatus: 'COMPLETED' });
+    const deliveredBefore = firstPoll.delivered as number;
+    expect(deliveredBefore).toBeGreaterThanOrEqual(5);
+    mark(`old CLI started 4 processes and 2 schedules; feed cursor delivered ${deliveredBefore} events`);
+
+    // Caught mid-way: the export polled while exporting, the import importing with carol's mapping
+    // waiting for her to turn up, the Google operation polled while pending, a hook repair run part way
+    // through its redeliveries, the governed credential's window spent (the governor holding the wait).
+    const handle = (w: unknown) => client.workflow.getHandle((w as { workflowId: string }).workflowId);
+    const exportId = await eventually(() => e.migrations.all().find((m) => m.repositories.some((r) => r.name === 'upgrade-m1'))?.id, 'the export to start');
+    await waitFor('the export to be polled while exporting', () => e.requestLog.filter((r) => r.method === 'GET' && r.path.endsWith(`/migrations/${exportId}`)).length, (n) => n >= 2, 60_000);
+    expect(e.migrations.stateOf(exportId)).toBe('exporting');
+    await waitFor('the import to be importing', () => e.requestLog.filter((r) => r.method === 'GET' && r.path.endsWith('/upgrade-import/import')).length, (n) => n >= 2, 60_000);
+    const mapping = await oldCli('import-map-author', '--owner', 'octo-org', '--repo', 'upgrade-import', '--remote', 'carol', '--name', 'Carol Danvers', '--email', 'carol@example.com');
+    expect(mapping).toMatchObject({ accepted: true, result: { waitingForAuthors: true } });
+    await waitFor('the key deletion to be polled while pending', () => e.requestLog.filter((r) => r.method === 'GET' && r.path.includes('/operations/')).length, (n) => n >= 1, 60_000);
+    const window = () => Object.values(governed.rateLimiter.fleetStats())[0]?.windows ?? [];
+    await waitFor('the governed credential\u2019s window to be spent', () => window()[0]?.used ?? 0, (n) => n >= 2, 60_000, 100);
+    await client.schedule.getHandle(hookRepairScheduleId(HOOK, hookId)).trigger();
+    const hookRunId = await eventually(async () => (await scheduleRuns(client, hookRepairScheduleId(HOOK, hookId)))[0], 'the hook repair run');
+    await waitFor('a few redeliveries to be made', () => e.hooks.redeliveries().length, (n) => n >= 3, 60_000, 50);
+    // The next redelivery is made, and its answer held until the worker is dead: the crash loses an answer.
+    e.setFaults([{ method: 'POST', path: '/attempts', kind: 'slow', afterProcessing: true, delayMs: 30_000, times: 1 }]);
+    const redeliveredBeforeKill = await waitFor('a redelivery whose answer is held', () => e.hooks.redeliveries().length, (n) => n >= 4, 60_000, 50);
+    expect(redeliveredBeforeKill, 'the hook repair run is mid-run').toBeLessThan(failedGuids.length);
+    expect(window()[0].startMs + GOVERNED_WINDOW_MS, 'the governor still holds the wait').toBeGreaterThan(Date.now());
+    mark(`mid-way: export ${e.migrations.stateOf(exportId)}, carol's mapping pending, key deletion pending, hook repair ${redeliveredBeforeKill}/${failedGuids.length} redelivered, governed window spent`);
+
+    // 2. The old worker dies as in a crash: no shutdown, nothing handed back.
+    process.kill(-oldWorker.pid!, 'SIGKILL');
+    await new Promise((r) => (oldWorker.exitCode !== null || oldWorker.signalCode !== null ? r(undefined) : oldWorker.once('exit', r)));
+    e.setFaults([]);
+    const killedAt = Date.now();
+    mark('old worker SIGKILLed');
+
+    // 3. The new release, by the documented procedure: start a versioned worker, make its version current.
+    const newWorker = await startWorkerProcess({ ...env(), LONGHAUL_WORKER_VERSIONING: 'on', LONGHAUL_WORKER_DEPLOYMENT: DEPLOYMENT });
+    expect(newWorker.output()).toContain(`versioned as ${DEPLOYMENT}.${releaseVersion()}`);
+    mark(`new release ${releaseVersion()} worker polling (versioned, not yet current)`);
+    expect(await setCurrentVersion(releaseVersion())).toContain('Successfully set the current worker deployment version');
+    mark(`${DEPLOYMENT}.${releaseVersion()} made current`);
+
+    // 4. Every process ends. First the ones on wall time (the hook repair, the governed migration) ...
+    const hookRun = client.workflow.getHandle(hookRunId);
+    const hookResult = (await ended(hookRun)) as { allAccepted: boolean; redeliveredGuids: string[]; counts: { redelivered: number } };
+    const governedResult = (await ended(handle(governedMigration))) as { archive?: { path: string } };
+    mark('hook repair run and governed migration ended');
+    // ... then, with the emulator 40 times faster, the export, the import and the key deletion.
+    emulatorClock.setSpeed(SPEED_AFTER_UPGRADE);
+    const [migrationResult, importResult, keyResult] = (await Promise.all([ended(handle(migration)), ended(handle(imported)), ended(handle(keyDeletion))])) as [
+      { archive: { path: string; sha256: string }; unlockedRepositories: string[] },
+      { status: string; authorsMapped: { remoteId: string; name: string }[] },
+      { name: string; deleteTime?: string },
+    ];
+    mark('export, import and key deletion ended');
+    // The feed, with the emulator's clock held so the events it shows stay put: the cursor remembered what
+    // the old release delivered; the next scheduled run delivers only what came since.
+    emulatorClock.setSpeed(0);
+    const feedResult = await triggerAndWait<{ kind: string; delivered: number }>(client, feedScheduleId(FEED));
+    mark('feed run ended');
+
+    // Nothing sent twice, nothing left undone or locked.
+    const produced = e.feeds.produced(FEED).map((ev) => String(ev.id));
+    const sinkIds = (await readFile(join(dataDir, 'upgrade', 'feed.jsonl'), 'utf8')).trim().split('\n').map((line) => String((JSON.parse(line) as { event: { id: string } }).event.id));
+    expect(new Set(sinkIds).size).toBe(sinkIds.length);
+    expect([...sinkIds].sort()).toEqual([...produced].sort());
+    expect(feedResult).toMatchObject({ kind: 'delivered', delivered: produced.length - deliveredBefore });
+    expect(hookResult.allAccepted).toBe(true);
+    expect([...hookResult.redeliveredGuids].sort()).toEqual([...failedGuids].sort());
+    expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...failedGuids].sort());
+    expect(e.migrations.all().filter((m) => m.repositories.some((r) => r.name === 'upgrade-m1'))).toHaveLength(1);
+    expect(['upgrade-m1', 'upgrade-m2'].filter((repo) => e.migrations.isLocked('octo-org', repo))).toEqual([]);
+    expect(migrationResult.unlockedRepositories.sort()).toEqual(['upgrade-m1', 'upgrade-m2']);
+    expect(importResult.status).toBe('complete');
+    expect(importResult.authorsMapped.map((a) => [a.remoteId, a.name])).toContainEqual(['carol', 'Carol Danvers']);
+    expect(requestsTo(e, 'DELETE', '/keys/')).toBe(1);
+    expect(keyResult.name).toBe(KEY);
+    expect(governedResult.archive?.path).toBeTruthy();
+    expect(governed.stats.requestsWhileLimited).toBe(0);
+    expect(window().reduce((n, w) => n + w.limitedAnswers, 0)).toBe(0);
+
+    // Every workflow: no failed workflow task, started on the old release, its last task on the new one.
+    const newWorkerIdentity = `${newWorker.pid}@`;
+    const rows: Row[] = [];
+    const row = async (process: string, h: WorkflowHandle, how: string, expectRunning = false) => {
+      const description = await h.describe();
+      const { events } = await h.fetchHistory();
+      const tasks = (events ?? []).filter((ev) => ev.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+      const failures = (events ?? []).filter((ev) => ev.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED).map((ev) => ev.workflowTaskFailedEventAttributes?.failure?.message);
+      expect(failures, `${process}: failed workflow tasks`).toEqual([]);
+      // A task the killed worker held (started, or waiting on its sticky queue) times out: the crash's cost, once.
+      // Any other timed-out task is one nobody could run: a wedge.
+      const timedOut = (events ?? []).filter((ev) => ev.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
+      const byId = new Map((events ?? []).map((ev) => [String(ev.eventId), ev]));
+      const wedged = timedOut.filter((ev) => {
+        const started = byId.get(String(ev.workflowTaskTimedOutEventAttributes?.startedEventId));
+        const scheduled = byId.get(String(ev.workflowTaskTimedOutEventAttributes?.scheduledEventId));
+        const onKilledWorker = started ? !started.workflowTaskStartedEventAttributes?.identity?.startsWith(newWorkerIdentity) : scheduled?.workflowTaskScheduledEventAttributes?.taskQueue?.kind === temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_STICKY;
+        return !onKilledWorker || Number(String(ev.eventTime?.seconds ?? 0)) * 1000 < killedAt - 1000;
+      });
+      expect(wedged.map((ev) => ev.eventId?.toString()), `${process}: workflow tasks that timed out, not on the killed worker`).toEqual([]);
+      expect(description.status.name, process).toBe(expectRunning ? 'RUNNING' : 'COMPLETED');
+      const first = tasks[0].workflowTaskCompletedEventAttributes!;
+      const last = tasks.at(-1)!.workflowTaskCompletedEventAttributes!;
+      const version = last.deploymentVersion ? `${last.deploymentVersion.deploymentName}.${last.deploymentVersion.buildId}` : 'unversioned';
+      expect(first.identity?.startsWith(newWorkerIdentity), `${process}: first task on the old worker`).toBe(false);
+      expect(last.identity?.startsWith(newWorkerIdentity), `${process}: last task on the new worker`).toBe(true);
+      const lost = timedOut.length ? `; ${timedOut.length} task(s) lost with the killed worker, timed out` : '';
+      rows.push({ process, workflow: h.workflowId, startedOn: release.version, endedOn: `${releaseVersion()} (${version}, ${behaviourName(description.raw.workflowExecutionInfo?.versioningInfo?.behavior)})`, how: how + lost });
+    };
+    await row('org migration (mid-export)', handle(migration), `archive ${migrationResult.archive.path.split('/').pop()}, unlocked ${migrationResult.unlockedRepositories.join(', ')}, 1 export`);
+    await row('source import (mapping pending)', handle(imported), `complete, carol mapped after the upgrade`);
+    await row('Google operation (apikey-delete)', handle(keyDeletion), `deleted, 1 DELETE sent`);
+    await row('feed cursor (entity)', client.workflow.getHandle(feedCursorWorkflowId(FEED)), `${deliveredBefore} events before, ${feedResult.delivered} after, none twice`, true);
+    await row('hook repair run (mid-run)', hookRun, `${redeliveredBeforeKill} redelivered before the kill (the last one's answer lost), ${hookResult.counts.redelivered} in all, each guid once`);
+    await row('rate governor (holding a wait)', client.workflow.getHandle(governorWorkflowId(GOVERNED)), `no request while limited; its migration ended`, true);
+    await row('org migration on the governed credential', handle(governedMigration), `completed after the window reset`);
+    mark('every workflow checked');
+
+    const table = [
+      '| process | started on | ended on | how |',
+      '|---|---|---|---|',
+      ...rows.map((r) => `| ${r.process} | ${r.startedOn} | ${r.endedOn} | ${r.how} |`),
+    ];
+    console.log([`[upgrade] ${release.version} (${release.sha.slice(0, 12)}${release.prepared ? ', prepared now' : ', from the cache'}) → ${releaseVersion()}; new worker up ${((Date.now() - killedAt) / 1000).toFixed(0)} s after the kill`, ...timeline.map((t) => `  ${t}`), ...table].join('\n'));
+  }, 600_000);
+});
+
+/**
+ * A workflow's result; fails at once, with the failure's message, when one of its workflow tasks fails (a
+ * non-determinism error never ends the workflow: it would wait for a worker that can replay it, for ever).
+ */
+async function ended(h: WorkflowHandle): Promise<unknown> {
+  let done = false;
+  const watch = (async () => {
+    while (!done) {
+      const { events } = await h.fetchHistory();
+      const failed = (events ?? []).find((ev) => ev.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
+      if (failed) throw new Error(`${h.workflowId}: a workflow task failed: ${failed.workflowTaskFailedEventAttributes?.failure?.message}`);
+      await sleep(1_000);
+    }
+  })();
+  try {
+    return await Promise.race([h.result(), watch]);
+  } finally {
+    done = true;
+    watch.catch(() => undefined);
+  }
+}
+
+function behaviourName(behaviour: temporal.api.enums.v1.VersioningBehavior | null | undefined): string {
+  return behaviour ? temporal.api.enums.v1.VersioningBehavior[behaviour].replace('VERSIONING_BEHAVIOR_', '') : 'no behaviour';
+}
