@@ -185,6 +185,18 @@ describe('webhook delivery repair on a Schedule', () => {
     expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...guids].sort());
   });
 
+  it('sends a redelivery again at once after a rate-limited answer (refused before the server acted), without waiting for it to settle', async () => {
+    const { e, w } = await start();
+    const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
+    const guids = [0, 1].map((i) => e.hooks.addDelivery(hookId, { at: Date.now() - HOUR + i, statusCode: 502 }).guid);
+    e.setFaults([{ method: 'POST', path: '/attempts', kind: 'status', status: 429, retryAfterSeconds: 1, times: 1 }]);
+    // Looking for the refused redelivery would wait out the default settle time (5 minutes), past the test's timeout.
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId });
+    const result = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
+    expect(result.counts).toMatchObject({ failed: 2, redelivered: 2, notAccepted: 0 });
+    expect(e.hooks.redeliveries().map((r) => r.guid).sort()).toEqual([...guids].sort());
+  });
+
   it('pauses the Schedule of a deleted hook after N failed runs in a row, with a note saying why', async () => {
     const { e, w } = await start();
     const { id: hookId } = e.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
