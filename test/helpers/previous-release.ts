@@ -42,7 +42,8 @@ export function previousReleaseCommit(): { sha: string; version: string } {
     const sha = git('rev-parse', `${touching[i - 1]}^1`).trim();
     return { sha, version: versionAt(sha) };
   }
-  throw new Error(`no commit has a package.json version other than ${head}: there is no previous release to upgrade from`);
+  const shallow = git('rev-parse', '--is-shallow-repository').trim() === 'true';
+  throw new Error(`no commit has a package.json version other than ${head}: there is no previous release to upgrade from${shallow ? ' in this shallow clone (git fetch --unshallow)' : ''}`);
 }
 
 /** The previous release, ready to run (prepared into the cache when absent). */
