@@ -321,7 +321,7 @@ describe('upgrading from the previous release while every long-running process i
       '|---|---|---|---|',
       ...rows.map((r) => `| ${r.process} | ${r.startedOn} | ${r.endedOn} | ${r.how} |`),
     ];
-    console.log([`[upgrade] ${release.version} (${release.sha.slice(0, 12)}${release.prepared ? ', prepared now' : ', from the cache'}) → ${releaseVersion()}; new worker up ${((Date.now() - killedAt) / 1000).toFixed(0)} s after the kill`, ...timeline.map((t) => `  ${t}`), ...table].join('\n'));
+    console.log([`[upgrade] ${release.version} (${release.sha.slice(0, 12)}${release.prepared ? ', prepared now' : ', from the cache'}) → ${releaseVersion()}; every workflow ended and checked ${((Date.now() - killedAt) / 1000).toFixed(0)} s after the kill`, ...timeline.map((t) => `  ${t}`), ...table].join('\n'));
   }, 600_000);
 });
 
