@@ -35,6 +35,11 @@ export interface CoreOptions {
   token?: string;
   /** Emulator time in epoch ms. */
   clock?: () => number;
+  /**
+   * Awaited before each API request is answered, so a clock that follows another server's time (a time-skipping
+   * test server's, which jumps while nothing runs) is current when the request reads it.
+   */
+  clockSync?: () => Promise<unknown>;
   rateLimit?: Partial<Omit<RateLimitConfig, 'secondary'>> & { secondary?: Partial<RateLimitConfig['secondary']> };
   faults?: FaultRule[];
   /** Storage download throttle in bytes per second (0 = unthrottled). */
@@ -194,6 +199,8 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
 
   /** Answers one request: for `fixed`'s own origin, or on the API port for the service its path is under. */
   private async handle(req: IncomingMessage, res: ServerResponse, fixed?: ServiceDefinition): Promise<void> {
+    // A sync that fails (the other server already stopped) leaves the clock at its last reading.
+    await this.options.clockSync?.().catch(() => undefined);
     const now = this.clock();
     const url = new URL(req.url ?? '/', 'http://emulator');
     const method = (req.method ?? 'GET').toUpperCase();

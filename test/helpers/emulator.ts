@@ -14,17 +14,24 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
   return startEmulator({ token: TEST_TOKEN, ...options });
 }
 
-/** Activity deps pointing at the emulator, with a fresh temp data dir. */
-export async function emulatorDeps(emulator: Emulator, overrides: { policy?: RetryPolicy; googlePolicy?: RetryPolicy; token?: string } = {}): Promise<ActivityDeps> {
+/**
+ * Activity deps pointing at the emulator, with a fresh temp data dir. `clock` (the wall clock by default) is the
+ * HTTP clients' and the activities' time: a time-skipping stack passes the environment's.
+ */
+export async function emulatorDeps(
+  emulator: Emulator,
+  overrides: { policy?: RetryPolicy; googlePolicy?: RetryPolicy; token?: string; clock?: () => number } = {},
+): Promise<ActivityDeps> {
   const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-test-'));
+  const clock = overrides.clock ?? Date.now;
   return {
-    github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => overrides.token ?? TEST_TOKEN, policy: overrides.policy }),
+    github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => overrides.token ?? TEST_TOKEN, policy: overrides.policy, clock }),
     google: createGoogleClients(
       { apikeys: emulator.serviceUrl('google-apikeys'), logging: emulator.serviceUrl('google-logging'), dns: emulator.serviceUrl('google-dns') },
-      { token: () => overrides.token ?? TEST_TOKEN, policy: overrides.googlePolicy },
+      { token: () => overrides.token ?? TEST_TOKEN, policy: overrides.googlePolicy, clock },
     ),
     dataDir,
-    clock: Date.now,
+    clock,
   };
 }
 

@@ -17,8 +17,9 @@ import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import type { ActivityDeps } from '../../src/activities';
 import { emulatorDeps, startTestEmulator } from './emulator';
 import { startTestWorker, testClient, type TemporalServer } from './temporal';
-import { startTimeSkippingWorker } from './time-skipping';
+import { createTimeSkippingEnv, startTimeSkippingWorker } from './time-skipping';
 import { cleanUp } from './schedules';
+import { clockSyncInterceptor, skippingClock, wallClock, type TestClock } from './test-clock';
 
 type DepsOverrides = Parameters<typeof emulatorDeps>[1];
 
@@ -32,7 +33,10 @@ export interface StackOptions {
   dataConverter?: DataConverter;
   /** Another Temporal server than the suite's shared dev server. */
   server?: TemporalServer;
-  /** Run on this time-skipping environment instead of the shared dev server (the caller owns and tears it down). */
+  /**
+   * Run on this time-skipping environment instead of the shared dev server (the caller owns and tears it down).
+   * The emulator, the HTTP clients and the activities then share the environment's time (`stack.clock`).
+   */
   env?: TestWorkflowEnvironment;
   /** Schedules and workflows the file leaves behind, known up front: see `cleanUpOnStop`. */
   cleanUp?: { schedules?: string[]; workflows?: string[] };
@@ -48,6 +52,8 @@ export interface ExtraWorker {
 
 export interface TestStack {
   emulator: Emulator;
+  /** The emulator's time: the wall clock, or the time-skipping environment's (`sync()` after a skip). */
+  clock: TestClock;
   deps: ActivityDeps;
   client: Client;
   taskQueue: string;
@@ -72,17 +78,19 @@ export interface TestStack {
 }
 
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
-  const emulator = await startTestEmulator(options.emulator);
+  const { env } = options;
+  const clock = env ? skippingClock(env) : wallClock;
+  const emulator = await startTestEmulator(env ? { clock: clock.now, clockSync: clock.sync, ...options.emulator } : options.emulator);
   let client: Client | undefined;
   try {
-    const deps = await emulatorDeps(emulator, options.deps);
-    const { env } = options;
+    const depsFor = (overrides: DepsOverrides | undefined) => emulatorDeps(emulator, env ? { clock: clock.now, ...overrides } : overrides);
+    const deps = await depsFor(options.deps);
     client = env ? (env.client as Client) : await testClient(options.server);
     const ownsClient = !env;
     const taskQueue = options.taskQueue ?? `${env ? 'ts' : 'test'}-${randomUUID()}`;
     const launch = (workerDeps: ActivityDeps, queue: string, workerOptions: Partial<WorkerOptions> | undefined): Promise<ExtraWorker> =>
       env
-        ? startTimeSkippingWorker(env, workerDeps, { taskQueue: queue, workerOptions })
+        ? startTimeSkippingWorker(env, workerDeps, { taskQueue: queue, workerOptions: withClockSync(workerOptions, clock) })
         : startTestWorker(workerDeps, { taskQueue: queue, workerOptions, dataConverter: options.dataConverter, server: options.server });
 
     let worker: ExtraWorker | undefined;
@@ -91,6 +99,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     const workflows: string[] = [];
     const stack: TestStack = {
       emulator,
+      clock,
       deps,
       client,
       taskQueue,
@@ -108,7 +117,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         await stack.startWorker(workerOptions);
       },
       addWorker: async ({ deps: overrides, taskQueue: queue } = {}) => {
-        const extra = await launch(await emulatorDeps(emulator, overrides ?? options.deps), queue ?? `${taskQueue}-${extras.length + 1}`, options.workerOptions);
+        const extra = await launch(await depsFor(overrides ?? options.deps), queue ?? `${taskQueue}-${extras.length + 1}`, options.workerOptions);
         extras.push(extra);
         return extra;
       },
@@ -136,6 +145,12 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   }
 }
 
+/** The worker options with an activity interceptor that reads the clock afresh before each activity. */
+function withClockSync(workerOptions: Partial<WorkerOptions> | undefined, clock: TestClock): Partial<WorkerOptions> {
+  const interceptors = workerOptions?.interceptors;
+  return { ...workerOptions, interceptors: { ...interceptors, activity: [clockSyncInterceptor(clock), ...(interceptors?.activity ?? [])] } };
+}
+
 /**
  * One stack for the enclosing file or describe block: started in `beforeAll`, stopped in `afterAll`. The returned
  * object is filled in when `beforeAll` has run (read its fields inside tests, not at collection time).
@@ -149,6 +164,31 @@ export function useStack(options: StackOptions = {}): TestStack {
   });
   afterAll(async () => {
     await started?.stop();
+  });
+  return holder;
+}
+
+/**
+ * `useStack` on a time-skipping test environment of the file's own (`stack.env`, torn down after the stack): the
+ * emulator and the activities run on its time, so the file's waits cost what its workflows do, not what their
+ * timers say. Time skipping is global to the environment: tests in the file run one at a time. `longRun`: see
+ * `createTimeSkippingEnv`.
+ */
+export function useTimeSkippingStack(
+  options: Omit<StackOptions, 'env' | 'server'> & { longRun?: boolean } = {},
+): TestStack & { env: TestWorkflowEnvironment } {
+  const holder = {} as TestStack & { env: TestWorkflowEnvironment };
+  let env: TestWorkflowEnvironment | undefined;
+  let started: TestStack | undefined;
+  const { longRun, ...stackOptions } = options;
+  beforeAll(async () => {
+    env = await createTimeSkippingEnv((m) => console.log(`[time-skipping] ${m}`), { longRun });
+    started = await startStack({ ...stackOptions, env });
+    Object.assign(holder, started, { env });
+  });
+  afterAll(async () => {
+    await started?.stop();
+    await env?.teardown();
   });
   return holder;
 }

@@ -11,12 +11,10 @@
  * `npm test` runs one hour of workflow time; `LONGHAUL_CAP_TEST_HOURS=24 npx vitest run
  * test/integration/migration-event-cap.test.ts` runs the day (the JVM's optimising compiler helps: `longRun`).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { EVENT_CAP_PER_RUN } from '../../src/temporal/history-stats';
-import { startStack, type TestStack } from '../helpers/stack';
-import { createTimeSkippingEnv } from '../helpers/time-skipping';
+import { useTimeSkippingStack } from '../helpers/stack';
 import { followContinueAsNew } from '../helpers/history';
 import { expectFailure } from '../helpers/failures';
 
@@ -26,37 +24,27 @@ const REPOS = ['alpha', 'beta', 'gamma'];
 const UNLIMITED = 1_000_000_000;
 
 describe(`a migration polled every second for ${HOURS} h (time-skipping)`, () => {
-  let env: TestWorkflowEnvironment;
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    env = await createTimeSkippingEnv((m) => console.log(`[time-skipping] ${m}`), { longRun: HOURS > 1 });
-    stack = await startStack({
-      env,
-      emulator: {
-        // The emulator keeps wall-clock time, so this export stays `exporting` for the whole test; thousands of
-        // polls in a few wall minutes must not trip its (wall-clock) rate limits either.
-        migrations: { exportMs: 30 * 24 * HOUR_MS, pendingFraction: 0 },
-        rateLimit: { limit: UNLIMITED, secondary: { pointsPerWindow: UNLIMITED, maxConcurrent: UNLIMITED } },
-      },
-    });
-  });
-  afterAll(async () => {
-    await stack?.stop();
-    await env?.teardown();
+  const stack = useTimeSkippingStack({
+    longRun: HOURS > 1,
+    emulator: {
+      // This export (30 days of the environment's time) stays `exporting` for the whole test; the rate limits
+      // are lifted, as the test is about events per run, not about the hourly request budget.
+      migrations: { exportMs: 30 * 24 * HOUR_MS, pendingFraction: 0 },
+      rateLimit: { limit: UNLIMITED, secondary: { pointsPerWindow: UNLIMITED, maxConcurrent: UNLIMITED } },
+    },
   });
 
   it('keeps every run of the chain at or under 10,000 events and ends MigrationTimedOut with the repositories unlocked', async () => {
     const workflowId = `cap-migration-${HOURS}h-${Date.now()}`;
     const wallStart = Date.now();
-    const handle = await env.client.workflow.start(orgMigration, {
+    const handle = await stack.client.workflow.start(orgMigration, {
       taskQueue: stack.taskQueue,
       workflowId,
       args: [{ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: HOURS * HOUR_MS } }],
     });
     await expectFailure(handle.result(), 'MigrationTimedOut');
     const wallMs = Date.now() - wallStart;
-    const runs = await followContinueAsNew(env.client, workflowId);
+    const runs = await followContinueAsNew(stack.client, workflowId);
     // The timeout counts from the first run: continue-as-new does not restart it. Measured on the history's own
     // timestamps (the server's clock may skip on once the result is in, e.g. to another workflow's timer).
     const elapsed = runs.at(-1)!.lastEventAtMs! - runs[0].startedAtMs!;

@@ -1,15 +1,17 @@
 /**
- * Issue 8's outage, for real: every API call fails for 5 real minutes (alternately a 502 with an HTML body and
- * a connection reset) while an import runs and while a Google operation (log-bucket create) runs. Both
- * workflows wait it out on their outage budget and complete afterwards, with exactly one import and one
- * operation created: a failed poll is only ever followed by another poll. The two run concurrently, so the
- * file costs one outage of wall time.
+ * Issue 8's outage: every API call fails for 5 minutes (alternately a 502 with an HTML body and a connection
+ * reset) while an import runs and while a Google operation (log-bucket create) runs. Both workflows wait it out
+ * on their outage budget and complete afterwards, with exactly one import and one operation created: a failed
+ * poll is only ever followed by another poll. The two run concurrently.
+ *
+ * On a time-skipping environment: the outage is a fault window on the emulator's clock, which is the
+ * environment's, so its 5 minutes (and the import's 2) pass while the workflows wait between polls.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { importStatusQuery, sourceImport } from '../../src/workflows/source-import';
 import { logBucketCreate } from '../../src/workflows/log-bucket';
 import { operationStatusQuery } from '../../src/workflows/google-operation';
-import { useStack } from '../helpers/stack';
+import { useTimeSkippingStack } from '../helpers/stack';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
 import { requestsTo } from '../helpers/emulator';
 import { eventually } from '../helpers/wait';
@@ -23,7 +25,7 @@ const POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1,
 const OUTAGE = { maxBackoffMs: 20_000 };
 
 describe('a 5-minute outage of every API call', () => {
-  const stack = useStack({
+  const stack = useTimeSkippingStack({
     emulator: {
       fixture: fixtureWithImportRepos('outage', 2),
       // The import takes about 2 minutes, the bucket's operation 1: both finish on the server during the outage.
@@ -31,8 +33,6 @@ describe('a 5-minute outage of every API call', () => {
       google: { buckets: { scheduledMs: 1_000, waitingForPermissionsMs: 1_000, runningMs: 60_000 } },
     },
   });
-  // Registered after the stack's own: runs before the stack stops (the APIs answer again while the worker stops).
-  afterAll(() => stack.emulator?.setFaults([]));
 
   it(
     'an import and a log-bucket create both wait it out and complete, each created exactly once',
@@ -53,15 +53,15 @@ describe('a 5-minute outage of every API call', () => {
       await eventually(async () => ((await bucketHandle.query(operationStatusQuery)).state === 'RUNNING' ? true : undefined), 'the bucket operation running', 60_000);
 
       const faultsBefore = stack.emulator.stats.faultsInjected;
+      const outageStarted = await stack.clock.sync();
+      const activeUntilMs = outageStarted + OUTAGE_MS;
       // Every call, to every API: every other one a 502 HTML page, the rest connection resets.
       stack.emulator.setFaults([
-        { kind: 'status', status: 502, html: true, every: 2 },
-        { kind: 'reset' },
+        { kind: 'status', status: 502, html: true, every: 2, activeUntilMs },
+        { kind: 'reset', activeUntilMs },
       ]);
-      const outageStarted = Date.now();
-      // The outage itself is the scenario: 5 real minutes, then the APIs answer again.
-      await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
-      stack.emulator.setFaults([]);
+      // The outage itself is the scenario: 5 minutes of the environment's time, then the APIs answer again.
+      await stack.env.sleep(OUTAGE_MS);
       const injected = stack.emulator.stats.faultsInjected - faultsBefore;
 
       // Both workflows were waiting the outage out, not failed.
@@ -71,10 +71,11 @@ describe('a 5-minute outage of every API call', () => {
       expect(midBucket.status.name).toBe('RUNNING');
 
       const [imported, bucket] = await Promise.all([importHandle.result(), bucketHandle.result()]);
+      const closedAt = Math.max(...(await Promise.all([importHandle.describe(), bucketHandle.describe()])).map((d) => d.closeTime!.getTime()));
       const importStatus = await importHandle.query(importStatusQuery);
       const bucketStatus = await bucketHandle.query(operationStatusQuery);
       console.info(
-        `[outage] ${Math.round((Date.now() - outageStarted) / 1000)} s from outage start to both results; ${injected} calls failed during the outage; ` +
+        `[outage] ${Math.round((closedAt - outageStarted) / 1000)} s from outage start to both results; ${injected} calls failed during the outage; ` +
           `import: ${importStatus.failedPolls} failed polls, ${importStatus.polls} polls; bucket: ${bucketStatus.failedPolls} failed polls, ${bucketStatus.polls} polls`,
       );
 
