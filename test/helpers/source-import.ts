@@ -6,6 +6,7 @@ import type { SourceImportInput } from '../../src/common/source-import-input';
 import type { SourceImportStatus } from '../../src/common/source-import';
 import { waitFor } from './wait';
 import type { TestStack } from './stack';
+import { FAST_POLL } from './presets';
 
 /** The default fixture plus empty repositories `octo-org/<prefix>-1..count` to import into. */
 export function fixtureWithImportRepos(prefix: string, count: number): GithubFixture {
@@ -49,8 +50,6 @@ export async function historyText(handle: WorkflowHandle): Promise<string> {
   return `${json}\n${decoded.join('\n')}`;
 }
 
-/** The kit's floor: no poll interval under 1 s. */
-export const IMPORT_FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
 /** Base of the emulator's Subversion URLs: the last segment picks the scenario. */
 export const SVN = 'https://svn.example.test/repos';
 
@@ -59,6 +58,6 @@ export function startImport(stack: Pick<TestStack, 'client' | 'taskQueue'>, inpu
   return stack.client.workflow.start(sourceImport, {
     taskQueue,
     workflowId: `import-${input.repo}-${Date.now()}`,
-    args: [{ owner: 'octo-org', poll: IMPORT_FAST_POLL, ...input }],
+    args: [{ owner: 'octo-org', poll: FAST_POLL, ...input }],
   });
 }

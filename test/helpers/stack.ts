@@ -54,6 +54,8 @@ export interface TestStack {
   emulator: Emulator;
   /** The emulator's time: the wall clock, or the time-skipping environment's (`sync()` after a skip). */
   clock: TestClock;
+  /** The time-skipping environment the stack runs on, if any. */
+  env?: TestWorkflowEnvironment;
   deps: ActivityDeps;
   client: Client;
   taskQueue: string;
@@ -100,6 +102,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     const stack: TestStack = {
       emulator,
       clock,
+      env,
       deps,
       client,
       taskQueue,
@@ -174,27 +177,42 @@ export function useStack(options: StackOptions = {}): TestStack {
  * timers say. Time skipping is global to the environment: tests in the file run one at a time. `longRun`: see
  * `createTimeSkippingEnv`.
  */
-export function useTimeSkippingStack(
-  options: Omit<StackOptions, 'env' | 'server'> & { longRun?: boolean } = {},
-): TestStack & { env: TestWorkflowEnvironment } {
-  const holder = {} as TestStack & { env: TestWorkflowEnvironment };
-  let env: TestWorkflowEnvironment | undefined;
-  let started: TestStack | undefined;
+export function useTimeSkippingStack(options: Omit<StackOptions, 'env' | 'server'> & { longRun?: boolean } = {}): TestStack & { env: TestWorkflowEnvironment } {
   const { longRun, ...stackOptions } = options;
+  const env = useTimeSkippingEnv({ longRun });
+  const holder = {} as TestStack & { env: TestWorkflowEnvironment };
+  let started: TestStack | undefined;
   beforeAll(async () => {
-    env = await createTimeSkippingEnv((m) => console.log(`[time-skipping] ${m}`), { longRun });
-    started = await startStack({ ...stackOptions, env });
-    Object.assign(holder, started, { env });
+    started = await startStack({ ...stackOptions, env: env() });
+    Object.assign(holder, started);
   });
   afterAll(async () => {
     await started?.stop();
-    await env?.teardown();
   });
   return holder;
 }
 
-/** Stacks that tests start for themselves (each with its own emulator options), every one stopped after its test. */
-export function useStackPerTest(): (options?: StackOptions) => Promise<TestStack> {
+/** A time-skipping environment for the file: created in `beforeAll`, torn down in `afterAll` (after the stacks' own hooks). */
+function useTimeSkippingEnv(opts: { longRun?: boolean } = {}): () => TestWorkflowEnvironment {
+  let env: TestWorkflowEnvironment | undefined;
+  beforeAll(async () => {
+    env = await createTimeSkippingEnv((m) => console.log(`[time-skipping] ${m}`), opts);
+  });
+  afterAll(async () => {
+    await env?.teardown();
+  });
+  return () => {
+    if (!env) throw new Error('the time-skipping environment starts in beforeAll');
+    return env;
+  };
+}
+
+/**
+ * Stacks that tests start for themselves (each with its own emulator options), every one stopped after its test.
+ * `timeSkipping`: all of them on one time-skipping environment of the file's own (see `useTimeSkippingStack`).
+ */
+export function useStackPerTest(opts: { timeSkipping?: boolean } = {}): (options?: StackOptions) => Promise<TestStack> {
+  const env = opts.timeSkipping ? useTimeSkippingEnv() : undefined;
   let started: TestStack[] = [];
   afterEach(async () => {
     const stopping = started;
@@ -202,7 +220,7 @@ export function useStackPerTest(): (options?: StackOptions) => Promise<TestStack
     for (const stack of stopping) await stack.stop();
   });
   return async (options) => {
-    const stack = await startStack(options);
+    const stack = await startStack(env ? { ...options, env: env() } : options);
     started.push(stack);
     return stack;
   };

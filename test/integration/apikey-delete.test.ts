@@ -14,9 +14,8 @@ import { requestsTo } from '../helpers/emulator';
 import { timersStarted } from '../helpers/history';
 import { useStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
+import { FAST_POLL_5_MIN } from '../helpers/presets';
 
-/** The kit's floor: no poll interval under 1 s. */
-const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: 5 * 60_000 };
 const DAY_MS = 24 * 60 * 60 * 1000;
 const keyName = (id: string) => `projects/demo-project/locations/global/keys/${id}`;
 
@@ -28,7 +27,7 @@ describe('API-key deletion workflow', () => {
   it('deletes the key, polls its operation to done and says it stays retrievable for 30 days', async () => {
     const name = keyName('demo-key-1');
     const etag = stack.emulator.google.apikeys.etag(name);
-    const handle = await start({ name, etag, poll: FAST_POLL }, 'ok');
+    const handle = await start({ name, etag, poll: FAST_POLL_5_MIN }, 'ok');
     const result = await handle.result();
     expect(result.operation).toMatch(/^operations\//);
     expect(result.key).toMatchObject({ name, deleteTime: result.deleteTime });
@@ -47,7 +46,7 @@ describe('API-key deletion workflow', () => {
   });
 
   it('fails with the operation error when the deletion fails on the server', async () => {
-    const cause = await expectFailure(start({ name: keyName('demo-key-3'), poll: FAST_POLL }, 'op-error').then((h) => h.result()), GoogleOperationFailure.OperationFailed);
+    const cause = await expectFailure(start({ name: keyName('demo-key-3'), poll: FAST_POLL_5_MIN }, 'op-error').then((h) => h.result()), GoogleOperationFailure.OperationFailed);
     expect(cause.message).toContain('the key was not deleted');
     expect(stack.emulator.google.apikeys.isDeleted(keyName('demo-key-3'))).toBe(false);
   });
@@ -57,7 +56,7 @@ describe('API-key deletion workflow', () => {
     const readEtag = stack.emulator.google.apikeys.etag(name);
     stack.emulator.google.apikeys.modify(name, 'changed by a colleague');
     const deletesBefore = requestsTo(stack.emulator, 'DELETE', '/keys/');
-    const failure = await expectFailure(start({ name, etag: readEtag, poll: FAST_POLL }, 'etag').then((h) => h.result()), FailureType.EtagMismatch);
+    const failure = await expectFailure(start({ name, etag: readEtag, poll: FAST_POLL_5_MIN }, 'etag').then((h) => h.result()), FailureType.EtagMismatch);
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toContain(`API key ${name} changed since you read it`);
     expect(failure.message).toContain(readEtag);
@@ -70,7 +69,7 @@ describe('API-key deletion workflow', () => {
     stack.emulator.setFaults([{ method: 'DELETE', path: '/keys/', kind: 'reset', afterProcessing: true, times: 1 }]);
     try {
       const deletesBefore = requestsTo(stack.emulator, 'DELETE', '/keys/');
-      const result = await (await start({ name, poll: FAST_POLL }, 'lost-answer')).result();
+      const result = await (await start({ name, poll: FAST_POLL_5_MIN }, 'lost-answer')).result();
       expect(requestsTo(stack.emulator, 'DELETE', '/keys/') - deletesBefore).toBe(1);
       expect(result.operation).toBeUndefined();
       expect(result.note).toContain('earlier try');
@@ -87,7 +86,7 @@ describe('API-key deletion workflow', () => {
     stack.emulator.google.apikeys.keys.get(name)!.deleteTime = undefined;
     stack.emulator.setFaults([{ method: 'DELETE', path: '/keys/', kind: 'status', status: 429, retryInfoSeconds: 2, times: 1 }]);
     try {
-      const handle = await start({ name, poll: FAST_POLL }, 'retry-info');
+      const handle = await start({ name, poll: FAST_POLL_5_MIN }, 'retry-info');
       await handle.result();
       expect(await timersStarted(handle)).toContain(2000);
     } finally {
@@ -101,7 +100,7 @@ describe('API-key deletion workflow', () => {
     ['a bad project id', 'projects/Demo_Project/locations/global/keys/k', 'is not a project id'],
   ])('rejects %s before any call', async (_what, name, problem) => {
     stack.emulator.resetStats();
-    const cause = await expectFailure(start({ name, poll: FAST_POLL }, 'bad-name').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
+    const cause = await expectFailure(start({ name, poll: FAST_POLL_5_MIN }, 'bad-name').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
     expect(cause.message).toContain(problem);
     expect(stack.emulator.stats.requests).toBe(0);
   });

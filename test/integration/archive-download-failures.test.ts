@@ -13,6 +13,7 @@ import { useStack } from '../helpers/stack';
 import { applicationFailureOf } from '../helpers/failures';
 import { waitFor } from '../helpers/wait';
 import { runtimeLog } from '../helpers/temporal';
+import { FAST_POLL } from '../helpers/presets';
 
 const MIB = 1024 * 1024;
 const REPOS = ['alpha', 'beta'];
@@ -37,7 +38,7 @@ async function migrate(name: string, faults: StorageFault[], maxStorageRequests?
   const handle = await stack.client.workflow.start(orgMigration, {
     taskQueue: stack.taskQueue,
     workflowId: `archive-${name.replace(/\W+/g, '-')}-${Date.now()}`,
-    args: [{ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+    args: [{ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: FAST_POLL }],
   });
   const ended = handle.result().then(
     (result) => ({ result, failure: undefined, overran: undefined }),

@@ -9,9 +9,8 @@ import { useStack } from '../helpers/stack';
 import { fetchHistory } from '../helpers/history';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { sourceImport } from '../../src/workflows/source-import';
-import { IMPORT_FAST_POLL } from '../helpers/source-import';
+import { FAST_POLL } from '../helpers/presets';
 
-const FIXED_1S = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
 const MIGRATION_POLL = 'GET /orgs/:org/migrations/:id';
 const IMPORT_POLL = 'GET /repos/:owner/:repo/import';
 
@@ -37,7 +36,7 @@ describe('conditional status polls', () => {
   it('a migration polled every second: 304s while the state holds, counted answers only for the changes', async () => {
     const workflowId = `conditional-migration-${Date.now()}`;
     stack.emulator.resetStats();
-    const result = await stack.client.workflow.execute(orgMigration, { taskQueue: stack.taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha'], poll: FIXED_1S }] });
+    const result = await stack.client.workflow.execute(orgMigration, { taskQueue: stack.taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha'], poll: FAST_POLL }] });
     expect(result.state).toBe('exported');
     const polls = stack.emulator.stats.byRoute[MIGRATION_POLL];
     const notModified = stack.emulator.stats.notCountedByRoute[MIGRATION_POLL] ?? 0;
@@ -67,7 +66,7 @@ describe('conditional status polls', () => {
     const result = await stack.client.workflow.execute(sourceImport, {
       taskQueue: stack.taskQueue,
       workflowId,
-      args: [{ owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy', vcs: 'subversion', poll: { ...IMPORT_FAST_POLL } }],
+      args: [{ owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy', vcs: 'subversion', poll: { ...FAST_POLL } }],
     });
     expect(result.status).toBe('complete');
     const recorded = await pollActivities(stack.client, workflowId, 'quietGetImport');

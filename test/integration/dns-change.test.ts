@@ -13,9 +13,8 @@ import { requestsTo } from '../helpers/emulator';
 import { timersStarted } from '../helpers/history';
 import { useStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
+import { FAST_POLL_5_MIN } from '../helpers/presets';
 
-/** The kit's floor: no poll interval under 1 s. */
-const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: 5 * 60_000 };
 let seq = 0;
 const record = (label: string, ip = '192.0.2.30'): ResourceRecordSet => ({ name: `${label}-${Date.now().toString(36)}-${seq++}.demo.example.com.`, type: 'A', ttl: 300, rrdatas: [ip] });
 
@@ -25,7 +24,7 @@ describe('DNS change workflow', () => {
     stack.client.workflow.start(dnsChange, {
       taskQueue: stack.taskQueue,
       workflowId: `dns-${name}-${Date.now()}-${seq++}`,
-      args: [{ project: 'demo-project', zone: 'demo-zone', poll: FAST_POLL, ...input }],
+      args: [{ project: 'demo-project', zone: 'demo-zone', poll: FAST_POLL_5_MIN, ...input }],
     });
   const zoneHas = (name: string) => stack.emulator.google.dns.rrsets('demo-project', 'demo-zone').some((r) => r.name === name);
   const changesTo = () => stack.emulator.google.dns.zones.get('demo-project/demo-zone')!.changes.length;

@@ -22,6 +22,7 @@ import { call } from '../helpers/emulator-http';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { startTestWorker, testClient, type TestWorker } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
+import { FAST_POLL } from '../helpers/presets';
 
 const root = join(__dirname, '..', '..');
 const ARCHIVE_BYTES = 256 * 1024;
@@ -101,7 +102,7 @@ describe('emulator killed with SIGKILL mid-migration and started again on its da
             repositories: ['alpha', 'beta'],
             lockRepositories: true,
             deleteArchiveAfterDownload: true,
-            poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 },
+            poll: FAST_POLL,
             outage: { initialBackoffMs: 1_000, maxBackoffMs: 2_000 },
           },
         ],

@@ -16,6 +16,7 @@ import { useFeedStacks, type FeedStack } from '../helpers/feed-stack';
 import { historyPayloads } from '../helpers/history';
 import { scheduleRuns, triggerAndWait } from '../helpers/schedules';
 import { waitFor } from '../helpers/wait';
+import { QUICK_OUTAGE_BUDGET } from '../helpers/presets';
 
 const startFeedStack = useFeedStacks();
 
@@ -42,7 +43,6 @@ async function fileIds(s: FeedStack, feed: string): Promise<string[]> {
 const producedIds = (s: FeedStack, feed: string) => s.emulator.feeds.produced(feed).map((e) => String(e.id));
 /** One failure is final (no retry inside the fetch activity), so each outage shows in the run at once. */
 const noRetryPolicy = { ...githubRetryPolicy, maxTransientAttempts: 1 };
-const quickOutage = { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 120_000 };
 
 describe('feed polling in the large', () => {
   it('polls 300 events of 40 KB each without any history payload over 256 KB', async () => {
@@ -136,7 +136,7 @@ describe('feed polling in the large', () => {
       { path: '/repos/:owner/:repo/events', kind: 'status', status: 502, times: 2 },
       { path: '/repos/:owner/:repo/events', kind: 'reset', every: 2, times: 2 },
     ]);
-    const scheduleId = await s.schedule({ feed, sink: { kind: 'file' }, graceMs: 5_000, outage: quickOutage });
+    const scheduleId = await s.schedule({ feed, sink: { kind: 'file' }, graceMs: 5_000, outage: QUICK_OUTAGE_BUDGET });
 
     const outcome = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(outcome).toMatchObject({ kind: 'delivered', delivered: 150, pages: 2 });

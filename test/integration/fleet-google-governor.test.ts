@@ -16,6 +16,7 @@ import { apiKeyDelete } from '../../src/workflows/apikey-delete';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess } from '../helpers/worker-process';
+import { FAST_POLL_5_MIN } from '../helpers/presets';
 
 const fleet = useFleetTeardown();
 
@@ -67,7 +68,7 @@ describe('Google requests through the fleet governor', () => {
       LONGHAUL_DATA_DIR: `/tmp/longhaul-fleet-google-${suffix}`,
     };
     const workers = await Promise.all(queues.map((q) => startWorkerProcess({ ...env, LONGHAUL_TASK_QUEUE: q })));
-    const poll = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: 5 * 60_000 };
+    const poll = FAST_POLL_5_MIN;
     const handles: WorkflowHandle[] = [];
     for (const n of [1, 2, 3]) {
       const name = `projects/demo-project/locations/global/keys/demo-key-${n}`;

@@ -17,6 +17,8 @@ import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { waitFor } from '../helpers/wait';
+import { FAST_POLL } from '../helpers/presets';
+import type { PollBounds } from '../../src/workflows/kit/poll-schedule';
 
 const fleet = useFleetTeardown();
 
@@ -37,7 +39,7 @@ async function setUp(options: EmulatorOptions, repos: number) {
   return { e: emulator, c: client, credential, env };
 }
 
-async function startMigration(c: Client, taskQueue: string, repositories: string[], poll = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 }) {
+async function startMigration(c: Client, taskQueue: string, repositories: string[], poll: PollBounds = FAST_POLL) {
   const handle = await c.workflow.start(orgMigration, {
     taskQueue,
     workflowId: `fleet-migration-${randomUUID()}`,

@@ -8,6 +8,7 @@ import { describeHistorySizes, historySizeReport, EVENT_CAP_PER_RUN, userNamespa
 import { startStack, type TestStack } from '../helpers/stack';
 import { countEvents, largestPayload, fetchHistory } from '../helpers/history';
 import { waitFor } from '../helpers/wait';
+import { FAST_POLL } from '../helpers/presets';
 
 describe('history size report', () => {
   let stack: TestStack;
@@ -25,7 +26,7 @@ describe('history size report', () => {
         workflowId,
         // The second locks and unlocks three repositories (an activity each), so its history is longer. (Not
         // more frequent polls: unchanged polls are attempts of one quiet poll and add no events.)
-        args: [{ org: 'octo-org', repositories: i === 0 ? ['alpha'] : ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+        args: [{ org: 'octo-org', repositories: i === 0 ? ['alpha'] : ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: FAST_POLL }],
       });
     }
     const counts = await Promise.all(ids.map((id) => countEvents(stack.client, id)));

@@ -16,6 +16,7 @@ import { useStackPerTest, type TestStack } from '../helpers/stack';
 import { scheduleRuns, triggerAndWait } from '../helpers/schedules';
 import { waitFor } from '../helpers/wait';
 import { expectFailure } from '../helpers/failures';
+import { QUICK_OUTAGE_BUDGET } from '../helpers/presets';
 
 const HOUR = 3_600_000;
 const startStack = useStackPerTest();
@@ -166,7 +167,7 @@ describe('webhook delivery repair on a Schedule', () => {
       { method: 'GET', path: '/deliveries', kind: 'status', status: 502, times: 3 },
       { method: 'POST', path: '/attempts', kind: 'reset', times: 1 },
     ]);
-    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 120_000 } });
+    const scheduleId = await schedule(w, { target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE_BUDGET });
     const result = await triggerAndWait<HookRepairResult>(w.client, scheduleId);
     expect(result.counts).toMatchObject({ failed: 3, redelivered: 3, notAccepted: 0 });
     expect(result.outage?.waits).toBe(4);

@@ -21,9 +21,8 @@ import { eventually } from '../helpers/wait';
 import { useStack } from '../helpers/stack';
 import { expectCancelled, expectFailure } from '../helpers/failures';
 import { call } from '../helpers/emulator-http';
+import { FAST_POLL_5_MIN } from '../helpers/presets';
 
-/** The kit's floor: no poll interval under 1 s. */
-const FAST_POLL = { initialIntervalMs: 1_000, backoffFactor: 1, maxIntervalMs: 1_000, timeoutMs: 5 * 60_000 };
 const TIMING = { scheduledMs: 400, waitingForPermissionsMs: 400, runningMs: 800 };
 const LIFECYCLE = ['SCHEDULED', 'WAITING_FOR_PERMISSIONS', 'RUNNING', 'SUCCEEDED'];
 let seq = 0;
@@ -54,7 +53,7 @@ describe('log bucket workflows', () => {
   it('creates a bucket under each of the four parent forms and reports the states in lifecycle order', async () => {
     const parents = ['projects/demo-project', 'organizations/demo-org', 'folders/demo-folder', 'billingAccounts/demo-billing'].map((p) => `${p}/locations/global`);
     const bucketId = uniqueId('audit');
-    const handles = await Promise.all(parents.map((parent, i) => create({ parent, bucketId, retentionDays: 60 + i, description: 'audit logs', poll: FAST_POLL }, `parent-${i}`)));
+    const handles = await Promise.all(parents.map((parent, i) => create({ parent, bucketId, retentionDays: 60 + i, description: 'audit logs', poll: FAST_POLL_5_MIN }, `parent-${i}`)));
     const results = await Promise.all(handles.map((h) => h.result()));
     for (const [i, result] of results.entries()) {
       const name = `${parents[i]}/buckets/${bucketId}`;
@@ -75,9 +74,9 @@ describe('log bucket workflows', () => {
   it('updates a bucket with an update mask and reports the operation to the end', async () => {
     const parent = 'projects/demo-project/locations/global';
     const bucketId = uniqueId('upd');
-    await (await create({ parent, bucketId, retentionDays: 30, poll: FAST_POLL }, 'for-update')).result();
+    await (await create({ parent, bucketId, retentionDays: 30, poll: FAST_POLL_5_MIN }, 'for-update')).result();
     const name = `${parent}/buckets/${bucketId}`;
-    const result = await (await update({ name, updateMask: ['retentionDays', 'description'], retentionDays: 400, description: 'kept longer', poll: FAST_POLL }, 'ok')).result();
+    const result = await (await update({ name, updateMask: ['retentionDays', 'description'], retentionDays: 400, description: 'kept longer', poll: FAST_POLL_5_MIN }, 'ok')).result();
     expect(result).toMatchObject({ bucket: name, state: 'SUCCEEDED', response: { retentionDays: 400, description: 'kept longer' } });
     expect(buckets().bucket(name)?.retentionDays).toBe(400);
   });
@@ -85,7 +84,7 @@ describe('log bucket workflows', () => {
   it('fails with the operation error when the bucket operation ends FAILED', async () => {
     const bucketId = uniqueId('doomed');
     await withBucketOptions({ failBucketIds: [bucketId] }, async () => {
-      const cause = await expectFailure(create({ parent: 'folders/demo-folder/locations/global', bucketId, poll: FAST_POLL }, 'fails').then((h) => h.result()), GoogleOperationFailure.OperationFailed);
+      const cause = await expectFailure(create({ parent: 'folders/demo-folder/locations/global', bucketId, poll: FAST_POLL_5_MIN }, 'fails').then((h) => h.result()), GoogleOperationFailure.OperationFailed);
       expect(cause.message).toContain('state FAILED');
       expect(cause.message).toContain('rejected the configuration');
     });
@@ -95,7 +94,7 @@ describe('log bucket workflows', () => {
     const bucketId = uniqueId('cancel');
     const name = `organizations/demo-org/locations/global/buckets/${bucketId}`;
     await withBucketOptions({ runningMs: 30_000, cancel: 'takes-effect', cancelEffectMs: 300 }, async () => {
-      const handle = await create({ parent: 'organizations/demo-org/locations/global', bucketId, poll: FAST_POLL }, 'cancel');
+      const handle = await create({ parent: 'organizations/demo-org/locations/global', bucketId, poll: FAST_POLL_5_MIN }, 'cancel');
       await waitForState(handle, 'RUNNING');
       const cancelsBefore = requestsTo(stack.emulator, 'POST', ':cancel');
       await handle.cancel();
@@ -115,7 +114,7 @@ describe('log bucket workflows', () => {
     const bucketId = uniqueId('late');
     const name = `projects/demo-project/locations/global/buckets/${bucketId}`;
     await withBucketOptions({ runningMs: 1_500, cancel: 'too-late' }, async () => {
-      const handle = await create({ parent: 'projects/demo-project/locations/global', bucketId, poll: FAST_POLL }, 'late');
+      const handle = await create({ parent: 'projects/demo-project/locations/global', bucketId, poll: FAST_POLL_5_MIN }, 'late');
       await waitForState(handle, 'RUNNING');
       await handle.cancel();
       const result = await handle.result();
@@ -140,7 +139,7 @@ describe('log bucket workflows', () => {
         { method: 'GET', path: `/buckets/${bucketId}`, kind: 'status', status: 404, times: 1 },
       ]);
       const createsBefore = requestsTo(stack.emulator, 'POST', 'buckets:createAsync');
-      const handle = await create({ parent, bucketId, poll: FAST_POLL }, 'once');
+      const handle = await create({ parent, bucketId, poll: FAST_POLL_5_MIN }, 'once');
       const result = await handle.result();
       expect(requestsTo(stack.emulator, 'POST', 'buckets:createAsync') - createsBefore).toBe(1);
       expect(createOps(name)).toHaveLength(1);
@@ -156,7 +155,7 @@ describe('log bucket workflows', () => {
       // The create is held before the server acts on it, so the cancel arrives while the POST is in flight.
       stack.emulator.setFaults([{ method: 'POST', path: 'buckets:createAsync', kind: 'slow', delayMs: 3_000, times: 1 }]);
       const faultsBefore = stack.emulator.stats.faultsInjected;
-      const handle = await create({ parent, bucketId, poll: FAST_POLL }, 'inflight');
+      const handle = await create({ parent, bucketId, poll: FAST_POLL_5_MIN }, 'inflight');
       await eventually(() => (stack.emulator.stats.faultsInjected > faultsBefore ? true : undefined), 'the create to be in flight');
       await handle.cancel();
       await expectCancelled(handle.result());
@@ -176,7 +175,7 @@ describe('log bucket workflows', () => {
     const parent = 'projects/demo-project/locations/global';
     const bucketId = uniqueId('foreign');
     const name = `${parent}/buckets/${bucketId}`;
-    await (await create({ parent, bucketId, retentionDays: 30, poll: FAST_POLL }, 'for-foreign')).result();
+    await (await create({ parent, bucketId, retentionDays: 30, poll: FAST_POLL_5_MIN }, 'for-foreign')).result();
     // Another client updates the same bucket, a moment before this workflow's update.
     const logging = stack.emulator.serviceUrl('google-logging');
     const foreign = await call(logging, 'POST', `${logging}/v2/${name}:updateAsync?updateMask=description`, { body: { description: 'someone else' } });
@@ -188,7 +187,7 @@ describe('log bucket workflows', () => {
       stack.emulator.setFaults([{ method: 'POST', path: ':updateAsync', kind: 'status', status: 502, times: 1 }]);
       const updatesBefore = requestsTo(stack.emulator, 'POST', ':updateAsync');
       // A short grace period: the lookups find nothing of ours, so the update is sent again soon.
-      const result = await (await update({ name, updateMask: ['description'], description: 'ours', poll: FAST_POLL, recoveryGraceMs: 2_000 }, 'foreign')).result();
+      const result = await (await update({ name, updateMask: ['description'], description: 'ours', poll: FAST_POLL_5_MIN, recoveryGraceMs: 2_000 }, 'foreign')).result();
       expect(result.operation).not.toBe(foreignOp);
       expect(result.response).toMatchObject({ description: 'ours' });
       expect(requestsTo(stack.emulator, 'POST', ':updateAsync') - updatesBefore).toBe(2);
@@ -200,11 +199,11 @@ describe('log bucket workflows', () => {
     const parent = 'projects/demo-project/locations/global';
     const bucketId = uniqueId('lost-update');
     const name = `${parent}/buckets/${bucketId}`;
-    await (await create({ parent, bucketId, retentionDays: 30, poll: FAST_POLL }, 'for-lost-update')).result();
+    await (await create({ parent, bucketId, retentionDays: 30, poll: FAST_POLL_5_MIN }, 'for-lost-update')).result();
     await withBucketOptions({}, async () => {
       stack.emulator.setFaults([{ method: 'POST', path: ':updateAsync', kind: 'reset', afterProcessing: true, times: 1 }]);
       const updatesBefore = requestsTo(stack.emulator, 'POST', ':updateAsync');
-      const result = await (await update({ name, updateMask: ['retentionDays'], retentionDays: 90, poll: FAST_POLL }, 'lost')).result();
+      const result = await (await update({ name, updateMask: ['retentionDays'], retentionDays: 90, poll: FAST_POLL_5_MIN }, 'lost')).result();
       expect(requestsTo(stack.emulator, 'POST', ':updateAsync') - updatesBefore).toBe(1);
       const updates = [...buckets().operations.values()].filter((op) => op.kind === 'update' && op.bucketName === name);
       expect(updates).toHaveLength(1);
@@ -216,8 +215,8 @@ describe('log bucket workflows', () => {
   it('fails with AlreadyExistsError when the bucket existed before the workflow', async () => {
     const parent = 'projects/demo-project/locations/global';
     const bucketId = uniqueId('exists');
-    await (await create({ parent, bucketId, poll: FAST_POLL }, 'first')).result();
-    await expectFailure(create({ parent, bucketId, poll: FAST_POLL }, 'second').then((h) => h.result()), FailureType.AlreadyExists);
+    await (await create({ parent, bucketId, poll: FAST_POLL_5_MIN }, 'first')).result();
+    await expectFailure(create({ parent, bucketId, poll: FAST_POLL_5_MIN }, 'second').then((h) => h.result()), FailureType.AlreadyExists);
     expect(createOps(`${parent}/buckets/${bucketId}`)).toHaveLength(1);
   });
 
@@ -227,7 +226,7 @@ describe('log bucket workflows', () => {
       stack.emulator.setFaults([{ method: 'GET', path: '/operations/', kind: 'status', status: 503, times: 3 }]);
       const createsBefore = requestsTo(stack.emulator, 'POST', 'buckets:createAsync');
       const faultsBefore = stack.emulator.stats.faultsInjected;
-      const result = await (await create({ parent: 'folders/demo-folder/locations/global', bucketId, poll: FAST_POLL }, 'flaky')).result();
+      const result = await (await create({ parent: 'folders/demo-folder/locations/global', bucketId, poll: FAST_POLL_5_MIN }, 'flaky')).result();
       expect(result.state).toBe('SUCCEEDED');
       expect(stack.emulator.stats.faultsInjected - faultsBefore).toBe(3);
       expect(requestsTo(stack.emulator, 'POST', 'buckets:createAsync') - createsBefore).toBe(1);
@@ -237,7 +236,7 @@ describe('log bucket workflows', () => {
   it('gives up polling after the total time bound, naming the operation that continues on the server', async () => {
     const bucketId = uniqueId('slow');
     await withBucketOptions({ runningMs: 60_000 }, async () => {
-      const input = { parent: 'projects/demo-project/locations/global', bucketId, poll: { ...FAST_POLL, timeoutMs: 1_000 } };
+      const input = { parent: 'projects/demo-project/locations/global', bucketId, poll: { ...FAST_POLL_5_MIN, timeoutMs: 1_000 } };
       const cause = await expectFailure(create(input, 'slow').then((h) => h.result()), GoogleOperationFailure.TimedOut);
       expect(cause.message).toContain('continues on the server');
       const [op] = createOps(`projects/demo-project/locations/global/buckets/${bucketId}`);
@@ -250,7 +249,7 @@ describe('log bucket workflows', () => {
     const bucketId = uniqueId('quota');
     await withBucketOptions({}, async () => {
       stack.emulator.setFaults([{ method: 'GET', path: '/operations/', kind: 'status', status: 429, retryInfoSeconds: 2, times: 1 }]);
-      const handle = await create({ parent: 'projects/demo-project/locations/global', bucketId, poll: FAST_POLL }, 'quota');
+      const handle = await create({ parent: 'projects/demo-project/locations/global', bucketId, poll: FAST_POLL_5_MIN }, 'quota');
       await handle.result();
       // The poll is quiet: its failed poll goes to the workflow, which waits the demanded 2 s before the next.
       expect(await demandedWaits([handle], { failedAttempts: true })).toContainEqual({ type: FailureType.ResourceExhausted, requestedMs: 2000 });
@@ -268,14 +267,14 @@ describe('log bucket workflows', () => {
     ['a retention out of range', { parent: 'projects/demo-project/locations/global', bucketId: 'b', retentionDays: 0 }, 'retentionDays'],
   ])('rejects %s before any call', async (_what, input, problem) => {
     stack.emulator.resetStats();
-    const cause = await expectFailure(create({ ...input, poll: FAST_POLL }, 'bad').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
+    const cause = await expectFailure(create({ ...input, poll: FAST_POLL_5_MIN }, 'bad').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
     expect(cause.message).toContain(problem);
     expect(stack.emulator.stats.requests).toBe(0);
   });
 
   it('rejects an update whose mask names a field it cannot update before any call', async () => {
     stack.emulator.resetStats();
-    const input = { name: 'projects/demo-project/locations/global/buckets/b', updateMask: ['name'], poll: FAST_POLL };
+    const input = { name: 'projects/demo-project/locations/global/buckets/b', updateMask: ['name'], poll: FAST_POLL_5_MIN };
     const cause = await expectFailure(update(input, 'bad-mask').then((h) => h.result()), GoogleOperationFailure.InvalidInput);
     expect(cause.message).toContain('updateMask field "name"');
     expect(stack.emulator.stats.requests).toBe(0);

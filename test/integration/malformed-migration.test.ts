@@ -13,8 +13,8 @@ import { LonghaulTarget, KEYWORD_MAX_BYTES, utf8Bytes } from '../../src/common/s
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import { useStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
+import { FAST_POLL } from '../helpers/presets';
 
-const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
 const REPOS = ['alpha', 'beta'];
 const POST = { method: 'POST', path: '/orgs/:org/migrations' } as const;
 const outcomes: string[] = [];

@@ -20,11 +20,8 @@ import { fixtureWithImportRepos } from '../helpers/source-import';
 import { cleanUp } from '../helpers/schedules';
 import { expectFailure } from '../helpers/failures';
 import { eventually } from '../helpers/wait';
+import { FAST_POLL_5_MIN, QUICK_OUTAGE_BUDGET, SPENT_OUTAGE_BUDGET } from '../helpers/presets';
 
-const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1, timeoutMs: 5 * 60_000 };
-const QUICK_OUTAGE = { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 120_000 };
-/** For answers that stay malformed: a few seconds of polls, then the workflow ends. */
-const SHORT_OUTAGE = { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 3_000 };
 const HOUR = 3_600_000;
 const outcomes: string[] = [];
 const cursors: string[] = [];
@@ -76,7 +73,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     const repo = `malformed-${++seq}`;
     const faults: FaultRule[] = [{ kind: 'truncated-json', method: 'PUT', path: '/repos/:owner/:repo/import', afterProcessing: true, times: 1 }];
     const { result, requests } = await run('source import', 'PUT 201 truncated JSON', faults, () =>
-      s.client.workflow.execute(sourceImport, { taskQueue: s.taskQueue, workflowId: `malformed-import-${repo}-${Date.now()}`, args: [{ owner: 'octo-org', repo, vcsUrl: 'https://svn.example.test/repos/happy', poll: FAST_POLL }] }),
+      s.client.workflow.execute(sourceImport, { taskQueue: s.taskQueue, workflowId: `malformed-import-${repo}-${Date.now()}`, args: [{ owner: 'octo-org', repo, vcsUrl: 'https://svn.example.test/repos/happy', poll: FAST_POLL_5_MIN }] }),
       (r) => r.status,
     );
     expect(result?.status).toBe('complete');
@@ -88,7 +85,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     const repo = `malformed-${++seq}`;
     const faults: FaultRule[] = [{ kind: 'html-page', method: 'PUT', path: '/repos/:owner/:repo/import', status: 200, times: 2 }];
     const { result } = await run('source import', 'PUT 200 HTML page (twice)', faults, () =>
-      s.client.workflow.execute(sourceImport, { taskQueue: s.taskQueue, workflowId: `malformed-import-${repo}-${Date.now()}`, args: [{ owner: 'octo-org', repo, vcsUrl: 'https://svn.example.test/repos/happy', poll: FAST_POLL }] }),
+      s.client.workflow.execute(sourceImport, { taskQueue: s.taskQueue, workflowId: `malformed-import-${repo}-${Date.now()}`, args: [{ owner: 'octo-org', repo, vcsUrl: 'https://svn.example.test/repos/happy', poll: FAST_POLL_5_MIN }] }),
       (r) => r.status,
     );
     expect(result?.status).toBe('complete');
@@ -103,7 +100,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     const bucketId = `malformed-${Date.now().toString(36)}-${++seq}`;
     const bucket = `${parent}/buckets/${bucketId}`;
     const { result, requests } = await run('Google log bucket create', name, [fault], () =>
-      s.client.workflow.execute(logBucketCreate, { taskQueue: s.taskQueue, workflowId: `malformed-bucket-${bucketId}`, args: [{ parent, bucketId, poll: FAST_POLL, recoveryGraceMs: 1_000 }] }),
+      s.client.workflow.execute(logBucketCreate, { taskQueue: s.taskQueue, workflowId: `malformed-bucket-${bucketId}`, args: [{ parent, bucketId, poll: FAST_POLL_5_MIN, recoveryGraceMs: 1_000 }] }),
       (r) => r.state,
     );
     expect(result).toMatchObject({ bucket, state: 'SUCCEEDED' });
@@ -115,9 +112,9 @@ describe('malformed answers in the other processes (issue 13)', () => {
 
   // API-key deletion: the DELETE is not idempotent (a second one fails), so a lost answer is looked up by the key's deleteTime.
   const keyName = (n: number) => `projects/demo-project/locations/global/keys/malformed-key-${n}`;
-  const deleteKey = (n: number, name: string, faults: FaultRule[], outage = QUICK_OUTAGE) =>
+  const deleteKey = (n: number, name: string, faults: FaultRule[], outage = QUICK_OUTAGE_BUDGET) =>
     run('Google API key delete', name, faults, () =>
-      s.client.workflow.execute(apiKeyDelete, { taskQueue: s.taskQueue, workflowId: `malformed-apikey-${n}-${Date.now()}`, args: [{ name: keyName(n), poll: FAST_POLL, outage, recoveryGraceMs: 1_000 }] }),
+      s.client.workflow.execute(apiKeyDelete, { taskQueue: s.taskQueue, workflowId: `malformed-apikey-${n}-${Date.now()}`, args: [{ name: keyName(n), poll: FAST_POLL_5_MIN, outage, recoveryGraceMs: 1_000 }] }),
       (r) => (r.operation ? `deleted, operation polled` : 'deleted, adopted from the key'),
     );
   const KEYS_API = '/v2';
@@ -146,7 +143,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
   });
 
   it('API key delete: the operation answered with an HTML page every time ends within the outage budget naming the malformed answer; the key was deleted once', async () => {
-    const { error, requests } = await deleteKey(3, 'GET operation 200 HTML page (every time)', [{ kind: 'html-page', method: 'GET', path: '/operations/', status: 200 }], SHORT_OUTAGE);
+    const { error, requests } = await deleteKey(3, 'GET operation 200 HTML page (every time)', [{ kind: 'html-page', method: 'GET', path: '/operations/', status: 200 }], SPENT_OUTAGE_BUDGET);
     const failure = await expectFailure(Promise.reject(error), GoogleOperationFailure.PollFailed);
     expect(failure.message).toContain('malformed answer');
     expect(chainText(error)).toContain('MalformedAnswer');
@@ -159,12 +156,12 @@ describe('malformed answers in the other processes (issue 13)', () => {
 
   // DNS change: the POST is not idempotent (a re-sent addition conflicts with itself), so a lost answer is looked up in the change list.
   let dnsSeq = 0;
-  const changeTo = (name: string, faults: FaultRule[], outage = QUICK_OUTAGE) => {
+  const changeTo = (name: string, faults: FaultRule[], outage = QUICK_OUTAGE_BUDGET) => {
     const added = { name: `malformed-${Date.now().toString(36)}-${++dnsSeq}.demo.example.com.`, type: 'A', ttl: 300, rrdatas: ['192.0.2.40'] };
     const zone = s.emulator.google.dns.zones.get('demo-project/demo-zone')!;
     const changesBefore = zone.changes.length;
     return run('Google DNS change', name, faults, () =>
-      s.client.workflow.execute(dnsChange, { taskQueue: s.taskQueue, workflowId: `malformed-dns-${dnsSeq}-${Date.now()}`, args: [{ project: 'demo-project', zone: 'demo-zone', additions: [added], poll: FAST_POLL, outage, recoveryGraceMs: 1_000 }] }),
+      s.client.workflow.execute(dnsChange, { taskQueue: s.taskQueue, workflowId: `malformed-dns-${dnsSeq}-${Date.now()}`, args: [{ project: 'demo-project', zone: 'demo-zone', additions: [added], poll: FAST_POLL_5_MIN, outage, recoveryGraceMs: 1_000 }] }),
       (r) => `change ${r.changeId} ${r.status}`,
     ).then((outcome) => ({ ...outcome, added, made: zone.changes.slice(changesBefore), zoneHas: () => zone.rrsets.some((r) => r.name === added.name) }));
   };
@@ -194,7 +191,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
   });
 
   it('DNS change: a change read without status every time ends within the outage budget naming the missing field; the change was posted once', async () => {
-    const { error, requests, made, zoneHas } = await changeTo('GET change 200 without status (every time)', [{ kind: 'missing-field', field: 'status', method: 'GET', path: '/changes/:changeId', afterProcessing: true }], SHORT_OUTAGE);
+    const { error, requests, made, zoneHas } = await changeTo('GET change 200 without status (every time)', [{ kind: 'missing-field', field: 'status', method: 'GET', path: '/changes/:changeId', afterProcessing: true }], SPENT_OUTAGE_BUDGET);
     const failure = await expectFailure(Promise.reject(error), GoogleOperationFailure.PollFailed);
     expect(failure.message).toContain('malformed answer');
     expect(chainText(error)).toContain('MalformedAnswer');
@@ -215,7 +212,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
       s.client.workflow.execute(feedPollRun, {
         taskQueue: s.taskQueue,
         workflowId: `malformed-feed-${Date.now()}-${++seq}`,
-        args: [{ feed, sink: { kind: 'file' }, origin: 'manual', graceMs: 5_000, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 3_000 } }],
+        args: [{ feed, sink: { kind: 'file' }, origin: 'manual', graceMs: 5_000, outage: SPENT_OUTAGE_BUDGET }],
       }),
       (r) => r.kind,
     );
@@ -238,7 +235,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     const guids = [0, 1].map((i) => s.emulator.hooks.addDelivery(hookId, { at: Date.now() - HOUR + i, statusCode: 502 }).guid);
     const before = s.emulator.hooks.redeliveries().length;
     const { result } = await run('webhook repair', 'deliveries list 200 HTML page (twice)', [{ kind: 'html-page', method: 'GET', path: '/deliveries', status: 200, times: 2 }], () =>
-      s.client.workflow.execute(hookRepair, { taskQueue: s.taskQueue, workflowId: `malformed-hook-${hookId}-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE }] }),
+      s.client.workflow.execute(hookRepair, { taskQueue: s.taskQueue, workflowId: `malformed-hook-${hookId}-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE_BUDGET }] }),
       (r) => `redelivered ${r.counts.redelivered}`,
     );
     expect(result?.counts).toMatchObject({ failed: 2, redelivered: 2, notAccepted: 0 });
@@ -253,7 +250,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     const guid = s.emulator.hooks.addDelivery(hookId, { at: Date.now() - HOUR, statusCode: 502 }).guid;
     const before = s.emulator.hooks.redeliveries().length;
     const { result, requests } = await run('webhook repair', name, [fault], () =>
-      s.client.workflow.execute(hookRepair, { taskQueue: s.taskQueue, workflowId: `malformed-hook-${hookId}-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE, redeliverySettleMs: 8_000 }] }),
+      s.client.workflow.execute(hookRepair, { taskQueue: s.taskQueue, workflowId: `malformed-hook-${hookId}-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE_BUDGET, redeliverySettleMs: 8_000 }] }),
       (r) => `redelivered ${r.counts.redelivered}, server made ${s.emulator.hooks.redeliveries().length - before} redelivery`,
     );
     expect(result?.counts).toMatchObject({ failed: 1, redelivered: 1, notAccepted: 0 });
@@ -270,7 +267,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     const handle = await s.client.workflow.start(hookRepair, {
       taskQueue: s.taskQueue,
       workflowId: `malformed-hook-pages-${hookId}-${Date.now()}`,
-      args: [{ target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE, redeliverySettleMs: 30_000 }],
+      args: [{ target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE_BUDGET, redeliverySettleMs: 30_000 }],
     });
     // Once the redelivery is listed (the emulator makes it a few seconds after the POST), 150 newer deliveries
     // push it off page 1 (100 per page) before the run's next look: only the pages after page 1 hold it.

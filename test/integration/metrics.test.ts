@@ -16,6 +16,7 @@ import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { eventually } from '../helpers/wait';
 import { releaseVersion } from '../../src/release';
+import { FAST_POLL } from '../helpers/presets';
 
 // After each test: its worker process killed, its client and emulator closed.
 const fleet = useFleetTeardown();
@@ -78,7 +79,7 @@ describe("the worker's metrics endpoint, logs and activity summaries", () => {
     const handle = await client.workflow.start(orgMigration, {
       taskQueue,
       workflowId: `metrics-migration-${randomUUID()}`,
-      args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+      args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: FAST_POLL }],
     });
 
     // During the export: the poll counter moves while the workflow is still running.
@@ -176,7 +177,7 @@ describe("the worker's metrics endpoint, logs and activity summaries", () => {
     const handle = await client.workflow.start(orgMigration, {
       taskQueue,
       workflowId: `metrics-limited-${randomUUID()}`,
-      args: [{ org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+      args: [{ org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: FAST_POLL }],
     });
     expect((await handle.result()).state).toBe('exported');
 

@@ -17,6 +17,7 @@ import { EVENT_CAP_PER_RUN } from '../../src/temporal/history-stats';
 import { useTimeSkippingStack } from '../helpers/stack';
 import { followContinueAsNew } from '../helpers/history';
 import { expectFailure } from '../helpers/failures';
+import { FAST_POLL } from '../helpers/presets';
 
 const HOUR_MS = 3_600_000;
 const HOURS = Number(process.env.LONGHAUL_CAP_TEST_HOURS ?? 1);
@@ -40,7 +41,7 @@ describe(`a migration polled every second for ${HOURS} h (time-skipping)`, () =>
     const handle = await stack.client.workflow.start(orgMigration, {
       taskQueue: stack.taskQueue,
       workflowId,
-      args: [{ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000, timeoutMs: HOURS * HOUR_MS } }],
+      args: [{ org: 'octo-org', repositories: REPOS, lockRepositories: true, poll: { ...FAST_POLL, timeoutMs: HOURS * HOUR_MS } }],
     });
     await expectFailure(handle.result(), 'MigrationTimedOut');
     const wallMs = Date.now() - wallStart;

@@ -13,6 +13,7 @@ import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess } from '../helpers/worker-process';
 import { expectFailure } from '../helpers/failures';
 import { GHP } from '../helpers/fake-secrets';
+import { FAST_POLL } from '../helpers/presets';
 
 const TOKEN_A = 'default-host-token-5b1e0c7d-never-in-history';
 const TOKEN_B = 'second-host-token-93fa62e1-never-in-history';
@@ -48,7 +49,7 @@ describe('a workflow input names its credential', () => {
     const handle = await client.workflow.start(orgMigration, {
       taskQueue,
       workflowId: `named-credential-${randomUUID()}`,
-      args: [{ org: 'octo-org', repositories: ['named-repo'], lockRepositories: true, credential: second, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+      args: [{ org: 'octo-org', repositories: ['named-repo'], lockRepositories: true, credential: second, poll: FAST_POLL }],
     });
     fleet.track(handle);
     const result = await handle.result();

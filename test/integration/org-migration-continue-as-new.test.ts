@@ -5,11 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MigrationFailure, migrationStatusQuery, orgMigration } from '../../src/workflows/org-migration';
-import { useStack } from '../helpers/stack';
+import { useTimeSkippingStack } from '../helpers/stack';
 import { followContinueAsNew } from '../helpers/history';
 import { expectFailure } from '../helpers/failures';
 import { call } from '../helpers/emulator-http';
 import { newMigrationStatus, type MigrationEnding, type OrgMigrationInput } from '../../src/common/org-migration';
+import { FAST_POLL } from '../helpers/presets';
 
 const REPOS = ['alpha', 'beta', 'gamma'];
 const EVENTS_PER_RUN = 50;
@@ -17,7 +18,7 @@ const FAILING_POLLS = { kind: 'status', status: 502, method: 'GET', path: '/orgs
 const OUTAGE = { initialBackoffMs: 1_000, maxBackoffMs: 1_000 };
 
 describe('org migration: continue-as-new', () => {
-  const stack = useStack({
+  const stack = useTimeSkippingStack({
     emulator: {
       migrations: { exportMs: 45_000, archiveBytes: 4_096 },
       // Every third status poll fails. Quiet polls make a wait without change cost no history, so the failed
@@ -37,7 +38,7 @@ describe('org migration: continue-as-new', () => {
           org: 'octo-org',
           repositories: REPOS,
           lockRepositories: true,
-          poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 },
+          poll: FAST_POLL,
           outage: OUTAGE,
           eventsPerRun: EVENTS_PER_RUN,
         },
@@ -77,7 +78,7 @@ describe('org migration: continue-as-new', () => {
     const handle = await stack.client.workflow.start(orgMigration, {
       taskQueue: stack.taskQueue,
       workflowId,
-      args: [{ org: 'octo-org', repositories, lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 }, outage: OUTAGE, eventsPerRun: EVENTS_PER_RUN }],
+      args: [{ org: 'octo-org', repositories, lockRepositories: true, poll: FAST_POLL, outage: OUTAGE, eventsPerRun: EVENTS_PER_RUN }],
     });
     const failure = await expectFailure(handle.result(), MigrationFailure.ExportFailed);
     expect(failure.message).toContain('failed on the server');

@@ -11,8 +11,8 @@ import { LonghaulMigrationGuid } from '../../src/common/search-attributes';
 import { useStack, type TestStack } from '../helpers/stack';
 import { eventually } from '../helpers/wait';
 import { runStarter } from '../helpers/starter';
+import { FAST_POLL } from '../helpers/presets';
 
-const POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
 const START_ROUTE = 'POST /orgs/:org/migrations';
 
 /** Starts a migration on the stack's task queue. */
@@ -27,7 +27,7 @@ describe('org migration: exactly-once start', () => {
     s.emulator.setFaults([{ kind: 'slow', method: 'POST', path: '/orgs/:org/migrations', delayMs: 3_000, times: 1 }]);
     s.emulator.resetStats();
     const before = s.emulator.migrations.all().length;
-    const handle = await start(s, { org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: POLL, apiCallTimeoutMs: 1_000 }, 'slow-before');
+    const handle = await start(s, { org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: FAST_POLL, apiCallTimeoutMs: 1_000 }, 'slow-before');
     const result = await handle.result();
 
     const created = s.emulator.migrations.all().slice(before);
@@ -50,7 +50,7 @@ describe('org migration: exactly-once start', () => {
     ]);
     s.emulator.resetStats();
     const before = s.emulator.migrations.all().length;
-    const handle = await start(s, { org: 'octo-org', repositories: ['gamma'], lockRepositories: true, poll: POLL, startGraceMs: 2_000 }, 'four-xx');
+    const handle = await start(s, { org: 'octo-org', repositories: ['gamma'], lockRepositories: true, poll: FAST_POLL, startGraceMs: 2_000 }, 'four-xx');
     const result = await handle.result();
 
     expect(s.emulator.stats.faultsInjected).toBe(2);
@@ -64,7 +64,7 @@ describe('org migration: exactly-once start', () => {
   it('with --workflow-id override, a second workflow on the same repositories never adopts the first one\'s migration', async () => {
     s.emulator.setFaults([]);
     s.emulator.migrations.options.exportMs = 8_000;
-    const input: OrgMigrationInput = { org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], poll: POLL, startGraceMs: 2_000 };
+    const input: OrgMigrationInput = { org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], poll: FAST_POLL, startGraceMs: 2_000 };
     const first = await start(s, input, 'same-repos-first');
     const firstGuid = await eventually(async () => (await first.describe()).typedSearchAttributes.get(LonghaulMigrationGuid), 'the first workflow to record its migration', 30_000);
     const firstId = (await first.query(migrationStatusQuery)).migrationId;

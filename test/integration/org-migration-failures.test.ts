@@ -10,8 +10,8 @@ import { LonghaulOrg, LonghaulProcess, LonghaulState } from '../../src/common/se
 import { useStack, type TestStack } from '../helpers/stack';
 import { eventually } from '../helpers/wait';
 import { expectCancelled, expectFailure } from '../helpers/failures';
+import { FAST_POLL } from '../helpers/presets';
 
-const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
 const REPOS = ['alpha', 'beta', 'gamma'];
 
 /** Starts a migration on the stack's task queue. */

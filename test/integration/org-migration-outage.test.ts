@@ -11,8 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { migrationStatusQuery, orgMigration } from '../../src/workflows/org-migration';
 import { useTimeSkippingStack } from '../helpers/stack';
 import { waitFor } from '../helpers/wait';
+import { QUICK_OUTAGE_BACKOFF, SHORT_OUTAGE_MS } from '../helpers/presets';
 
-const OUTAGE_MS = 5 * 60_000;
 const REPOS = ['alpha', 'beta', 'gamma'];
 
 describe('org migration: a 5-minute outage during the export', () => {
@@ -30,14 +30,14 @@ describe('org migration: a 5-minute outage during the export', () => {
           deleteArchiveAfterDownload: true,
           poll: { initialIntervalMs: 2_000, maxIntervalMs: 10_000 },
           // The cap of the backoff between failed polls, lowered so the end of the outage is noticed soon.
-          outage: { maxBackoffMs: 20_000 },
+          outage: QUICK_OUTAGE_BACKOFF,
         },
       ],
     });
     const firstPoll = () => handle.query(migrationStatusQuery).catch(() => undefined);
     await waitFor('the first answered poll', firstPoll, (status) => status?.phase === 'waiting' && status.polls >= 1, 60_000);
 
-    const outageEndsAt = (await stack.clock.sync()) + OUTAGE_MS;
+    const outageEndsAt = (await stack.clock.sync()) + SHORT_OUTAGE_MS;
     stack.emulator.resetStats();
     // Every API call (any method, any path) fails: every other one 502 with an HTML page, the rest reset.
     stack.emulator.setFaults([

@@ -13,6 +13,7 @@ import { orgMigration } from '../../src/workflows/org-migration';
 import { startStack, type TestStack } from '../helpers/stack';
 import { startWorkerChild, stopWorkerProcesses } from '../helpers/worker-process';
 import { waitFor } from '../helpers/wait';
+import { FAST_POLL } from '../helpers/presets';
 
 const ARCHIVE_BYTES = 6 * 1024 * 1024;
 /** 6 s for the whole archive: long enough to kill the worker in the middle. */
@@ -43,7 +44,7 @@ describe('org migration: worker killed with SIGKILL during the download', () => 
     const handle = await stack.client.workflow.start(orgMigration, {
       taskQueue: stack.taskQueue,
       workflowId: `migration-sigkill-${Date.now()}`,
-      args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+      args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: FAST_POLL }],
     });
 
     // Kill the worker once the .part holds more than a third of the archive.

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { useStack } from '../helpers/stack';
 import { orgMigration } from '../../src/workflows/org-migration';
+import { FAST_POLL } from '../helpers/presets';
 
 describe('org migration workflow', () => {
   const stack = useStack({ emulator: { migrations: { exportMs: 1500, archiveBytes: 300_000 } } });
@@ -11,7 +12,7 @@ describe('org migration workflow', () => {
     const result = await stack.client.workflow.execute(orgMigration, {
       taskQueue: stack.taskQueue,
       workflowId: `migration-happy-${Date.now()}`,
-      args: [{ org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+      args: [{ org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: FAST_POLL }],
     });
     expect(result.state).toBe('exported');
     expect(result.unlockedRepositories.sort()).toEqual(['alpha', 'beta', 'gamma']);

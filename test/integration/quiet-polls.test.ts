@@ -9,6 +9,7 @@ import { orgMigration } from '../../src/workflows/org-migration';
 import { startStack, type TestStack } from '../helpers/stack';
 import { startWorkerChild, stopWorkerProcesses } from '../helpers/worker-process';
 import { waitFor } from '../helpers/wait';
+import { FAST_POLL } from '../helpers/presets';
 
 const MIGRATION_POLL = 'GET /orgs/:org/migrations/:id';
 
@@ -26,7 +27,7 @@ describe('quiet polls: worker killed with SIGKILL in the middle of a stretch wit
     const handle = await stack.client.workflow.start(orgMigration, {
       taskQueue: stack.taskQueue,
       workflowId: `quiet-sigkill-${Date.now()}`,
-      args: [{ org: 'octo-org', repositories: ['alpha'], poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 } }],
+      args: [{ org: 'octo-org', repositories: ['alpha'], poll: FAST_POLL }],
     });
 
     // Kill once the stretch has answered 304 a few times (the export is 20 s long; polls come every second).

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { useStack } from '../helpers/stack';
+import { FAST_POLL } from '../helpers/presets';
 
 const REFUSALS = 9;
 
@@ -22,7 +23,7 @@ describe('sendOnce: refusals are waited out, not counted as tries', () => {
     const result = await stack.client.workflow.execute(orgMigration, {
       taskQueue: stack.taskQueue,
       workflowId: `refused-start-${Date.now()}`,
-      args: [{ org: 'octo-org', repositories: ['alpha'], poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+      args: [{ org: 'octo-org', repositories: ['alpha'], poll: FAST_POLL }],
     });
     expect(result.state).toBe('exported');
     expect(stack.emulator.stats.byRoute['POST /orgs/:org/migrations']).toBe(REFUSALS + 1);

@@ -15,14 +15,13 @@ import { useTimeSkippingStack } from '../helpers/stack';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
 import { requestsTo } from '../helpers/emulator';
 import { eventually } from '../helpers/wait';
+import { FAST_POLL, QUICK_OUTAGE_BACKOFF, SHORT_OUTAGE_MS } from '../helpers/presets';
 
-const OUTAGE_MS = 5 * 60 * 1000;
 /**
  * Polls every second until the outage (for at most 10 minutes: the Google validation refuses bounds whose polls
  * could pass a run's event budget); during it the backoff is capped at 20 s so the end is noticed soon.
  */
-const POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1, timeoutMs: 10 * 60 * 1000 };
-const OUTAGE = { maxBackoffMs: 20_000 };
+const POLL = { ...FAST_POLL, timeoutMs: 10 * 60 * 1000 };
 
 describe('a 5-minute outage of every API call', () => {
   const stack = useTimeSkippingStack({
@@ -40,28 +39,28 @@ describe('a 5-minute outage of every API call', () => {
       const importHandle = await stack.client.workflow.start(sourceImport, {
         taskQueue: stack.taskQueue,
         workflowId: `import-outage-${Date.now()}`,
-        args: [{ owner: 'octo-org', repo: 'outage-1', vcsUrl: 'https://svn.example.test/repos/happy', poll: POLL, outage: OUTAGE }],
+        args: [{ owner: 'octo-org', repo: 'outage-1', vcsUrl: 'https://svn.example.test/repos/happy', poll: POLL, outage: QUICK_OUTAGE_BACKOFF }],
       });
       const parent = 'projects/demo-project/locations/global';
       const bucketId = `outage-${Date.now().toString(36)}`;
       const bucketHandle = await stack.client.workflow.start(logBucketCreate, {
         taskQueue: stack.taskQueue,
         workflowId: `bucket-outage-${Date.now()}`,
-        args: [{ parent, bucketId, poll: POLL, outage: OUTAGE }],
+        args: [{ parent, bucketId, poll: POLL, outage: QUICK_OUTAGE_BACKOFF }],
       });
       await waitForImportStatus(importHandle, (s) => s.status === 'importing', 'importing', 60_000);
       await eventually(async () => ((await bucketHandle.query(operationStatusQuery)).state === 'RUNNING' ? true : undefined), 'the bucket operation running', 60_000);
 
       const faultsBefore = stack.emulator.stats.faultsInjected;
       const outageStarted = await stack.clock.sync();
-      const activeUntilMs = outageStarted + OUTAGE_MS;
+      const activeUntilMs = outageStarted + SHORT_OUTAGE_MS;
       // Every call, to every API: every other one a 502 HTML page, the rest connection resets.
       stack.emulator.setFaults([
         { kind: 'status', status: 502, html: true, every: 2, activeUntilMs },
         { kind: 'reset', activeUntilMs },
       ]);
       // The outage itself is the scenario: 5 minutes of the environment's time, then the APIs answer again.
-      await stack.env.sleep(OUTAGE_MS);
+      await stack.env.sleep(SHORT_OUTAGE_MS);
       const injected = stack.emulator.stats.faultsInjected - faultsBefore;
 
       // Both workflows were waiting the outage out, not failed.

@@ -12,9 +12,8 @@ import type { SourceImportInput } from '../../src/common/source-import-input';
 import { LonghaulProcess, LonghaulProgress, LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
 import { expectFailure } from '../helpers/failures';
+import { FAST_POLL } from '../helpers/presets';
 
-/** The kit's floor: no poll interval under 1 s. */
-const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 };
 const SVN = 'https://svn.example.test/repos';
 
 describe('source import: every status of the table', () => {

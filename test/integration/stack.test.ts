@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/workflows/org-migration';
 import { useStack } from '../helpers/stack';
 import { waitFor } from '../helpers/wait';
+import { FAST_POLL } from '../helpers/presets';
 
 describe('test stack helper', () => {
   const stack = useStack({ emulator: { migrations: { exportMs: 4_000, archiveBytes: 2_048 } } });
@@ -15,7 +16,7 @@ describe('test stack helper', () => {
     const handle = await stack.client.workflow.start(orgMigration, {
       taskQueue: stack.taskQueue,
       workflowId,
-      args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+      args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL }],
     });
     // Wait until the first worker has started the export, then replace the worker mid-wait.
     await waitFor('the export to start', () => stack.emulator.migrations.all().length, (n) => n > 0, 30_000, 100);
