@@ -6,7 +6,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { useStack } from '../helpers/stack';
+import { useTimeSkippingStack } from '../helpers/stack';
 import { importChooseUpdate, importCredentialsUpdate, sourceImport } from '../../src/workflows/source-import';
 import type { SourceImportInput } from '../../src/common/source-import-input';
 import { LonghaulProcess, LonghaulProgress, LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
@@ -21,7 +21,7 @@ describe('source import: every status of the table', () => {
   const repo = () => `status-${++nextRepo}`;
   // 5 s detecting, 60 s importing, 30 s mapping, 30 s pushing at 1/20 speed: about 6 s per import, the steps
   // 1.5–3 s long, so the 1 s poller (the kit's floor) sees each even when a loaded machine delays a poll.
-  const stack = useStack({ emulator: { fixture: fixtureWithImportRepos('status', 20), imports: { timeScale: 0.05, importingMs: 60_000, mappingMs: 30_000, pushingMs: 30_000 } } });
+  const stack = useTimeSkippingStack({ emulator: { fixture: fixtureWithImportRepos('status', 20), imports: { timeScale: 0.05, importingMs: 60_000, mappingMs: 30_000, pushingMs: 30_000 } } });
 
   const start = (input: Omit<SourceImportInput, 'owner' | 'poll'> & { owner?: string }) =>
     stack.client.workflow.start(sourceImport, {
