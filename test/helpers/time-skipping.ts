@@ -33,6 +33,7 @@ export async function createTimeSkippingEnv(log: (m: string) => void = () => und
   for (let attempt = 1; ; attempt++) {
     try {
       const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+      countTimeSkippingUnlocks(env);
       await registerSearchAttributes(env);
       return env;
     } catch (err) {
@@ -41,6 +42,29 @@ export async function createTimeSkippingEnv(log: (m: string) => void = () => und
       log(`test server start-up timed out (attempt ${attempt} of ${START_ATTEMPTS}); retrying`);
     }
   }
+}
+
+/**
+ * The SDK's client unlocks time skipping for every `result()` it awaits and locks it again after; the test server
+ * keeps one lock count and fails an unlock past zero (with a message of every lock event, larger than gRPC's
+ * header limit). So awaiting several results at once (`Promise.all(handles.map((h) => h.result()))`) breaks the
+ * server's time. Here the client's unlocks and locks are counted: only the first of concurrent unlocks and the
+ * last lock reach the server, one after another.
+ */
+function countTimeSkippingUnlocks(env: TestWorkflowEnvironment): void {
+  const service = env.connection.testService;
+  if (!service) throw new Error('a time-skipping environment has a test service');
+  const unlock = service.unlockTimeSkipping.bind(service);
+  const lock = service.lockTimeSkipping.bind(service);
+  let awaiting = 0;
+  let last: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(call: () => Promise<T>): Promise<T> => {
+    const next = last.then(call, call);
+    last = next.catch(() => undefined);
+    return next;
+  };
+  service.unlockTimeSkipping = ((request: Parameters<typeof unlock>[0]) => inTurn(async () => (awaiting++ === 0 ? unlock(request) : {}))) as typeof unlock;
+  service.lockTimeSkipping = ((request: Parameters<typeof lock>[0]) => inTurn(async () => (--awaiting === 0 ? lock(request) : {}))) as typeof lock;
 }
 
 /** Our workflows upsert longhaul's search attributes, which a server must know first (as the dev server is told at start). */

@@ -23,7 +23,7 @@ function fixtureWithRepos(count: number): GithubFixture {
   return fixture;
 }
 
-const startStack = useStackPerTest();
+const startStack = useStackPerTest({ timeSkipping: true });
 
 async function runMany(options: EmulatorOptions, policy?: RetryPolicy) {
   const stack = await startStack({
