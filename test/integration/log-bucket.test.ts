@@ -18,7 +18,7 @@ import { type defaultLogBucketOptions } from '../../src/emulator/google/logging-
 import { requestsTo } from '../helpers/emulator';
 import { demandedWaits } from '../helpers/history';
 import { eventually } from '../helpers/wait';
-import { useStack } from '../helpers/stack';
+import { useTimeSkippingStack } from '../helpers/stack';
 import { expectCancelled, expectFailure } from '../helpers/failures';
 import { call } from '../helpers/emulator-http';
 import { FAST_POLL_5_MIN } from '../helpers/presets';
@@ -29,7 +29,7 @@ let seq = 0;
 const uniqueId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${seq++}`;
 
 describe('log bucket workflows', () => {
-  const stack = useStack({ emulator: { google: { buckets: { ...TIMING } } } });
+  const stack = useTimeSkippingStack({ emulator: { google: { buckets: { ...TIMING } } } });
   const buckets = () => stack.emulator.google.buckets;
   /** Per-test emulator behaviour, restored afterwards. */
   async function withBucketOptions<T>(options: Partial<typeof defaultLogBucketOptions>, run: () => Promise<T>): Promise<T> {
