@@ -11,7 +11,7 @@ import type { DnsChangeInput, ResourceRecordSet } from '../../src/common/google-
 import { FailureType } from '../../src/http/retry-policy';
 import { requestsTo } from '../helpers/emulator';
 import { timersStarted } from '../helpers/history';
-import { useStack } from '../helpers/stack';
+import { useTimeSkippingStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
 import { FAST_POLL_5_MIN } from '../helpers/presets';
 
@@ -19,7 +19,7 @@ let seq = 0;
 const record = (label: string, ip = '192.0.2.30'): ResourceRecordSet => ({ name: `${label}-${Date.now().toString(36)}-${seq++}.demo.example.com.`, type: 'A', ttl: 300, rrdatas: [ip] });
 
 describe('DNS change workflow', () => {
-  const stack = useStack({ emulator: { google: { dns: { changeMs: 800 } } } });
+  const stack = useTimeSkippingStack({ emulator: { google: { dns: { changeMs: 800 } } } });
   const start = (input: Omit<DnsChangeInput, 'project' | 'zone' | 'poll'> & Partial<DnsChangeInput>, name: string) =>
     stack.client.workflow.start(dnsChange, {
       taskQueue: stack.taskQueue,
