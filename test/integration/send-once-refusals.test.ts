@@ -6,13 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/workflows/org-migration';
-import { useStack } from '../helpers/stack';
+import { useTimeSkippingStack } from '../helpers/stack';
 import { FAST_POLL } from '../helpers/presets';
 
 const REFUSALS = 9;
 
 describe('sendOnce: refusals are waited out, not counted as tries', () => {
-  const stack = useStack({
+  const stack = useTimeSkippingStack({
     emulator: {
       migrations: { exportMs: 500, archiveBytes: 4_096 },
       faults: [{ kind: 'status', status: 429, retryAfterSeconds: 1, method: 'POST', path: '/orgs/:org/migrations', times: REFUSALS }],
