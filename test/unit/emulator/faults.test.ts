@@ -125,6 +125,28 @@ describe('emulator faults', () => {
     expect(e.stats.faultsInjected).toBe(2);
   });
 
+  it('reads a synced clock afresh before each request: a window on the time of another server opens and closes as that time jumps', async () => {
+    // Another server's time (a time-skipping test server's), jumping while no request is in flight.
+    let serverMs = START;
+    let syncs = 0;
+    const e = await start({
+      clock: () => em.now,
+      clockSync: async () => {
+        syncs++;
+        em.now = serverMs;
+      },
+      faults: [{ kind: 'status', status: 502, path: LIST, activeFromMs: START + 60_000, activeUntilMs: START + 360_000 }],
+    });
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(200);
+    serverMs = START + 60_000;
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(502);
+    serverMs = START + 360_000;
+    const after = await call(e.apiUrl, 'GET', LIST);
+    expect(after.status).toBe(200);
+    expect(Date.parse(after.headers.date)).toBe(START + 360_000);
+    expect(syncs).toBe(3);
+  });
+
   describe('malformed answers', () => {
     it('truncated JSON after processing: the migration exists and is locked, the 201 body does not parse', async () => {
       const e = await start({ faults: [{ kind: 'truncated-json', method: 'POST', path: '/orgs/:org/migrations', afterProcessing: true, times: 1 }] });
