@@ -23,6 +23,7 @@ import { startTestWorker, testClient } from '../helpers/temporal';
 import { startWorkerProcess } from '../helpers/worker-process';
 import { runLonghaul } from '../helpers/starter';
 import { eventually, waitFor } from '../helpers/wait';
+import { FAST_POLL } from '../helpers/presets';
 
 const fleet = useFleetTeardown();
 const { IndexedValueType, TaskQueueType } = temporal.api.enums.v1;
@@ -64,7 +65,7 @@ async function previousReleaseNamespace(types: Record<string, temporal.api.enums
   return namespace;
 }
 
-const migrationInput = { org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } };
+const migrationInput = { org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL };
 
 /** The workflow task failures in a workflow's history, with their messages. */
 async function workflowTaskFailures(client: Client, workflowId: string): Promise<string[]> {

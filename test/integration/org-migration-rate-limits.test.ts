@@ -10,6 +10,7 @@ import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/git
 import { FailureType, githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';
 import { useStackPerTest } from '../helpers/stack';
 import { demandedWaits, type DemandedWait } from '../helpers/history';
+import { FAST_POLL } from '../helpers/presets';
 
 const WORKFLOWS = 8;
 const REPOS_EACH = 2;
@@ -42,7 +43,7 @@ async function runMany(options: EmulatorOptions, policy?: RetryPolicy) {
             org: 'octo-org',
             repositories: Array.from({ length: REPOS_EACH }, (_, r) => `repo-${w * REPOS_EACH + r}`),
             lockRepositories: true,
-            poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 },
+            poll: FAST_POLL,
           },
         ],
       });

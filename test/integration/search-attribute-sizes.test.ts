@@ -15,10 +15,10 @@ import { KEYWORD_BUDGET_BYTES, KEYWORD_MAX_BYTES, LonghaulMigrationGuid, Longhau
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import { useStack } from '../helpers/stack';
 import { runtimeLog } from '../helpers/temporal';
+import { FAST_POLL } from '../helpers/presets';
 
 /** What the server measures: the bytes of the value's JSON text (measured here with Node, not the rule under test). */
 const payloadBytes = (value: string) => Buffer.byteLength(JSON.stringify(value));
-const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000 };
 const NAMES_PER_LIST = 22;
 
 /** `NAMES_PER_LIST` valid repository names whose ", "-joined text is exactly `bytes` bytes long. */
