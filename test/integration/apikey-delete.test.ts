@@ -12,7 +12,7 @@ import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulProcess, LonghaulState } from '../../src/common/search-attributes';
 import { requestsTo } from '../helpers/emulator';
 import { timersStarted } from '../helpers/history';
-import { useTimeSkippingStack } from '../helpers/stack';
+import { useStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
 import { FAST_POLL_5_MIN } from '../helpers/presets';
 
@@ -20,7 +20,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const keyName = (id: string) => `projects/demo-project/locations/global/keys/${id}`;
 
 describe('API-key deletion workflow', () => {
-  const stack = useTimeSkippingStack({ emulator: { google: { apikeys: { deleteOperationMs: 700, failKeyIds: ['demo-key-3'] } } } });
+  const stack = useStack({ emulator: { google: { apikeys: { deleteOperationMs: 700, failKeyIds: ['demo-key-3'] } } } });
   const start = (input: ApiKeyDeleteInput, name: string) =>
     stack.client.workflow.start(apiKeyDelete, { taskQueue: stack.taskQueue, workflowId: `apikey-${name}-${Date.now()}`, args: [input] });
 
