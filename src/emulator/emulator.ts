@@ -111,6 +111,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
     const ctx: EmulatorContext = {
       clock: this.clock,
       storage: this.storage,
+      rateLimiter: this.rateLimiter,
       options,
       apiUrl: () => this.apiUrl,
       shared: <T>(key: string, create: () => T): T => {
@@ -258,7 +259,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
     if (match === 'method') return fail(405, 'Method Not Allowed', {}, limiter?.headers(caller, now) ?? {});
     const { route, params } = match;
 
-    if (limiter) {
+    if (limiter && !route.options.exemptFromLimits) {
       const verdict = limiter.admit(caller, routeKey, route.options.points ?? 1, route.options.contentCreating ?? false, now);
       if (!verdict.ok) {
         this.stats.rateLimited[verdict.kind]++;

@@ -7,6 +7,7 @@
  * data directory (`persistence/store.ts`); the core saves and loads it, the module only says what it is.
  * The emulator core knows no family: it iterates the module list (`modules.ts`).
  */
+import type { RateLimiter } from './rate-limiter';
 import type { Router } from './router';
 import type { ServiceSpec } from './service';
 import type { StorageOrigin } from './storage/origin';
@@ -17,6 +18,8 @@ export type { ServiceSpec } from './service';
 export interface EmulatorContext {
   readonly clock: () => number;
   readonly storage: StorageOrigin;
+  /** The rate limiter of the services that have one (`GET /rate_limit` reports a caller's window). */
+  readonly rateLimiter: RateLimiter;
   /** Every option the emulator was given; a family reads its family-wide settings here (the GitHub fixture). */
   readonly options: Readonly<Record<string, unknown>>;
   /** The API base URL (known once listening). */

@@ -3,12 +3,12 @@
  * `src/emulator/` exporting an `EmulatorModule` (see `module.ts`) and a line here.
  */
 import type { AnyModule } from './module';
-import { feedsModule, hooksModule, importsModule, migrationsModule, type GithubFamilyOptions } from './github';
+import { accountsModule, feedsModule, hooksModule, importsModule, migrationsModule, type GithubFamilyOptions } from './github';
 import { googleModule, loggingEntriesModule, type GoogleFamilyOptions } from './google';
 
 // List order is mounting order: services appear (`emulator.services`, the CLI's listing) in the order first
 // named, and routes sharing a service are matched in registration order.
-export const defaultModules = [migrationsModule, importsModule, feedsModule, hooksModule, googleModule, loggingEntriesModule] as const satisfies readonly AnyModule[];
+export const defaultModules = [migrationsModule, importsModule, feedsModule, hooksModule, accountsModule, googleModule, loggingEntriesModule] as const satisfies readonly AnyModule[];
 
 export type DefaultModule = (typeof defaultModules)[number];
 

@@ -254,13 +254,19 @@ export class RateLimiter {
     return this.headers(caller, now);
   }
 
-  headers(caller: string, now: number): Record<string, string> {
+  /** The caller's primary window as `GET /rate_limit` reports it (`reset` in epoch seconds). */
+  status(caller: string, now: number): { limit: number; remaining: number; used: number; reset: number } {
     const s = this.state(caller, now);
+    return { limit: this.config.limit, remaining: Math.max(0, this.config.limit - s.used), used: s.used, reset: this.resetEpochSeconds(caller, now) };
+  }
+
+  headers(caller: string, now: number): Record<string, string> {
+    const { limit, remaining, used, reset } = this.status(caller, now);
     return {
-      'x-ratelimit-limit': String(this.config.limit),
-      'x-ratelimit-remaining': String(Math.max(0, this.config.limit - s.used)),
-      'x-ratelimit-used': String(s.used),
-      'x-ratelimit-reset': String(this.resetEpochSeconds(caller, now)),
+      'x-ratelimit-limit': String(limit),
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-used': String(used),
+      'x-ratelimit-reset': String(reset),
       'x-ratelimit-resource': 'core',
     };
   }

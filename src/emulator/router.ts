@@ -38,6 +38,8 @@ export interface RouteOptions {
   contentCreating?: boolean;
   /** Exempt from the primary limit (e.g. a 304, `GET /rate_limit`) — decided per response by `countsAgainstPrimary`. */
   countsAgainstPrimary?: (result: RouteResult) => boolean;
+  /** Answered even to a caller over its limits, never spending them (`GET /rate_limit`, as on GitHub). */
+  exemptFromLimits?: boolean;
 }
 
 interface Route {

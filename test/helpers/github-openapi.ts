@@ -116,6 +116,8 @@ export function checkGithubAnswer(method: string, path: string, status: number, 
   const validate = validatorFor(method, template, status);
   if (!validate) {
     const empty = body === undefined || body === null || body === '';
+    // A redirect's text body (GitHub repeats the `Location` URL there) is not the JSON content the description describes.
+    if (status >= 300 && status < 400 && typeof body === 'string') return { template, valid: true, errors: [] };
     return { template, valid: empty, errors: empty ? [] : ['the description documents no body for this status'] };
   }
   const valid = validate(body) as boolean;

@@ -78,6 +78,8 @@ describe('flow: organization migration (start, poll, repositories, archive via 3
     const res = await s.client.octokit.rest.migrations.downloadArchiveForOrg({ org, migration_id: migrationId, request: { redirect: 'manual' } });
     expect(res.status).toBe(302);
     expect(new URL(res.headers.location ?? '').origin).not.toBe(new URL(s.emulator.apiUrl).origin);
+    // GitHub repeats the URL as the body of the redirect.
+    expect(res.data as unknown).toBe(res.headers.location);
   });
 
   it('downloads the archive when octokit follows the 302 (fetch drops the token on the cross-origin hop)', async () => {
@@ -179,6 +181,24 @@ describe('flow: source import updates (credentials, project choice, restart afte
     s.now += 6_000;
     expect(await statusOf('gamma')).toBe('error');
     expect(await update('gamma', {})).toBe('importing');
+  });
+});
+
+describe('flow: what a client reads first (the token’s user, an organization, a repository, a user, the rate-limit status)', () => {
+  const s = flowStack('client start-up', { rateLimit: { limit: 50 } });
+
+  it('answers each in GitHub’s documented shape, consistent with the rate-limit headers', async () => {
+    const { rest } = s.client.octokit;
+    expect((await rest.users.getAuthenticated()).data.login).toBe('octocat');
+    expect((await rest.orgs.get({ org: 'octo-org' })).data).toMatchObject({ login: 'octo-org', type: 'Organization' });
+    expect((await rest.repos.get({ owner: 'octo-org', repo: 'alpha' })).data.full_name).toBe('octo-org/alpha');
+    expect((await rest.users.getByUsername({ username: 'octocat' })).data.login).toBe('octocat');
+    await expect(rest.orgs.get({ org: 'no-such-org' })).rejects.toMatchObject({ status: 404 });
+    const limit = await rest.rateLimit.get();
+    // Five requests so far, the status itself not counted; the headers of the same answer agree.
+    expect(limit.data.rate).toMatchObject({ limit: 50, used: 5, remaining: 45 });
+    expect(limit.data.rate.reset).toBe(Number(limit.headers['x-ratelimit-reset']));
+    expect(limit.headers['x-ratelimit-remaining']).toBe('45');
   });
 });
 

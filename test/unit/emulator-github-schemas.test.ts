@@ -72,6 +72,8 @@ describe('organization migration answers', () => {
 
     const redirect = await hit(e, 'GET', `${MIGRATIONS}/${id}/archive`, 302);
     expect(redirect.headers.location).toMatch(/^http:\/\//);
+    // As GitHub answers it: the URL in Location and as the body (clients that do not follow read it there).
+    expect(redirect.text).toBe(redirect.headers.location);
     await hit(e, 'DELETE', `${MIGRATIONS}/${id}/archive`, 204);
     await hit(e, 'DELETE', `${MIGRATIONS}/${id}/archive`, 404);
     await hit(e, 'GET', `${MIGRATIONS}/${id}/archive`, 404);
@@ -173,6 +175,48 @@ describe('source import answers', () => {
   });
 });
 
+describe('what clients call on their own', () => {
+  it('the authenticated user, users, organizations and repositories, conditionally, and 404 for unknown ones', async () => {
+    const e = await em.start();
+    const me = (await hit(e, 'GET', '/user', 200)).json as { login: string; user_view_type: string };
+    expect(me).toMatchObject({ login: 'octocat', user_view_type: 'private' });
+    const etag = (await call(e.apiUrl, 'GET', '/user')).headers.etag;
+    const unchanged = await call(e.apiUrl, 'GET', '/user', { headers: { 'if-none-match': etag } });
+    expect(unchanged.status).toBe(304);
+    expect(ledger.check('GET', '/user', 304, undefined)).toEqual([]);
+    const unauthenticated = await call(e.apiUrl, 'GET', '/user', { token: null });
+    expect(unauthenticated.status).toBe(401);
+    expect(ledger.check('GET', '/user', 401, unauthenticated.json)).toEqual([]);
+
+    expect((await hit(e, 'GET', '/users/octocat', 200)).json).toMatchObject({ login: 'octocat', type: 'User', public_repos: 1 });
+    expect((await hit(e, 'GET', '/users/OCTO-ORG', 200)).json).toMatchObject({ login: 'octo-org', type: 'Organization' });
+    await hit(e, 'GET', '/users/nobody-here', 404);
+
+    expect((await hit(e, 'GET', '/orgs/octo-org', 200)).json).toMatchObject({ login: 'octo-org', public_repos: 3, total_private_repos: 1 });
+    await hit(e, 'GET', '/orgs/octocat', 404);
+    await hit(e, 'GET', '/orgs/no-such-org', 404);
+
+    // The same object a migration embeds for the repository.
+    const repo = (await hit(e, 'GET', '/repos/octo-org/beta', 200)).json as Record<string, unknown>;
+    const created = (await hit(e, 'POST', MIGRATIONS, 201, { repositories: ['beta'] })).json as { repositories: unknown[] };
+    expect(created.repositories[0]).toEqual(repo);
+    await hit(e, 'GET', '/repos/octo-org/no-such-repo', 404);
+  });
+
+  it('the rate-limit status is the limiter’s own window, costs nothing and is answered while limited', async () => {
+    const e = await em.start({ rateLimit: { limit: 3, windowMs: 60_000 } });
+    await hit(e, 'GET', MIGRATIONS, 200);
+    const first = await hit(e, 'GET', '/rate_limit', 200);
+    const status = first.json as { rate: Record<string, number>; resources: { core: Record<string, number> } };
+    expect(status.rate).toEqual({ limit: 3, remaining: 2, used: 1, reset: Number(first.headers['x-ratelimit-reset']) });
+    expect(status.resources.core).toEqual(status.rate);
+    await hit(e, 'GET', MIGRATIONS, 200);
+    await hit(e, 'GET', MIGRATIONS, 200);
+    await hit(e, 'GET', MIGRATIONS, 403);
+    expect(((await hit(e, 'GET', '/rate_limit', 200)).json as typeof status).rate).toMatchObject({ remaining: 0, used: 3 });
+  });
+});
+
 /** Every route × status the tests above promise (an undocumented error status carries a `*`). */
 const PROMISED: Record<string, string[]> = {
   'POST /orgs/{org}/migrations': ['201', '404', '422'],
@@ -190,6 +234,11 @@ const PROMISED: Record<string, string[]> = {
   'PATCH /repos/{owner}/{repo}/import/authors/{author_id}': ['200', '404', '422', '503'],
   'GET /repos/{owner}/{repo}/import/large_files': ['200', '404*', '503'],
   'PATCH /repos/{owner}/{repo}/import/lfs': ['200', '404*', '422', '503'],
+  'GET /user': ['200', '304', '401'],
+  'GET /users/{username}': ['200', '404'],
+  'GET /orgs/{org}': ['200', '404'],
+  'GET /repos/{owner}/{repo}': ['200', '404'],
+  'GET /rate_limit': ['200'],
 };
 
 describe('coverage', () => {
@@ -202,5 +251,5 @@ describe('coverage', () => {
 });
 
 afterAll(() => {
-  console.log(ledger.table('GitHub answers checked against @octokit/openapi (migrations, source imports)'));
+  console.log(ledger.table('GitHub answers checked against @octokit/openapi (migrations, source imports, what clients call first)'));
 });

@@ -191,7 +191,8 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
     const input = validateBody(body, {
       fields: isOrg
         ? { config: 'object', events: 'string[]', active: 'boolean', name: 'string' }
-        : { config: 'object', events: 'string[]', add_events: 'string[]', remove_events: 'string[]', active: 'boolean' },
+        : // GitHub ignores a repository hook's `name` on edit (PyGithub's `Hook.edit` always sends it).
+          { config: 'object', events: 'string[]', add_events: 'string[]', remove_events: 'string[]', active: 'boolean', name: 'string' },
     });
     if (input.config !== undefined) {
       const config = parseConfig(input.config, isOrg);

@@ -9,6 +9,7 @@ import { defaultImportOptions } from './source-import/model';
 import { registerImportRoutes } from './source-import/routes';
 import { defaultFeedOptions, registerFeedRoutes } from './feeds';
 import { defaultHookOptions, registerHookRoutes } from './hooks';
+import { defaultAccountOptions, registerAccountRoutes } from './accounts';
 
 export const migrationsModule = defineModule({ name: 'migrations', service: githubService, defaults: defaultMigrationOptions, register: registerMigrationRoutes });
 
@@ -20,5 +21,8 @@ export const feedsModule = defineModule({ name: 'feeds', service: githubService,
 
 /** Webhooks: content-creation ("spammed") limits and delivery outcomes. */
 export const hooksModule = defineModule({ name: 'hooks', service: githubService, defaults: defaultHookOptions, register: registerHookRoutes });
+
+/** What clients read on their own: the authenticated user, users, organizations, repositories, the rate-limit status. */
+export const accountsModule = defineModule({ name: 'accounts', service: githubService, defaults: defaultAccountOptions, register: registerAccountRoutes });
 
 export type { GithubFamilyOptions } from './service';

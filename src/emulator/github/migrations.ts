@@ -215,7 +215,9 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
     const m = find(params.org, params.id);
     if (stateOf(m, now) !== 'exported') throw new EmulatorHttpError(404, 'Not Found');
     if (m.archiveDeleted || now - m.createdAt - m.exportMs > options.archiveRetentionMs) throw new EmulatorHttpError(404, 'Not Found');
-    return { status: 302, headers: { location: ctx.storage.presign(archiveKey(m), options.archiveUrlTtlMs) } };
+    // GitHub sends the URL in `Location` and as the body (PyGithub's `get_archive_url` reads the body).
+    const url = ctx.storage.presign(archiveKey(m), options.archiveUrlTtlMs);
+    return { status: 302, headers: { location: url, 'content-type': 'text/plain; charset=utf-8' }, raw: Buffer.from(url) };
   });
 
   router.delete('/orgs/:org/migrations/:id/archive', ({ params, now }) => {

@@ -39,6 +39,18 @@ describe('emulated webhooks', () => {
     expect((await call(e.apiUrl, 'GET', `/repos/octo-org/beta/hooks/${(repoHook.json as { id: number }).id}`)).status).toBe(404);
   });
 
+  it('accepts a repository hook edit carrying the name GitHub ignores there, and still refuses a key it does not know', async () => {
+    const e = await em.start();
+    const { id } = (await call(e.apiUrl, 'POST', '/repos/octo-org/alpha/hooks', { body: { name: 'web', config: { url: 'https://example.test/r' } } })).json as { id: number };
+    // PyGithub's Hook.edit always sends `name`.
+    const edited = await call(e.apiUrl, 'PATCH', `/repos/octo-org/alpha/hooks/${id}`, { body: { name: 'web', config: { url: 'https://example.test/s' }, events: ['push', 'issues'] } });
+    expect(edited.status).toBe(200);
+    expect(edited.json).toMatchObject({ name: 'web', events: ['push', 'issues'], config: { url: 'https://example.test/s' } });
+    const unknown = await call(e.apiUrl, 'PATCH', `/repos/octo-org/alpha/hooks/${id}`, { body: { colour: 'red' } });
+    expect(unknown.status).toBe(422);
+    expect(messageOf(unknown)).toContain('"colour" is not a permitted key');
+  });
+
   it('lists deliveries newest first, page by page through the cursor in Link', async () => {
     const e = await em.start();
     const { id } = e.hooks.create({ org: 'octo-org' }, { url: 'https://example.test/h', secret: 'k' });
