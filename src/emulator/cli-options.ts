@@ -9,6 +9,7 @@ import { InvalidArgumentError } from 'commander';
 import type { EmulatorOptions } from './emulator';
 import { defaultRateLimitConfig } from './rate-limiter';
 import { defaultModules } from './modules';
+import { STANDALONE_GOOGLE_PORTS } from './google';
 import { isPlainObject, mergeModuleOptions, type AnyModule } from './module';
 
 export class EmulatorConfigError extends Error {
@@ -96,6 +97,9 @@ export interface EmulatorFlags {
   host?: string;
   port?: number;
   storagePort?: number;
+  apikeysPort?: number;
+  loggingPort?: number;
+  dnsPort?: number;
   token?: string;
   dataDir?: string;
   rateLimit?: number;
@@ -142,6 +146,7 @@ export function flagOptions(f: EmulatorFlags): Json {
       host: f.host,
       port: f.port,
       storagePort: f.storagePort,
+      googlePorts: { apikeys: f.apikeysPort, logging: f.loggingPort, dns: f.dnsPort },
       token: f.token,
       dataDir: f.dataDir,
       storageBytesPerSecond: f.storageBytesPerSecond,
@@ -167,8 +172,8 @@ export function flagOptions(f: EmulatorFlags): Json {
   });
 }
 
-/** Where the standalone emulator listens unless told otherwise. */
-export const CLI_DEFAULTS = { host: '127.0.0.1', port: 8787, storagePort: 8788 };
+/** Where the standalone emulator listens unless told otherwise (each Google API on a port of its own). */
+export const CLI_DEFAULTS = { host: '127.0.0.1', port: 8787, storagePort: 8788, googlePorts: { ...STANDALONE_GOOGLE_PORTS } };
 
 /** Defaults, then the config file, then the flags. */
 export function resolveOptions(flags: EmulatorFlags): EmulatorOptions {
@@ -182,6 +187,7 @@ export function configSummary(options: EmulatorOptions, modules: readonly AnyMod
   const show = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (typeof v === 'function' ? '(function)' : key === 'fixture' ? undefined : v));
   const rateLimit = mergeOptions(defaultRateLimitConfig as unknown as Json, (all.rateLimit as Json | undefined) ?? {});
   const lines = [
+    `  ports:           ${show({ host: options.host, api: options.port, storage: options.storagePort, ...options.googlePorts })} (0 = any free port)`,
     `  state:           ${options.dataDir ? `kept in ${options.dataDir}` : 'in memory only (--data-dir keeps it across restarts)'}`,
     `  token:           ${options.token ? 'only the configured token' : 'any non-empty bearer token'}`,
     `  storage:         ${options.storageBytesPerSecond ? `${options.storageBytesPerSecond} bytes/s` : 'unthrottled'}; faults: ${(options.faults ?? []).length}`,

@@ -8,18 +8,24 @@
  * (`cli-options.ts`). Point longhaul at it with `GITHUB_API_URL=<printed API URL>` and any non-empty `GITHUB_TOKEN`,
  * and `GOOGLE_APIKEYS_URL`, `GOOGLE_LOGGING_URL`, `GOOGLE_DNS_URL` at the printed Google roots.
  */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { startEmulator } from './emulator';
 import { configSummary, eventBytes, limitStatus, list, msOrRange, nonNegative, onOff, port, positive, resolveOptions, type EmulatorFlags } from './cli-options';
-import { STANDALONE_GOOGLE_PORTS } from './google';
+
+/** A flag that its environment variable (`LONGHAUL_EMULATOR_…`) stands in for when not given. */
+const withEnv = (flags: string, description: string, env: string, parse: (value: string) => unknown) =>
+  new Option(flags, `${description} [env ${env}]`).env(env).argParser(parse);
 
 const program = new Command()
   .name('emulator')
   .description('Runs the longhaul platform emulator (GitHub- and Google-shaped APIs) on this machine.')
   .option('--config <file.json>', 'a JSON file of emulator options (any of EmulatorOptions; flags win over it)')
-  .option('--host <host>', 'address to bind (default 127.0.0.1)')
-  .option('--port <port>', 'API port (0 = any free port; default 8787)', port)
-  .option('--storage-port <port>', 'storage origin port (0 = any free port; default 8788)', port)
+  .addOption(withEnv('--host <host>', 'address to bind (default 127.0.0.1)', 'LONGHAUL_EMULATOR_HOST', String))
+  .addOption(withEnv('--port <port>', 'GitHub API port (0 = any free port; default 8787)', 'LONGHAUL_EMULATOR_PORT', port))
+  .addOption(withEnv('--storage-port <port>', 'storage origin port (0 = any free port; default 8788)', 'LONGHAUL_EMULATOR_STORAGE_PORT', port))
+  .addOption(withEnv('--apikeys-port <port>', 'Google API Keys port (0 = any free port; default 8789)', 'LONGHAUL_EMULATOR_APIKEYS_PORT', port))
+  .addOption(withEnv('--logging-port <port>', 'Google Cloud Logging port (0 = any free port; default 8790)', 'LONGHAUL_EMULATOR_LOGGING_PORT', port))
+  .addOption(withEnv('--dns-port <port>', 'Google Cloud DNS port (0 = any free port; default 8791)', 'LONGHAUL_EMULATOR_DNS_PORT', port))
   .option('--token <token>', 'accept only this bearer token (default: any non-empty token)')
   .option('--data-dir <dir>', 'keep the emulator state in <dir>/emulator-state.json across restarts (default: memory only)')
   .option('--rate-limit <n>', 'primary rate limit per window', positive)
@@ -48,8 +54,7 @@ const program = new Command()
   .option('--bucket-running-ms <ms>', 'log bucket operation: time in RUNNING', nonNegative)
   .option('--dns-change-ms <ms>', 'how long a DNS change stays pending', nonNegative)
   .action(async (flags: EmulatorFlags) => {
-    // Each Google API on a fixed port of its own unless the config file says otherwise.
-    const options = { googlePorts: STANDALONE_GOOGLE_PORTS, ...resolveOptions(flags) };
+    const options = resolveOptions(flags);
     const emulator = await startEmulator(options);
     console.log(`longhaul emulator listening`);
     console.log(`  GitHub API:      ${emulator.apiUrl}`);

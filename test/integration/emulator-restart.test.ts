@@ -7,7 +7,6 @@
  * migration exported, deleted after, and both repositories unlocked (a new locking migration of them is
  * accepted).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,57 +22,21 @@ import { TEST_TOKEN } from '../helpers/emulator';
 import { startTestWorker, testClient, type TestWorker } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
 import { FAST_POLL } from '../helpers/presets';
+import { startEmulatorProcess, stopEmulatorProcess, type EmulatorProcess } from '../helpers/emulator-process';
 
-const root = join(__dirname, '..', '..');
 const ARCHIVE_BYTES = 256 * 1024;
 /** Long enough that the kill lands in the export, whatever the machine's load. */
 const EXPORT_MS = 8_000;
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
-interface EmulatorProcess {
-  child: ChildProcess;
-  output: () => string;
-}
-
 const running: EmulatorProcess[] = [];
-
-/** `npm run emulator -- <args>` as a process; resolves once it listens. */
-async function startEmulatorProcess(args: string[]): Promise<EmulatorProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'emulator', 'cli.ts'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const proc = { child, output: () => output };
-  running.push(proc);
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the emulator did not start within 90 s:\n${output}`)), 90_000);
-    child.stdout!.on('data', () => {
-      if (output.includes('longhaul emulator listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the emulator exited early with code ${code}:\n${output}`));
-    });
-  });
-  return proc;
-}
-
-async function stop(proc: EmulatorProcess, signal: NodeJS.Signals): Promise<void> {
-  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
-  const exited = new Promise((r) => proc.child.once('exit', r));
-  proc.child.kill(signal);
-  await exited;
-}
 
 describe('emulator killed with SIGKILL mid-migration and started again on its data directory', () => {
   let worker: TestWorker | undefined;
   afterAll(async () => {
     await worker?.stop();
-    for (const proc of running) await stop(proc, 'SIGKILL');
+    for (const proc of running) await stopEmulatorProcess(proc, 'SIGKILL');
   });
 
   it('lets the migration finish: same migration, archive SHA-256 of its export, repositories unlocked', { timeout: 5 * 60_000 }, async () => {
@@ -81,7 +44,7 @@ describe('emulator killed with SIGKILL mid-migration and started again on its da
     const stateDir = await mkdtemp(join(tmpdir(), 'longhaul-emulator-restart-'));
     const args = ['--port', String(port), '--storage-port', String(storagePort), '--token', TEST_TOKEN, '--data-dir', stateDir, '--export-ms', String(EXPORT_MS), '--archive-bytes', String(ARCHIVE_BYTES)];
     const api = `http://127.0.0.1:${port}`;
-    const first = await startEmulatorProcess(args);
+    const first = await startEmulatorProcess(args, {}, running);
     await waitFor('the banner to name the data directory', first.output, (o) => o.includes(`kept in ${stateDir}`), 30_000);
 
     worker = await startTestWorker({
@@ -114,11 +77,11 @@ describe('emulator killed with SIGKILL mid-migration and started again on its da
       expect(migration.id).toBe(exporting!.migrationId);
       expect(migration.state).not.toBe('exported');
 
-      await stop(first, 'SIGKILL');
+      await stopEmulatorProcess(first, 'SIGKILL');
       // The worker notices: its polls fail while nothing listens.
       await waitFor('a poll to fail while the emulator is down', status, (s) => (s?.failedPolls ?? 0) > 0, 120_000);
 
-      const second = await startEmulatorProcess(args);
+      const second = await startEmulatorProcess(args, {}, running);
       const result = await handle.result();
       expect(result.migrationId).toBe(migration.id);
       expect(result.archive.bytes).toBe(ARCHIVE_BYTES);
@@ -132,7 +95,7 @@ describe('emulator killed with SIGKILL mid-migration and started again on its da
       expect((await call(api, 'POST', '/orgs/octo-org/migrations', { body: { repositories: ['alpha', 'beta'], lock_repositories: true } })).status).toBe(201);
       const final = await handle.query(migrationStatusQuery);
       console.log(`emulator restart: migration ${migration.id} finished after the kill; ${final.polls} polls answered, ${final.failedPolls} failed while the emulator was down`);
-      await stop(second, 'SIGINT');
+      await stopEmulatorProcess(second, 'SIGINT');
     } finally {
       await client.connection.close();
     }

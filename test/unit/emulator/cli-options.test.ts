@@ -68,6 +68,9 @@ describe('emulator options from defaults, config file and flags', () => {
   it('counts only the flags given', () => {
     expect(flagOptions({})).toEqual({});
     expect(flagOptions({ rateWindow: 60, bucketRunningMs: 5 })).toEqual({ rateLimit: { windowMs: 60_000 }, google: { buckets: { runningMs: 5 } } });
+    // One Google port given: the others keep their standalone defaults (objects merge key by key).
+    expect(flagOptions({ dnsPort: 0 })).toEqual({ googlePorts: { dns: 0 } });
+    expect(resolveOptions({ dnsPort: 0 }).googlePorts).toEqual({ apikeys: 8789, logging: 8790, dns: 0 });
   });
 
   it('reads an export time as fixed milliseconds or a range', () => {

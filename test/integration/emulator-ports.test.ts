@@ -1,0 +1,52 @@
+/**
+ * Issue 30: every port of the standalone emulator is a flag and an environment variable, and one line per
+ * service is printed at start, so two emulators on one machine never collide: one configured by flags, one by
+ * `LONGHAUL_EMULATOR_*` variables, both on free ports, each serving on its own ten addresses; and a port already
+ * taken stops the second emulator with the address named rather than sharing or stealing it.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/emulator-http';
+import { printedUrls, startEmulatorProcess, stopEmulatorProcess, type EmulatorProcess } from '../helpers/emulator-process';
+
+const running: EmulatorProcess[] = [];
+const SERVICES = ['GitHub API', 'google-apikeys', 'google-logging', 'google-dns', 'storage origin'];
+
+afterAll(async () => {
+  for (const proc of running) await stopEmulatorProcess(proc, 'SIGINT');
+});
+
+describe('two standalone emulators on one machine', () => {
+  it('listen on separate ports given by flags and by environment variables, one printed line per service', { timeout: 3 * 60_000 }, async () => {
+    const byFlags = await startEmulatorProcess(['--port', '0', '--storage-port', '0', '--apikeys-port', '0', '--logging-port', '0', '--dns-port', '0'], {}, running);
+    const byEnv = await startEmulatorProcess(
+      [],
+      { LONGHAUL_EMULATOR_PORT: '0', LONGHAUL_EMULATOR_STORAGE_PORT: '0', LONGHAUL_EMULATOR_APIKEYS_PORT: '0', LONGHAUL_EMULATOR_LOGGING_PORT: '0', LONGHAUL_EMULATOR_DNS_PORT: '0' },
+      running,
+    );
+    const urls = [printedUrls(byFlags.output()), printedUrls(byEnv.output())];
+    for (const printed of urls) expect([...printed.keys()].filter((k) => SERVICES.includes(k)).sort()).toEqual([...SERVICES].sort());
+    const all = urls.flatMap((printed) => SERVICES.map((name) => printed.get(name)!));
+    expect(new Set(all).size).toBe(10);
+    // None of them fell back to a default port.
+    for (const url of all) expect(Number(new URL(url).port)).not.toBeOneOf([8787, 8788, 8789, 8790, 8791]);
+
+    // Each emulator answers on its own addresses with its own state.
+    for (const printed of urls) {
+      const rate = await call(printed.get('GitHub API')!, 'GET', '/rate_limit');
+      expect(rate.status).toBe(200);
+      const keys = await call(printed.get('google-apikeys')!, 'GET', '/v2/projects/demo-project/locations/global/keys/demo-key-1');
+      expect(keys.status).toBe(200);
+      const zones = await call(printed.get('google-dns')!, 'GET', '/dns/v1/projects/demo-project/managedZones/demo-zone');
+      expect(zones.status).toBe(200);
+    }
+    const created = await call(urls[0].get('GitHub API')!, 'POST', '/orgs/octo-org/hooks', { body: { name: 'web', config: { url: 'https://example.test/h' } } });
+    expect(created.status).toBe(201);
+    expect((await call(urls[0].get('GitHub API')!, 'GET', '/orgs/octo-org/hooks')).json).toHaveLength(1);
+    expect((await call(urls[1].get('GitHub API')!, 'GET', '/orgs/octo-org/hooks')).json).toHaveLength(0);
+
+    // A port another emulator holds: the second one stops and names the address (a flag wins over its variable).
+    const taken = new URL(urls[0].get('google-dns')!).port;
+    const refused = startEmulatorProcess(['--port', '0', '--storage-port', '0', '--apikeys-port', '0', '--logging-port', '0', '--dns-port', taken], { LONGHAUL_EMULATOR_DNS_PORT: '0' }, running);
+    await expect(refused).rejects.toThrow(new RegExp(`exited early with code 1:[\\s\\S]*EADDRINUSE[\\s\\S]*:${taken}`));
+  });
+});
