@@ -10,6 +10,7 @@ import type { Router, RouteContext } from '../router';
 import { durableContainers, type EmulatorContext } from '../module';
 import type { GoogleFixture } from './fixture';
 import { googleError, timestamp } from './errors';
+import { APIKEYS, writeProto } from './proto-json';
 
 export const DELETED_KEY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 const KEY_TYPE = 'type.googleapis.com/google.api.apikeys.v2.Key';
@@ -55,7 +56,8 @@ export function registerApiKeyRoutes(router: Router, ctx: EmulatorContext, fixtu
 
   const etagOf = (key: EmulatedApiKey) => `W/"${createHash('sha256').update(`${key.uid}:${key.version}`).digest('base64').slice(0, 22)}=="`;
 
-  const keyObject = (key: EmulatedApiKey) => ({
+  const keyObject = (key: EmulatedApiKey) =>
+    writeProto(APIKEYS.Key, {
     name: key.name,
     uid: key.uid,
     displayName: key.displayName,
@@ -64,7 +66,7 @@ export function registerApiKeyRoutes(router: Router, ctx: EmulatorContext, fixtu
     ...(key.deleteTime !== undefined ? { deleteTime: timestamp(key.deleteTime) } : {}),
     etag: etagOf(key),
     restrictions: {},
-  });
+    });
 
   const purged = (key: EmulatedApiKey, now: number) => key.deleteTime !== undefined && now - key.deleteTime >= DELETED_KEY_RETENTION_MS;
 

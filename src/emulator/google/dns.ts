@@ -11,7 +11,7 @@ import type { Router, RouteContext } from '../router';
 import { refill, type Durable, type EmulatorContext } from '../module';
 import type { FixtureRecordSet, GoogleFixture } from './fixture';
 import { googleError, timestamp } from './errors';
-import { jsonNamed } from './json-names';
+import { DNS, ProtoJsonError, readProto, writeProto } from './proto-json';
 
 export interface DnsOptions {
   /** How long a change stays `pending`. @format milliseconds */
@@ -37,10 +37,6 @@ interface EmulatedZone {
   changes: EmulatedChange[];
 }
 
-const RRSET_FIELDS = new Set(['name', 'type', 'ttl', 'rrdatas', 'kind', 'signatureRrdatas', 'routingPolicy']);
-/** A Change's fields a client may send: the ones it sets, and the output-only ones of a Change it read (ignored). */
-const CHANGE_FIELDS = ['kind', 'additions', 'deletions', 'id', 'startTime', 'status', 'isServing'];
-
 export function registerDnsRoutes(router: Router, ctx: EmulatorContext, fixture: GoogleFixture, options: DnsOptions) {
   const zones = new Map<string, EmulatedZone>();
   const start = ctx.clock();
@@ -54,15 +50,16 @@ export function registerDnsRoutes(router: Router, ctx: EmulatorContext, fixture:
     });
   });
 
-  const rrsetObject = (r: FixtureRecordSet) => ({ kind: 'dns#resourceRecordSet', name: r.name, type: r.type, ttl: r.ttl, rrdatas: r.rrdatas });
-  const changeObject = (ch: EmulatedChange, now: number) => ({
+  const rrsetObject = (r: FixtureRecordSet) => writeProto(DNS.ResourceRecordSet, { kind: 'dns#resourceRecordSet', name: r.name, type: r.type, ttl: r.ttl, rrdatas: r.rrdatas });
+  const changeObject = (ch: EmulatedChange, now: number) =>
+    writeProto(DNS.Change, {
     kind: 'dns#change',
     id: ch.id,
     startTime: timestamp(ch.startedAt),
     status: now - ch.startedAt >= options.changeMs ? 'done' : 'pending',
     additions: ch.additions.map(rrsetObject),
     deletions: ch.deletions.map(rrsetObject),
-  });
+    });
 
   const findZone = (c: RouteContext): EmulatedZone => {
     const { project, zone } = c.params;
@@ -74,19 +71,16 @@ export function registerDnsRoutes(router: Router, ctx: EmulatorContext, fixture:
     return z;
   };
 
+  /** A Change's record sets, already read as proto3 JSON (`readChange`), checked against the zone. */
   const readSets = (value: unknown, field: string, zone: EmulatedZone): FixtureRecordSet[] => {
     if (value === undefined) return [];
-    if (!Array.isArray(value)) throw googleError(400, `Invalid value for '${field}': expected a list of resource record sets.`, { status: 'INVALID_ARGUMENT', legacyReason: 'invalid' });
-    return value.map((raw, i) => {
-      const r = jsonNamed(raw) as Record<string, unknown>;
+    return (value as Record<string, unknown>[]).map((r, i) => {
       const at = `entity.change.${field}[${i}]`;
-      const unknown = Object.keys(r ?? {}).find((k) => !RRSET_FIELDS.has(k));
-      if (unknown) throw googleError(400, `Invalid JSON payload received. Unknown name "${unknown}" at '${at}': Cannot find field.`, { status: 'INVALID_ARGUMENT', legacyReason: 'invalid' });
       const name = typeof r?.name === 'string' ? r.name : '';
       if (!name.endsWith('.') || !(name === zone.dnsName || name.endsWith(`.${zone.dnsName}`))) {
         throw googleError(400, `Invalid value for '${at}.name': '${name}' is not within the zone's DNS name '${zone.dnsName}'.`, { status: 'INVALID_ARGUMENT', legacyReason: 'invalid' });
       }
-      const rrdatas = Array.isArray(r.rrdatas) ? r.rrdatas.map(String) : [];
+      const rrdatas = (r.rrdatas as string[] | undefined) ?? [];
       if (typeof r.type !== 'string' || r.type === '' || !Number.isInteger(r.ttl) || rrdatas.length === 0) {
         throw googleError(400, `Invalid value for '${at}': type, ttl and rrdatas are required.`, { status: 'INVALID_ARGUMENT', legacyReason: 'invalid' });
       }
@@ -102,16 +96,20 @@ export function registerDnsRoutes(router: Router, ctx: EmulatorContext, fixture:
 
   router.get(zonePath, (c) => {
     const z = findZone(c);
-    return { status: 200, body: { kind: 'dns#managedZone', name: z.name, dnsName: z.dnsName, id: z.id, creationTime: timestamp(z.createdAt), visibility: 'public' } };
+    return { status: 200, body: writeProto(DNS.ManagedZone, { kind: 'dns#managedZone', name: z.name, dnsName: z.dnsName, id: z.id, creationTime: timestamp(z.createdAt), visibility: 'public' }) };
   });
 
   router.get(`${zonePath}/rrsets`, (c) => ({ status: 200, body: { kind: 'dns#resourceRecordSetsListResponse', rrsets: findZone(c).rrsets.map(rrsetObject) } }));
 
   router.post(`${zonePath}/changes`, (c) => {
     const z = findZone(c);
-    const body = (jsonNamed(c.body) ?? {}) as Record<string, unknown>;
-    const unknown = Object.keys(body).find((k) => !CHANGE_FIELDS.includes(k));
-    if (unknown) throw googleError(400, `Invalid JSON payload received. Unknown name "${unknown}": Cannot find field.`, { status: 'INVALID_ARGUMENT', legacyReason: 'invalid' });
+    let body: Record<string, unknown>;
+    try {
+      body = readProto(DNS.Change, c.body);
+    } catch (err) {
+      if (err instanceof ProtoJsonError) throw googleError(400, err.message.replace(/ at '/, " at 'entity.change."), { status: 'INVALID_ARGUMENT', legacyReason: 'invalid' });
+      throw err;
+    }
     const additions = readSets(body.additions, 'additions', z);
     const deletions = readSets(body.deletions, 'deletions', z);
     if (additions.length + deletions.length === 0) {

@@ -16,12 +16,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Router, RouteContext } from '../router';
 import { durableContainers, type EmulatorContext } from '../module';
-import { validateBody } from '../validation';
 import { EmulatorHttpError } from '../http-error';
 import type { GoogleFixture } from './fixture';
 import { googleError, timestamp } from './errors';
 import { operationFilter, type FilterableOperation } from './operation-filter';
-import { jsonNamed, maskPaths } from './json-names';
+import { maskPaths } from './json-names';
+import { LOGGING, ProtoJsonError, readProto, writeProto } from './proto-json';
 
 const METADATA_TYPE = 'type.googleapis.com/google.logging.v2.BucketMetadata';
 const BUCKET_TYPE = 'type.googleapis.com/google.logging.v2.LogBucket';
@@ -84,20 +84,6 @@ export interface EmulatedBucketOperation {
   settled: boolean;
 }
 
-const BUCKET_BODY = {
-  fields: {
-    name: 'string',
-    description: 'string',
-    retentionDays: 'integer',
-    locked: 'boolean',
-    analyticsEnabled: 'boolean',
-    restrictedFields: 'string[]',
-    indexConfigs: 'array',
-    cmekSettings: 'object',
-  },
-} as const;
-/** Output-only fields of a LogBucket: accepted in a request (a bucket read and sent back) and ignored. */
-const OUTPUT_ONLY = ['createTime', 'updateTime', 'lifecycleState'];
 const UPDATABLE = ['description', 'retentionDays', 'locked', 'analyticsEnabled', 'restrictedFields', 'indexConfigs'];
 
 export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fixture: GoogleFixture, options: LogBucketOptions) {
@@ -134,7 +120,8 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
     }
   };
 
-  const bucketObject = (b: EmulatedBucket) => ({
+  const bucketObject = (b: EmulatedBucket) =>
+    writeProto(LOGGING.LogBucket, {
     name: b.name,
     ...(b.description !== undefined ? { description: b.description } : {}),
     createTime: timestamp(b.createTime),
@@ -143,7 +130,7 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
     locked: b.locked,
     lifecycleState: b.lifecycleState,
     analyticsEnabled: b.analyticsEnabled,
-  });
+    });
 
   const operationObject = (op: EmulatedBucketOperation, now: number) => {
     const state = stateOf(op, now);
@@ -196,10 +183,10 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
 
   const bodyOf = (c: RouteContext): Record<string, unknown> => {
     try {
-      return validateBody(jsonNamed(c.body, OUTPUT_ONLY), { fields: { ...BUCKET_BODY.fields } }, 400);
+      return readProto(LOGGING.LogBucket, c.body);
     } catch (err) {
-      const message = (err as Error).message.replace('Invalid request.\n\n', 'Invalid JSON payload received. ');
-      throw googleError(400, message, { status: 'INVALID_ARGUMENT' });
+      if (err instanceof ProtoJsonError) throw googleError(400, err.message, { status: 'INVALID_ARGUMENT' });
+      throw err;
     }
   };
 
@@ -271,7 +258,7 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
       throw googleError(400, `Bucket ${bucket.name} is locked: its retention cannot change and it cannot be unlocked.`, { status: 'FAILED_PRECONDITION', reason: 'BUCKET_LOCKED', domain: 'logging.googleapis.com' });
     }
     const patch: Partial<BucketFields> = {};
-    for (const field of mask) if (field in BUCKET_BODY.fields && field !== 'name') (patch as Record<string, unknown>)[field] = body[field];
+    for (const field of mask) if (field in LOGGING.LogBucket.fields && field !== 'name') (patch as Record<string, unknown>)[field] = body[field];
     bucket.lifecycleState = 'UPDATING';
     const parent = bucket.name.replace(/\/buckets\/[^/]+$/, '');
     const op = startOperation(parent, { kind: 'update', bucketName: bucket.name, request: { name: bucket.name, bucket: body, updateMask: mask.join(',') }, patch, startedAt: c.now });

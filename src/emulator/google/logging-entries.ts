@@ -8,6 +8,7 @@
 import type { Router, RouteContext, RouteResult } from '../router';
 import { EmulatorHttpError } from '../http-error';
 import { refill, type Durable } from '../module';
+import { LOGGING, ProtoJsonError, readProto } from './proto-json';
 
 export interface StoredLogEntry {
   logName: string;
@@ -22,20 +23,11 @@ export interface StoredLogEntry {
 }
 
 const LOG_NAME = /^(projects|organizations|folders|billingAccounts)\/[^/]+\/logs\/[^/]+$/;
-const ENTRY_FIELDS = ['logName', 'resource', 'timestamp', 'receiveTimestamp', 'severity', 'insertId', 'httpRequest', 'labels', 'operation', 'trace', 'spanId', 'traceSampled', 'sourceLocation', 'split', 'jsonPayload', 'textPayload', 'protoPayload'];
-const REQUEST_FIELDS = ['logName', 'resource', 'labels', 'entries', 'partialSuccess', 'dryRun'];
 /** The API accepts at most this many entries per call (and ~10 MB). */
 const MAX_ENTRIES = 1000;
 
 function invalid(message: string): EmulatorHttpError {
   return new EmulatorHttpError(400, message);
-}
-
-function stringMap(value: unknown, what: string): Record<string, string> {
-  if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(`${what} must be a map of strings`);
-  for (const [k, v] of Object.entries(value)) if (typeof v !== 'string') throw invalid(`${what}.${k} must be a string`);
-  return value as Record<string, string>;
 }
 
 export function registerLoggingEntryRoutes(router: Router) {
@@ -46,15 +38,18 @@ export function registerLoggingEntryRoutes(router: Router) {
 
   const write = ({ body, now }: RouteContext): RouteResult => {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('request body must be a JSON object');
-    const req = body as Record<string, unknown>;
-    for (const key of Object.keys(req)) if (!REQUEST_FIELDS.includes(key)) throw invalid(`Invalid JSON payload received. Unknown name "${key}": Cannot find field.`);
-    if (!Array.isArray(req.entries) || req.entries.length === 0) throw invalid('entries must be a non-empty list');
-    if (req.entries.length > MAX_ENTRIES) throw invalid(`at most ${MAX_ENTRIES} entries per request`);
-    const defaultLabels = stringMap(req.labels, 'labels');
-    const prepared: StoredLogEntry[] = req.entries.map((raw, i) => {
-      if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(`entries[${i}] must be an object`);
-      const e = raw as Record<string, unknown>;
-      for (const key of Object.keys(e)) if (!ENTRY_FIELDS.includes(key)) throw invalid(`Invalid JSON payload received. Unknown name "${key}" at 'entries[${i}]': Cannot find field.`);
+    let req: Record<string, unknown>;
+    try {
+      req = readProto(LOGGING.WriteLogEntriesRequest, body);
+    } catch (err) {
+      if (err instanceof ProtoJsonError) throw invalid(err.message);
+      throw err;
+    }
+    const requested = (req.entries as Record<string, unknown>[] | undefined) ?? [];
+    if (requested.length === 0) throw invalid('entries must be a non-empty list');
+    if (requested.length > MAX_ENTRIES) throw invalid(`at most ${MAX_ENTRIES} entries per request`);
+    const defaultLabels = (req.labels as Record<string, string> | undefined) ?? {};
+    const prepared: StoredLogEntry[] = requested.map((e, i) => {
       const logName = (e.logName ?? req.logName) as string | undefined;
       if (typeof logName !== 'string' || !LOG_NAME.test(logName)) throw invalid(`entries[${i}].logName must be projects/P/logs/LOG_ID (or an organization, folder or billing account)`);
       const resource = (e.resource ?? req.resource) as StoredLogEntry['resource'] | undefined;
@@ -70,7 +65,7 @@ export function registerLoggingEntryRoutes(router: Router) {
         timestamp: new Date(Date.parse(timestamp)).toISOString(),
         receiveTimestamp: new Date(now).toISOString(),
         insertId: typeof e.insertId === 'string' && e.insertId !== '' ? e.insertId : `emu-${now}-${entries.length + i}`,
-        labels: { ...defaultLabels, ...stringMap(e.labels, `entries[${i}].labels`) },
+        labels: { ...defaultLabels, ...(e.labels as Record<string, string> | undefined) },
         severity: e.severity as string | undefined,
         jsonPayload: e.jsonPayload as Record<string, unknown> | undefined,
         textPayload: e.textPayload as string | undefined,
