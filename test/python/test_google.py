@@ -63,5 +63,9 @@ def test_dns_change_to_done_and_the_record_set(dns, conforms):
     assert addition in [{k: s[k] for k in addition} for s in sets["rrsets"]]
     latest = conforms("dns", "v1", "changes.list", dns.changes().list(**ZONE, sortOrder="descending", maxResults=1).execute())
     assert latest["changes"][0]["id"] == change["id"]
+    # proto3 JSON: an integer given as a string and a field by its proto name are taken as Google takes them.
+    proto_named = {"name": "py2.demo.example.com.", "type": "TXT", "ttl": "600", "rrdatas": ['"proto"'], "signature_rrdatas": []}
+    second = conforms("dns", "v1", "changes.create", dns.changes().create(**ZONE, body={"additions": [proto_named]}).execute())
+    assert second["additions"][0]["ttl"] == 600
     zone = conforms("dns", "v1", "managedZones.get", dns.managedZones().get(**ZONE).execute())
     assert zone["dnsName"] == "demo.example.com."
