@@ -201,6 +201,10 @@ describe('what clients call on their own', () => {
     const created = (await hit(e, 'POST', MIGRATIONS, 201, { repositories: ['beta'] })).json as { repositories: unknown[] };
     expect(created.repositories[0]).toEqual(repo);
     await hit(e, 'GET', '/repos/octo-org/no-such-repo', 404);
+    // An embedded owner's url is under /users/ for an organization too, as GitHub's are, and leads somewhere.
+    const ownerUrl = (repo.owner as { url: string }).url;
+    expect(ownerUrl).toBe(`${e.apiUrl}/users/octo-org`);
+    expect((await hit(e, 'GET', new URL(ownerUrl).pathname, 200)).json).toMatchObject({ login: 'octo-org', type: 'Organization' });
   });
 
   it('the rate-limit status is the limiter’s own window, costs nothing and is answered while limited', async () => {

@@ -38,9 +38,9 @@ export function defaultGithubFixture(): GithubFixture {
   };
 }
 
-/** The user/organization object shape GitHub embeds in resources. */
+/** The user/organization object shape GitHub embeds in resources (`simple-user`: an organization's URLs are under `/users/` too). */
 export function accountObject(baseUrl: string, account: Account): Record<string, unknown> {
-  const url = `${baseUrl}/${account.type === 'Organization' ? 'orgs' : 'users'}/${account.login}`;
+  const url = `${baseUrl}/users/${account.login}`;
   return {
     login: account.login,
     id: account.id,
