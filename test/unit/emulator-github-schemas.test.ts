@@ -217,7 +217,13 @@ describe('what clients call on their own', () => {
     await hit(e, 'GET', MIGRATIONS, 200);
     await hit(e, 'GET', MIGRATIONS, 200);
     await hit(e, 'GET', MIGRATIONS, 403);
-    expect(((await hit(e, 'GET', '/rate_limit', 200)).json as typeof status).rate).toMatchObject({ remaining: 0, used: 3 });
+    const limited = await hit(e, 'GET', '/rate_limit', 200);
+    expect((limited.json as typeof status).rate).toMatchObject({ remaining: 0, used: 3 });
+    // Nothing changed since: 304 to the ETag of the last answer; a request that counts changes it.
+    const unchanged = await call(e.apiUrl, 'GET', '/rate_limit', { headers: { 'if-none-match': limited.headers.etag } });
+    expect(unchanged.status).toBe(304);
+    expect(ledger.check('GET', '/rate_limit', 304, undefined)).toEqual([]);
+    expect((await call(e.apiUrl, 'GET', '/rate_limit', { headers: { 'if-none-match': first.headers.etag } })).status).toBe(200);
   });
 });
 
@@ -242,7 +248,7 @@ const PROMISED: Record<string, string[]> = {
   'GET /users/{username}': ['200', '404'],
   'GET /orgs/{org}': ['200', '404'],
   'GET /repos/{owner}/{repo}': ['200', '404'],
-  'GET /rate_limit': ['200'],
+  'GET /rate_limit': ['200', '304'],
 };
 
 describe('coverage', () => {

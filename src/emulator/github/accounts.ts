@@ -156,10 +156,11 @@ export function registerAccountRoutes(router: Router, ctx: EmulatorContext, opti
   // Never spends the caller's limits and is answered while it is limited (GitHub documents both).
   router.get(
     '/rate_limit',
-    ({ token, now }) => {
-      const core = ctx.rateLimiter.status(token ?? '', now);
-      const search = { limit: options.searchLimitPerMinute, remaining: options.searchLimitPerMinute, used: 0, reset: Math.ceil(now / 1000) + 60 };
-      return { status: 200, body: { resources: { core, search }, rate: core } };
+    (rc) => {
+      const core = ctx.rateLimiter.status(rc.token ?? '', rc.now);
+      // The search window is reported whole (the emulator serves no search), resetting at the next full minute.
+      const search = { limit: options.searchLimitPerMinute, remaining: options.searchLimitPerMinute, used: 0, reset: Math.ceil(rc.now / 60_000) * 60 };
+      return conditionalJson(rc, { resources: { core, search }, rate: core });
     },
     { countsAgainstPrimary: () => false, exemptFromLimits: true, points: 0 },
   );
