@@ -207,6 +207,11 @@ describe('what clients call on their own', () => {
     expect((await hit(e, 'GET', new URL(ownerUrl).pathname, 200)).json).toMatchObject({ login: 'octo-org', type: 'Organization' });
   });
 
+  it('GET /user is the user the feeds treat as the caller (feeds.authenticatedUser)', async () => {
+    const e = await em.start({ fixture: { accounts: [{ id: 7, login: 'hubot', type: 'User' }], repositories: [] }, feeds: { authenticatedUser: 'hubot' } });
+    expect((await hit(e, 'GET', '/user', 200)).json).toMatchObject({ login: 'hubot', id: 7 });
+  });
+
   it('the rate-limit status is the limiter’s own window, costs nothing and is answered while limited', async () => {
     const e = await em.start({ rateLimit: { limit: 3, windowMs: 60_000 } });
     await hit(e, 'GET', MIGRATIONS, 200);

@@ -11,18 +11,16 @@ import type { Router } from '../router';
 import { conditionalJson, NOT_MODIFIED_NOT_COUNTED } from '../conditional';
 import { EmulatorHttpError } from '../http-error';
 import { accountObject, type Account, type GithubFixture } from './fixture';
-import { githubFixture } from './service';
+import { AUTHENTICATED_USER, githubFixture } from './service';
 import { accountOr404, repositoryOr404 } from './lookup';
 import { fullRepository } from './repository';
 
 export interface AccountOptions {
-  /** The login every accepted token belongs to (`GET /user`); a user of the fixture. */
-  authenticatedUser: string;
   /** The search API's limit per minute reported by `GET /rate_limit` (GitHub: 30); the emulator does not serve search. */
   searchLimitPerMinute: number;
 }
 
-export const defaultAccountOptions: AccountOptions = { authenticatedUser: 'octocat', searchLimitPerMinute: 30 };
+export const defaultAccountOptions: AccountOptions = { searchLimitPerMinute: 30 };
 
 /** A fixed instant per account (creation), so answers are reproducible. */
 const createdAt = (account: Account) => new Date(Date.UTC(2010, 4, 1, 9, 0, 0) + account.id * 86_400_000).toISOString();
@@ -131,7 +129,9 @@ export function registerAccountRoutes(router: Router, ctx: EmulatorContext, opti
   router.get(
     '/user',
     (rc) => {
-      const me = fixture().accounts.find((a) => a.type === 'User' && a.login === options.authenticatedUser);
+      // Read per request: the feeds module, registered before or after this one, names the user.
+      const login = ctx.shared(AUTHENTICATED_USER, () => 'octocat');
+      const me = fixture().accounts.find((a) => a.type === 'User' && a.login.toLowerCase() === login.toLowerCase());
       if (!me) throw new EmulatorHttpError(401, 'Bad credentials');
       return conditionalJson(rc, userObject(ctx.apiUrl(), fixture(), me, true));
     },

@@ -10,7 +10,7 @@
  */
 import type { Router, RouteContext, RouteResult } from '../router';
 import { refillAll, type Durable, type EmulatorContext } from '../module';
-import { githubFixture } from './service';
+import { AUTHENTICATED_USER, githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import { NOT_MODIFIED_NOT_COUNTED, etagMatches, weakEtag } from '../conditional';
 import type { Account, Repository } from './fixture';
@@ -97,6 +97,8 @@ export interface FeedPollBook {
 
 export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options: FeedOptions) {
   const fixture = githubFixture(ctx);
+  // The one user every token authenticates as, for the whole GitHub family (`GET /user` answers it).
+  ctx.shared(AUTHENTICATED_USER, () => options.authenticatedUser);
   let startedAt = ctx.clock();
   const streams = new Map<string, Stream>();
   const intervalOverrides = new Map<string, number>();

@@ -24,3 +24,6 @@ export interface GithubFamilyOptions {
 export function githubFixture(ctx: EmulatorContext): GithubFixture {
   return ctx.shared('github.fixture', () => (ctx.options as GithubFamilyOptions).fixture ?? defaultGithubFixture());
 }
+
+/** The `shared` key of the login every accepted token authenticates as (`feeds.authenticatedUser`; default `octocat`). */
+export const AUTHENTICATED_USER = 'github.authenticatedUser';
