@@ -29,7 +29,7 @@ export function cachedCliPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheDir(env), `temporal-cli-${TEMPORAL_CLI_VERSION.slice(1)}`, 'temporal');
 }
 
-async function isExecutable(path: string): Promise<boolean> {
+export async function isExecutable(path: string): Promise<boolean> {
   try {
     await access(path, constants.X_OK);
     return true;
@@ -38,21 +38,22 @@ async function isExecutable(path: string): Promise<boolean> {
   }
 }
 
-async function onPath(name: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+export async function onPath(name: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (dir && (await isExecutable(join(dir, name)))) return join(dir, name);
   }
   return undefined;
 }
 
-/** Builds the CLI with Go into the cache. Resolves to the binary path; rejects with Go's own error text. */
-export async function buildCliWithGo(goPath: string, log: Log, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const target = cachedCliPath(env);
-  const binDir = join(target, '..');
+/**
+ * `CGO_ENABLED=0 go install <packages>@<version>` into `binDir`. Resolves once Go is done; rejects with the end
+ * of Go's own error text. Go names each binary after its package's last path element.
+ */
+export async function goInstall(goPath: string, packages: readonly string[], version: string, binDir: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   await mkdir(binDir, { recursive: true });
-  log(`building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go into ${binDir} (first run only; takes a few minutes)…`);
+  const targets = packages.map((p) => `${p}@${version}`);
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(goPath, ['install', `${MODULE}@${TEMPORAL_CLI_VERSION}`], {
+    const child = spawn(goPath, ['install', ...targets], {
       env: { ...env, CGO_ENABLED: '0', GOBIN: binDir, GOFLAGS: env.GOFLAGS ?? '-mod=mod' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -60,9 +61,17 @@ export async function buildCliWithGo(goPath: string, log: Log, env: NodeJS.Proce
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`go install ${MODULE}@${TEMPORAL_CLI_VERSION} failed (exit ${code}):\n${stderr.trim().split('\n').slice(-15).join('\n')}`)),
+      code === 0 ? resolve() : reject(new Error(`go install ${targets.join(' ')} failed (exit ${code}):\n${stderr.trim().split('\n').slice(-15).join('\n')}`)),
     );
   });
+}
+
+/** Builds the CLI with Go into the cache. Resolves to the binary path; rejects with Go's own error text. */
+export async function buildCliWithGo(goPath: string, log: Log, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const target = cachedCliPath(env);
+  const binDir = join(target, '..');
+  log(`building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go into ${binDir} (first run only; takes a few minutes)…`);
+  await goInstall(goPath, [MODULE], TEMPORAL_CLI_VERSION, binDir, env);
   if (!(await isExecutable(target))) throw new Error(`go install finished but ${target} is missing`);
   log(`built ${target}`);
   return target;

@@ -55,16 +55,26 @@ export function portIsOpen(host: string, port: number, timeoutMs = 500): Promise
   });
 }
 
-export async function freePort(): Promise<number> {
+/**
+ * A port free on loopback now: the system's pick, or with `below` a random one under that bound (from 10000 on),
+ * for servers that cannot take one from the ephemeral range (Temporal stores its membership ports as smallint).
+ */
+export async function freePort(below?: number): Promise<number> {
   const { createServer } = await import('node:net');
-  return new Promise((done, fail) => {
-    const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => done(port));
+  const tryPort = (port: number) =>
+    new Promise<number | undefined>((done) => {
+      const srv = createServer();
+      srv.once('error', () => done(undefined));
+      srv.listen(port, '127.0.0.1', () => {
+        const { port: bound } = srv.address() as { port: number };
+        srv.close(() => done(bound));
+      });
     });
-  });
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = await tryPort(below ? 10_000 + Math.floor(Math.random() * (below - 10_000)) : 0);
+    if (port) return port;
+  }
+  throw new Error(`no free port on 127.0.0.1${below ? ` below ${below}` : ''}`);
 }
 
 async function waitForPort(host: string, port: number, child: ChildProcess, stderr: () => string, timeoutMs: number): Promise<void> {
