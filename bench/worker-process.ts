@@ -3,7 +3,7 @@
  * `/proc` (Linux), not mixed with the emulator's or the bench driver's.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WORKER_NODE_FLAGS, workerProcessEnv } from '../src/worker-env';
@@ -50,15 +50,23 @@ export function benchWorkerNodeFlags(): readonly string[] {
   return process.env.BENCH_WORKER_NODE_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
 }
 
-/** Starts the compiled worker with `env` added to this process's environment; resolves once it polls. */
-export async function startWorkerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; pid: number; stop(): Promise<void> }> {
+/**
+ * Starts the compiled worker with `env` added to this process's environment; resolves once it polls. Its stderr
+ * goes to this process's, or to the file `options.logFile` (appended, stdout too) when a driver prints a report.
+ */
+export async function startWorkerProcess(env: Record<string, string>, options: { logFile?: string } = {}): Promise<{ child: ChildProcess; pid: number; stop(): Promise<void> }> {
   const entry = join(root, 'dist', 'worker.js');
   if (!existsSync(entry)) throw new Error(`${entry} is missing: call buildWorker() first`);
   const child = spawn(process.execPath, [...benchWorkerNodeFlags(), entry], {
     // As `longhaul worker` and the Docker image run it: with the worker's malloc settings and node flags.
     env: workerProcessEnv({ ...process.env, ...env }),
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', options.logFile ? 'pipe' : 'inherit'],
   });
+  if (options.logFile) {
+    const log = createWriteStream(options.logFile, { flags: 'a' });
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+  }
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       if (d.toString().includes('polling task queue')) resolve();

@@ -1,0 +1,279 @@
+/**
+ * `npm run check:production-stack` (not part of `npm test`): longhaul on a production-shape Temporal outside
+ * Docker — the real server binary at the version docker-compose.yml pins, on PostgreSQL from Debian's packages,
+ * SQL visibility, the namespace set up by `longhaul setup-namespace` (`src/temporal/production-stack/`) — and,
+ * against it, a chaos run with the compiled worker as separate processes, as the Docker image runs it:
+ *
+ *   1. stack      build (or find) the server, start PostgreSQL, apply the schemas, start the server, set up the namespace
+ *   2. workers    two worker processes on one task queue, an in-process GitHub emulator with slow exports
+ *   3. start      `longhaul migrate --repos-file … --lock` starts 20 migrations (2 repositories each)
+ *   4. list       `longhaul list --state exporting --running` answers on SQL visibility mid-run
+ *   5. status     `longhaul status` of a running migration, by its natural key (--org, --repos)
+ *   6. chaos      5 worker SIGKILLs (each restarted), a Temporal server restart, a PostgreSQL restart
+ *   7. results    every migration completed, archive downloaded, repositories unlocked; each export started once
+ *   8. list       `longhaul list --process org-migration --state exported --closed` lists all 20 on SQL visibility
+ *   9. status     `longhaul status` of a completed migration
+ *
+ * Prints one line per step with its figures; exits 1 on any failure. Another check (an upgrade test, `longhaul
+ * doctor`) runs against the same stack with `startProductionStack()`.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { startProductionStack, type ProductionStack } from '../../src/temporal/production-stack/stack';
+import { startEmulator, type Emulator } from '../../src/emulator/emulator';
+import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import { migrationWorkflowId, type OrgMigrationResult } from '../../src/common/org-migration';
+import { buildWorker, startWorkerProcess } from '../../bench/worker-process';
+
+const MIGRATIONS = 20;
+const REPOS_PER_MIGRATION = 2;
+const WORKER_KILLS = 5;
+const ORG = 'prod-org';
+const TOKEN = 'production-stack-check-token';
+const TASK_QUEUE = 'longhaul-production-check';
+/** Exports long enough that the chaos happens while they run, and spread so migrations end all through it. */
+const EXPORT_MS: [number, number] = [20_000, 150_000];
+/** How long PostgreSQL stays down. */
+const POSTGRES_DOWN_MS = 5_000;
+/** Between two chaos steps, so each one meets work in another state. */
+const CHAOS_SPACING_MS = 12_000;
+
+const root = join(__dirname, '..', '..');
+const run = promisify(execFile);
+const t0 = Date.now();
+const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s`;
+const say = (line: string) => console.log(`[${elapsed()}] ${line}`);
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+class CheckFailure extends Error {}
+function expect(condition: boolean, what: string): void {
+  if (!condition) throw new CheckFailure(what);
+}
+
+interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `bin/longhaul.js <args>` as a user runs it, against the stack. */
+function longhaul(stack: ProductionStack, args: string[]): Promise<CliRun> {
+  return new Promise((resolve) =>
+    execFile(
+      process.execPath,
+      [join(root, 'bin', 'longhaul.js'), ...args],
+      { cwd: root, env: { ...process.env, TEMPORAL_ADDRESS: stack.address, TEMPORAL_NAMESPACE: stack.namespace, LONGHAUL_TASK_QUEUE: TASK_QUEUE }, timeout: 120_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
+}
+
+interface ListRow {
+  workflowId: string;
+  workflowStatus: string;
+  state?: string;
+}
+
+/** `longhaul list … --json`, its rows. */
+async function list(stack: ProductionStack, args: string[]): Promise<ListRow[]> {
+  const res = await longhaul(stack, ['list', ...args, '--json']);
+  expect(res.code === 0, `longhaul list ${args.join(' ')} exited ${res.code}: ${res.stderr.trim()}`);
+  return (JSON.parse(res.stdout) as { workflows: ListRow[] }).workflows;
+}
+
+/** SQL visibility is written after the fact (the history service's visibility queue): ask until it agrees. */
+async function listUntil(stack: ProductionStack, args: string[], done: (rows: ListRow[]) => boolean, timeoutMs = 60_000): Promise<{ rows: ListRow[]; asks: number }> {
+  const deadline = Date.now() + timeoutMs;
+  for (let asks = 1; ; asks++) {
+    const rows = await list(stack, args);
+    if (done(rows) || Date.now() > deadline) return { rows, asks };
+    await pause(1_000);
+  }
+}
+
+interface Worker {
+  pid: number;
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function main(): Promise<void> {
+  console.log(`production-stack check: load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')} on ${cpus().length} cores`);
+  const dir = await mkdtemp(join(tmpdir(), 'longhaul-production-check-'));
+  let stack: ProductionStack | undefined;
+  let emulator: Emulator | undefined;
+  let connection: Connection | undefined;
+  const workers: Worker[] = [];
+  try {
+    // 1. The stack.
+    say('step 1: production-shape Temporal');
+    stack = await startProductionStack({ log: (m) => say(`  ${m}`) });
+    const t = stack.timings;
+    say(
+      `  build ${t.buildMs ? seconds(t.buildMs) : 'cached'} · PostgreSQL init+start ${seconds(t.postgresMs)} · schemas ${seconds(t.schemaMs)} · ` +
+        `server start ${seconds(t.serverStartMs)} · setup-namespace ${seconds(t.namespaceMs)}`,
+    );
+
+    // 2. Workers and the emulator.
+    say('step 2: compiled worker ×2 (separate processes), GitHub emulator');
+    buildWorker();
+    // `npm run build:bundle` as the Docker image builds it (its webpack report stays out of this one).
+    const bundle = join(dir, 'workflow-bundle.js');
+    await run(process.execPath, [join(root, 'dist', 'temporal', 'bundle.js'), bundle]);
+    const fixture = defaultGithubFixture();
+    fixture.accounts.push({ id: 6000, login: ORG, type: 'Organization' });
+    const repos = Array.from({ length: MIGRATIONS * REPOS_PER_MIGRATION }, (_, i) => `repo-${String(i).padStart(2, '0')}`);
+    repos.forEach((name, i) => fixture.repositories.push({ id: 20_000 + i, name, owner: ORG, private: false, workflowsEnabled: false }));
+    emulator = await startEmulator({ token: TOKEN, fixture, migrations: { exportMs: EXPORT_MS, archiveBytes: 64 * 1024 } });
+    const env = {
+      TEMPORAL_ADDRESS: stack.address,
+      TEMPORAL_NAMESPACE: stack.namespace,
+      GITHUB_API_URL: emulator.apiUrl,
+      GITHUB_TOKEN: TOKEN,
+      LONGHAUL_TASK_QUEUE: TASK_QUEUE,
+      LONGHAUL_DATA_DIR: join(dir, 'data'),
+      LONGHAUL_WORKFLOW_BUNDLE: bundle,
+      LONGHAUL_METRICS_ADDRESS: 'off',
+    };
+    let started = 0;
+    const startWorker = async (): Promise<Worker> => {
+      const w = await startWorkerProcess(env, { logFile: join(dir, `worker-${++started}.log`) });
+      return {
+        pid: w.pid,
+        stop: w.stop,
+        async kill() {
+          const exited = new Promise((r) => w.child.once('exit', r));
+          w.child.kill('SIGKILL');
+          await exited;
+        },
+      };
+    };
+    workers.push(...(await Promise.all([startWorker(), startWorker()])));
+    say(`  workers pid ${workers.map((w) => w.pid).join(', ')} polling ${TASK_QUEUE}; exports take ${EXPORT_MS[0] / 1000}–${EXPORT_MS[1] / 1000} s`);
+
+    // 3. Twenty migrations, started by the CLI from a repos file.
+    say(`step 3: longhaul migrate --repos-file (${MIGRATIONS} migrations × ${REPOS_PER_MIGRATION} repositories, --lock)`);
+    const groups = Array.from({ length: MIGRATIONS }, (_, m) => repos.slice(m * REPOS_PER_MIGRATION, (m + 1) * REPOS_PER_MIGRATION));
+    const reposFile = join(dir, 'repos.txt');
+    await writeFile(reposFile, groups.map((g) => g.join(', ')).join('\n') + '\n');
+    const migrate = await longhaul(stack, ['migrate', '--org', ORG, '--repos-file', reposFile, '--lock', '--poll-initial', '2', '--poll-max', '5', '--json']);
+    expect(migrate.code === 0, `longhaul migrate exited ${migrate.code}: ${migrate.stderr.trim()}`);
+    const ids = groups.map((g) => migrationWorkflowId(ORG, g));
+    const startedRows = (JSON.parse(migrate.stdout) as { migrations: { workflowId: string; workflowStatus: string }[] }).migrations;
+    expect(startedRows.length === MIGRATIONS && startedRows.every((r) => r.workflowStatus === 'RUNNING' && ids.includes(r.workflowId)), `migrate did not start the ${MIGRATIONS} migrations: ${migrate.stdout}`);
+    say(`  ${startedRows.length} started (${ids[0]} … ${ids[ids.length - 1]})`);
+
+    connection = await Connection.connect({ address: stack.address });
+    const client = new Client({ connection, namespace: stack.namespace });
+    // Each result is awaited from now on: the client follows the run across the restarts below.
+    const outcomes = ids.map((id) =>
+      client.workflow
+        .getHandle(id)
+        .result()
+        .then((r: OrgMigrationResult) => ({ id, result: r, endedAt: Date.now() }))
+        .catch((err: Error) => ({ id, error: err, endedAt: Date.now() })),
+    );
+    let completed = 0;
+    for (const o of outcomes) void o.then(() => completed++);
+
+    // 4. list --state exporting, mid-run.
+    say('step 4: longhaul list --state exporting --running (SQL visibility, mid-run)');
+    // Exports begin `pending` (a fifth of their time): ask until half of them are listed, or a minute passed.
+    const exporting = await listUntil(stack, ['--process', 'org-migration', '--state', 'exporting', '--running', '--limit', '100'], (rows) => rows.length >= MIGRATIONS / 2);
+    expect(exporting.rows.length > 0, 'list --state exporting --running never listed a migration');
+    expect(exporting.rows.every((r) => r.state === 'exporting' && r.workflowStatus === 'RUNNING' && ids.includes(r.workflowId)), `list --state exporting answered rows of another state: ${JSON.stringify(exporting.rows)}`);
+    say(`  ${exporting.rows.length} of ${MIGRATIONS} listed as exporting (after ${exporting.asks} ask(s)); ${completed} completed so far`);
+
+    // 5. status of a running migration, by its key.
+    say('step 5: longhaul status --org … --repos … (a running migration)');
+    const running = exporting.rows[0].workflowId;
+    const group = groups[ids.indexOf(running)];
+    const st = await longhaul(stack, ['status', '--org', ORG, '--repos', group.join(','), '--json']);
+    expect(st.code === 0, `longhaul status exited ${st.code}: ${st.stderr.trim()}`);
+    const view = JSON.parse(st.stdout) as { workflowId: string; workflowStatus: string; state?: string; line?: string };
+    expect(view.workflowId === running && view.line !== undefined, `status of ${running} answered without its status line: ${st.stdout}`);
+    say(`  ${view.workflowId}  ${view.workflowStatus}  state ${view.state}: ${view.line}`);
+
+    // 6. Chaos.
+    say(`step 6: chaos — ${WORKER_KILLS} worker SIGKILLs, a Temporal server restart, a PostgreSQL restart, ${CHAOS_SPACING_MS / 1000} s apart`);
+    const plan = ['kill', 'kill', 'server', 'kill', 'postgres', 'kill', 'kill'] as const;
+    let kills = 0;
+    let serverDownMs = 0;
+    let postgresDownMs = 0;
+    for (const step of plan) {
+      await pause(CHAOS_SPACING_MS);
+      if (step === 'kill') {
+        const victim = workers[kills % workers.length];
+        await victim.kill();
+        kills++;
+        const restarted = Date.now();
+        workers[(kills - 1) % workers.length] = await startWorker();
+        say(`  SIGKILL #${kills}: worker pid ${victim.pid} killed; pid ${workers[(kills - 1) % workers.length].pid} polling ${seconds(Date.now() - restarted)} later · ${completed}/${MIGRATIONS} completed`);
+      } else if (step === 'server') {
+        serverDownMs = await stack.restartServer();
+        say(`  Temporal server restarted (SIGTERM, start): frontend answering again after ${seconds(serverDownMs)} · ${completed}/${MIGRATIONS} completed`);
+      } else {
+        postgresDownMs = await stack.restartPostgres(POSTGRES_DOWN_MS);
+        say(`  PostgreSQL restarted (fast shutdown, ${POSTGRES_DOWN_MS / 1000} s down, start): back after ${seconds(postgresDownMs)} · ${completed}/${MIGRATIONS} completed`);
+      }
+    }
+    expect(kills === WORKER_KILLS, `${kills} kills, not ${WORKER_KILLS}`);
+
+    // 7. Every migration to its end.
+    say('step 7: every migration to its end');
+    const results = await Promise.all(outcomes);
+    const failed = results.filter((r) => 'error' in r);
+    expect(failed.length === 0, `${failed.length} migration(s) failed: ${failed.map((f) => `${f.id}: ${(f as { error: Error }).error.message}`).join('; ')}`);
+    const ok = results as { id: string; result: OrgMigrationResult }[];
+    for (const { id, result } of ok) {
+      const g = groups[ids.indexOf(id)];
+      expect(result.state === 'exported' && result.archive.bytes === 64 * 1024, `${id}: archive ${result.archive.bytes} bytes`);
+      expect(result.unlockedRepositories.slice().sort().join() === g.join(), `${id}: unlocked ${result.unlockedRepositories.join(', ')}`);
+      const archive = await readFile(join(env.LONGHAUL_DATA_DIR, result.archive.path)).catch(() => readFile(result.archive.path));
+      expect(archive.length === result.archive.bytes, `${id}: the archive on disk has ${archive.length} bytes`);
+    }
+    const starts = emulator.stats.byRoute['POST /orgs/:org/migrations'] ?? 0;
+    const unlocks = emulator.stats.byRoute['DELETE /orgs/:org/migrations/:id/repos/:repo/lock'] ?? 0;
+    say(`  ${ok.length}/${MIGRATIONS} migrations completed (archives on disk, ${MIGRATIONS * REPOS_PER_MIGRATION} repositories unlocked) across ${kills} SIGKILLs, 1 server restart, 1 PostgreSQL restart`);
+    say(`  the emulator received ${starts} migration starts and ${unlocks} unlocks (each once: ${MIGRATIONS} / ${MIGRATIONS * REPOS_PER_MIGRATION}); ${emulator.stats.requests} API requests in all`);
+    expect(starts === MIGRATIONS, `${starts} migration starts for ${MIGRATIONS} migrations`);
+    expect(unlocks === MIGRATIONS * REPOS_PER_MIGRATION, `${unlocks} unlocks for ${MIGRATIONS * REPOS_PER_MIGRATION} locked repositories`);
+
+    // 8. list --state exported, closed: a completed migration stays listed under the export's last state.
+    say('step 8: longhaul list --process org-migration --org … --state exported --closed (SQL visibility)');
+    const done = await listUntil(stack, ['--process', 'org-migration', '--org', ORG, '--state', 'exported', '--closed', '--limit', '100'], (rows) => rows.length >= MIGRATIONS);
+    const listed = new Set(done.rows.map((r) => r.workflowId));
+    expect(done.rows.length === MIGRATIONS && ids.every((id) => listed.has(id)), `list --state exported --closed listed ${done.rows.length} of ${MIGRATIONS}`);
+    expect(done.rows.every((r) => r.workflowStatus === 'COMPLETED'), `list --state exported --closed: ${JSON.stringify(done.rows.filter((r) => r.workflowStatus !== 'COMPLETED'))}`);
+    const stillExporting = await list(stack, ['--state', 'exporting', '--running']);
+    expect(stillExporting.length === 0, `list --state exporting --running still lists ${stillExporting.length}`);
+    say(`  ${done.rows.length}/${MIGRATIONS} listed as exported, COMPLETED (after ${done.asks} ask(s)); list --state exporting --running: ${stillExporting.length}`);
+
+    // 9. status of a completed migration.
+    say('step 9: longhaul status <workflow id> (a completed migration)');
+    const st2 = await longhaul(stack, ['status', ids[0]]);
+    expect(st2.code === 0 && st2.stdout.includes('COMPLETED'), `status ${ids[0]} exited ${st2.code}: ${st2.stdout}${st2.stderr}`);
+    for (const line of st2.stdout.trim().split('\n')) say(`  ${line}`);
+
+    say(`PASS: Temporal ${stack.serverVersion} on ${stack.postgresVersion}; load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')}`);
+  } catch (err) {
+    console.error(`[${elapsed()}] FAIL: ${(err as Error).message}`);
+    if (!(err instanceof CheckFailure)) console.error((err as Error).stack);
+    if (stack) console.error(`server log: ${stack.serverLog}`);
+    console.error(`worker logs kept in ${dir}`);
+    process.exitCode = 1;
+  } finally {
+    await Promise.all(workers.map((w) => w.stop().catch(() => undefined)));
+    await connection?.close();
+    await emulator?.close();
+    await stack?.stop();
+    if (!process.exitCode) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+void main();
