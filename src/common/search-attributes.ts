@@ -34,18 +34,25 @@ export function searchAttributeArgs(): string[] {
 }
 
 /**
+/**
  * Temporal's limit on one search attribute value, as the server measures it: the bytes of the value's encoded
  * payload, which for a Keyword is its JSON text (quotes, and escapes for `"`, `\\` and control characters,
  * included). A value over it fails the start, and an upsert over it TERMINATES the workflow (BadSearchAttributes).
  */
 export const KEYWORD_MAX_BYTES = 2_048;
 /**
- * Kept free below the limit for the encoding: another client's encoder may escape more than `JSON.stringify`
- * (Go's writes `<`, `>`, `&` as six bytes each), and a summary must not sit on the last byte the server accepts.
+ * What SQL visibility (PostgreSQL and MySQL, as in the compose stack) keeps of a custom Keyword: a `VARCHAR(255)`
+ * column. The server accepts a longer value, but its visibility write of it then fails and is retried for ever,
+ * and the workflow stays out of `list`, the lookups by key and the UI's filters (`npm run check:production-stack`).
  */
-export const KEYWORD_MARGIN_BYTES = 48;
-/** What longhaul lets one Keyword's encoded payload take: the limit less the margin. */
-export const KEYWORD_BUDGET_BYTES = KEYWORD_MAX_BYTES - KEYWORD_MARGIN_BYTES;
+export const SQL_VISIBILITY_KEYWORD_CHARS = 255;
+/**
+ * What longhaul lets one Keyword's encoded payload take: SQL visibility's column, since a payload of 255 bytes
+ * holds at most 253 characters. That is far enough below the server's limit that no encoder's escapes (Go's
+ * writes `<`, `>`, `&` as six bytes each) bring a value near it. Changing it changes the values of upserts,
+ * never which commands a workflow sends (replay compares an upsert's command, not its value).
+ */
+export const KEYWORD_BUDGET_BYTES = SQL_VISIBILITY_KEYWORD_CHARS;
 
 /** UTF-8 length of a string (no `TextEncoder` needed: this runs in workflows too). */
 export function utf8Bytes(text: string): number {

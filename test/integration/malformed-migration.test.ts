@@ -109,7 +109,8 @@ describe('org migration: malformed answers (issue 13)', () => {
 
 describe('org migration: 5,000 repositories in one migration (issue 13)', () => {
   // The spec (002) states no per-migration maximum, so a large migration keeps working: what could not take
-  // it was the LonghaulTarget search attribute (a Keyword, 2,048 bytes), now summarised.
+  // it was the LonghaulTarget search attribute (a Keyword: 2,048 bytes on Temporal, 255 characters on SQL
+  // visibility), now summarised.
   const fixture = defaultGithubFixture();
   const many = Array.from({ length: 5_000 }, (_, i) => `bulk-repository-${i}`);
   for (const [i, name] of many.entries()) fixture.repositories.push({ id: 90_000 + i, name, owner: 'octo-org', private: false, workflowsEnabled: false });

@@ -95,6 +95,13 @@ describe('search attribute values', () => {
     expect(keywordValue('short')).toBe('short');
   });
 
+  it('keeps every Keyword value within the 255 characters SQL visibility stores (VARCHAR(255) on PostgreSQL and MySQL)', () => {
+    // A longer value fails the visibility store's write: the workflow would drop out of list queries.
+    const sqlVisibilityChars = 255;
+    expect(summarizeList(Array.from({ length: 5_000 }, (_, i) => `repository-${i}`)).length).toBeLessThanOrEqual(sqlVisibilityChars);
+    for (const text of ['x'.repeat(10_000), 'é'.repeat(10_000), '"\\'.repeat(5_000)]) expect(keywordValue(text).length).toBeLessThanOrEqual(sqlVisibilityChars);
+  });
+
   it('fits every Keyword of a set, cuts none it can leave whole, and leaves out an exact-match value too long for the server', () => {
     const guid = '"'.repeat(1_500);
     const { pairs, leftOut } = fitSearchAttributes([
