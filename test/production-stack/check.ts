@@ -6,12 +6,14 @@
  *
  *   1. stack      build (or find) the server, start PostgreSQL, apply the schemas, start the server, set up the namespace
  *   2. workers    two worker processes on one task queue, an in-process GitHub emulator with slow exports
- *   3. start      `longhaul migrate --repos-file … --lock` starts 20 migrations (2 repositories each)
+ *   3. start      `longhaul migrate --repos-file … --lock` starts 20 migrations of 2 repositories and 1 of 30
  *   4. list       `longhaul list --state exporting --running` answers on SQL visibility mid-run
  *   5. status     `longhaul status` of a running migration, by its natural key (--org, --repos)
  *   6. chaos      5 worker SIGKILLs (each restarted), a Temporal server restart, a PostgreSQL restart
- *   7. results    every migration completed, archive downloaded, repositories unlocked; each export started once
- *   8. list       `longhaul list --process org-migration --state exported --closed` lists all 20 on SQL visibility
+ *   7. results    every migration completed, archive downloaded, repositories unlocked; each export started once,
+ *                 each repository unlocked once
+ *   8. list       `longhaul list --process org-migration --state exported --closed` lists all 21 on SQL visibility,
+ *                 the 30-repository one too (its LonghaulTarget within what SQL visibility keeps of a Keyword)
  *   9. status     `longhaul status` of a completed migration
  *
  * Prints one line per step with its figures; exits 1 on any failure. Another check (an upgrade test, `longhaul
@@ -19,18 +21,24 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startProductionStack, type ProductionStack } from '../../src/temporal/production-stack/stack';
+import { COMPOSE_FILE, startProductionStack, type ProductionStack } from '../../src/temporal/production-stack/stack';
 import { startEmulator, type Emulator } from '../../src/emulator/emulator';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import { migrationWorkflowId, type OrgMigrationResult } from '../../src/common/org-migration';
+import { LonghaulTarget } from '../../src/common/search-attributes';
 import { buildWorker, startWorkerProcess } from '../../bench/worker-process';
 
 const MIGRATIONS = 20;
 const REPOS_PER_MIGRATION = 2;
+/**
+ * One more migration, of this many repositories: its LonghaulTarget lists them ("wide-repo-00, wide-repo-01, …"),
+ * longer than the 255 characters SQL visibility keeps of a Keyword.
+ */
+const WIDE_MIGRATION_REPOS = 30;
 const WORKER_KILLS = 5;
 const ORG = 'prod-org';
 const TOKEN = 'production-stack-check-token';
@@ -109,14 +117,25 @@ async function main(): Promise<void> {
   let emulator: Emulator | undefined;
   let connection: Connection | undefined;
   const workers: Worker[] = [];
+  // Ctrl-C: PostgreSQL runs detached (pg_ctl), so stop the stack rather than leave it behind.
+  const interrupted = () => {
+    console.error(`[${elapsed()}] interrupted: stopping the stack`);
+    void Promise.all(workers.map((w) => w.kill()))
+      .then(() => stack?.stop())
+      .finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   try {
     // 1. The stack.
     say('step 1: production-shape Temporal');
     stack = await startProductionStack({ log: (m) => say(`  ${m}`) });
     const t = stack.timings;
+    const composePostgres = /image:\s*(postgres:\S+)/.exec(await readFile(COMPOSE_FILE, 'utf8'))?.[1];
+    say(`  docker-compose.yml runs temporalio/server:${stack.serverVersion} (this run: the same) and ${composePostgres} (this run: ${stack.postgresVersion})`);
     say(
       `  build ${t.buildMs ? seconds(t.buildMs) : 'cached'} · PostgreSQL init+start ${seconds(t.postgresMs)} · schemas ${seconds(t.schemaMs)} · ` +
-        `server start ${seconds(t.serverStartMs)} · setup-namespace ${seconds(t.namespaceMs)}`,
+        `server start ${seconds(t.serverStartMs)} · setup-namespace ${seconds(t.namespaceMs)} (+ ${seconds(t.attributesMs)} until its attributes are queryable)`,
     );
 
     // 2. Workers and the emulator.
@@ -128,7 +147,11 @@ async function main(): Promise<void> {
     const fixture = defaultGithubFixture();
     fixture.accounts.push({ id: 6000, login: ORG, type: 'Organization' });
     const repos = Array.from({ length: MIGRATIONS * REPOS_PER_MIGRATION }, (_, i) => `repo-${String(i).padStart(2, '0')}`);
-    repos.forEach((name, i) => fixture.repositories.push({ id: 20_000 + i, name, owner: ORG, private: false, workflowsEnabled: false }));
+    const wide = Array.from({ length: WIDE_MIGRATION_REPOS }, (_, i) => `wide-repo-${String(i).padStart(2, '0')}`);
+    const groups = [...Array.from({ length: MIGRATIONS }, (_, m) => repos.slice(m * REPOS_PER_MIGRATION, (m + 1) * REPOS_PER_MIGRATION)), wide];
+    const total = groups.length;
+    const totalRepos = groups.flat().length;
+    groups.flat().forEach((name, i) => fixture.repositories.push({ id: 20_000 + i, name, owner: ORG, private: false, workflowsEnabled: false }));
     emulator = await startEmulator({ token: TOKEN, fixture, migrations: { exportMs: EXPORT_MS, archiveBytes: 64 * 1024 } });
     const env = {
       TEMPORAL_ADDRESS: stack.address,
@@ -147,6 +170,7 @@ async function main(): Promise<void> {
         pid: w.pid,
         stop: w.stop,
         async kill() {
+          if (w.child.exitCode !== null || w.child.signalCode !== null) return;
           const exited = new Promise((r) => w.child.once('exit', r));
           w.child.kill('SIGKILL');
           await exited;
@@ -157,15 +181,14 @@ async function main(): Promise<void> {
     say(`  workers pid ${workers.map((w) => w.pid).join(', ')} polling ${TASK_QUEUE}; exports take ${EXPORT_MS[0] / 1000}–${EXPORT_MS[1] / 1000} s`);
 
     // 3. Twenty migrations, started by the CLI from a repos file.
-    say(`step 3: longhaul migrate --repos-file (${MIGRATIONS} migrations × ${REPOS_PER_MIGRATION} repositories, --lock)`);
-    const groups = Array.from({ length: MIGRATIONS }, (_, m) => repos.slice(m * REPOS_PER_MIGRATION, (m + 1) * REPOS_PER_MIGRATION));
+    say(`step 3: longhaul migrate --repos-file (${MIGRATIONS} migrations × ${REPOS_PER_MIGRATION} repositories and 1 × ${WIDE_MIGRATION_REPOS}, --lock)`);
     const reposFile = join(dir, 'repos.txt');
     await writeFile(reposFile, groups.map((g) => g.join(', ')).join('\n') + '\n');
     const migrate = await longhaul(stack, ['migrate', '--org', ORG, '--repos-file', reposFile, '--lock', '--poll-initial', '2', '--poll-max', '5', '--json']);
     expect(migrate.code === 0, `longhaul migrate exited ${migrate.code}: ${migrate.stderr.trim()}`);
     const ids = groups.map((g) => migrationWorkflowId(ORG, g));
     const startedRows = (JSON.parse(migrate.stdout) as { migrations: { workflowId: string; workflowStatus: string }[] }).migrations;
-    expect(startedRows.length === MIGRATIONS && startedRows.every((r) => r.workflowStatus === 'RUNNING' && ids.includes(r.workflowId)), `migrate did not start the ${MIGRATIONS} migrations: ${migrate.stdout}`);
+    expect(startedRows.length === total && startedRows.every((r) => r.workflowStatus === 'RUNNING' && ids.includes(r.workflowId)), `migrate did not start the ${total} migrations: ${migrate.stdout}`);
     say(`  ${startedRows.length} started (${ids[0]} … ${ids[ids.length - 1]})`);
 
     connection = await Connection.connect({ address: stack.address });
@@ -184,10 +207,10 @@ async function main(): Promise<void> {
     // 4. list --state exporting, mid-run.
     say('step 4: longhaul list --state exporting --running (SQL visibility, mid-run)');
     // Exports begin `pending` (a fifth of their time): ask until half of them are listed, or a minute passed.
-    const exporting = await listUntil(stack, ['--process', 'org-migration', '--state', 'exporting', '--running', '--limit', '100'], (rows) => rows.length >= MIGRATIONS / 2);
+    const exporting = await listUntil(stack, ['--process', 'org-migration', '--state', 'exporting', '--running', '--limit', '100'], (rows) => rows.length >= total / 2);
     expect(exporting.rows.length > 0, 'list --state exporting --running never listed a migration');
     expect(exporting.rows.every((r) => r.state === 'exporting' && r.workflowStatus === 'RUNNING' && ids.includes(r.workflowId)), `list --state exporting answered rows of another state: ${JSON.stringify(exporting.rows)}`);
-    say(`  ${exporting.rows.length} of ${MIGRATIONS} listed as exporting (after ${exporting.asks} ask(s)); ${completed} completed so far`);
+    say(`  ${exporting.rows.length} of ${total} listed as exporting (after ${exporting.asks} ask(s)); ${completed} completed so far`);
 
     // 5. status of a running migration, by its key.
     say('step 5: longhaul status --org … --repos … (a running migration)');
@@ -213,13 +236,13 @@ async function main(): Promise<void> {
         kills++;
         const restarted = Date.now();
         workers[(kills - 1) % workers.length] = await startWorker();
-        say(`  SIGKILL #${kills}: worker pid ${victim.pid} killed; pid ${workers[(kills - 1) % workers.length].pid} polling ${seconds(Date.now() - restarted)} later · ${completed}/${MIGRATIONS} completed`);
+        say(`  SIGKILL #${kills}: worker pid ${victim.pid} killed; pid ${workers[(kills - 1) % workers.length].pid} polling ${seconds(Date.now() - restarted)} later · ${completed}/${total} completed`);
       } else if (step === 'server') {
         serverDownMs = await stack.restartServer();
-        say(`  Temporal server restarted (SIGTERM, start): frontend answering again after ${seconds(serverDownMs)} · ${completed}/${MIGRATIONS} completed`);
+        say(`  Temporal server restarted (SIGTERM, start): frontend answering again after ${seconds(serverDownMs)} · ${completed}/${total} completed`);
       } else {
         postgresDownMs = await stack.restartPostgres(POSTGRES_DOWN_MS);
-        say(`  PostgreSQL restarted (fast shutdown, ${POSTGRES_DOWN_MS / 1000} s down, start): back after ${seconds(postgresDownMs)} · ${completed}/${MIGRATIONS} completed`);
+        say(`  PostgreSQL restarted (fast shutdown, ${POSTGRES_DOWN_MS / 1000} s down, start): back after ${seconds(postgresDownMs)} · ${completed}/${total} completed`);
       }
     }
     expect(kills === WORKER_KILLS, `${kills} kills, not ${WORKER_KILLS}`);
@@ -239,20 +262,23 @@ async function main(): Promise<void> {
     }
     const starts = emulator.stats.byRoute['POST /orgs/:org/migrations'] ?? 0;
     const unlocks = emulator.stats.byRoute['DELETE /orgs/:org/migrations/:id/repos/:repo/lock'] ?? 0;
-    say(`  ${ok.length}/${MIGRATIONS} migrations completed (archives on disk, ${MIGRATIONS * REPOS_PER_MIGRATION} repositories unlocked) across ${kills} SIGKILLs, 1 server restart, 1 PostgreSQL restart`);
-    say(`  the emulator received ${starts} migration starts and ${unlocks} unlocks (each once: ${MIGRATIONS} / ${MIGRATIONS * REPOS_PER_MIGRATION}); ${emulator.stats.requests} API requests in all`);
-    expect(starts === MIGRATIONS, `${starts} migration starts for ${MIGRATIONS} migrations`);
-    expect(unlocks === MIGRATIONS * REPOS_PER_MIGRATION, `${unlocks} unlocks for ${MIGRATIONS * REPOS_PER_MIGRATION} locked repositories`);
+    say(`  ${ok.length}/${total} migrations completed (archives on disk, ${totalRepos} repositories unlocked) across ${kills} SIGKILLs, 1 server restart, 1 PostgreSQL restart`);
+    say(`  the emulator received ${starts} migration starts and ${unlocks} unlocks (each once: ${total} / ${totalRepos}); ${emulator.stats.requests} API requests in all`);
+    expect(starts === total, `${starts} migration starts for ${total} migrations`);
+    expect(unlocks === totalRepos, `${unlocks} unlocks for ${totalRepos} locked repositories`);
 
     // 8. list --state exported, closed: a completed migration stays listed under the export's last state.
     say('step 8: longhaul list --process org-migration --org … --state exported --closed (SQL visibility)');
-    const done = await listUntil(stack, ['--process', 'org-migration', '--org', ORG, '--state', 'exported', '--closed', '--limit', '100'], (rows) => rows.length >= MIGRATIONS);
+    const done = await listUntil(stack, ['--process', 'org-migration', '--org', ORG, '--state', 'exported', '--closed', '--limit', '100'], (rows) => rows.length >= total);
     const listed = new Set(done.rows.map((r) => r.workflowId));
-    expect(done.rows.length === MIGRATIONS && ids.every((id) => listed.has(id)), `list --state exported --closed listed ${done.rows.length} of ${MIGRATIONS}`);
+    const wideId = ids[ids.length - 1];
+    const wideTarget = (await client.workflow.getHandle(wideId).describe()).typedSearchAttributes.get(LonghaulTarget) ?? '';
+    expect(listed.has(wideId), `the ${WIDE_MIGRATION_REPOS}-repository migration (LonghaulTarget of ${wideTarget.length} characters) is missing from SQL visibility`);
+    expect(done.rows.length === total && ids.every((id) => listed.has(id)), `list --state exported --closed listed ${done.rows.length} of ${total}`);
     expect(done.rows.every((r) => r.workflowStatus === 'COMPLETED'), `list --state exported --closed: ${JSON.stringify(done.rows.filter((r) => r.workflowStatus !== 'COMPLETED'))}`);
     const stillExporting = await list(stack, ['--state', 'exporting', '--running']);
     expect(stillExporting.length === 0, `list --state exporting --running still lists ${stillExporting.length}`);
-    say(`  ${done.rows.length}/${MIGRATIONS} listed as exported, COMPLETED (after ${done.asks} ask(s)); list --state exporting --running: ${stillExporting.length}`);
+    say(`  ${done.rows.length}/${total} listed as exported, COMPLETED (after ${done.asks} ask(s)), the ${WIDE_MIGRATION_REPOS}-repository one with a LonghaulTarget of ${wideTarget.length} characters; list --state exporting --running: ${stillExporting.length}`);
 
     // 9. status of a completed migration.
     say('step 9: longhaul status <workflow id> (a completed migration)');
@@ -264,8 +290,9 @@ async function main(): Promise<void> {
   } catch (err) {
     console.error(`[${elapsed()}] FAIL: ${(err as Error).message}`);
     if (!(err instanceof CheckFailure)) console.error((err as Error).stack);
-    if (stack) console.error(`server log: ${stack.serverLog}`);
-    console.error(`worker logs kept in ${dir}`);
+    // The stack's directory goes with it: keep its server log beside the workers' logs.
+    if (stack) await copyFile(stack.serverLog, join(dir, 'temporal-server.log')).catch(() => undefined);
+    console.error(`the server's and the workers' logs are kept in ${dir}`);
     process.exitCode = 1;
   } finally {
     await Promise.all(workers.map((w) => w.stop().catch(() => undefined)));

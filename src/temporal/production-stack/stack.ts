@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
+import { ALL_SEARCH_ATTRIBUTES } from '../../common/search-attributes';
 import type { Log } from '../cli-binary';
 import { freePort } from '../dev-server';
 import { composeServerVersion, ensureServerBinaries, type ServerBinaries } from './server-binary';
@@ -38,6 +39,8 @@ export interface ProductionStackTimings {
   serverStartMs: number;
   /** `longhaul setup-namespace`. */
   namespaceMs: number;
+  /** From setup-namespace's return to the frontend accepting queries on the attributes it registered. */
+  attributesMs: number;
 }
 
 export interface ProductionStack {
@@ -178,6 +181,30 @@ async function lastServerError(serverLog: string): Promise<string> {
   }
 }
 
+/**
+ * A namespace and attributes just registered reach the frontend's caches only when they refresh (seconds):
+ * until then a query or a start naming them is refused ("… is not a valid search attribute"). Resolves once a
+ * query naming every longhaul attribute is accepted.
+ */
+async function waitForSearchAttributes(address: string, namespace: string, timeoutMs = 60_000): Promise<void> {
+  const query = ALL_SEARCH_ATTRIBUTES.map((key) => `${key.name} IS NOT NULL`).join(' OR ');
+  const connection = await Connection.connect({ address });
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      try {
+        await connection.workflowService.countWorkflowExecutions({ namespace, query });
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw new Error(`the frontend still refuses queries on longhaul's search attributes after ${timeoutMs} ms: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
 export async function startProductionStack(options: ProductionStackOptions): Promise<ProductionStack> {
   const { log } = options;
   const namespace = options.namespace ?? 'default';
@@ -246,6 +273,10 @@ export async function startProductionStack(options: ProductionStackOptions): Pro
     const namespaceMs = Date.now() - mark;
     const namespaceSetup = setup.stdout.trim();
     log(`longhaul setup-namespace: ${namespaceSetup.replace(/\n/g, '; ')} (${namespaceMs} ms)`);
+    mark = Date.now();
+    await waitForSearchAttributes(address, namespace);
+    const attributesMs = Date.now() - mark;
+    log(`the frontend accepts queries on every longhaul search attribute ${attributesMs} ms after setup-namespace returned`);
 
     const cluster = pg;
     return {
@@ -253,7 +284,7 @@ export async function startProductionStack(options: ProductionStackOptions): Pro
       namespace,
       serverVersion: version,
       postgresVersion: cluster.version,
-      timings: { buildMs: binaries.buildMs, postgresMs, schemaMs, serverStartMs, namespaceMs },
+      timings: { buildMs: binaries.buildMs, postgresMs, schemaMs, serverStartMs, namespaceMs, attributesMs },
       namespaceSetup,
       serverLog,
       async restartServer() {
