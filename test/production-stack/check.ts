@@ -15,6 +15,7 @@
  *   8. list       `longhaul list --process org-migration --state exported --closed` lists all 21 on SQL visibility,
  *                 the 30-repository one too (its LonghaulTarget within what SQL visibility keeps of a Keyword)
  *   9. status     `longhaul status` of a completed migration
+ *  10. doctor     `longhaul doctor` against the stack: connection, namespace, search attributes, the workers' versions
  *
  * Prints one line per step with its figures; exits 1 on any failure. Another check (an upgrade test, `longhaul
  * doctor`) runs against the same stack with `startProductionStack()`.
@@ -69,13 +70,13 @@ interface CliRun {
   stderr: string;
 }
 
-/** `bin/longhaul.js <args>` as a user runs it, against the stack. */
-function longhaul(stack: ProductionStack, args: string[]): Promise<CliRun> {
+/** `bin/longhaul.js <args>` as a user runs it, against the stack (`env` added). */
+function longhaul(stack: ProductionStack, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve) =>
     execFile(
       process.execPath,
       [join(root, 'bin', 'longhaul.js'), ...args],
-      { cwd: root, env: { ...process.env, TEMPORAL_ADDRESS: stack.address, TEMPORAL_NAMESPACE: stack.namespace, LONGHAUL_TASK_QUEUE: TASK_QUEUE }, timeout: 120_000 },
+      { cwd: root, env: { ...process.env, TEMPORAL_ADDRESS: stack.address, TEMPORAL_NAMESPACE: stack.namespace, LONGHAUL_TASK_QUEUE: TASK_QUEUE, ...env }, timeout: 120_000 },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     ),
   );
@@ -285,6 +286,12 @@ async function main(): Promise<void> {
     const st2 = await longhaul(stack, ['status', ids[0]]);
     expect(st2.code === 0 && st2.stdout.includes('COMPLETED'), `status ${ids[0]} exited ${st2.code}: ${st2.stdout}${st2.stderr}`);
     for (const line of st2.stdout.trim().split('\n')) say(`  ${line}`);
+
+    // 10. doctor, with the workers' environment (their credential), while they poll.
+    say('step 10: longhaul doctor');
+    const doctor = await longhaul(stack, ['doctor'], { GITHUB_API_URL: env.GITHUB_API_URL, GITHUB_TOKEN: TOKEN });
+    for (const line of doctor.stdout.trim().split('\n')) say(`  ${line}`);
+    expect(doctor.code === 0, `longhaul doctor exited ${doctor.code}: ${doctor.stderr.trim()}`);
 
     say(`PASS: Temporal ${stack.serverVersion} on ${stack.postgresVersion}; load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')}`);
   } catch (err) {
