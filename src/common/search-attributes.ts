@@ -34,7 +34,6 @@ export function searchAttributeArgs(): string[] {
 }
 
 /**
-/**
  * Temporal's limit on one search attribute value, as the server measures it: the bytes of the value's encoded
  * payload, which for a Keyword is its JSON text (quotes, and escapes for `"`, `\\` and control characters,
  * included). A value over it fails the start, and an upsert over it TERMINATES the workflow (BadSearchAttributes).
@@ -128,7 +127,7 @@ export type LonghaulAttribute = { key: typeof LonghaulProcess; value: string } |
 /** What `fitSearchAttributes` did: the pairs to send, and the Keywords left out because they cannot fit. */
 export interface FittedAttributes<P> {
   pairs: P[];
-  /** `LonghaulMigrationGuid (3,002 bytes encoded, over the limit of 2,048)`, one per value left out. */
+  /** `LonghaulMigrationGuid (3,002 bytes encoded, over the limit of 255)`, one per value left out. */
   leftOut: string[];
 }
 
@@ -148,7 +147,7 @@ export function fitSearchAttributes<P extends { key: { name: string; type: strin
     }
     const value = EXACT_KEYWORDS.has(pair.key.name) ? pair.value : keywordValue(pair.value);
     const bytes = keywordPayloadBytes(value);
-    if (bytes > KEYWORD_MAX_BYTES) leftOut.push(`${pair.key.name} (${thousands(bytes)} bytes encoded, over the limit of ${thousands(KEYWORD_MAX_BYTES)})`);
+    if (bytes > KEYWORD_BUDGET_BYTES) leftOut.push(`${pair.key.name} (${thousands(bytes)} bytes encoded, over the limit of ${thousands(KEYWORD_BUDGET_BYTES)})`);
     else fitted.push(value === pair.value ? pair : { ...pair, value });
   }
   return { pairs: fitted, leftOut };

@@ -128,7 +128,7 @@ describe('search attribute values are measured as the server measures them (issu
     expect(d.status.name).toBe('COMPLETED');
     expect(d.typedSearchAttributes.get(LonghaulMigrationGuid)).toBeUndefined();
     const warned = runtimeLog.filter((e) => e.meta?.event === 'search-attribute-left-out' && e.meta?.workflowId === handle.workflowId);
-    expect(warned.map((e) => e.meta?.leftOut)).toEqual(['LonghaulMigrationGuid (3,002 bytes encoded, over the limit of 2,048)']);
+    expect(warned.map((e) => e.meta?.leftOut)).toEqual([`LonghaulMigrationGuid (3,002 bytes encoded, over the limit of ${KEYWORD_BUDGET_BYTES})`]);
   });
 });
 

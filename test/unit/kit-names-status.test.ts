@@ -6,7 +6,6 @@ import { isFeedProblem, parseFeed } from '../../src/common/feeds';
 import {
   fitSearchAttributes,
   KEYWORD_BUDGET_BYTES,
-  KEYWORD_MAX_BYTES,
   keywordPayloadBytes,
   keywordValue,
   LonghaulMigrationGuid,
@@ -112,10 +111,12 @@ describe('search attribute values', () => {
     expect(pairs.map((p) => p.key.name)).toEqual(['LonghaulTarget', 'LonghaulProgress']);
     expect(payloadBytes(pairs[0].value as string)).toBeLessThanOrEqual(KEYWORD_BUDGET_BYTES);
     expect(pairs[1].value).toBe(42);
-    expect(leftOut).toEqual([`LonghaulMigrationGuid (3,002 bytes encoded, over the limit of ${KEYWORD_MAX_BYTES.toLocaleString('en-US')})`]);
-    // An exact-match value within the server's limit is kept whole, even beyond the budget: never falsified.
-    const long = 'g'.repeat(KEYWORD_MAX_BYTES - 2);
-    expect(fitSearchAttributes([{ key: LonghaulMigrationGuid, value: long }]).pairs[0].value).toBe(long);
+    expect(leftOut).toEqual([`LonghaulMigrationGuid (3,002 bytes encoded, over the limit of ${KEYWORD_BUDGET_BYTES})`]);
+    // An exact-match value is never cut (a cut one would be false): whole up to the budget, left out beyond it,
+    // since SQL visibility cannot store a longer one either.
+    const fits = 'g'.repeat(KEYWORD_BUDGET_BYTES - 2);
+    expect(fitSearchAttributes([{ key: LonghaulMigrationGuid, value: fits }]).pairs[0].value).toBe(fits);
+    expect(fitSearchAttributes([{ key: LonghaulMigrationGuid, value: `${fits}g` }]).pairs).toEqual([]);
   });
 
   it('upserts only the attributes that changed', () => {
