@@ -23,7 +23,7 @@ const OPTIONAL_KEYS = ['fixture', 'hooks.outcome', 'google.fixture', 'imports.re
 
 /** Everything a config file may hold, as a shape to check keys against: core options and each module's defaults. */
 function knownShape(modules: readonly AnyModule[]): Json {
-  const shape: Json = { host: '', port: 0, storagePort: 0, googlePorts: { apikeys: 0, logging: 0, dns: 0 }, token: '', dataDir: '', storageBytesPerSecond: 0, faults: [], rateLimit: defaultRateLimitConfig };
+  const shape: Json = { host: '', port: 0, storagePort: 0, googlePorts: { apikeys: 0, logging: 0, dns: 0 }, token: '', dataDir: '', storageBytesPerSecond: 0, clockOffsetMs: 0, faults: [], rateLimit: defaultRateLimitConfig };
   for (const module of modules) shape[module.name] = module.defaults;
   return shape;
 }

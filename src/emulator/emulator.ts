@@ -40,6 +40,12 @@ export interface CoreOptions {
    * test server's, which jumps while nothing runs) is current when the request reads it.
    */
   clockSync?: () => Promise<unknown>;
+  /**
+   * A server clock that is off by this much (negative: behind), added to `clock` (or the host's time): its
+   * `created_at`, `Date` and rate-limit reset times are then skewed against the caller's, as a real server's
+   * may be. @format milliseconds
+   */
+  clockOffsetMs?: number;
   rateLimit?: Partial<Omit<RateLimitConfig, 'secondary'>> & { secondary?: Partial<RateLimitConfig['secondary']> };
   faults?: FaultRule[];
   /** Storage download throttle in bytes per second (0 = unthrottled). */
@@ -81,7 +87,9 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
   apiUrl = '';
 
   constructor(readonly options: EmulatorOptions<M> = {}) {
-    this.clock = options.clock ?? Date.now;
+    const clock = options.clock ?? Date.now;
+    const offset = options.clockOffsetMs ?? 0;
+    this.clock = offset === 0 ? clock : () => clock() + offset;
     this.rateLimiter = new RateLimiter({
       ...defaultRateLimitConfig,
       ...options.rateLimit,
