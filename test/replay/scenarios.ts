@@ -94,6 +94,17 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    // The start's connection is reset before an answer: its outcome is unknown, so lookups follow over the grace
+    // period (recorded before the lookups were bounded: 1 s doubling to 15 s apart), then the start is sent again.
+    name: 'orgMigration--start-unknown',
+    emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 }, faults: [{ method: 'POST', path: '/orgs/:org/migrations', kind: 'reset', times: 1 }] },
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('migration');
+      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, startGraceMs: 6_000, poll: FAST_POLL }] });
+      return [workflowId];
+    },
+  },
+  {
     name: 'orgMigration--cancelled',
     emulator: { migrations: { exportMs: 600_000 } },
     async run({ client, taskQueue, id }) {

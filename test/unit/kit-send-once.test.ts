@@ -19,13 +19,13 @@ const INVALID: FailureFacts = { kind: 'permanent', type: 'ValidationFailedError'
 const LOOKUP_DOWN: FailureFacts = { kind: 'transient', type: 'ServerError', message: '502', notProcessed: false };
 
 /** Runs lookups that find nothing until the decision is no longer "recover"; returns it and when it came. */
-function lookUntilDecided(action: SendOnceAction, now: number, found = () => false, lookupFails = (_t: number) => false) {
+function lookUntilDecided(action: SendOnceAction, now: number, found = () => false, lookupFails = (_t: number) => false, config = CONFIG) {
   let lookups = 0;
   while (action.do === 'recover') {
     now += action.afterMs;
     lookups++;
     if (found()) return { action, now, lookups, found: true };
-    action = lookupFails(now) ? afterLookupFailed(action.state, LOOKUP_DOWN, now, CONFIG) : afterNotFound(action.state, now, CONFIG);
+    action = lookupFails(now) ? afterLookupFailed(action.state, LOOKUP_DOWN, now, config) : afterNotFound(action.state, now, config);
   }
   return { action, now, lookups, found: false };
 }
@@ -44,6 +44,36 @@ describe('sendOnce decisions', () => {
     expect(now).toBeGreaterThanOrEqual(10_000 + CONFIG.graceMs);
     expect(now).toBeLessThan(10_000 + CONFIG.graceMs + 1); // the last lookup lands at the end of the grace
     expect(lookups).toBeGreaterThan(10);
+  });
+
+  describe('with bounded lookups (runs since issue 31)', () => {
+    const BOUNDED: SendOnceConfig = { ...CONFIG, boundedLookups: true };
+
+    it('looks up at once and once more when the grace period is spent, then sends again', () => {
+      const first = afterSendFailed(FRESH_SEND, UNKNOWN, 10_000, BOUNDED);
+      expect(first).toMatchObject({ do: 'recover', afterMs: 0 });
+      const { action, now, lookups } = lookUntilDecided(first, 10_000, undefined, undefined, BOUNDED);
+      expect(action.do).toBe('send');
+      expect(now).toBe(10_000 + BOUNDED.graceMs);
+      expect(lookups).toBe(2);
+    });
+
+    it('after a 4xx that follows an unknown outcome: two lookups over a fresh grace period, then the 4xx', () => {
+      const unknown = lookUntilDecided(afterSendFailed(FRESH_SEND, UNKNOWN, 0, BOUNDED), 0, undefined, undefined, BOUNDED);
+      const refused = afterSendFailed(unknown.action.state, INVALID, unknown.now, BOUNDED);
+      const { action, lookups } = lookUntilDecided(refused, unknown.now, undefined, undefined, BOUNDED);
+      expect(lookups).toBe(2);
+      expect(action).toMatchObject({ do: 'fail', why: 'permanent' });
+    });
+
+    it('retries a failed lookup on the outage budget: only answered lookups are bounded', () => {
+      const first = afterSendFailed(FRESH_SEND, UNKNOWN, 0, BOUNDED);
+      // The first two lookups fail (a 502), then they answer "not found".
+      let failures = 0;
+      const { action, lookups } = lookUntilDecided(first, 0, undefined, () => failures++ < 2, BOUNDED);
+      expect(action.do).toBe('send');
+      expect(lookups).toBe(4);
+    });
   });
 
   it('sends a refused try (rate limited before processing) again after the demanded wait, without a lookup', () => {

@@ -10,7 +10,11 @@
  *   once the grace period is over;
  * - a try the server certainly refused (rate limited before processing, or held back by the fleet's rate
  *   budget) is sent again after the wait it demanded; such refusals are waited out on the outage budget and do
- *   not count as tries (runs recorded before this rule counted them: `refusalsOnOutageBudget` off).
+ *   not count as tries (runs recorded before this rule counted them: `refusalsOnOutageBudget` off);
+ * - the lookups after an unknown outcome end by design (`boundedLookups`, issue 31): one at once, and, when it
+ *   finds nothing, one more when the grace period is spent; then the result is adopted or the decision made.
+ *   Failed lookups are retried on the outage budget, as before. Runs recorded before this rule looked up over
+ *   the whole grace period, 1 s doubling to 15 s apart (about 15 lookups per unknown outcome for a 60 s call).
  */
 import type { FailureFacts } from '../activity-failures';
 import { afterFailure, afterSuccess, NO_OUTAGE, type OutageState, type ResolvedOutageBounds } from './outage';
@@ -29,6 +33,11 @@ export interface SendOnceConfig {
    * budget, a minute apart at most, failed starts that would have gone out a few minutes later.
    */
   refusalsOnOutageBudget?: boolean;
+  /**
+   * After an unknown outcome, look up once at once and once more when the grace period is spent, no more
+   * (unless lookups fail). Off only for runs recorded before: they looked up all through the grace period.
+   */
+  boundedLookups?: boolean;
 }
 
 export interface SendOnceState {
@@ -95,7 +104,11 @@ export function afterSendFailed(state: SendOnceState, failure: FailureFacts, now
 export function afterNotFound(state: SendOnceState, nowMs: number, config: SendOnceConfig): SendOnceAction {
   const next: SendOnceState = { ...state, lookups: state.lookups + 1, outage: afterSuccess(state.outage) };
   const graceEndsAt = (state.unknownAtMs ?? nowMs) + config.graceMs;
-  if (nowMs < graceEndsAt) return { do: 'recover', afterMs: Math.min(lookupDelayMs(next.lookups), graceEndsAt - nowMs), state: next };
+  if (nowMs < graceEndsAt) {
+    // Nothing in between can be decided: the next (and last) lookup is the one that ends the grace period.
+    if (config.boundedLookups) return { do: 'recover', afterMs: graceEndsAt - nowMs, state: next };
+    return { do: 'recover', afterMs: Math.min(lookupDelayMs(next.lookups), graceEndsAt - nowMs), state: next };
+  }
   if (next.pending) {
     const conflict = config.conflictTypes.includes(next.pending.type ?? '');
     return {

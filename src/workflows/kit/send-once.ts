@@ -34,10 +34,15 @@ export interface SendOnceOptions<T> {
   outage?: OutageBounds;
   /** Added to the failure's details. */
   details?: Record<string, unknown>;
+  /** Called before each lookup (`recover`), for the caller's count of lookups in its status. */
+  onLookup?: () => void;
 }
 
 /** The patch after which a refused try (nothing processed) is waited out on the outage budget, not counted. */
 export const REFUSALS_ON_OUTAGE_BUDGET_PATCH = 'send-once-refusals-on-outage-budget';
+
+/** The patch after which the lookups after an unknown outcome are two at most (at once, and when the grace is spent). */
+export const BOUNDED_LOOKUPS_PATCH = 'send-once-bounded-lookups';
 
 export async function sendOnce<T>(opts: SendOnceOptions<T>): Promise<T> {
   const config: SendOnceConfig = {
@@ -60,11 +65,14 @@ export async function sendOnce<T>(opts: SendOnceOptions<T>): Promise<T> {
       // Asked at the first refusal only, so runs recorded before the rule replay with the old one.
       if (facts.notProcessed && config.refusalsOnOutageBudget === undefined) config.refusalsOnOutageBudget = patched(REFUSALS_ON_OUTAGE_BUDGET_PATCH);
       action = afterSendFailed(state, facts, Date.now(), config);
+      // Asked at the first unknown outcome only, so runs recorded before the rule replay their lookups.
+      if (action.do === 'recover' && config.boundedLookups === undefined) config.boundedLookups = patched(BOUNDED_LOOKUPS_PATCH);
     }
     while (action.do === 'recover') {
       state = action.state;
       if (action.afterMs > 0) await sleep(action.afterMs);
       try {
+        opts.onLookup?.();
         const found = await opts.recover();
         if (found !== undefined) return { value: found };
         action = afterNotFound(state, Date.now(), config);
