@@ -123,6 +123,11 @@ export interface OrgMigrationStatus {
   unlockedRepositories: string[];
   /** Runs this migration continued as new. */
   continuedAsNew: number;
+  /**
+   * Lookups of the migration list after a start whose outcome was unknown (the exactly-once start): two at
+   * most per such start. Absent in statuses from before it was counted.
+   */
+  startLookups?: number;
   error?: string;
 }
 
@@ -223,6 +228,7 @@ export function describeOrgMigration(
   const parts: string[] = [s.phase];
   if (s.migrationId !== undefined) parts.push(`migration ${s.migrationId}`);
   if (s.state) parts.push(`state ${s.state}`);
+  if (s.startLookups) parts.push(`${s.startLookups} start lookup${s.startLookups === 1 ? '' : 's'}`);
   if (s.phase === 'waiting') {
     parts.push(`${s.polls} polls${s.failedPolls ? ` (${s.failedPolls} failed)` : ''}`);
     if (s.failuresInRow > 0) parts.push(`API failing: ${s.failuresInRow} polls in a row`);

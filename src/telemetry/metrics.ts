@@ -22,6 +22,8 @@ export interface LonghaulMetrics {
   gateClosed: MetricGauge;
   /** Polls of a remote state, by `process`. */
   polls: MetricCounter;
+  /** Lookups after a mutating call whose outcome was unknown (the exactly-once guard), by `process`. */
+  sendLookups: MetricCounter;
   /** Archive bytes fetched from storage and written to disk. */
   downloadBytes: MetricCounter;
   /** Feed events delivered to a sink, by `sink` kind. */
@@ -51,6 +53,7 @@ function createMetrics(meter: MetricMeter): LonghaulMetrics {
     limitWaitMs: meter.createCounter('longhaul_rate_limit_wait_milliseconds_total', 'ms', 'Milliseconds requests were held back by a known rate limit, by api'),
     gateClosed: meter.createGauge('longhaul_rate_limit_gate_closed', 'int', '1', '1 while the rate-limit gate of an api is closed'),
     polls: meter.createCounter('longhaul_polls_total', '1', 'Polls of a remote process state, by process'),
+    sendLookups: meter.createCounter('longhaul_send_lookups_total', '1', 'Lookups after a mutating call whose outcome was unknown, by process'),
     downloadBytes: meter.createCounter('longhaul_download_bytes_total', 'By', 'Archive bytes fetched from storage and written to disk'),
     eventsDelivered: meter.createCounter('longhaul_feed_events_delivered_total', '1', 'Feed events delivered, by sink'),
     sinkFailures: meter.createCounter('longhaul_sink_failures_total', '1', 'Failed sink deliveries, by sink'),
@@ -60,6 +63,11 @@ function createMetrics(meter: MetricMeter): LonghaulMetrics {
 /** One poll of a remote process's state (`process`: org-migration, source-import, feed-poll…). */
 export function countPoll(process: string): void {
   longhaulMetrics().polls.add(1, { process });
+}
+
+/** One lookup (each attempt) after a mutating call of `process` whose outcome was unknown. */
+export function countSendLookup(process: string): void {
+  longhaulMetrics().sendLookups.add(1, { process });
 }
 
 /**

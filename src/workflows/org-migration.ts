@@ -69,7 +69,10 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
   try {
     let state = resume?.state;
     if (!migration || state === undefined) {
-      const started = await startExactlyOnce(input, acts);
+      const started = await startExactlyOnce(input, acts, () => {
+        status.startLookups = (status.startLookups ?? 0) + 1;
+        tracker.update();
+      });
       migration = {
         id: started.id,
         locked: started.lockRepositories ? [...started.repositories] : input.lockRepositories ? [...input.repositories] : [],
@@ -196,7 +199,7 @@ async function endWithCleanup(err: unknown, c: Cleanup | undefined, status: OrgM
  * created inside this workflow's attempt window, that no other workflow recorded. Non-cancellable while a
  * try is in flight: a migration the server created holds locks, so the workflow must know it to unlock.
  */
-async function startExactlyOnce(input: OrgMigrationInput, acts: MigrationActivities): Promise<MigrationSummary> {
+async function startExactlyOnce(input: OrgMigrationInput, acts: MigrationActivities, onLookup: () => void): Promise<MigrationSummary> {
   const firstTryAt = Date.now();
   const flags = Object.fromEntries(MIGRATION_FLAGS.filter((f) => input[f] !== undefined).map((f) => [f, input[f] as boolean]));
   try {
@@ -211,6 +214,7 @@ async function startExactlyOnce(input: OrgMigrationInput, acts: MigrationActivit
           notBefore: new Date(firstTryAt - CLOCK_SKEW_MARGIN_MS).toISOString(),
           notAfter: new Date(Date.now() + CLOCK_SKEW_MARGIN_MS).toISOString(),
         }),
+      onLookup,
       nonCancellable: true,
       failureType: MigrationFailure.StartFailed,
       callTimeoutMs: input.apiCallTimeoutMs,

@@ -45,6 +45,7 @@ function recordingMetrics(): { metrics: LonghaulMetrics; records: string[] } {
       limitWaitMs: counter('waitMs'),
       gateClosed: gauge('gateClosed'),
       polls: counter('polls'),
+      sendLookups: counter('sendLookups'),
       downloadBytes: counter('bytes'),
       eventsDelivered: counter('delivered'),
       sinkFailures: counter('sinkFailures'),

@@ -9,7 +9,7 @@ import { MIGRATION_FLAGS, type MigrationFlag, type OrgMigrationInput } from '../
 import { LonghaulMigrationGuid } from '../../common/search-attributes';
 import { createArchiveDownload } from './archive-download';
 import { expectList, expectShape, MIGRATION_SHAPE } from '../../http/answer';
-import { countPoll } from '../../telemetry/metrics';
+import { countPoll, countSendLookup } from '../../telemetry/metrics';
 import { conditionalPoll } from './conditional-poll';
 import type { Polled } from '../../workflows/kit/poll-until';
 import { quietly } from '../quiet-poll';
@@ -95,8 +95,11 @@ export function createMigrationActivities(deps: ActivityDeps) {
      * Finds the migration this workflow may already have created (after a start call whose outcome is
      * unknown), the newest that matches all of: exactly these repositories, the same flags, created inside
      * this workflow's attempt window, and not recorded by another workflow (`LonghaulMigrationGuid`).
+     * The list is newest first: paging stops at the first migration created before the window (at most 10
+     * pages), so an organization's long history of migrations costs one page, not ten.
      */
     async findMigration(input: FindMigrationInput): Promise<MigrationSummary | undefined> {
+      countSendLookup('org-migration');
       const wanted = [...input.repositories].map((r) => r.toLowerCase()).sort().join(',');
       const [notBefore, notAfter] = [Date.parse(input.notBefore), Date.parse(input.notAfter)];
       for await (const page of githubFor(deps).paginate<Migration>(`/orgs/${enc(input.org)}/migrations`, { per_page: 100 }, 10)) {
@@ -104,7 +107,9 @@ export function createMigrationActivities(deps: ActivityDeps) {
           const candidate = summarizeMigration(m);
           const names = candidate.repositories.map((r) => r.toLowerCase()).sort().join(',');
           const created = Date.parse(candidate.createdAt);
-          if (names !== wanted || !(created >= notBefore && created <= notAfter)) continue;
+          // Every later one is older still: none of them is this workflow's.
+          if (created < notBefore) return undefined;
+          if (names !== wanted || created > notAfter) continue;
           if (MIGRATION_FLAGS.some((f) => candidate.flags[f] !== (input.flags[f] ?? false))) continue;
           if (await recordedByAnotherWorkflow(candidate.guid)) continue;
           return candidate;
