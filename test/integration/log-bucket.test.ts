@@ -126,7 +126,7 @@ describe('log bucket workflows', () => {
     });
   });
 
-  it('never creates twice: after a lost answer, a missed first lookup is followed by more lookups, not by a re-send', async () => {
+  it('never creates twice: after a lost answer, a missed first lookup is followed by the lookup at the end of the grace period, not by a re-send', async () => {
     const parent = 'billingAccounts/demo-billing/locations/global';
     const bucketId = uniqueId('once');
     const name = `${parent}/buckets/${bucketId}`;
@@ -134,8 +134,8 @@ describe('log bucket workflows', () => {
       stack.emulator.setFaults([
         // The create happens, but its answer is lost…
         { method: 'POST', path: 'buckets:createAsync', kind: 'reset', afterProcessing: true, times: 1 },
-        // …and the first look for it misses (as an eventually consistent read can): the lookups go on over the
-        // grace period instead of sending the create again.
+        // …and the first look for it misses (as an eventually consistent read can): the create is not sent
+        // again before the second lookup, when the grace period is spent.
         { method: 'GET', path: `/buckets/${bucketId}`, kind: 'status', status: 404, times: 1 },
       ]);
       const createsBefore = requestsTo(stack.emulator, 'POST', 'buckets:createAsync');
