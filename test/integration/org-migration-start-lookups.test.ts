@@ -16,6 +16,7 @@ import { orgMigration } from '../../src/workflows/org-migration';
 import { freePort } from '../../src/temporal/dev-server';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
+import { FAST_POLL } from '../helpers/presets';
 import { startWorkerProcess } from '../helpers/worker-process';
 import { waitFor } from '../helpers/wait';
 
@@ -74,7 +75,7 @@ describe('org migration: workers killed during the start phase', () => {
                 lockRepositories: false,
                 apiCallTimeoutMs: CALL_TIMEOUT_MS,
                 startGraceMs: GRACE_MS,
-                poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 },
+                poll: FAST_POLL,
               },
             ],
           })
@@ -137,7 +138,7 @@ describe("org migration: the start lookup on an organization's long history of m
       await client.workflow.start(orgMigration, {
         taskQueue,
         workflowId: `start-lookups-pages-${randomUUID()}`,
-        args: [{ org: 'octo-org', repositories: ['gamma'], lockRepositories: false, startGraceMs: 3_000, poll: { initialIntervalMs: 1_000, maxIntervalMs: 1_000 } }],
+        args: [{ org: 'octo-org', repositories: ['gamma'], lockRepositories: false, startGraceMs: 3_000, poll: FAST_POLL }],
       }),
     );
     const result = await handle.result();
