@@ -15,7 +15,8 @@ import { defaultGoogleFixture } from '../../src/emulator/google/fixture';
 import { GoogleOperationFailure } from '../../src/common/google-operation';
 import { feedCursorWorkflowId } from '../../src/common/feeds';
 import type { FaultRule } from '../../src/emulator/faults';
-import { useStack } from '../helpers/stack';
+import type { EmulatorOptions } from '../../src/emulator/emulator';
+import { useStack, useTimeSkippingStack, type TestStack } from '../helpers/stack';
 import { fixtureWithImportRepos } from '../helpers/source-import';
 import { cleanUp } from '../helpers/schedules';
 import { expectFailure } from '../helpers/failures';
@@ -27,52 +28,57 @@ const outcomes: string[] = [];
 const cursors: string[] = [];
 let seq = 0;
 
+/** The emulator of both stacks below. */
+const EMULATOR: EmulatorOptions = {
+  // malformed-6 and -7 for the feeds: a feed's cursor id is shared by every worker of a server, so polling octo-org's
+  // alpha or beta would meet the feed test files' cursors of the same feeds if these cases ran on the dev server.
+  fixture: fixtureWithImportRepos('malformed', 7),
+  imports: { timeScale: 0.02 },
+  google: {
+    buckets: { scheduledMs: 300, waitingForPermissionsMs: 300, runningMs: 600 },
+    apikeys: { deleteOperationMs: 700 },
+    dns: { changeMs: 800 },
+    // A key per API-key case: a deleted key cannot be deleted again.
+    fixture: { ...defaultGoogleFixture(), apiKeys: [1, 2, 3].map((n) => ({ project: 'demo-project', keyId: `malformed-key-${n}`, displayName: `Malformed key ${n}` })) },
+  },
+  feeds: { eventsPerMinute: 0, initialEvents: 3, pollIntervalSeconds: 1 },
+};
+
+afterAll(() => {
+  console.log(`\nmalformed answers — other processes\n${outcomes.join('\n')}\n`);
+});
+
+/** Runs one workflow on `s` against these faults and records case → outcome, time and requests. */
+async function run<T>(s: TestStack, process: string, name: string, faults: FaultRule[], go: () => Promise<T>, describeResult: (r: T) => string) {
+  s.emulator.setFaults(faults);
+  const logStart = s.emulator.requestLog.length;
+  const started = Date.now();
+  let result: T | undefined;
+  let error: unknown;
+  try {
+    result = await go();
+  } catch (err) {
+    error = err;
+  }
+  const ms = Date.now() - started;
+  s.emulator.setFaults([]);
+  const requests = s.emulator.requestLog.slice(logStart).map((r) => `${r.method} ${r.path}`);
+  expect(requests.filter((r) => /\/(null|undefined|NaN)(\/|$)/.test(r))).toEqual([]);
+  outcomes.push(`| ${process} | ${name} | ${result !== undefined ? `COMPLETED ${describeResult(result)}` : `FAILED ${typeOf(error)}`} | ${ms} ms | ${requests.length} requests |`);
+  return { result, error, requests };
+}
+
+// On the environment's time: outage waits, polls and the emulated operations cost no wall time.
 describe('malformed answers in the other processes (issue 13)', () => {
-  const s = useStack({
-    emulator: {
-      // malformed-6 and -7 for the feeds: a feed's cursor id is shared by the whole dev server, so polling octo-org's
-      // alpha or beta here would meet the feed test files' cursors of the same feeds when they run beside this one.
-      fixture: fixtureWithImportRepos('malformed', 7),
-      imports: { timeScale: 0.02 },
-      google: {
-        buckets: { scheduledMs: 300, waitingForPermissionsMs: 300, runningMs: 600 },
-        apikeys: { deleteOperationMs: 700 },
-        dns: { changeMs: 800 },
-        // A key per API-key case: a deleted key cannot be deleted again.
-        fixture: { ...defaultGoogleFixture(), apiKeys: [1, 2, 3].map((n) => ({ project: 'demo-project', keyId: `malformed-key-${n}`, displayName: `Malformed key ${n}` })) },
-      },
-      feeds: { eventsPerMinute: 0, initialEvents: 3, pollIntervalSeconds: 1 },
-    },
-  });
+  const s = useTimeSkippingStack({ emulator: EMULATOR });
   afterAll(async () => {
-    console.log(`\nmalformed answers — other processes\n${outcomes.join('\n')}\n`);
     await cleanUp(s.client, [], cursors);
   });
-
-  /** Runs one workflow against these faults and records case → outcome, time and requests. */
-  async function run<T>(process: string, name: string, faults: FaultRule[], go: () => Promise<T>, describeResult: (r: T) => string) {
-    s.emulator.setFaults(faults);
-    const logStart = s.emulator.requestLog.length;
-    const started = Date.now();
-    let result: T | undefined;
-    let error: unknown;
-    try {
-      result = await go();
-    } catch (err) {
-      error = err;
-    }
-    const ms = Date.now() - started;
-    s.emulator.setFaults([]);
-    const requests = s.emulator.requestLog.slice(logStart).map((r) => `${r.method} ${r.path}`);
-    expect(requests.filter((r) => /\/(null|undefined|NaN)(\/|$)/.test(r))).toEqual([]);
-    outcomes.push(`| ${process} | ${name} | ${result !== undefined ? `COMPLETED ${describeResult(result)}` : `FAILED ${typeOf(error)}`} | ${ms} ms | ${requests.length} requests |`);
-    return { result, error, requests };
-  }
 
   it('source import: PUT answered 201 with truncated JSON (import started): the PUT is repeated, the server answers the same import, it completes', async () => {
     const repo = `malformed-${++seq}`;
     const faults: FaultRule[] = [{ kind: 'truncated-json', method: 'PUT', path: '/repos/:owner/:repo/import', afterProcessing: true, times: 1 }];
-    const { result, requests } = await run('source import', 'PUT 201 truncated JSON', faults, () =>
+    const { result, requests } = await run(s, 'source import', 'PUT 201 truncated JSON', faults, () =>
       s.client.workflow.execute(sourceImport, { taskQueue: s.taskQueue, workflowId: `malformed-import-${repo}-${Date.now()}`, args: [{ owner: 'octo-org', repo, vcsUrl: 'https://svn.example.test/repos/happy', poll: FAST_POLL_5_MIN }] }),
       (r) => r.status,
     );
@@ -84,7 +90,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
   it('source import: PUT answered 200 with an HTML page (nothing started): sent again, it completes', async () => {
     const repo = `malformed-${++seq}`;
     const faults: FaultRule[] = [{ kind: 'html-page', method: 'PUT', path: '/repos/:owner/:repo/import', status: 200, times: 2 }];
-    const { result } = await run('source import', 'PUT 200 HTML page (twice)', faults, () =>
+    const { result } = await run(s, 'source import', 'PUT 200 HTML page (twice)', faults, () =>
       s.client.workflow.execute(sourceImport, { taskQueue: s.taskQueue, workflowId: `malformed-import-${repo}-${Date.now()}`, args: [{ owner: 'octo-org', repo, vcsUrl: 'https://svn.example.test/repos/happy', poll: FAST_POLL_5_MIN }] }),
       (r) => r.status,
     );
@@ -99,7 +105,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     const parent = 'projects/demo-project/locations/global';
     const bucketId = `malformed-${Date.now().toString(36)}-${++seq}`;
     const bucket = `${parent}/buckets/${bucketId}`;
-    const { result, requests } = await run('Google log bucket create', name, [fault], () =>
+    const { result, requests } = await run(s, 'Google log bucket create', name, [fault], () =>
       s.client.workflow.execute(logBucketCreate, { taskQueue: s.taskQueue, workflowId: `malformed-bucket-${bucketId}`, args: [{ parent, bucketId, poll: FAST_POLL_5_MIN, recoveryGraceMs: 1_000 }] }),
       (r) => r.state,
     );
@@ -113,7 +119,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
   // API-key deletion: the DELETE is not idempotent (a second one fails), so a lost answer is looked up by the key's deleteTime.
   const keyName = (n: number) => `projects/demo-project/locations/global/keys/malformed-key-${n}`;
   const deleteKey = (n: number, name: string, faults: FaultRule[], outage = QUICK_OUTAGE_BUDGET) =>
-    run('Google API key delete', name, faults, () =>
+    run(s, 'Google API key delete', name, faults, () =>
       s.client.workflow.execute(apiKeyDelete, { taskQueue: s.taskQueue, workflowId: `malformed-apikey-${n}-${Date.now()}`, args: [{ name: keyName(n), poll: FAST_POLL_5_MIN, outage, recoveryGraceMs: 1_000 }] }),
       (r) => (r.operation ? `deleted, operation polled` : 'deleted, adopted from the key'),
     );
@@ -160,7 +166,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     const added = { name: `malformed-${Date.now().toString(36)}-${++dnsSeq}.demo.example.com.`, type: 'A', ttl: 300, rrdatas: ['192.0.2.40'] };
     const zone = s.emulator.google.dns.zones.get('demo-project/demo-zone')!;
     const changesBefore = zone.changes.length;
-    return run('Google DNS change', name, faults, () =>
+    return run(s, 'Google DNS change', name, faults, () =>
       s.client.workflow.execute(dnsChange, { taskQueue: s.taskQueue, workflowId: `malformed-dns-${dnsSeq}-${Date.now()}`, args: [{ project: 'demo-project', zone: 'demo-zone', additions: [added], poll: FAST_POLL_5_MIN, outage, recoveryGraceMs: 1_000 }] }),
       (r) => `change ${r.changeId} ${r.status}`,
     ).then((outcome) => ({ ...outcome, added, made: zone.changes.slice(changesBefore), zoneHas: () => zone.rrsets.some((r) => r.name === added.name) }));
@@ -208,7 +214,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     const feed = `/repos/octo-org/${repo}/events`;
     s.emulator.feeds.ensure(feed);
     cursors.push(feedCursorWorkflowId(feed));
-    return run('activity feed poll', name, faults, () =>
+    return run(s, 'activity feed poll', name, faults, () =>
       s.client.workflow.execute(feedPollRun, {
         taskQueue: s.taskQueue,
         workflowId: `malformed-feed-${Date.now()}-${++seq}`,
@@ -229,12 +235,17 @@ describe('malformed answers in the other processes (issue 13)', () => {
     expect(failure.message).toContain('MalformedAnswer');
     expect(failure.message).toContain('the body is not valid JSON');
   });
+});
+
+// On the dev server: webhook repair reads its own Schedule, which the time-skipping test server does not have.
+describe('malformed answers in webhook repair (issue 13)', () => {
+  const s = useStack({ emulator: EMULATOR });
 
   it('webhook repair: the deliveries list answered 200 with an HTML page (twice) is waited out; each failed guid is redelivered once', async () => {
     const { id: hookId } = s.emulator.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
     const guids = [0, 1].map((i) => s.emulator.hooks.addDelivery(hookId, { at: Date.now() - HOUR + i, statusCode: 502 }).guid);
     const before = s.emulator.hooks.redeliveries().length;
-    const { result } = await run('webhook repair', 'deliveries list 200 HTML page (twice)', [{ kind: 'html-page', method: 'GET', path: '/deliveries', status: 200, times: 2 }], () =>
+    const { result } = await run(s, 'webhook repair', 'deliveries list 200 HTML page (twice)', [{ kind: 'html-page', method: 'GET', path: '/deliveries', status: 200, times: 2 }], () =>
       s.client.workflow.execute(hookRepair, { taskQueue: s.taskQueue, workflowId: `malformed-hook-${hookId}-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE_BUDGET }] }),
       (r) => `redelivered ${r.counts.redelivered}`,
     );
@@ -249,7 +260,7 @@ describe('malformed answers in the other processes (issue 13)', () => {
     const { id: hookId } = s.emulator.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook' });
     const guid = s.emulator.hooks.addDelivery(hookId, { at: Date.now() - HOUR, statusCode: 502 }).guid;
     const before = s.emulator.hooks.redeliveries().length;
-    const { result, requests } = await run('webhook repair', name, [fault], () =>
+    const { result, requests } = await run(s, 'webhook repair', name, [fault], () =>
       s.client.workflow.execute(hookRepair, { taskQueue: s.taskQueue, workflowId: `malformed-hook-${hookId}-${Date.now()}`, args: [{ target: { org: 'octo-org' }, hookId, outage: QUICK_OUTAGE_BUDGET, redeliverySettleMs: 8_000 }] }),
       (r) => `redelivered ${r.counts.redelivered}, server made ${s.emulator.hooks.redeliveries().length - before} redelivery`,
     );
