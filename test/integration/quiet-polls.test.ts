@@ -27,7 +27,9 @@ describe('quiet polls: worker killed with SIGKILL in the middle of a stretch wit
     const handle = await stack.client.workflow.start(orgMigration, {
       taskQueue: stack.taskQueue,
       workflowId: `quiet-sigkill-${Date.now()}`,
-      args: [{ org: 'octo-org', repositories: ['alpha'], poll: FAST_POLL }],
+      // A 5 s call timeout: a poll the kill catches mid-attempt is given up and retried on the new worker after
+      // 5 s, not the default 60 s, so the new worker polls while the export is still quiet.
+      args: [{ org: 'octo-org', repositories: ['alpha'], poll: FAST_POLL, apiCallTimeoutMs: 5_000 }],
     });
 
     // Kill once the stretch has answered 304 a few times (the export is 20 s long; polls come every second).
