@@ -10,11 +10,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/emulator';
 import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink/receiver';
 import { defaultSinkFile, feedCursorWorkflowId, type FeedPollOutcome, type SinkConfig } from '../../src/common/feeds';
-import { POLLS_PER_RUN, feedPollRun } from '../../src/workflows/feed-poll';
+import { feedCursor, feedPollRun } from '../../src/workflows/feed-poll';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { useFeedStacks, type FeedStack } from '../helpers/feed-stack';
 import { cleanUp, scheduleRuns, triggerAndWait } from '../helpers/schedules';
 import { sleep, waitFor } from '../helpers/wait';
+
+/** Polls per cursor run in the continue-as-new test. */
+const POLLS_PER_RUN = 5;
 
 let receivers: SinkReceiver[] = [];
 // Registered before the stacks' own: runs after them (vitest runs after-hooks in reverse order), as before.
@@ -76,17 +79,19 @@ describe('feed polling on Temporal Schedules', () => {
     expect(status.counters.gaps).toBe(0);
   });
 
-  it('carries the cursor across continue-as-new: no event lost or repeated when a cursor run ends every 20 polls', async () => {
+  it('carries the cursor across continue-as-new: no event lost or repeated when a cursor run ends every 5 polls', async () => {
     const feed = '/users/octocat/events';
     const s = await startFeedStack({ feeds: { eventsPerMinute: 90, initialEvents: 5, pollIntervalSeconds: 1 } });
     const r = await receiver('can-secret');
     process.env.FEED_IT_SECRET_3 = 'can-secret';
     const sink: SinkConfig = { kind: 'http', url: r.url, secretEnv: 'FEED_IT_SECRET_3' };
+    // The cursor started before the Schedule's first run (which then uses it), ending a run every 5 polls, not
+    // the default 20: the Schedule's runs come about every 2 s, so a run's end is seen in seconds.
+    s.track(feed);
+    const { firstExecutionRunId: firstRun } = await s.client.workflow.start(feedCursor, { workflowId: feedCursorWorkflowId(feed), taskQueue: s.taskQueue, args: [{ feed, pollsPerRun: POLLS_PER_RUN }] });
     const scheduleId = await s.schedule({ feed, sink }, 1000);
     const cursor = s.client.workflow.getHandle(feedCursorWorkflowId(feed));
-    await waitFor('a cursor run', () => cursor.describe().then((d) => d.runId).catch(() => undefined), (id) => id !== undefined, 30_000);
-    const firstRun = (await cursor.describe()).runId;
-    await waitFor('more than 20 polls', () => s.cursor(feed).then((st) => st.counters.polls), (n) => n > POLLS_PER_RUN + 2, 90_000, 1_000);
+    await waitFor('more than 5 polls', () => s.cursor(feed).then((st) => st.counters.polls), (n) => n > POLLS_PER_RUN + 2, 90_000, 1_000);
     await cleanUp(s.client, [scheduleId]);
     s.emulator.feeds.setRate(0, feed);
     await pollOnceMore(s, feed, sink);
