@@ -9,8 +9,9 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    // Two cores: integration files run real workers; more than two forks only adds contention.
-    maxWorkers: 2,
+    // Three forks on two cores: integration files mostly wait on timers, servers and processes. With two forks the
+    // whole suite kept 0.62 of a core busy on average (user + sys 521 s over 842 s of wall time).
+    maxWorkers: 3,
     reporters: ['default', './test/summary-reporter.ts'],
   },
 });
