@@ -1,10 +1,11 @@
 /**
  * The upgrade test: the previous release (checked out of git history into the cache, `previous-release.ts`)
  * starts every long-running process with its own CLI and worker, as real processes against the shared dev
- * server and the emulator. Its worker is SIGKILLed with all of them in flight; this release is deployed by the
- * documented procedure (docs/operations.md, "Upgrading"): a versioned worker, then its version made current.
- * Every workflow must end as it would have without the upgrade: no failed workflow task (non-determinism), none
- * left running that should have ended, nothing locked, nothing sent twice. Prints one row per process type.
+ * server (or the server LONGHAUL_UPGRADE_TEST_ADDRESS names) and the emulator. Its worker is SIGKILLed with all
+ * of them in flight; this release is deployed by the documented procedure (docs/operations.md, "Upgrading"): a
+ * versioned worker, then its version made current. Every workflow must end as it would have without the upgrade:
+ * no failed workflow task (non-determinism), none left running that should have ended, nothing locked, nothing
+ * sent twice. Prints one row per process type.
  *
  * The emulator's clock runs at wall speed while the old release works, so every process is caught mid-way
  * (exports, imports and Google operations take 10 emulated minutes); once the new release runs, it runs 40
@@ -30,7 +31,7 @@ import { releaseVersion } from '../../src/release';
 import { requestsTo, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
 import { previousRelease, type PreviousRelease } from '../helpers/previous-release';
 import { scheduleRuns, triggerAndWait, cleanUp } from '../helpers/schedules';
-import { testClient } from '../helpers/temporal';
+import { testClient, type TemporalServer } from '../helpers/temporal';
 import { eventually, sleep, waitFor } from '../helpers/wait';
 import { startWorkerProcess, stopWorkerProcesses } from '../helpers/worker-process';
 
@@ -67,6 +68,15 @@ const HOOK = { owner: 'octo-org', repo: 'upgrade-hooks' };
 const KEY = 'projects/demo-project/locations/global/keys/demo-key-1';
 let hookId = 0;
 
+/**
+ * The Temporal server the test runs against: the suite's dev server, or the one LONGHAUL_UPGRADE_TEST_ADDRESS
+ * (and LONGHAUL_UPGRADE_TEST_NAMESPACE, `default` when unset) names: `npm run check:production-stack` runs this
+ * test against its production-shape server.
+ */
+const server: TemporalServer = process.env.LONGHAUL_UPGRADE_TEST_ADDRESS
+  ? { address: process.env.LONGHAUL_UPGRADE_TEST_ADDRESS, namespace: process.env.LONGHAUL_UPGRADE_TEST_NAMESPACE || 'default' }
+  : { address: inject('temporalAddress'), namespace: inject('temporalNamespace') };
+
 interface Row {
   process: string;
   workflow: string;
@@ -101,7 +111,7 @@ describe('upgrading from the previous release while every long-running process i
     const governedFixture = defaultGithubFixture();
     governedFixture.repositories.push({ id: 8200, name: 'upgrade-governed', owner: 'octo-org', private: false, workflowsEnabled: false });
     governed = await startTestEmulator({ fixture: governedFixture, migrations: { exportMs: 1_000, archiveBytes: 4_096 }, rateLimit: { limit: 2, windowMs: GOVERNED_WINDOW_MS } });
-    client = await testClient();
+    client = await testClient(server);
     dataDir = await mkdtemp(join(tmpdir(), 'longhaul-upgrade-'));
   }, 900_000);
 
@@ -116,8 +126,8 @@ describe('upgrading from the previous release while every long-running process i
 
   /** What both releases' workers and CLIs are given: the same server, task queue, APIs, data directory. */
   const env = (): Record<string, string> => ({
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: server.namespace,
     LONGHAUL_TASK_QUEUE: TASK_QUEUE,
     LONGHAUL_DATA_DIR: dataDir,
     LONGHAUL_METRICS_ADDRESS: 'off',
@@ -164,7 +174,7 @@ describe('upgrading from the previous release while every long-running process i
   /** The documented rollout, step 2: make the new build current (`temporal worker deployment set-current-version`). */
   async function setCurrentVersion(buildId: string): Promise<string> {
     const cli = cachedCliPath();
-    const args = ['worker', 'deployment', 'set-current-version', '--address', inject('temporalAddress'), '--namespace', inject('temporalNamespace'), '--deployment-name', DEPLOYMENT, '--build-id', buildId, '--yes'];
+    const args = ['worker', 'deployment', 'set-current-version', '--address', server.address, '--namespace', server.namespace, '--deployment-name', DEPLOYMENT, '--build-id', buildId, '--yes'];
     // The version exists once its worker's first poll reached the server.
     return eventually(() => promisify(execFile)(cli, args).then((r) => r.stdout, () => undefined), 'the new version to be made current', 30_000, 500);
   }
