@@ -16,12 +16,15 @@
  *                 the 30-repository one too (its LonghaulTarget within what SQL visibility keeps of a Keyword)
  *   9. status     `longhaul status` of a completed migration
  *  10. doctor     `longhaul doctor` against the stack: connection, namespace, search attributes, the workers' versions
+ *  11. upgrade    the upgrade test (test/upgrade) against the stack, as a child `npx vitest run test/upgrade` with
+ *                 LONGHAUL_UPGRADE_TEST_ADDRESS / _NAMESPACE: the previous release's processes, its worker
+ *                 SIGKILLed, this release deployed by Worker Versioning on the real server; its table
  *
- * Prints one line per step with its figures; exits 1 on any failure. Another check (an upgrade test, `longhaul
- * doctor`) runs against the same stack with `startProductionStack()`.
+ * Prints one line per step with its figures; exits 1 on any failure, the upgrade test's included.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify, stripVTControlCharacters } from 'node:util';
+import { createWriteStream } from 'node:fs';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,6 +108,36 @@ async function listUntil(stack: ProductionStack, args: string[], done: (rows: Li
   }
 }
 
+/**
+ * `npx vitest run test/upgrade` against the stack (vitest's global setup still starts its own dev server, which the
+ * test leaves alone: LONGHAUL_UPGRADE_TEST_ADDRESS points it at the stack). Its output goes to `logFile`; resolves
+ * with its exit code and output.
+ */
+function upgradeTest(stack: ProductionStack, logFile: string, started: (child: ChildProcess) => void): Promise<{ code: number; output: string }> {
+  const child = spawn('npx', ['vitest', 'run', 'test/upgrade'], {
+    cwd: root,
+    env: { ...process.env, LONGHAUL_UPGRADE_TEST_ADDRESS: stack.address, LONGHAUL_UPGRADE_TEST_NAMESPACE: stack.namespace, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  started(child);
+  const log = createWriteStream(logFile);
+  let output = '';
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.on('data', (d: Buffer) => {
+      output += d.toString();
+      log.write(d);
+    });
+  }
+  return new Promise((resolve) => child.once('exit', (code, signal) => log.end(() => resolve({ code: code ?? (signal ? 128 : 1), output }))));
+}
+
+/** The upgrade test's own report: its `[upgrade]` lines, its timeline and table, vitest's totals. */
+const upgradeReport = (output: string) =>
+  stripVTControlCharacters(output)
+    .split('\n')
+    .filter((l) => /^\[upgrade\]|^ {2}\d+\.\d s \S|^\||^ *(Test Files|Tests) /.test(l));
+
 interface Worker {
   pid: number;
   kill(): Promise<void>;
@@ -118,9 +151,11 @@ async function main(): Promise<void> {
   let emulator: Emulator | undefined;
   let connection: Connection | undefined;
   const workers: Worker[] = [];
+  let upgrade: ChildProcess | undefined;
   // Ctrl-C: PostgreSQL runs detached (pg_ctl), so stop the stack rather than leave it behind.
   const interrupted = () => {
     console.error(`[${elapsed()}] interrupted: stopping the stack`);
+    if (upgrade?.pid && upgrade.exitCode === null) process.kill(-upgrade.pid, 'SIGKILL');
     void Promise.all(workers.map((w) => w.kill()))
       .then(() => stack?.stop())
       .finally(() => process.exit(130));
@@ -292,6 +327,20 @@ async function main(): Promise<void> {
     const doctor = await longhaul(stack, ['doctor'], { GITHUB_API_URL: env.GITHUB_API_URL, GITHUB_TOKEN: TOKEN });
     for (const line of doctor.stdout.trim().split('\n')) say(`  ${line}`);
     expect(doctor.code === 0, `longhaul doctor exited ${doctor.code}: ${doctor.stderr.trim()}`);
+
+    // 11. The upgrade test, against the stack.
+    say('step 11: the upgrade test (npx vitest run test/upgrade) against the stack');
+    const upgradeLog = join(dir, 'upgrade-test.log');
+    const upgraded = await upgradeTest(stack, upgradeLog, (child) => (upgrade = child));
+    const report = upgradeReport(upgraded.output);
+    for (const line of report) say(`  ${line}`);
+    if (upgraded.code !== 0 && report.length < 5) for (const line of upgraded.output.trim().split('\n').slice(-40)) say(`  ${line}`);
+    expect(upgraded.code === 0, `the upgrade test exited ${upgraded.code} (its output: ${upgradeLog})`);
+    // It ran here, not on vitest's dev server: its deployment is on the stack, its release current.
+    const { workerDeployments } = await client.workflowService.listWorkerDeployments({ namespace: stack.namespace });
+    const deployed = workerDeployments.filter((d) => d.name?.startsWith('longhaul-upgrade-')).map((d) => `${d.name}.${d.routingConfig?.currentDeploymentVersion?.buildId ?? '(no current version)'}`);
+    expect(deployed.length === 1, `the stack has ${deployed.length} upgrade-test deployments: ${deployed.join(', ')}`);
+    say(`  on the stack: worker deployment version ${deployed[0]} current (listWorkerDeployments)`);
 
     say(`PASS: Temporal ${stack.serverVersion} on ${stack.postgresVersion}; load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')}`);
   } catch (err) {
