@@ -23,11 +23,13 @@ describe('org migration: exactly-once start', () => {
   const s = useStack({ emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 } } });
 
   it('adopts the migration of a start call that was slow BEFORE the server processed it and outlived the client timeout', async () => {
-    // The server holds the POST for 3 s and only then creates the export; the activity gave up after 1 s.
+    // The server holds the POST for 3 s and only then creates the export; the activity gave up after 1 s. The
+    // lookup at once misses it; the one at the end of the grace period (5 s here, not the default 62 s: the
+    // grace's length is not what this test is about) finds it.
     s.emulator.setFaults([{ kind: 'slow', method: 'POST', path: '/orgs/:org/migrations', delayMs: 3_000, times: 1 }]);
     s.emulator.resetStats();
     const before = s.emulator.migrations.all().length;
-    const handle = await start(s, { org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: FAST_POLL, apiCallTimeoutMs: 1_000 }, 'slow-before');
+    const handle = await start(s, { org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: FAST_POLL, apiCallTimeoutMs: 1_000, startGraceMs: 5_000 }, 'slow-before');
     const result = await handle.result();
 
     const created = s.emulator.migrations.all().slice(before);
