@@ -2,12 +2,12 @@
  * `npm run record:replay [-- <name-filter>]` — runs every scenario of `scenarios.ts` on a fresh in-memory dev server
  * with the emulator and a real worker built from the current workflow code, and saves each run's history under
  * `test/replay/histories/` as `<WorkflowType>--<scenario>[--run<N>].json` (the SDK's `historyToJSON`, the same
- * format `temporal workflow show --output json` writes). Files of the recorded scenarios are replaced.
- *
- * Re-record after a deliberate change of a workflow's commands (and only then: a replay failure you did not
- * intend means running workflows would break — see README, Development).
+ * format `temporal workflow show --output json` writes). It only ADDS histories: a scenario whose file exists
+ * is skipped, never re-recorded, since a committed history stands for runs users have in flight (a replay
+ * failure means those runs would break: guard the change with `patched()` and add a scenario for the new
+ * path — see docs/development.md, "Replay").
  */
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -29,6 +29,11 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** The part of a scenario's name after its workflow type: `orgMigration--happy` → `happy`, the file's suffix. */
+function scenarioLabel(scenario: Scenario): string {
+  return scenario.name.split('--').slice(1).join('--');
+}
+
 async function recordScenario(scenario: Scenario, address: string, code: string): Promise<string[]> {
   const emulator = await startTestEmulator(scenario.emulator);
   const connection = await NativeConnection.connect({ address });
@@ -40,7 +45,7 @@ async function recordScenario(scenario: Scenario, address: string, code: string)
   const stamp = Date.now().toString(36);
   try {
     const ids = await withTimeout(scenario.run({ client, taskQueue, emulator, id: (suffix) => `replay-${suffix}-${stamp}` }), SCENARIO_TIMEOUT_MS, scenario.name);
-    const label = scenario.name.split('--').slice(1).join('--');
+    const label = scenarioLabel(scenario);
     const written: string[] = [];
     for (const workflowId of ids) {
       const runs = await followContinueAsNew(client, workflowId);
@@ -48,7 +53,8 @@ async function recordScenario(scenario: Scenario, address: string, code: string)
         const history = await fetchHistory(client, workflowId, run.runId);
         const type = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? 'unknown';
         const file = `${type}--${label}${runs.length > 1 ? `--run${i + 1}` : ''}.json`;
-        await writeFile(join(HISTORIES_DIR, file), `${historyToJSON(history)}\n`);
+        // 'wx': a committed history is never overwritten, whatever the file name turns out to be.
+        await writeFile(join(HISTORIES_DIR, file), `${historyToJSON(history)}\n`, { flag: 'wx' });
         written.push(`${file} (${run.events} events, ${run.closedBy ?? 'running'})`);
       }
     }
@@ -69,16 +75,17 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
 
   await mkdir(HISTORIES_DIR, { recursive: true });
-  // Replace the recorded scenarios' files (a chain may now have fewer runs): all of them on a full recording.
-  for (const file of await readdir(HISTORIES_DIR)) {
-    if (file.endsWith('.json') && (!filter || chosen.some((s) => file.startsWith(`${s.name}.`) || file.startsWith(`${s.name}--`)))) await rm(join(HISTORIES_DIR, file));
-  }
+  const recorded = (await readdir(HISTORIES_DIR)).filter((file) => file.endsWith('.json'));
+  const isRecorded = (s: Scenario) => recorded.some((file) => file.endsWith(`--${scenarioLabel(s)}.json`) || file.includes(`--${scenarioLabel(s)}--run`));
+  for (const s of chosen.filter(isRecorded)) log(`${s.name}: already recorded, kept as it is (committed histories are never re-recorded)`);
+  const toRecord = chosen.filter((s) => !isRecorded(s));
+  if (toRecord.length === 0) return log('nothing new to record');
 
   const server = await startDevServer({ port: 0, uiPort: false, log });
   try {
     log('bundling the workflows from the current sources…');
     const { code } = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: new DefaultLogger('WARN') });
-    for (const scenario of chosen) {
+    for (const scenario of toRecord) {
       const started = Date.now();
       const written = await recordScenario(scenario, server.address, code);
       log(`${scenario.name} (${((Date.now() - started) / 1000).toFixed(1)} s): ${written.join(', ')}`);

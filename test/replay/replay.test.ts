@@ -13,7 +13,7 @@ import { quietRuntime } from '../helpers/temporal';
 
 const HISTORIES_DIR = join(__dirname, 'histories');
 /**
- * `histories/*.json` is what `npm run record:replay` writes (and replaces); `histories/kept/*.json` are histories
+ * `histories/*.json` is what `npm run record:replay` writes (and never replaces); `histories/kept/*.json` are histories
  * of older workflow versions kept by hand while runs of that version may still be open (see README, Development).
  */
 const jsonIn = (dir: string) => (existsSync(join(HISTORIES_DIR, dir)) ? readdirSync(join(HISTORIES_DIR, dir)).filter((f) => f.endsWith('.json')) : []);

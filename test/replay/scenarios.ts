@@ -105,6 +105,17 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    // The same reset on the current code: one lookup at once, one when the grace period is spent, then the
+    // re-send (patched 'send-once-bounded-lookups'). With the history above, both sides of the patch replay.
+    name: 'orgMigration--start-unknown-bounded',
+    emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 }, faults: [{ method: 'POST', path: '/orgs/:org/migrations', kind: 'reset', times: 1 }] },
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('migration');
+      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, startGraceMs: 6_000, poll: FAST_POLL }] });
+      return [workflowId];
+    },
+  },
+  {
     name: 'orgMigration--cancelled',
     emulator: { migrations: { exportMs: 600_000 } },
     async run({ client, taskQueue, id }) {
