@@ -69,6 +69,16 @@ async function cancelMidWait(handle: WorkflowHandle): Promise<string[]> {
   return [handle.workflowId];
 }
 
+/** A migration whose start's connection is reset before an answer (the outcome unknown), then re-sent. */
+const startUnknown: Omit<Scenario, 'name'> = {
+  emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 }, faults: [{ method: 'POST', path: '/orgs/:org/migrations', kind: 'reset', times: 1 }] },
+  async run({ client, taskQueue, id }) {
+    const workflowId = id('migration');
+    await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, startGraceMs: 6_000, poll: FAST_POLL }] });
+    return [workflowId];
+  },
+};
+
 export const scenarios: Scenario[] = [
   {
     name: 'orgMigration--happy',
@@ -96,24 +106,14 @@ export const scenarios: Scenario[] = [
   {
     // The start's connection is reset before an answer: its outcome is unknown, so lookups follow over the grace
     // period (recorded before the lookups were bounded: 1 s doubling to 15 s apart), then the start is sent again.
+    ...startUnknown,
     name: 'orgMigration--start-unknown',
-    emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 }, faults: [{ method: 'POST', path: '/orgs/:org/migrations', kind: 'reset', times: 1 }] },
-    async run({ client, taskQueue, id }) {
-      const workflowId = id('migration');
-      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, startGraceMs: 6_000, poll: FAST_POLL }] });
-      return [workflowId];
-    },
   },
   {
     // The same reset on the current code: one lookup at once, one when the grace period is spent, then the
     // re-send (patched 'send-once-bounded-lookups'). With the history above, both sides of the patch replay.
+    ...startUnknown,
     name: 'orgMigration--start-unknown-bounded',
-    emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 }, faults: [{ method: 'POST', path: '/orgs/:org/migrations', kind: 'reset', times: 1 }] },
-    async run({ client, taskQueue, id }) {
-      const workflowId = id('migration');
-      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, startGraceMs: 6_000, poll: FAST_POLL }] });
-      return [workflowId];
-    },
   },
   {
     name: 'orgMigration--cancelled',
