@@ -134,7 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LonghaulConfig
 }
 
 /** `on`/`off` (any case) as a boolean; undefined when unset. */
-function onOff(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
+export function onOff(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const flag = raw.toLowerCase();

@@ -18,11 +18,12 @@ export function releaseVersion(): string {
 }
 
 /**
- * The worker's deployment version: deployment `longhaul`, build id the release version. Temporal shows it as
- * `longhaul.0.2.0` on the task queue's pollers (`longhaul doctor`).
+ * The worker's deployment version: deployment `longhaul` (`LONGHAUL_WORKER_DEPLOYMENT`), build id the release
+ * version (`LONGHAUL_BUILD_ID`). Temporal shows it as `longhaul.0.2.0` on the task queue's pollers (`longhaul
+ * doctor`); the worker polls with it and `longhaul_build_info` names it, both from here.
  */
-export function workerDeploymentVersion(): { deploymentName: string; buildId: string } {
-  return { deploymentName: DEPLOYMENT_NAME, buildId: releaseVersion() };
+export function workerDeploymentVersion(env: NodeJS.ProcessEnv = process.env): { deploymentName: string; buildId: string } {
+  return { deploymentName: env.LONGHAUL_WORKER_DEPLOYMENT || DEPLOYMENT_NAME, buildId: env.LONGHAUL_BUILD_ID || releaseVersion() };
 }
 
 /** A deployment version as Temporal writes it: `longhaul.0.2.0` (this release's, unless another is given). */

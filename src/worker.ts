@@ -20,7 +20,7 @@ import { GovernorLink } from './activities/temporal/rate-governor';
 import type { ApiClient } from './http/api-client';
 import { resolveTemporal, type TemporalTarget } from './temporal/connection';
 import { NamespaceNotReadyError, prepareNamespace } from './temporal/setup-namespace';
-import { releaseVersion, workerDeploymentVersion } from './release';
+import { releaseVersion } from './release';
 import { ExitCode } from './cli/exit-codes';
 import { longhaulDataConverter } from './temporal/codec';
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
@@ -67,8 +67,8 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     dataConverter: opts.dataConverter ?? longhaulDataConverter(),
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
     // The release polls as its deployment version (seen on the task queue's pollers, `longhaul doctor`); routing
-    // by version is off unless `longhaul worker` runs with LONGHAUL_WORKER_VERSIONING=on (temporal/worker-versioning.ts).
-    workerDeploymentOptions: { version: workerDeploymentVersion(), useWorkerVersioning: false },
+    // by version is off unless LONGHAUL_WORKER_VERSIONING=on (temporal/worker-versioning.ts).
+    workerDeploymentOptions: workerDeploymentFromEnv(),
     ...opts.workerOptions,
     interceptors: {
       ...opts.workerOptions?.interceptors,
@@ -166,7 +166,6 @@ async function main(): Promise<void> {
     deps: activityDepsFromConfig(config),
     // A pre-built bundle (`npm run build:bundle`) spares each worker start the webpack build and its memory.
     workflowBundle: process.env.LONGHAUL_WORKFLOW_BUNDLE ? { codePath: process.env.LONGHAUL_WORKFLOW_BUNDLE } : undefined,
-    workerOptions: { workerDeploymentOptions: deployment },
   });
   const credentials = config.githubCredentials.map((c) => `${c.name} → ${c.apiUrl}`).join(', ');
   const governor = config.rateGovernor.enabled ? 'fleet-wide rate governor' : 'per-process rate limits (LONGHAUL_RATE_GOVERNOR=off)';

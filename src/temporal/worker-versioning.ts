@@ -14,19 +14,18 @@
  * Why not PINNED for the bounded processes is written down in the operations guide.
  */
 import type { WorkerDeploymentOptions } from '@temporalio/worker';
-import { ConfigError } from '../config';
-import { deploymentVersionName, DEPLOYMENT_NAME, releaseVersion } from '../release';
+import { ConfigError, onOff } from '../config';
+import { deploymentVersionName, workerDeploymentVersion } from '../release';
 
 /** The worker's deployment version and whether it is versioned, from the environment. */
 export function workerDeploymentFromEnv(env: NodeJS.ProcessEnv = process.env): WorkerDeploymentOptions {
-  const flag = env.LONGHAUL_WORKER_VERSIONING || 'off';
-  if (flag !== 'on' && flag !== 'off') throw new ConfigError(`LONGHAUL_WORKER_VERSIONING must be on or off, got ${JSON.stringify(flag)}`);
-  const version = { deploymentName: env.LONGHAUL_WORKER_DEPLOYMENT || DEPLOYMENT_NAME, buildId: env.LONGHAUL_BUILD_ID || releaseVersion() };
+  const versioned = onOff(env, 'LONGHAUL_WORKER_VERSIONING') ?? false;
+  const version = workerDeploymentVersion(env);
   // Temporal joins the two with a "." (`longhaul.0.2.0`): the deployment name may not contain one.
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(version.deploymentName)) {
     throw new ConfigError(`LONGHAUL_WORKER_DEPLOYMENT must be letters, digits, "_" or "-", got ${JSON.stringify(version.deploymentName)}`);
   }
-  return flag === 'on' ? { version, useWorkerVersioning: true, defaultVersioningBehavior: 'AUTO_UPGRADE' } : { version, useWorkerVersioning: false };
+  return versioned ? { version, useWorkerVersioning: true, defaultVersioningBehavior: 'AUTO_UPGRADE' } : { version, useWorkerVersioning: false };
 }
 
 /** One line for the worker's start-up output. */
