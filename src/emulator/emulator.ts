@@ -143,7 +143,8 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
     const mounted = this.services.find((s) => s.name === spec.name);
     if (mounted) return mounted;
     const { rateLimited, ...rest } = spec;
-    const service = createService({ ...rest, rateLimiter: rateLimited ? this.rateLimiter : undefined, token: this.options.token });
+    const limited = rateLimited && this.rateLimiter.config.enabled;
+    const service = createService({ ...rest, rateLimiter: limited ? this.rateLimiter : undefined, token: this.options.token });
     this.services.push(service);
     return service;
   }

@@ -5,6 +5,11 @@
  * requests that arrive while the caller is already limited: a well-behaved client sends none.
  */
 export interface RateLimitConfig {
+  /**
+   * Whether the limits apply at all. `false` is a GitHub Enterprise Server with rate limiting disabled: no
+   * limits, no `x-ratelimit-*` headers, and `GET /rate_limit` answers 404 "Rate limiting is not enabled.".
+   */
+  enabled: boolean;
   /** Primary: requests per window. */
   limit: number;
   /** @format milliseconds — primary window length (an hour on the real service; seconds in tests). */
@@ -41,6 +46,7 @@ export interface RateLimitConfig {
 }
 
 export const defaultRateLimitConfig: RateLimitConfig = {
+  enabled: true,
   limit: 5000,
   windowMs: 60 * 60 * 1000,
   secondary: {

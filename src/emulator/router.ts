@@ -57,7 +57,7 @@ export interface RouteMatch {
 }
 
 export class Router {
-  private readonly routes: Route[] = [];
+  private readonly table: Route[] = [];
 
   add(method: string, pattern: string, handler: RouteHandler, options: RouteOptions = {}): this {
     const names: string[] = [];
@@ -76,7 +76,7 @@ export class Router {
         return `([^/]+?)${escapeRegExp(param[2])}`;
       })
       .join('/');
-    this.routes.push({ method, pattern, regex: new RegExp(`^${source}$`), names, handler, options });
+    this.table.push({ method, pattern, regex: new RegExp(`^${source}$`), names, handler, options });
     return this;
   }
 
@@ -96,10 +96,15 @@ export class Router {
     return this.add('DELETE', p, h, { points: 5, ...o });
   }
 
+  /** Every route, in the order added: its method and pattern (`/orgs/:org/migrations/:id`). */
+  routes(): { method: string; pattern: string }[] {
+    return this.table.map(({ method, pattern }) => ({ method, pattern }));
+  }
+
   /** The route for a request, `'method'` when the path exists under another method, or undefined. */
   match(method: string, path: string): RouteMatch | 'method' | undefined {
     let pathMatched = false;
-    for (const route of this.routes) {
+    for (const route of this.table) {
       const m = route.regex.exec(path);
       if (!m) continue;
       pathMatched = true;

@@ -74,6 +74,11 @@ export function documentsStatus(method: string, path: string, status: number): b
   return template !== undefined && load().paths[template][method.toLowerCase()]?.responses?.[String(status)] !== undefined;
 }
 
+/** Every status the description lists for a route template (`['200', '301', '403', '404']`), sorted. */
+export function documentedStatuses(method: string, template: string): string[] {
+  return Object.keys(load().paths[template]?.[method.toLowerCase()]?.responses ?? {}).sort();
+}
+
 function validatorFor(method: string, template: string, status: number): ValidateFunction | null {
   const key = `${method.toUpperCase()} ${template} ${status}`;
   if (compiled.has(key)) return compiled.get(key)!;

@@ -200,6 +200,16 @@ describe('flow: what a client reads first (the token’s user, an organization, 
     expect(limit.data.rate.reset).toBe(Number(limit.headers['x-ratelimit-reset']));
     expect(limit.headers['x-ratelimit-remaining']).toBe('45');
   });
+
+  it('follows a renamed repository’s 301 to where it lives now, or shows it when told not to follow', async () => {
+    const { rest } = s.client.octokit;
+    const followed = await rest.repos.get({ owner: 'octo-org', repo: 'alpha-legacy' });
+    expect(followed.data.full_name).toBe('octo-org/alpha');
+    expect(followed.url).toBe(`${s.emulator.apiUrl}/repositories/2001`);
+    const moved = await rest.repos.get({ owner: 'octo-org', repo: 'alpha-legacy', request: { redirect: 'manual' } });
+    expect(moved.status).toBe(301);
+    expect(moved.headers.location).toBe(`${s.emulator.apiUrl}/repositories/2001`);
+  });
 });
 
 afterAll(() => {

@@ -46,6 +46,11 @@ describe('Python clients (PyGithub, google-api-python-client) against the emulat
     });
     console.log(`pytest (test/python) against the emulator:\n${output.split('\n').filter((l) => /^(PASSED|FAILED|ERROR)|passed|failed/.test(l)).join('\n')}`);
     expect(code, output).toBe(0);
-    expect(output).toMatch(/\b10 passed\b/);
+    expect(output).toMatch(/\b11 passed\b/);
+    // PyGithub followed the renamed repository's 301 to the address it named.
+    const log = emulator.requestLog.map((r) => `${r.method} ${r.path}`);
+    const moved = log.indexOf('GET /repos/octo-org/alpha-legacy');
+    expect(moved).toBeGreaterThanOrEqual(0);
+    expect(log[moved + 1]).toBe('GET /repositories/2001');
   });
 });

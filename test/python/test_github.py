@@ -23,6 +23,16 @@ def test_who_am_i_and_what_the_client_reads_first(gh):
     assert getattr(missing.value, "status", None) == 404
 
 
+def test_a_renamed_repository_is_followed_to_where_it_lives_now(gh):
+    # PyGithub follows a 301 on the same scheme and host (to the Location's path) and builds the repository it
+    # finds there: asked by the former name, it has the current one.
+    repo = parsed(gh.get_repo(f"{ORG}/alpha-legacy"))
+    assert (repo.id, repo.full_name) == (2001, f"{ORG}/alpha")
+    assert repo.url.endswith(f"/repos/{ORG}/alpha")
+    # The address the redirect names, asked for directly (PyGithub's get_repo by id).
+    assert parsed(gh.get_repo(2001)).full_name == f"{ORG}/alpha"
+
+
 def test_rate_limit_status_matches_the_headers(gh):
     gh.get_organization(ORG)
     overview = parsed(gh.get_rate_limit())

@@ -1,6 +1,7 @@
 /**
  * The endpoints a client calls on its own before the user's first call: who the token belongs to
- * (`GET /user`), a user, an organization, a repository, and the rate-limit status. PyGithub's
+ * (`GET /user`), a user, an organization, a repository (and where a renamed one's redirect leads), and the
+ * rate-limit status. PyGithub's
  * `get_organization(…).create_migration(…)` reads `GET /orgs/{org}` first; most clients check `GET /rate_limit`.
  * Each answers GitHub's documented shape for the fixture's accounts (`@octokit/openapi`: `private-user`,
  * `public-user`, `organization-full`, `full-repository`, `rate-limit-overview`), conditionally like GitHub (an
@@ -12,8 +13,11 @@ import { conditionalJson, NOT_MODIFIED_NOT_COUNTED } from '../conditional';
 import { EmulatorHttpError } from '../http-error';
 import { accountObject, type Account, type GithubFixture } from './fixture';
 import { AUTHENTICATED_USER, githubFixture } from './service';
-import { accountOr404, repositoryOr404 } from './lookup';
+import { accountOr404, movedPermanently, renamedRepository, repositoryByIdOr404, repositoryOr404 } from './lookup';
 import { fullRepository } from './repository';
+
+/** GitHub App installation access tokens start with this (GitHub's token formats); they act for no user. */
+export const INSTALLATION_TOKEN_PREFIX = 'ghs_';
 
 export interface AccountOptions {
   /** The search API's limit per minute reported by `GET /rate_limit` (GitHub: 30); the emulator does not serve search. */
@@ -130,6 +134,8 @@ export function registerAccountRoutes(router: Router, ctx: EmulatorContext, opti
     '/user',
     (rc) => {
       // Read per request: the feeds module, registered before or after this one, names the user.
+      // A GitHub App installation token (`ghs_…`) acts for no user: GitHub refuses it here.
+      if (rc.token?.startsWith(INSTALLATION_TOKEN_PREFIX)) throw new EmulatorHttpError(403, 'Resource not accessible by integration', { documentation_url: 'https://docs.github.com/rest/users/users#get-the-authenticated-user' });
       const login = ctx.shared(AUTHENTICATED_USER, () => 'octocat');
       const me = fixture().accounts.find((a) => a.type === 'User' && a.login.toLowerCase() === login.toLowerCase());
       if (!me) throw new EmulatorHttpError(401, 'Bad credentials');
@@ -151,12 +157,26 @@ export function registerAccountRoutes(router: Router, ctx: EmulatorContext, opti
 
   router.get('/orgs/:org', (rc) => conditionalJson(rc, organizationObject(ctx.apiUrl(), fixture(), accountOr404(fixture(), rc.params.org, 'Organization'))), NOT_MODIFIED_NOT_COUNTED);
 
-  router.get('/repos/:owner/:repo', (rc) => conditionalJson(rc, fullRepository(ctx.apiUrl(), fixture(), repositoryOr404(fixture(), rc.params.owner, rc.params.repo))), NOT_MODIFIED_NOT_COUNTED);
+  router.get(
+    '/repos/:owner/:repo',
+    (rc) => {
+      // A former name: 301 to the repository's lasting address, as GitHub redirects it (clients follow it there).
+      const renamed = renamedRepository(fixture(), rc.params.owner, rc.params.repo);
+      if (renamed) throw movedPermanently(`${ctx.apiUrl()}/repositories/${renamed.id}`);
+      return conditionalJson(rc, fullRepository(ctx.apiUrl(), fixture(), repositoryOr404(fixture(), rc.params.owner, rc.params.repo)));
+    },
+    NOT_MODIFIED_NOT_COUNTED,
+  );
+
+  // Where a rename's 301 leads. The description has no such path; GitHub serves the repository there.
+  router.get('/repositories/:id', (rc) => conditionalJson(rc, fullRepository(ctx.apiUrl(), fixture(), repositoryByIdOr404(fixture(), rc.params.id))), NOT_MODIFIED_NOT_COUNTED);
 
   // Never spends the caller's limits and is answered while it is limited (GitHub documents both).
   router.get(
     '/rate_limit',
     (rc) => {
+      // GitHub Enterprise Server with rate limiting disabled has no rate-limit status (and sends no x-ratelimit-* headers).
+      if (!ctx.rateLimiter.config.enabled) throw new EmulatorHttpError(404, 'Rate limiting is not enabled.');
       const core = ctx.rateLimiter.status(rc.token ?? '', rc.now);
       // The search window is reported whole (the emulator serves no search), resetting at the next full minute.
       const search = { limit: options.searchLimitPerMinute, remaining: options.searchLimitPerMinute, used: 0, reset: Math.ceil(rc.now / 60_000) * 60 };

@@ -14,7 +14,7 @@ import { AUTHENTICATED_USER, githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import { NOT_MODIFIED_NOT_COUNTED, etagMatches, weakEtag } from '../conditional';
 import type { Account, Repository } from './fixture';
-import { accountOr404, repositoryOr404 } from './lookup';
+import { accountOr404, movedPermanently, renamedRepository, repositoryOr404 } from './lookup';
 import { paginate } from './pagination';
 import { sizedEvent, targetEventBytes, type EventSizeOption } from './feed-event-sizes';
 import { buildPayload } from './feed-event-payloads';
@@ -287,9 +287,20 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
   };
 
   const route = (rc: RouteContext) => serve(viewOf(rc.path), rc);
+  // A renamed repository's network feed answers 301, as the description documents (GitHub names no target:
+  // the same feed under the current name, where clients that follow it read on).
+  router.get(
+    '/networks/:owner/:repo/events',
+    (rc) => {
+      const renamed = renamedRepository(fixture, rc.params.owner, rc.params.repo);
+      const query = rc.query.toString();
+      if (renamed) throw movedPermanently(`${ctx.apiUrl()}/networks/${renamed.owner}/${renamed.name}/events${query ? `?${query}` : ''}`);
+      return route(rc);
+    },
+    notCounted,
+  );
   for (const pattern of [
     '/events',
-    '/networks/:owner/:repo/events',
     '/orgs/:org/events',
     '/repos/:owner/:repo/events',
     '/users/:username/events',

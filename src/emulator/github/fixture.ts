@@ -15,11 +15,28 @@ export interface Repository {
   private: boolean;
   /** Whether automated workflows are enabled (starting an import into such a repository is a 422). */
   workflowsEnabled: boolean;
+  /**
+   * GitHub blocked access to the repository (a terms-of-service takedown: `reason` `tos`, `sensitive_data`…):
+   * every route under `/repos/{owner}/{repo}` answers 403 "Repository access blocked" with the block, as GitHub does.
+   */
+  blocked?: { reason: string; createdAt: string };
+}
+
+/**
+ * What GitHub keeps after a rename or transfer: the old `owner/name` leads to the repository `repositoryId` (the
+ * routes whose description documents it answer 301 there), until a repository takes the old name again.
+ */
+export interface RepositoryRename {
+  owner: string;
+  name: string;
+  repositoryId: number;
 }
 
 export interface GithubFixture {
   accounts: Account[];
   repositories: Repository[];
+  /** Former names of repositories (default: `octo-org/alpha-legacy` was renamed `alpha`). */
+  renames?: RepositoryRename[];
 }
 
 export function defaultGithubFixture(): GithubFixture {
@@ -35,6 +52,7 @@ export function defaultGithubFixture(): GithubFixture {
       { id: 2004, name: 'hello-world', owner: 'octocat', private: false, workflowsEnabled: false },
       { id: 2005, name: 'with-actions', owner: 'octo-org', private: false, workflowsEnabled: true },
     ],
+    renames: [{ owner: 'octo-org', name: 'alpha-legacy', repositoryId: 2001 }],
   };
 }
 
