@@ -23,7 +23,7 @@ const OPTIONAL_KEYS = ['fixture', 'hooks.outcome', 'google.fixture', 'imports.re
 
 /** Everything a config file may hold, as a shape to check keys against: core options and each module's defaults. */
 function knownShape(modules: readonly AnyModule[]): Json {
-  const shape: Json = { host: '', port: 0, storagePort: 0, googlePorts: { apikeys: 0, logging: 0, dns: 0 }, token: '', dataDir: '', storageBytesPerSecond: 0, clockOffsetMs: 0, faults: [], rateLimit: defaultRateLimitConfig };
+  const shape: Json = { host: '', port: 0, storagePort: 0, storagePublicUrl: '', googlePorts: { apikeys: 0, logging: 0, dns: 0 }, token: '', dataDir: '', storageBytesPerSecond: 0, clockOffsetMs: 0, faults: [], rateLimit: defaultRateLimitConfig };
   for (const module of modules) shape[module.name] = module.defaults;
   return shape;
 }
@@ -97,11 +97,13 @@ export interface EmulatorFlags {
   host?: string;
   port?: number;
   storagePort?: number;
+  storagePublicUrl?: string;
   apikeysPort?: number;
   loggingPort?: number;
   dnsPort?: number;
   token?: string;
   dataDir?: string;
+  rateLimiting?: boolean;
   rateLimit?: number;
   rateWindow?: number;
   primaryStatus?: number;
@@ -146,11 +148,13 @@ export function flagOptions(f: EmulatorFlags): Json {
       host: f.host,
       port: f.port,
       storagePort: f.storagePort,
+      storagePublicUrl: f.storagePublicUrl,
       googlePorts: { apikeys: f.apikeysPort, logging: f.loggingPort, dns: f.dnsPort },
       token: f.token,
       dataDir: f.dataDir,
       storageBytesPerSecond: f.storageBytesPerSecond,
       rateLimit: {
+        enabled: f.rateLimiting,
         limit: f.rateLimit,
         windowMs: s(f.rateWindow),
         primaryStatus: f.primaryStatus,
@@ -188,6 +192,7 @@ export function configSummary(options: EmulatorOptions, modules: readonly AnyMod
   const rateLimit = mergeOptions(defaultRateLimitConfig as unknown as Json, (all.rateLimit as Json | undefined) ?? {});
   const lines = [
     `  ports:           ${show({ host: options.host, api: options.port, storage: options.storagePort, ...options.googlePorts })} (0 = any free port)`,
+    `  storage links:   ${options.storagePublicUrl ? `pre-signed under ${options.storagePublicUrl}` : 'pre-signed under the address the storage origin listens on'}`,
     `  state:           ${options.dataDir ? `kept in ${options.dataDir}` : 'in memory only (--data-dir keeps it across restarts)'}`,
     `  token:           ${options.token ? 'only the configured token' : 'any non-empty bearer token'}`,
     `  storage:         ${options.storageBytesPerSecond ? `${options.storageBytesPerSecond} bytes/s` : 'unthrottled'}; faults: ${(options.faults ?? []).length}`,
@@ -203,6 +208,19 @@ export function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number (0-65535)');
   return n;
+}
+
+/** An absolute http(s) URL (a public address), without a trailing slash, query or fragment. */
+export function httpUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('must be an absolute URL (http://host:port)');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('must be an http or https URL');
+  if (url.search || url.hash) throw new InvalidArgumentError('must have no query or fragment');
+  return url.href.replace(/\/+$/, '');
 }
 
 export function positive(value: string): number {

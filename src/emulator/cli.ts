@@ -10,7 +10,7 @@
  */
 import { Command, Option } from 'commander';
 import { startEmulator } from './emulator';
-import { configSummary, eventBytes, limitStatus, list, msOrRange, nonNegative, onOff, port, positive, resolveOptions, type EmulatorFlags } from './cli-options';
+import { configSummary, eventBytes, httpUrl, limitStatus, list, msOrRange, nonNegative, onOff, port, positive, resolveOptions, type EmulatorFlags } from './cli-options';
 
 /** A flag that its environment variable (`LONGHAUL_EMULATOR_…`) stands in for when not given. */
 const withEnv = (flags: string, description: string, env: string, parse: (value: string) => unknown) =>
@@ -23,11 +23,13 @@ const program = new Command()
   .addOption(withEnv('--host <host>', 'address to bind (default 127.0.0.1)', 'LONGHAUL_EMULATOR_HOST', String))
   .addOption(withEnv('--port <port>', 'GitHub API port (0 = any free port; default 8787)', 'LONGHAUL_EMULATOR_PORT', port))
   .addOption(withEnv('--storage-port <port>', 'storage origin port (0 = any free port; default 8788)', 'LONGHAUL_EMULATOR_STORAGE_PORT', port))
+  .addOption(withEnv('--storage-public-url <url>', "the storage origin's public URL, which the archive's pre-signed links carry (default: where it listens)", 'LONGHAUL_EMULATOR_STORAGE_PUBLIC_URL', httpUrl))
   .addOption(withEnv('--apikeys-port <port>', 'Google API Keys port (0 = any free port; default 8789)', 'LONGHAUL_EMULATOR_APIKEYS_PORT', port))
   .addOption(withEnv('--logging-port <port>', 'Google Cloud Logging port (0 = any free port; default 8790)', 'LONGHAUL_EMULATOR_LOGGING_PORT', port))
   .addOption(withEnv('--dns-port <port>', 'Google Cloud DNS port (0 = any free port; default 8791)', 'LONGHAUL_EMULATOR_DNS_PORT', port))
   .option('--token <token>', 'accept only this bearer token (default: any non-empty token)')
   .option('--data-dir <dir>', 'keep the emulator state in <dir>/emulator-state.json across restarts (default: memory only)')
+  .option('--rate-limiting <on|off>', 'off: no rate limits, no x-ratelimit headers, GET /rate_limit 404 (an Enterprise Server with rate limiting disabled)', onOff)
   .option('--rate-limit <n>', 'primary rate limit per window', positive)
   .option('--rate-window <seconds>', 'primary rate-limit window in seconds', positive)
   .option('--primary-status <403|429>', 'status of a primary rate-limit answer', limitStatus)
@@ -60,9 +62,11 @@ const program = new Command()
     console.log(`  GitHub API:      ${emulator.apiUrl}`);
     // Each Google API at the root of its own port (what `rootUrl` of Google's clients and GOOGLE_*_URL take).
     for (const service of emulator.services.filter((s) => s.prefix || s.ownPort)) console.log(`  ${`${service.name}:`.padEnd(16)} ${emulator.serviceUrl(service.name)}`);
-    console.log(`  storage origin:  ${emulator.storage.baseUrl}`);
+    // The address its pre-signed links carry, and where it listens when that is another.
+    const { publicUrl, baseUrl } = emulator.storage;
+    console.log(`  storage origin:  ${publicUrl}${publicUrl === baseUrl ? '' : ` (listening on ${baseUrl})`}`);
     console.log(`  stats:           ${emulator.apiUrl}/_emulator/stats`);
-    console.log(`fixture: org octo-org with repositories alpha, beta, gamma; ${options.token ? 'token required' : 'any non-empty bearer token'}`);
+    console.log(`fixture: org octo-org with repositories alpha (formerly alpha-legacy), beta, gamma; ${options.token ? 'token required' : 'any non-empty bearer token'}`);
     console.log('effective configuration (defaults < --config file < flags):');
     for (const line of configSummary(options)) console.log(line);
     const stop = () => void emulator.close().then(() => process.exit(0));

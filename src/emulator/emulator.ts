@@ -31,6 +31,11 @@ export interface CoreOptions {
   port?: number;
   /** Storage origin port; 0 picks a free one. */
   storagePort?: number;
+  /**
+   * The storage origin's public URL, which the archive's pre-signed links carry (the address clients reach it at
+   * through a proxy, a container's published port or a host name); default the address it listens on.
+   */
+  storagePublicUrl?: string;
   /** When set, only this bearer token is accepted; otherwise any non-empty token is. */
   token?: string;
   /** Emulator time in epoch ms. */
@@ -101,6 +106,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
       clock: this.clock,
       stats: this.stats,
       bytesPerSecond: options.storageBytesPerSecond,
+      publicUrl: options.storagePublicUrl,
     });
     this.setFaults(options.faults ?? []);
     this.state = this.registerModules(options.modules ?? (defaultModules as readonly AnyModule[]));
@@ -366,7 +372,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
     }
     if (method === 'GET' && url.pathname === '/_emulator/config') {
       const services = Object.fromEntries(this.services.map((s) => [s.name, this.serviceUrl(s.name)]));
-      return json(200, { rateLimit: this.rateLimiter.config, apiUrl: this.apiUrl, storageUrl: this.storage.baseUrl, services });
+      return json(200, { rateLimit: this.rateLimiter.config, apiUrl: this.apiUrl, storageUrl: this.storage.baseUrl, storagePublicUrl: this.storage.publicUrl, services });
     }
     return json(404, { message: 'Not Found' });
   }

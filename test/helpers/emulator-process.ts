@@ -47,7 +47,7 @@ export async function stopEmulatorProcess(proc: EmulatorProcess, signal: NodeJS.
   await exited;
 }
 
-/** The base URLs the start banner printed, by label (`GitHub API`, `google-dns`, `storage origin`…). */
+/** The base URLs the start banner printed, by label (`GitHub API`, `google-dns`, `storage origin`…): each line's first URL. */
 export function printedUrls(output: string): Map<string, string> {
-  return new Map([...output.matchAll(/^ {2}([\w -]+):\s+(http:\/\/\S+)$/gm)].map((m) => [m[1].trim(), m[2]]));
+  return new Map([...output.matchAll(/^ {2}([\w -]+):\s+(https?:\/\/\S+)/gm)].map((m) => [m[1].trim(), m[2]]));
 }

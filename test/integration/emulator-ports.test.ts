@@ -1,8 +1,9 @@
 /**
- * Issue 30: every port of the standalone emulator is a flag and an environment variable, and one line per
+ * Issue 30: every port and URL of the standalone emulator is a flag and an environment variable, and one line per
  * service is printed at start, so two emulators on one machine never collide: one configured by flags, one by
- * `LONGHAUL_EMULATOR_*` variables, both on free ports, each serving on its own ten addresses; and a port already
- * taken stops the second emulator with the address named rather than sharing or stealing it.
+ * `LONGHAUL_EMULATOR_*` variables, both on free ports, each serving on its own ten addresses and handing out
+ * archive links under its own storage public URL; and a port already taken stops the second emulator with the
+ * address named rather than sharing or stealing it.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/emulator-http';
@@ -17,13 +18,33 @@ afterAll(async () => {
 
 describe('two standalone emulators on one machine', () => {
   it('listen on separate ports given by flags and by environment variables, one printed line per service', { timeout: 3 * 60_000 }, async () => {
-    const byFlags = await startEmulatorProcess(['--port', '0', '--storage-port', '0', '--apikeys-port', '0', '--logging-port', '0', '--dns-port', '0'], {}, running);
+    const publicUrls = ['https://storage-one.example.test:9443', 'http://storage-two.example.test/archives'];
+    const byFlags = await startEmulatorProcess(
+      ['--port', '0', '--storage-port', '0', '--apikeys-port', '0', '--logging-port', '0', '--dns-port', '0', '--storage-public-url', `${publicUrls[0]}/`, '--export-ms', '0'],
+      {},
+      running,
+    );
     const byEnv = await startEmulatorProcess(
-      [],
-      { LONGHAUL_EMULATOR_PORT: '0', LONGHAUL_EMULATOR_STORAGE_PORT: '0', LONGHAUL_EMULATOR_APIKEYS_PORT: '0', LONGHAUL_EMULATOR_LOGGING_PORT: '0', LONGHAUL_EMULATOR_DNS_PORT: '0' },
+      ['--export-ms', '0'],
+      {
+        LONGHAUL_EMULATOR_PORT: '0',
+        LONGHAUL_EMULATOR_STORAGE_PORT: '0',
+        LONGHAUL_EMULATOR_APIKEYS_PORT: '0',
+        LONGHAUL_EMULATOR_LOGGING_PORT: '0',
+        LONGHAUL_EMULATOR_DNS_PORT: '0',
+        LONGHAUL_EMULATOR_STORAGE_PUBLIC_URL: publicUrls[1],
+      },
       running,
     );
     const urls = [printedUrls(byFlags.output()), printedUrls(byEnv.output())];
+    // The storage origin's line names its public URL (what its links carry) and where it listens.
+    for (const [i, proc] of [byFlags, byEnv].entries()) {
+      expect(urls[i].get('storage origin')).toBe(publicUrls[i]);
+      const line = proc.output().split('\n').find((l) => l.startsWith('  storage origin:'));
+      const listening = /\(listening on (http:\/\/127\.0\.0\.1:\d+)\)$/.exec(line ?? '');
+      expect(listening, proc.output()).not.toBeNull();
+      expect(Number(new URL(listening![1]).port)).not.toBeOneOf([0, 8788]);
+    }
     for (const printed of urls) expect([...printed.keys()].filter((k) => SERVICES.includes(k)).sort()).toEqual([...SERVICES].sort());
     const all = urls.flatMap((printed) => SERVICES.map((name) => printed.get(name)!));
     expect(new Set(all).size).toBe(10);
@@ -39,6 +60,15 @@ describe('two standalone emulators on one machine', () => {
       const zones = await call(printed.get('google-dns')!, 'GET', '/dns/v1/projects/demo-project/managedZones/demo-zone');
       expect(zones.status).toBe(200);
     }
+    // Each emulator's archive link is under its own configured public URL.
+    for (const [i, printed] of urls.entries()) {
+      const api = printed.get('GitHub API')!;
+      const migration = (await call(api, 'POST', '/orgs/octo-org/migrations', { body: { repositories: ['alpha'] } })).json as { id: number };
+      const archive = await call(api, 'GET', `/orgs/octo-org/migrations/${migration.id}/archive`);
+      expect(archive.status).toBe(302);
+      expect(archive.headers.location.startsWith(`${publicUrls[i]}/`), archive.headers.location).toBe(true);
+    }
+
     const created = await call(urls[0].get('GitHub API')!, 'POST', '/orgs/octo-org/hooks', { body: { name: 'web', config: { url: 'https://example.test/h' } } });
     expect(created.status).toBe(201);
     expect((await call(urls[0].get('GitHub API')!, 'GET', '/orgs/octo-org/hooks')).json).toHaveLength(1);

@@ -36,6 +36,11 @@ export interface StorageOptions {
   stats: EmulatorStats;
   /** Throttle downloads to this many bytes per second (0 = unthrottled), so tests can interrupt one mid-stream. */
   bytesPerSecond?: number;
+  /**
+   * The address clients reach the origin at, which its pre-signed URLs use (`https://storage.example.test`, a
+   * proxy or a port-forward in front of it); default the address it listens on.
+   */
+  publicUrl?: string;
 }
 
 /** Throttled downloads send this many slices a second, so an interrupted one has a fine-grained offset. */
@@ -46,11 +51,17 @@ export class StorageOrigin {
   private secret = randomBytes(16).toString('hex');
   private server?: Server;
   readonly faults = new StorageFaults();
+  /** Where the origin listens (known once listening). */
   baseUrl = '';
   bytesPerSecond: number;
 
   constructor(private readonly opts: StorageOptions) {
     this.bytesPerSecond = opts.bytesPerSecond ?? 0;
+  }
+
+  /** The address its pre-signed URLs carry: the configured public URL, or where it listens. */
+  get publicUrl(): string {
+    return this.opts.publicUrl?.replace(/\/+$/, '') ?? this.baseUrl;
   }
 
   put(key: string, object: StoredObject): void {
@@ -104,7 +115,7 @@ export class StorageOrigin {
     if (override) return override.location;
     const expires = Math.floor((this.opts.clock() + ttlMs) / 1000);
     const signature = this.sign(key, expires);
-    return `${this.baseUrl}/${encodeURIComponent(key)}?X-Expires=${expires}&X-Signature=${signature}`;
+    return `${this.publicUrl}/${encodeURIComponent(key)}?X-Expires=${expires}&X-Signature=${signature}`;
   }
 
   private sign(key: string, expires: number): string {

@@ -6,7 +6,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configSummary, EmulatorConfigError, flagOptions, msOrRange, parseConfig, resolveOptions } from '../../../src/emulator/cli-options';
+import { configSummary, EmulatorConfigError, flagOptions, httpUrl, msOrRange, parseConfig, resolveOptions } from '../../../src/emulator/cli-options';
 
 const failureOf = (run: () => unknown): Error => {
   try {
@@ -71,6 +71,16 @@ describe('emulator options from defaults, config file and flags', () => {
     // One Google port given: the others keep their standalone defaults (objects merge key by key).
     expect(flagOptions({ dnsPort: 0 })).toEqual({ googlePorts: { dns: 0 } });
     expect(resolveOptions({ dnsPort: 0 }).googlePorts).toEqual({ apikeys: 8789, logging: 8790, dns: 0 });
+  });
+
+  it('reads the storage public URL as an absolute http(s) URL, and rate limiting as on or off', () => {
+    expect(httpUrl('https://storage.example.test:9443/archives/')).toBe('https://storage.example.test:9443/archives');
+    expect(() => httpUrl('storage.example.test')).toThrow(/absolute URL/);
+    expect(() => httpUrl('ftp://storage.example.test')).toThrow(/http or https/);
+    expect(() => httpUrl('http://storage.example.test/?x=1')).toThrow(/no query/);
+    expect(flagOptions({ storagePublicUrl: 'http://s.example.test', rateLimiting: false })).toEqual({ storagePublicUrl: 'http://s.example.test', rateLimit: { enabled: false } });
+    expect(parseConfig(JSON.stringify({ storagePublicUrl: 'http://s.example.test', rateLimit: { enabled: false } }), 'ok.json')).toEqual({ storagePublicUrl: 'http://s.example.test', rateLimit: { enabled: false } });
+    expect(configSummary(resolveOptions({ storagePublicUrl: 'http://s.example.test' })).join('\n')).toMatch(/storage links: +pre-signed under http:\/\/s\.example\.test/);
   });
 
   it('reads an export time as fixed milliseconds or a range', () => {

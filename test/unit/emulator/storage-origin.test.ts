@@ -3,16 +3,41 @@
  * `If-Range` per RFC 9110 §13.1.5, generated content readable at any offset, and the faults that make it
  * misbehave on purpose.
  */
+import { createServer, request as forward, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startEmulator, type Emulator } from '../../../src/emulator/emulator';
 import { contentBytes, generatedArchive } from '../../../src/emulator/storage/archive-content';
 
 let emulator: Emulator | undefined;
+let proxy: Server | undefined;
 afterEach(async () => {
   await emulator?.close();
   emulator = undefined;
+  proxy?.closeAllConnections();
+  await new Promise((resolve) => (proxy ? proxy.close(resolve) : resolve(undefined)));
+  proxy = undefined;
 });
+
+/**
+ * A reverse proxy that serves what `target()` serves under `/archives/…`, as a front end mounting the object
+ * store under a path of its own host would. Resolves with its base URL and the paths it forwarded.
+ */
+async function archiveProxy(target: () => string): Promise<{ url: string; forwarded: string[] }> {
+  const forwarded: string[] = [];
+  proxy = createServer((req, res) => {
+    const path = (req.url ?? '/').replace(/^\/archives/, '');
+    forwarded.push(path);
+    const upstream = forward(`${target()}${path}`, { method: req.method, headers: { ...req.headers, host: new URL(target()).host } }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => proxy!.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/archives`, forwarded };
+}
 
 const SIZE = 3 * 1024 * 1024 + 123;
 
@@ -31,6 +56,28 @@ async function get(url: string, headers: Record<string, string> = {}) {
 }
 
 describe('storage origin', () => {
+  it('hands out pre-signed archive links under its configured public URL, which work through what serves that address', async () => {
+    const front = await archiveProxy(() => emulator!.storage.baseUrl);
+    emulator = await startEmulator({ storagePublicUrl: `${front.url}/`, migrations: { exportMs: 0, archiveBytes: 70_000 } });
+    const auth = { authorization: 'Bearer t' };
+    const created = await request(`${emulator.apiUrl}/orgs/octo-org/migrations`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ repositories: ['alpha'] }) });
+    const { id } = (await created.body.json()) as { id: number };
+    const archive = await request(`${emulator.apiUrl}/orgs/octo-org/migrations/${id}/archive`, { headers: auth });
+    await archive.body.dump();
+    expect(archive.statusCode).toBe(302);
+    const link = archive.headers.location as string;
+    // The configured address (its trailing slash dropped), not the one the origin listens on.
+    expect(link.startsWith(`${front.url}/`)).toBe(true);
+    expect(emulator.storage.publicUrl).toBe(front.url);
+    expect(emulator.storage.baseUrl).not.toBe(front.url);
+    const download = await get(link);
+    expect(download.status).toBe(200);
+    expect(download.bytes.length).toBe(70_000);
+    expect(download.bytes.equals(emulator.storage.bytesOf(decodeURIComponent(new URL(link).pathname.replace(/^\/archives\//, '')))!)).toBe(true);
+    expect(front.forwarded).toHaveLength(1);
+    expect(emulator.stats.storage.requests).toBe(1);
+  });
+
   it('serves generated content that starts with the gzip magic and is the same at every offset', async () => {
     const { url } = await setup();
     const all = await get(url());
