@@ -1,5 +1,6 @@
-// Lint rules that keep the architecture honest: workflows, the workflow kit and the shared model files in
-// src/common (which workflows import) stay deterministic (no Node built-ins, no I/O libraries) and import
+// Lint rules that keep the architecture honest: workflows, the workflow kit, src/common and every
+// deterministic file of a process slice (src/processes/<process>/: its model and workflow files, everything
+// but `activities*` and `cli*`) stay deterministic (no Node built-ins, no I/O libraries) and import
 // activities as types only.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -19,7 +20,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/workflows/**/*.ts', 'src/common/**/*.ts'],
+    files: ['src/workflows/**/*.ts', 'src/common/**/*.ts', 'src/processes/**/*.ts'],
+    ignores: ['src/processes/*/activities.ts', 'src/processes/*/activities/**', 'src/processes/*/cli.ts', 'src/processes/*/cli-*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -37,11 +39,25 @@ export default tseslint.config(
           ],
           patterns: [
             {
-              group: ['../activities', '../activities/*', '../activities/**', '../../activities', '../../activities/*', '../../activities/**'],
+              group: [
+                './activities',
+                './activities/*',
+                '../activities',
+                '../activities/*',
+                '../activities/**',
+                '../../activities',
+                '../../activities/*',
+                '../../activities/**',
+                '../*/activities',
+                '../*/activities/*',
+              ],
               allowTypeImports: true,
               message: 'Import activities as types only.',
             },
-            { group: ['../http/*', '../emulator/*', '../temporal/*', '../cli/*', '../../http/*', '../../emulator/*', '../../temporal/*', '../../cli/*'], message: 'Workflows do no I/O.' },
+            {
+              group: ['../http/*', '../emulator/*', '../temporal/*', '../cli/*', '../../http/*', '../../emulator/*', '../../temporal/*', '../../cli/*', './cli', './cli-*', '../*/cli', '../*/cli-*'],
+              message: 'Workflows do no I/O.',
+            },
           ],
         },
       ],

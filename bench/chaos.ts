@@ -24,7 +24,7 @@ import { freePort, startDevServer, type RunningDevServer } from '../src/temporal
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import type { FaultRule } from '../src/emulator/faults';
-import type { OrgMigrationInput } from '../src/common/org-migration';
+import type { OrgMigrationInput } from '../src/processes/org-migration/model';
 import { buildWorker, startWorkerProcess } from './worker-process';
 import { startEmulatorProcess } from './emulator-process';
 

@@ -3,7 +3,7 @@
  * the `downloadArchive` activity runs, without a Temporal worker around it, so its time, CPU and RSS are
  * the download's. Input: a JSON argument; output: one JSON line on stdout.
  */
-import { archiveDownloader, type ArchiveDownloadInput } from '../src/activities/github/archive-download';
+import { archiveDownloader, type ArchiveDownloadInput } from '../src/processes/org-migration/activities/archive-download';
 import { createGithubClient } from '../src/http/github';
 
 export interface ChildInput extends ArchiveDownloadInput {

@@ -20,7 +20,7 @@ import { startDevServer } from '../src/temporal/dev-server';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import { upsertFeedSchedule } from '../src/temporal/schedules';
-import type { OrgMigrationInput } from '../src/common/org-migration';
+import type { OrgMigrationInput } from '../src/processes/org-migration/model';
 import { BUDGET_SPENT, governorWorkflowId, type GovernorSnapshot } from '../src/common/rate-governor';
 import { buildWorker, startWorkerProcess } from './worker-process';
 import { startEmulatorProcess } from './emulator-process';

@@ -25,7 +25,7 @@ import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import { createGithubClient } from '../src/http/github';
 import { activityDepsFromConfig, createLonghaulWorker } from '../src/worker';
 import { loadConfig } from '../src/config';
-import { DEFAULT_POLL, type PollBounds } from '../src/common/org-migration';
+import { DEFAULT_POLL, type PollBounds } from '../src/processes/org-migration/model';
 import { pollScheduleMs, type ResolvedPollBounds } from '../src/workflows/kit/poll-schedule';
 import type { SourceImportInput, SourceImportResult } from '../src/common/source-import-input';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';

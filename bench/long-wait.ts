@@ -23,7 +23,7 @@ import { startDevServer } from '../src/temporal/dev-server';
 import { startEmulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
-import type { OrgMigrationInput } from '../src/common/org-migration';
+import type { OrgMigrationInput } from '../src/processes/org-migration/model';
 import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
 
 interface Options {

@@ -18,10 +18,10 @@ import { startDevServer } from '../src/temporal/dev-server';
 import { startEmulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
-import type { OrgMigrationInput, OrgMigrationResult } from '../src/common/org-migration';
+import type { OrgMigrationInput, OrgMigrationResult } from '../src/processes/org-migration/model';
 import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
-import { DEFAULT_POLL } from '../src/common/org-migration';
+import { DEFAULT_POLL } from '../src/processes/org-migration/model';
 import { pollScheduleMs } from '../src/workflows/kit/poll-schedule';
 import { describeMutationArrivals, recordMutations } from './mutation-arrivals';
 

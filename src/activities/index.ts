@@ -3,7 +3,7 @@
  * Each API family contributes one factory; add new families here.
  */
 import type { ActivityDeps } from './context';
-import { createMigrationActivities } from './github/migrations';
+import { createMigrationActivities } from '../processes/org-migration/activities';
 import { createApiKeyActivities } from './google/apikeys';
 import { createLogBucketActivities } from './google/log-buckets';
 import { createDnsActivities } from './google/dns';

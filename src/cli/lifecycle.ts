@@ -13,7 +13,7 @@
 import { type Command, Option } from 'commander';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common';
-import { migrationWorkflowId, ORG_MIGRATION } from '../common/org-migration';
+import { migrationWorkflowId, ORG_MIGRATION } from '../processes/org-migration/model';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
 import { CliError, printJson, type CliContext } from './context';
 import { ExitCode } from './exit-codes';

@@ -3,7 +3,7 @@
  * workflow type (the workflow function's name): its status line and result text, reusing each process's
  * own `describe…` renderers, and what its cancellation cleaned up.
  */
-import { describeOrgMigration, ORG_MIGRATION, type OrgMigrationResult, type OrgMigrationStatus } from '../common/org-migration';
+import { describeOrgMigration, ORG_MIGRATION, type OrgMigrationResult, type OrgMigrationStatus } from '../processes/org-migration/model';
 import { describeSourceImportStatus, type SourceImportStatus } from '../common/source-import';
 import type { SourceImportResult } from '../common/source-import-input';
 import { describeOperationStatus, type OperationStatus } from '../common/google-operation';
@@ -11,7 +11,7 @@ import { describeFeedOutcome, type FeedPollOutcome } from '../common/feeds';
 import { apiKeyDelete, dnsChange, feedPollRun, hookPing, logBucketCreate, logBucketUpdate, orgMigration, sourceImport } from '../workflows';
 import { describeImportResult } from './import';
 import { describeApiKeyDeleteResult, describeBucketResult, describeDnsChangeResult } from './google';
-import { describeMigrationResult } from './migrate';
+import { describeMigrationResult } from '../processes/org-migration/cli';
 import type { StatusLine } from './run-workflow';
 
 export interface ProcessKind {

@@ -8,7 +8,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, createCliContext, describeFailure, printJson, type CliContext } from './context';
 import { EXIT_CODES_HELP, ExitCode } from './exit-codes';
-import { registerMigrateCommands } from './migrate';
+import { registerMigrateCommands } from '../processes/org-migration/cli';
 import { registerGoogleCommands } from './google';
 import { registerImportCommands } from './import';
 import { registerScheduleCommands } from './schedules';

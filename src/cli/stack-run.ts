@@ -28,9 +28,9 @@ import { STANDALONE_GOOGLE_PORTS } from '../emulator/google';
 import { portIsOpen } from '../temporal/dev-server';
 import { codecKeysFromEnv, EncryptionCodec, longhaulDataConverter } from '../temporal/codec';
 import { DEFAULT_CODEC_SERVER_PORT, startCodecServer, type RunningCodecServer } from '../temporal/codec-server';
-import type { OrgMigrationInput } from '../common/org-migration';
+import type { OrgMigrationInput } from '../processes/org-migration/model';
 import { runWorkflowCommand } from './run-workflow';
-import { migrationCommand } from './migrate';
+import { migrationCommand } from '../processes/org-migration/cli';
 import { CliError, type CliContext } from './context';
 
 export const log = (m: string) => console.error(m);

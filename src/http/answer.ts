@@ -1,8 +1,8 @@
 /**
  * Parse, don't trust (issue 13): every answer longhaul acts on is checked before it is used. The HTTP core
  * checks that a success body is JSON labelled as JSON (`answerProblem`); each activity then checks exactly the
- * fields it reads (`expectShape`, `expectList`) against the shapes below, taken from the official response
- * types (`@octokit/openapi-types` `migration`, `import`, `hook-delivery-item`, `event`; Google's
+ * fields it reads (`expectShape`, `expectList`) against the shapes below (and the migration's, beside its
+ * activities), taken from the official response types (`@octokit/openapi-types` `migration`, `import`, `hook-delivery-item`, `event`; Google's
  * `google.longrunning.Operation` and Cloud DNS `Change`).
  *
  * A malformed answer is an `ApplicationFailure` of type `MalformedAnswer` naming the call and what was
@@ -25,8 +25,6 @@ type FieldKind = 'string' | 'integer' | 'boolean' | 'object' | 'array';
 /** Field → kind it must have; a trailing `?` allows it to be absent (or `null`). */
 export type Shape = Readonly<Record<string, FieldKind | `${FieldKind}?`>>;
 
-/** `POST/GET /orgs/{org}/migrations[/{id}]`: what `summarizeMigration` reads. */
-export const MIGRATION_SHAPE: Shape = { id: 'integer', guid: 'string', state: 'string', created_at: 'string', lock_repositories: 'boolean?', repositories: 'array?' };
 /** `PUT/GET/PATCH /repos/{owner}/{repo}/import`: what `summarizeImport` reads to decide. */
 export const IMPORT_SHAPE: Shape = { status: 'string', vcs_url: 'string?', status_text: 'string?', failed_step: 'string?', error_message: 'string?' };
 /** `GET/PATCH …/import/authors[/{id}]` items (`porter-author`): what the author mapping reads and acts on. */

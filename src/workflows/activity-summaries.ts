@@ -7,7 +7,7 @@
  * summary made from the activity's name and input. The text depends on the input only (deterministic), and
  * user metadata is not compared on replay, so recorded histories without summaries still replay.
  */
-import type { ActivityInterfaceFor, ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { HookTarget } from '../common/hook-repair';
 
@@ -72,7 +72,7 @@ export function activitySummary(name: string, input: unknown): string {
 }
 
 /** The same proxy, with every call carrying its summary (call-site options still override the rest). */
-export function summarized<A extends ActivityInterfaceFor<Activities>>(activities: A): A {
+export function summarized<A extends object>(activities: A): A {
   return new Proxy(activities, {
     get(target, name, receiver) {
       const fn = Reflect.get(target, name, receiver) as A[keyof A];

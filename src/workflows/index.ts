@@ -1,5 +1,5 @@
 /** Every workflow the longhaul worker runs. The worker bundles this file. */
-export * from './org-migration';
+export * from '../processes/org-migration/workflow';
 export * from './source-import';
 export * from './apikey-delete';
 export * from './log-bucket';

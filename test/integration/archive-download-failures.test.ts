@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { orgMigration } from '../../src/workflows/org-migration';
-import { ArchiveFailure } from '../../src/activities/github/archive-checks';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
+import { ArchiveFailure } from '../../src/processes/org-migration/activities/archive-checks';
 import type { StorageFault } from '../../src/emulator/storage/faults';
 import { useStack } from '../helpers/stack';
 import { applicationFailureOf } from '../helpers/failures';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { useStack } from '../helpers/stack';
 import { fetchHistory } from '../helpers/history';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { sourceImport } from '../../src/workflows/source-import';
 import { FAST_POLL } from '../helpers/presets';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startDevServer, freePort, type RunningDevServer } from '../../src/temporal/dev-server';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { startStack, type TestStack } from '../helpers/stack';
 import { testClient } from '../helpers/temporal';
 

@@ -12,7 +12,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrationStatusQuery, orgMigration } from '../../src/workflows/org-migration';
+import { migrationStatusQuery, orgMigration } from '../../src/processes/org-migration/workflow';
 import { createGithubClient } from '../../src/http/github';
 import { createGoogleClients } from '../../src/http/google';
 import { freePort } from '../../src/temporal/dev-server';

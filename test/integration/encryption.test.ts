@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { EncryptionCodec, parseCodecKeys } from '../../src/temporal/codec';
 import { startCodecServer, type RunningCodecServer } from '../../src/temporal/codec-server';
 import { useStack } from '../helpers/stack';

@@ -11,7 +11,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { EmulatorOptions } from '../../src/emulator/emulator';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import { governorWorkflowId, type GovernorSnapshot } from '../../src/common/rate-governor';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { hookRepair } from '../../src/workflows/hook-repair';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';

@@ -3,7 +3,7 @@
  * count, and names runs over the bound.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { describeHistorySizes, historySizeReport, EVENT_CAP_PER_RUN, userNamespaces } from '../../src/temporal/history-stats';
 import { startStack, type TestStack } from '../helpers/stack';
 import { countEvents, largestPayload, fetchHistory } from '../helpers/history';

@@ -6,8 +6,8 @@
  * know (the emulator's request log has no `/migrations/null` or `NaN`).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { orgMigration, MigrationFailure } from '../../src/workflows/org-migration';
-import type { OrgMigrationInput, OrgMigrationResult } from '../../src/common/org-migration';
+import { orgMigration, MigrationFailure } from '../../src/processes/org-migration/workflow';
+import type { OrgMigrationInput, OrgMigrationResult } from '../../src/processes/org-migration/model';
 import type { FaultRule } from '../../src/emulator/faults';
 import { LonghaulTarget, KEYWORD_MAX_BYTES, utf8Bytes } from '../../src/common/search-attributes';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';

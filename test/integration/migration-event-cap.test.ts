@@ -12,7 +12,7 @@
  * test/integration/migration-event-cap.test.ts` runs the day (the JVM's optimising compiler helps: `longRun`).
  */
 import { describe, expect, it } from 'vitest';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { EVENT_CAP_PER_RUN } from '../../src/temporal/history-stats';
 import { useTimeSkippingStack } from '../helpers/stack';
 import { followContinueAsNew } from '../helpers/history';

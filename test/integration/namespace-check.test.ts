@@ -13,7 +13,7 @@ import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime } f
 import { temporal } from '@temporalio/proto';
 import { ALL_SEARCH_ATTRIBUTES, LonghaulMigrationGuid, LonghaulProgress } from '../../src/common/search-attributes';
 import { checkNamespace, NamespaceNotReadyError, prepareNamespace, setupNamespace } from '../../src/temporal/setup-namespace';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { releaseVersion } from '../../src/release';
 import { checkNamespaceBeforePolling } from '../../src/worker';
 import type { DoctorReport } from '../../src/cli/doctor';

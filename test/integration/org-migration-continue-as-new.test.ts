@@ -4,12 +4,12 @@
  * unlocks and ends correctly, and no run's history exceeds the budget by more than the end of the work.
  */
 import { describe, expect, it } from 'vitest';
-import { MigrationFailure, migrationStatusQuery, orgMigration } from '../../src/workflows/org-migration';
+import { MigrationFailure, migrationStatusQuery, orgMigration } from '../../src/processes/org-migration/workflow';
 import { useTimeSkippingStack } from '../helpers/stack';
 import { followContinueAsNew } from '../helpers/history';
 import { expectFailure } from '../helpers/failures';
 import { call } from '../helpers/emulator-http';
-import { newMigrationStatus, type MigrationEnding, type OrgMigrationInput } from '../../src/common/org-migration';
+import { newMigrationStatus, type MigrationEnding, type OrgMigrationInput } from '../../src/processes/org-migration/model';
 import { FAST_POLL } from '../helpers/presets';
 
 const REPOS = ['alpha', 'beta', 'gamma'];

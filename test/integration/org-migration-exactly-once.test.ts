@@ -5,8 +5,8 @@
  * adopting the other's migration).
  */
 import { describe, expect, it } from 'vitest';
-import { migrationStatusQuery, orgMigration } from '../../src/workflows/org-migration';
-import { migrationWorkflowId, type OrgMigrationInput } from '../../src/common/org-migration';
+import { migrationStatusQuery, orgMigration } from '../../src/processes/org-migration/workflow';
+import { migrationWorkflowId, type OrgMigrationInput } from '../../src/processes/org-migration/model';
 import { LonghaulMigrationGuid } from '../../src/common/search-attributes';
 import { useStack, type TestStack } from '../helpers/stack';
 import { eventually } from '../helpers/wait';

@@ -4,8 +4,8 @@
  * what it shows while running: the `status` query and its search attributes.
  */
 import { describe, expect, it } from 'vitest';
-import { migrationStatusQuery, MigrationFailure, orgMigration } from '../../src/workflows/org-migration';
-import type { OrgMigrationInput, OrgMigrationStatus } from '../../src/common/org-migration';
+import { migrationStatusQuery, MigrationFailure, orgMigration } from '../../src/processes/org-migration/workflow';
+import type { OrgMigrationInput, OrgMigrationStatus } from '../../src/processes/org-migration/model';
 import { LonghaulOrg, LonghaulProcess, LonghaulState } from '../../src/common/search-attributes';
 import { useStack, type TestStack } from '../helpers/stack';
 import { eventually } from '../helpers/wait';

@@ -8,7 +8,7 @@
  * environment's, so its 5 minutes pass while the workflow waits between failed polls.
  */
 import { describe, expect, it } from 'vitest';
-import { migrationStatusQuery, orgMigration } from '../../src/workflows/org-migration';
+import { migrationStatusQuery, orgMigration } from '../../src/processes/org-migration/workflow';
 import { useTimeSkippingStack } from '../helpers/stack';
 import { waitFor } from '../helpers/wait';
 import { QUICK_OUTAGE_BACKOFF, SHORT_OUTAGE_MS } from '../helpers/presets';

@@ -4,7 +4,7 @@
  * the caller was limited (the number that gets a real integration banned).
  */
 import { describe, expect, it } from 'vitest';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import type { EmulatorOptions } from '../../src/emulator/emulator';
 import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
 import { FailureType, githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';

@@ -11,8 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/emulator';
-import type { OrgMigrationStatus } from '../../src/common/org-migration';
-import { orgMigration } from '../../src/workflows/org-migration';
+import type { OrgMigrationStatus } from '../../src/processes/org-migration/model';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { freePort } from '../../src/temporal/dev-server';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';

@@ -5,7 +5,7 @@
  * schedule, and the migration finishes with one activity per change in its history.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { startStack, type TestStack } from '../helpers/stack';
 import { startWorkerChild, stopWorkerProcesses } from '../helpers/worker-process';
 import { waitFor } from '../helpers/wait';

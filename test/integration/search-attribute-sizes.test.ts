@@ -9,8 +9,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
-import { orgMigration } from '../../src/workflows/org-migration';
-import type { OrgMigrationInput } from '../../src/common/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
+import type { OrgMigrationInput } from '../../src/processes/org-migration/model';
 import { KEYWORD_BUDGET_BYTES, KEYWORD_MAX_BYTES, LonghaulMigrationGuid, LonghaulState, LonghaulTarget, summarizeList } from '../../src/common/search-attributes';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import { useStack } from '../helpers/stack';

@@ -5,7 +5,7 @@
  * refusal failed the migration (`MigrationStartFailed`) although nothing had gone wrong.
  */
 import { describe, expect, it } from 'vitest';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { useTimeSkippingStack } from '../helpers/stack';
 import { FAST_POLL } from '../helpers/presets';
 

@@ -3,7 +3,7 @@
  * workflow that the previous one had started.
  */
 import { describe, expect, it } from 'vitest';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { useStack } from '../helpers/stack';
 import { waitFor } from '../helpers/wait';
 import { FAST_POLL } from '../helpers/presets';

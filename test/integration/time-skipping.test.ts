@@ -4,7 +4,7 @@
  * seconds of wall time.
  */
 import { describe, expect, it } from 'vitest';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { useTimeSkippingStack } from '../helpers/stack';
 import { followContinueAsNew } from '../helpers/history';
 import { expectFailure } from '../helpers/failures';

@@ -32,7 +32,7 @@ import { Client, Connection } from '@temporalio/client';
 import { COMPOSE_FILE, startProductionStack, type ProductionStack } from '../../src/temporal/production-stack/stack';
 import { startEmulator, type Emulator } from '../../src/emulator/emulator';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
-import { migrationWorkflowId, type OrgMigrationResult } from '../../src/common/org-migration';
+import { migrationWorkflowId, type OrgMigrationResult } from '../../src/processes/org-migration/model';
 import { LonghaulTarget } from '../../src/common/search-attributes';
 import { buildWorker, startWorkerProcess } from '../../bench/worker-process';
 

@@ -9,7 +9,7 @@
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
-import { orgMigration } from '../../src/workflows/org-migration';
+import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { sourceImport } from '../../src/workflows/source-import';
 import { apiKeyDelete } from '../../src/workflows/apikey-delete';
 import { logBucketCreate, logBucketUpdate } from '../../src/workflows/log-bucket';

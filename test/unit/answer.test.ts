@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { answerProblem, expectList, expectShape, MALFORMED_ANSWER, MALFORMED_ATTEMPTS, malformedAnswerFailure, MIGRATION_SHAPE, shapeProblems } from '../../src/http/answer';
+import { answerProblem, expectList, expectShape, MALFORMED_ANSWER, MALFORMED_ATTEMPTS, malformedAnswerFailure, shapeProblems } from '../../src/http/answer';
+import { MIGRATION_SHAPE } from '../../src/processes/org-migration/activities';
 import type { ApiResponse } from '../../src/http/api-client';
 
 const response = (body: unknown, status = 201): ApiResponse<unknown> => ({ status, headers: {}, body, url: 'https://api.example.com/orgs/o/migrations?x=1', notModified: false });

@@ -9,8 +9,8 @@ import { mkdtemp, open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ArchiveSink, BodyRefused, BUFFERS, DiskWriteFailed, STAGE_BYTES } from '../../src/activities/github/archive-sink';
-import { BlockWriter } from '../../src/activities/github/archive-writer';
+import { ArchiveSink, BodyRefused, BUFFERS, DiskWriteFailed, STAGE_BYTES } from '../../src/processes/org-migration/activities/archive-sink';
+import { BlockWriter } from '../../src/processes/org-migration/activities/archive-writer';
 import { storageGet } from '../../src/http/download';
 
 const MIB = 1024 * 1024;

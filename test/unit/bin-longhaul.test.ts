@@ -22,10 +22,10 @@ describe('bin/longhaul.js', () => {
     await copyFile(join(repo, 'bin', 'longhaul.js'), join(root, 'bin', 'longhaul.js'));
     await symlink(join(repo, 'node_modules'), join(root, 'node_modules'));
     await mkdir(join(root, 'src', 'cli'), { recursive: true });
-    await mkdir(join(root, 'src', 'activities', 'github'), { recursive: true });
+    await mkdir(join(root, 'src', 'processes', 'org-migration', 'activities'), { recursive: true });
     await writeFile(join(root, 'src', 'main.ts'), "console.log('source');\n");
     await writeFile(join(root, 'src', 'cli', 'program.ts'), 'export {};\n');
-    await writeFile(join(root, 'src', 'activities', 'github', 'archive-download.ts'), 'export {};\n');
+    await writeFile(join(root, 'src', 'processes', 'org-migration', 'activities', 'archive-download.ts'), 'export {};\n');
     await mkdir(join(root, 'dist', 'cli'), { recursive: true });
     await writeFile(join(root, 'dist', 'cli', 'program.js'), "exports.runCli = async () => (console.log('compiled'), 0);\n");
   });
@@ -38,7 +38,7 @@ describe('bin/longhaul.js', () => {
   const longhaul = async () => (await run(process.execPath, [join(root, 'bin', 'longhaul.js')])).stdout.trim();
 
   it('runs dist/ when it is newer than every source file', async () => {
-    for (const file of ['src/main.ts', 'src/cli/program.ts', 'src/activities/github/archive-download.ts']) await setTime(file, new Date('2026-01-01T00:00:00Z'));
+    for (const file of ['src/main.ts', 'src/cli/program.ts', 'src/processes/org-migration/activities/archive-download.ts']) await setTime(file, new Date('2026-01-01T00:00:00Z'));
     await setTime('dist/cli/program.js', new Date('2026-01-02T00:00:00Z'));
     expect(await longhaul()).toBe('compiled');
   });
@@ -46,7 +46,7 @@ describe('bin/longhaul.js', () => {
   it('runs the source when any file under src/ changed after the build, not only the CLI entry', async () => {
     for (const file of ['src/main.ts', 'src/cli/program.ts']) await setTime(file, new Date('2026-01-01T00:00:00Z'));
     await setTime('dist/cli/program.js', new Date('2026-01-02T00:00:00Z'));
-    await setTime('src/activities/github/archive-download.ts', new Date('2026-01-03T00:00:00Z'));
+    await setTime('src/processes/org-migration/activities/archive-download.ts', new Date('2026-01-03T00:00:00Z'));
     expect(await longhaul()).toBe('source');
   });
 

@@ -1,6 +1,6 @@
 /** The CLI's batch files, list filters and exit codes (pure functions; the commands are tested end to end in cli-lifecycle). */
 import { describe, expect, it } from 'vitest';
-import { parseBatchCsv, parseReposFile } from '../../src/cli/batch';
+import { parseBatchCsv, parseReposFile } from '../../src/processes/org-migration/cli-batch';
 import { listQuery } from '../../src/cli/lifecycle';
 import { exitCodeForStatus } from '../../src/cli/exit-codes';
 import { CliError } from '../../src/cli/context';

@@ -6,7 +6,7 @@ import {
   migrationWorkflowId,
   newMigrationStatus,
   type OrgMigrationStatus,
-} from '../../src/common/org-migration';
+} from '../../src/processes/org-migration/model';
 import { KEYWORD_MAX_BYTES, utf8Bytes } from '../../src/common/search-attributes';
 
 describe('org-migration model', () => {

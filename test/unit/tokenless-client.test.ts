@@ -14,8 +14,8 @@ import { TokenlessClient } from '../../src/http/tokenless';
 import { createGithubClient } from '../../src/http/github';
 import { FailureType } from '../../src/http/retry-policy';
 import type { ApiObservation } from '../../src/http/observer';
-import { archiveDownloader } from '../../src/activities/github/archive-download';
-import { ArchiveFailure } from '../../src/activities/github/archive-checks';
+import { archiveDownloader } from '../../src/processes/org-migration/activities/archive-download';
+import { ArchiveFailure } from '../../src/processes/org-migration/activities/archive-checks';
 import { postSignedBatches } from '../../src/activities/sinks/http';
 import { failureOf } from '../helpers/failures';
 

@@ -18,7 +18,7 @@ import {
   type ProjectChoice,
 } from '../../common/source-import-input';
 import { countPoll } from '../../telemetry/metrics';
-import { conditionalPoll } from './conditional-poll';
+import { conditionalPoll } from '../conditional-poll';
 import type { Polled } from '../../workflows/kit/poll-until';
 import { quietly } from '../quiet-poll';
 

@@ -6,12 +6,14 @@
  * Whatever happens once the start call may have reached the server (failure, time bound, cancellation),
  * every repository the migration locked is unlocked in a non-cancellable scope before the workflow ends;
  * cleanup calls are retried until they succeed or fail permanently, and a permanent failure names what is
- * left to do by hand (`org-migration-cleanup.ts`).
+ * left to do by hand (`cleanup.ts`).
  */
-import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, defineQuery, isCancellation, patched, workflowInfo } from '@temporalio/workflow';
-import type { MigrationSummary } from '../activities/github/migrations';
-import { failureFacts } from './activity-failures';
-import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, trackStatus, upsertAttributes } from './kit';
+import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, defineQuery, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { MigrationActivityFunctions, MigrationSummary } from './activities';
+import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/activity-options';
+import { summarized } from '../../workflows/activity-summaries';
+import { failureFacts } from '../../workflows/activity-failures';
+import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, trackStatus, upsertAttributes } from '../../workflows/kit';
 import {
   DEFAULT_POLL,
   describeOrgMigration,
@@ -24,22 +26,34 @@ import {
   type OrgMigrationInput,
   type OrgMigrationResult,
   type OrgMigrationStatus,
-} from '../common/org-migration';
-import { LonghaulMigrationGuid, summarizeList } from '../common/search-attributes';
+} from './model';
+import { LonghaulMigrationGuid, summarizeList } from '../../common/search-attributes';
 import {
   completeExport,
   continueEnding,
   EVENTS_PER_UNLOCK,
-  migrationActivities,
   UNLOCK_BATCH,
   unlockAll,
   withUnlockFailure,
   type Cleanup,
   type Migration,
-  type MigrationActivities,
-} from './org-migration-cleanup';
+} from './cleanup';
 
-export { MigrationFailure } from '../common/org-migration';
+export { MigrationFailure } from './model';
+
+/** The activities of a migration, each kind with its retry preset (and the input's call timeout). */
+function migrationActivities(input: OrgMigrationInput) {
+  const timeout = input.apiCallTimeoutMs;
+  return {
+    read: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(READ, timeout))),
+    send: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(SEND_ONCE, timeout))),
+    poll: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(POLL, timeout))),
+    quietPoll: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(QUIET_POLL, timeout))),
+    cleanup: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(CLEANUP, timeout))),
+    download: summarized(proxyActivities<MigrationActivityFunctions>(DOWNLOAD)),
+  };
+}
+type MigrationActivities = ReturnType<typeof migrationActivities>;
 
 export const migrationStatusQuery = defineQuery<OrgMigrationStatus>('status');
 

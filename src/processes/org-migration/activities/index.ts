@@ -3,18 +3,21 @@
  * streamed through the 302) lives in `archive-download.ts` and is part of this factory's activities.
  */
 import type { components } from '@octokit/openapi-types';
-import { githubFor, type ActivityDeps } from '../context';
+import { githubFor, type ActivityDeps } from '../../../activities/context';
 import { Context } from '@temporalio/activity';
-import { MIGRATION_FLAGS, type MigrationFlag, type OrgMigrationInput } from '../../common/org-migration';
-import { LonghaulMigrationGuid } from '../../common/search-attributes';
+import { MIGRATION_FLAG_FIELDS, MIGRATION_FLAGS, type MigrationFlag, type MigrationFlags } from '../model';
+import { LonghaulMigrationGuid } from '../../../common/search-attributes';
 import { createArchiveDownload } from './archive-download';
-import { expectList, expectShape, MIGRATION_SHAPE } from '../../http/answer';
-import { countPoll, countSendLookup } from '../../telemetry/metrics';
-import { conditionalPoll } from './conditional-poll';
-import type { Polled } from '../../workflows/kit/poll-until';
-import { quietly } from '../quiet-poll';
+import { expectList, expectShape, type Shape } from '../../../http/answer';
+import { countPoll, countSendLookup } from '../../../telemetry/metrics';
+import { conditionalPoll } from '../../../activities/conditional-poll';
+import type { Polled } from '../../../workflows/kit/poll-until';
+import { quietly } from '../../../activities/quiet-poll';
 
 type Migration = components['schemas']['migration'];
+
+/** `POST/GET /orgs/{org}/migrations[/{id}]`: what `summarizeMigration` reads (checked as the HTTP core's `answer.ts` says). */
+export const MIGRATION_SHAPE: Shape = { id: 'integer', guid: 'string', state: 'string', created_at: 'string', lock_repositories: 'boolean?', repositories: 'array?' };
 
 /** The part of a migration workflows need (keeps workflow history small). */
 export interface MigrationSummary {
@@ -40,35 +43,17 @@ export interface FindMigrationInput {
 }
 
 /** What the start call sends: the spec's body fields, as the workflow input names them. */
-export type StartMigrationInput = Pick<
-  OrgMigrationInput,
-  | 'org'
-  | 'repositories'
-  | 'lockRepositories'
-  | 'excludeMetadata'
-  | 'excludeGitData'
-  | 'excludeAttachments'
-  | 'excludeReleases'
-  | 'excludeOwnerProjects'
-  | 'orgMetadataOnly'
->;
+export interface StartMigrationInput extends MigrationFlags {
+  org: string;
+  repositories: string[];
+}
 
-export type { ArchiveDownloadInput, ArchiveDownload, DownloadProgress } from './archive-download';
-
-/** The API's name of each body flag. */
-const FLAG_FIELDS: Record<MigrationFlag, keyof Migration> = {
-  lockRepositories: 'lock_repositories',
-  excludeMetadata: 'exclude_metadata',
-  excludeGitData: 'exclude_git_data',
-  excludeAttachments: 'exclude_attachments',
-  excludeReleases: 'exclude_releases',
-  excludeOwnerProjects: 'exclude_owner_projects',
-  orgMetadataOnly: 'org_metadata_only',
-};
+export type { ArchiveDownloadInput, ArchiveDownload } from './archive-download';
+export type { DownloadProgress } from '../model';
 
 export function summarizeMigration(m: Migration): MigrationSummary {
   return {
-    flags: Object.fromEntries(MIGRATION_FLAGS.map((f) => [f, m[FLAG_FIELDS[f]] === true])) as Record<MigrationFlag, boolean>,
+    flags: Object.fromEntries(MIGRATION_FLAGS.map((f) => [f, m[MIGRATION_FLAG_FIELDS[f]] === true])) as Record<MigrationFlag, boolean>,
     id: Number(m.id),
     guid: m.guid,
     state: m.state,
@@ -81,12 +66,21 @@ export function summarizeMigration(m: Migration): MigrationSummary {
 const enc = encodeURIComponent;
 
 export function createMigrationActivities(deps: ActivityDeps) {
+  /** GET /orgs/{org}/migrations/{id}, conditional on `etag` (the last answer's): unchanged comes back as `notModified`. */
+  async function getMigration(input: { org: string; migrationId: number; etag?: string }): Promise<Polled<MigrationSummary>> {
+    countPoll('org-migration');
+    return conditionalPoll<Migration, MigrationSummary>(
+      deps,
+      { path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}`, query: { exclude: ['repositories'] }, etag: input.etag, shape: MIGRATION_SHAPE },
+      summarizeMigration,
+    );
+  }
 
-  const activities = {
+  return {
     /** POST /orgs/{org}/migrations — starts an export. Not idempotent: the workflow guards re-sends. */
     async startMigration(input: StartMigrationInput): Promise<MigrationSummary> {
       const body: Record<string, unknown> = { repositories: input.repositories };
-      for (const flag of MIGRATION_FLAGS) if (input[flag] !== undefined) body[FLAG_FIELDS[flag]] = input[flag];
+      for (const flag of MIGRATION_FLAGS) if (input[flag] !== undefined) body[MIGRATION_FLAG_FIELDS[flag]] = input[flag];
       const res = await githubFor(deps).request<Migration>({ method: 'POST', path: `/orgs/${enc(input.org)}/migrations`, body });
       return summarizeMigration(expectShape<Migration>(res, 'POST', MIGRATION_SHAPE));
     },
@@ -118,15 +112,13 @@ export function createMigrationActivities(deps: ActivityDeps) {
       return undefined;
     },
 
-    /** GET /orgs/{org}/migrations/{id}, conditional on `etag` (the last answer's): unchanged comes back as `notModified`. */
-    async getMigration(input: { org: string; migrationId: number; etag?: string }): Promise<Polled<MigrationSummary>> {
-      countPoll('org-migration');
-      return conditionalPoll<Migration, MigrationSummary>(
-        deps,
-        { path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}`, query: { exclude: ['repositories'] }, etag: input.etag, shape: MIGRATION_SHAPE },
-        summarizeMigration,
-      );
-    },
+    getMigration,
+
+    /**
+     * `getMigration` as a quiet poll (`src/activities/quiet-poll.ts`): one activity whose attempts are the polls;
+     * an unchanged answer fails benignly until the next one, so unchanged polls cost the workflow nothing.
+     */
+    quietGetMigration: quietly(getMigration),
 
     /** DELETE /orgs/{org}/migrations/{id}/repos/{repo}/lock */
     async unlockRepository(input: { org: string; migrationId: number; repository: string }): Promise<void> {
@@ -140,9 +132,10 @@ export function createMigrationActivities(deps: ActivityDeps) {
 
     downloadArchive: createArchiveDownload(deps),
   };
-  // The same poll as a quiet poll (see quiet-poll.ts): attempts are polls, unchanged ones cost the workflow nothing.
-  return { ...activities, quietGetMigration: quietly(activities.getMigration) };
 }
+
+/** The migration's activities, as its workflow proxies them. */
+export type MigrationActivityFunctions = ReturnType<typeof createMigrationActivities>;
 
 /**
  * Whether another workflow has recorded this migration as its own (search attribute `LonghaulMigrationGuid`,

@@ -13,7 +13,7 @@
  * and a resumed body's first byte, which overlaps the last byte on disk, must equal it.
  */
 import type { FileHandle } from 'node:fs/promises';
-import type { StorageBody } from '../../http/download';
+import type { StorageBody } from '../../../http/download';
 import { isGzipMagic } from './archive-checks';
 import type { BlockWriter } from './archive-writer';
 

@@ -12,9 +12,9 @@
  * first look, before anything starts.
  */
 import { readFileSync } from 'node:fs';
-import { csvFields } from './csv';
-import { CliError } from './context';
-import { ExitCode } from './exit-codes';
+import { csvFields } from '../../cli/csv';
+import { CliError } from '../../cli/context';
+import { ExitCode } from '../../cli/exit-codes';
 
 export interface BatchEntry {
   org: string;

@@ -4,15 +4,15 @@
  * deterministic workflow id per repository set, and `describeOrgMigration`, the one status text shown by
  * the workflow (current details, search attributes) and the CLI. Deterministic: workflows import this.
  */
-import { loginProblems, repositoryListProblems } from './github-names';
-import { summarizeList, type StatusView } from './search-attributes';
-import { HONEST_POLL_SHAPE, pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '../workflows/kit/poll-schedule';
-import { formatDuration, outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
-import type { PollState } from '../workflows/kit/poll-decision';
-import { eventBudgetProblems } from '../workflows/kit/run-budget';
-import type { CredentialChoice } from './credential';
+import { loginProblems, repositoryListProblems } from '../../common/github-names';
+import { summarizeList, type StatusView } from '../../common/search-attributes';
+import { HONEST_POLL_SHAPE, pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '../../workflows/kit/poll-schedule';
+import { formatDuration, outageBoundsProblems, type OutageBounds } from '../../workflows/kit/outage';
+import type { PollState } from '../../workflows/kit/poll-decision';
+import { eventBudgetProblems } from '../../workflows/kit/run-budget';
+import type { CredentialChoice } from '../../common/credential';
 
-export type { PollBounds } from '../workflows/kit/poll-schedule';
+export type { PollBounds } from '../../workflows/kit/poll-schedule';
 
 /** The process id: `LonghaulProcess` search attribute, workflow id prefix. */
 export const ORG_MIGRATION = 'org-migration';
@@ -31,29 +31,28 @@ export const MigrationFailure = {
   ArchiveDeleteFailed: 'MigrationArchiveDeleteFailed',
 } as const;
 
-/** The body flags of the start call, as the workflow input names them (adoption requires them to match). */
-export const MIGRATION_FLAGS = [
-  'lockRepositories',
-  'excludeMetadata',
-  'excludeGitData',
-  'excludeAttachments',
-  'excludeReleases',
-  'excludeOwnerProjects',
-  'orgMetadataOnly',
-] as const;
-export type MigrationFlag = (typeof MIGRATION_FLAGS)[number];
+/**
+ * The body flags of the start call, defined once: the workflow input's name → the API's body field (the CLI's
+ * option is the field with dashes). Adoption requires them to match. Every list of flags derives from this one.
+ */
+export const MIGRATION_FLAG_FIELDS = {
+  lockRepositories: 'lock_repositories',
+  excludeMetadata: 'exclude_metadata',
+  excludeGitData: 'exclude_git_data',
+  excludeAttachments: 'exclude_attachments',
+  excludeReleases: 'exclude_releases',
+  excludeOwnerProjects: 'exclude_owner_projects',
+  orgMetadataOnly: 'org_metadata_only',
+} as const;
+export type MigrationFlag = keyof typeof MIGRATION_FLAG_FIELDS;
+export const MIGRATION_FLAGS = Object.keys(MIGRATION_FLAG_FIELDS) as MigrationFlag[];
+/** The flags as the workflow input carries them (each optional, default false). */
+export type MigrationFlags = { [F in MigrationFlag]?: boolean };
 
-export interface OrgMigrationInput extends CredentialChoice {
+export interface OrgMigrationInput extends CredentialChoice, MigrationFlags {
   org: string;
   /** Repository names in `org` (1..N); empty only with `orgMetadataOnly`. */
   repositories: string[];
-  lockRepositories?: boolean;
-  excludeMetadata?: boolean;
-  excludeGitData?: boolean;
-  excludeAttachments?: boolean;
-  excludeReleases?: boolean;
-  excludeOwnerProjects?: boolean;
-  orgMetadataOnly?: boolean;
   /** Where the archive goes, relative to the worker's data directory unless absolute. Default `archives`. */
   downloadDir?: string;
   /** Delete the archive on the server once it is safely on disk. */
@@ -219,9 +218,15 @@ export function migrationWorkflowId(org: string, repositories: readonly string[]
  * The one status text of a migration: the UI's current details and the CLI's progress line, plus the search
  * attributes. `heartbeat` is the download's progress when the CLI has it.
  */
+/** Heartbeat details of the archive download (progress for the CLI; the resume point is the `.part` file). */
+export interface DownloadProgress {
+  offset: number;
+  total?: number;
+}
+
 export function describeOrgMigration(
   s: OrgMigrationStatus,
-  heartbeat?: { offset?: number; total?: number },
+  heartbeat?: Partial<DownloadProgress>,
   // The workflow passes `patched(…)` here: runs recorded before this rule must replay without its extra upsert.
   opts: { listEnding?: boolean } = {},
 ): StatusView & { percent?: number } {

@@ -20,16 +20,17 @@ import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { githubFor, type ActivityDeps } from '../context';
-import { FailureType } from '../../http/retry-policy';
-import { flattenHeaders } from '../../http/api-client';
-import { discard, readHead, type StorageResponse } from '../../http/download';
-import { isRedirect, MAX_REDIRECTS } from '../../http/redirects';
-import { TokenlessClient } from '../../http/tokenless';
+import { githubFor, type ActivityDeps } from '../../../activities/context';
+import type { DownloadProgress } from '../model';
+import { FailureType } from '../../../http/retry-policy';
+import { flattenHeaders } from '../../../http/api-client';
+import { discard, readHead, type StorageResponse } from '../../../http/download';
+import { isRedirect, MAX_REDIRECTS } from '../../../http/redirects';
+import { TokenlessClient } from '../../../http/tokenless';
 import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, rangeStart, validatorOf } from './archive-checks';
 import { DownloadLock, PartFile } from './archive-part';
-import { longhaulMetrics } from '../../telemetry/metrics';
-import { activityLog } from '../../telemetry/log';
+import { longhaulMetrics } from '../../../telemetry/metrics';
+import { activityLog } from '../../../telemetry/log';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
 import { BlockWriter, writeOnThread } from './archive-writer';
 
@@ -48,12 +49,6 @@ export interface ArchiveDownload {
   fetchedBytes: number;
   /** Bytes kept from an earlier attempt (the `.part` on disk), 0 when it started over. */
   resumedFrom: number;
-}
-
-/** Heartbeat details of the download (progress for the CLI; the resume point is the `.part` file). */
-export interface DownloadProgress {
-  offset: number;
-  total?: number;
 }
 
 /** What the download needs from its surroundings: the activity context, or a benchmark's stand-in. */

@@ -10,23 +10,24 @@ import type { Command } from 'commander';
 import {
   DEFAULT_POLL,
   describeOrgMigration,
+  MIGRATION_FLAG_FIELDS,
   MIGRATION_FLAGS,
   migrationInputProblems,
   migrationWorkflowId,
   ORG_MIGRATION,
+  type DownloadProgress,
   type MigrationFlag,
   type OrgMigrationInput,
   type OrgMigrationResult,
   type OrgMigrationStatus,
-} from '../common/org-migration';
-import type { DownloadProgress } from '../activities/github/migrations';
-import { LonghaulOrg, LonghaulProcess, summarizeList } from '../common/search-attributes';
-import { orgMigration } from '../workflows';
-import { CliError, describeFailure, printJson, type CliContext } from './context';
-import { ExitCode } from './exit-codes';
-import { awaitOutcome, describePlan, planStart, printPlanLines, runWorkflowCommand, startPlan, withRunOutputOptions, type OutputFlags, type WorkflowCommand } from './run-workflow';
-import { pollOptionsFrom, withPollOptions, type PollFlags } from './poll-options';
-import { parseBatchCsv, parseReposFile, readBatchFile, type BatchEntry } from './batch';
+} from './model';
+import { LonghaulOrg, LonghaulProcess, summarizeList } from '../../common/search-attributes';
+import { orgMigration } from '../../workflows';
+import { CliError, describeFailure, printJson, type CliContext } from '../../cli/context';
+import { ExitCode } from '../../cli/exit-codes';
+import { awaitOutcome, describePlan, planStart, printPlanLines, runWorkflowCommand, startPlan, withRunOutputOptions, type OutputFlags, type WorkflowCommand } from '../../cli/run-workflow';
+import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/poll-options';
+import { parseBatchCsv, parseReposFile, readBatchFile, type BatchEntry } from './cli-batch';
 
 /** The body flags other than the lock keep their input names as options (`--exclude-git-data` → `excludeGitData`). */
 type SameNamedFlags = Exclude<MigrationFlag, 'lockRepositories'>;
@@ -158,23 +159,33 @@ async function runBatch(ctx: CliContext, flags: MigrateFlags, entries: BatchEntr
   return exitCode;
 }
 
+/** Help for the flags whose field name alone does not say enough. */
+const FLAG_HELP: Partial<Record<MigrationFlag, string>> = {
+  lockRepositories: 'lock the repositories while exporting (lock_repositories)',
+  orgMetadataOnly: 'export only organization metadata (no repositories)',
+};
+
+/** The start call's body flags as options, from the model's one definition: `--lock`, the others named by their field. */
+function withMigrationFlags(command: Command): Command {
+  for (const flag of MIGRATION_FLAGS) {
+    const field = MIGRATION_FLAG_FIELDS[flag];
+    command.option(flag === 'lockRepositories' ? '--lock' : `--${field.replaceAll('_', '-')}`, FLAG_HELP[flag] ?? field);
+  }
+  return command;
+}
+
 export function registerMigrateCommands(program: Command, ctx: () => CliContext): void {
   withRunOutputOptions(
     withPollOptions(
-      program
-        .command('migrate')
-        .description('Export organization repositories, download the archive (via its 302), and unlock them; many at once from a file')
-        .option('--org <org>', 'organization')
-        .option('--repo <name>', 'repository to export (repeat for several)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-        .option('--repos-file <file>', 'with --org: one migration per line, each line a repository or a group (a, b, c)')
-        .option('--batch <csv>', 'a CSV with a header naming org and repo columns (and optionally group): one migration per row or group')
-        .option('--lock', 'lock the repositories while exporting (lock_repositories)')
-        .option('--exclude-metadata', 'exclude_metadata')
-        .option('--exclude-git-data', 'exclude_git_data')
-        .option('--exclude-attachments', 'exclude_attachments')
-        .option('--exclude-releases', 'exclude_releases')
-        .option('--exclude-owner-projects', 'exclude_owner_projects')
-        .option('--org-metadata-only', 'export only organization metadata (no repositories)')
+      withMigrationFlags(
+        program
+          .command('migrate')
+          .description('Export organization repositories, download the archive (via its 302), and unlock them; many at once from a file')
+          .option('--org <org>', 'organization')
+          .option('--repo <name>', 'repository to export (repeat for several)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+          .option('--repos-file <file>', 'with --org: one migration per line, each line a repository or a group (a, b, c)')
+          .option('--batch <csv>', 'a CSV with a header naming org and repo columns (and optionally group): one migration per row or group'),
+      )
         .option('--download-dir <dir>', 'where the archive goes (relative to the worker data dir)')
         .option('--delete-archive', 'delete the archive on the server after download'),
       { defaults: DEFAULT_POLL },

@@ -3,10 +3,10 @@
  * with the last answer's ETag through the HTTP core's support for it; a 304 comes back as "not modified"
  * (GitHub does not count it against the primary limit), a 200 as the summarised state with its new ETag.
  */
-import { githubFor, type ActivityDeps } from '../context';
-import { expectShape, type Shape } from '../../http/answer';
-import type { QueryValue } from '../../http/api-client';
-import type { Polled } from '../../workflows/kit/poll-until';
+import { githubFor, type ActivityDeps } from './context';
+import { expectShape, type Shape } from '../http/answer';
+import type { QueryValue } from '../http/api-client';
+import type { Polled } from '../workflows/kit/poll-until';
 
 export async function conditionalPoll<Body, T>(
   deps: ActivityDeps,

@@ -4,13 +4,11 @@
  * the run's event budget is reached (thousands of repositories, or cleanup through a long outage). Workflow
  * code, not a workflow (not exported from the index).
  */
-import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from './activity-options';
-import { keepTrying, MAX_EVENTS_PER_RUN, runBudgetReached, type StatusTracker } from './kit';
-import { MigrationFailure, type MigrationEnding, type OrgMigrationInput, type OrgMigrationResult, type OrgMigrationStatus } from '../common/org-migration';
-import { summarizeList } from '../common/search-attributes';
-import { summarized } from './activity-summaries';
+import { ApplicationFailure } from '@temporalio/workflow';
+import type { MigrationActivityFunctions } from './activities';
+import { keepTrying, MAX_EVENTS_PER_RUN, runBudgetReached, type StatusTracker } from '../../workflows/kit';
+import { MigrationFailure, type MigrationEnding, type OrgMigrationInput, type OrgMigrationResult, type OrgMigrationStatus } from './model';
+import { summarizeList } from '../../common/search-attributes';
 
 /** Unlocks run in parallel, this many at a time (each is its own activity). */
 export const UNLOCK_BATCH = 100;
@@ -25,24 +23,15 @@ export interface Migration {
   locked: string[];
 }
 
-/** The activities of a migration, each kind with its retry preset (and the input's call timeout). */
-export function migrationActivities(input: OrgMigrationInput) {
-  const timeout = input.apiCallTimeoutMs;
-  return {
-    read: summarized(proxyActivities<Activities>(withCallTimeout(READ, timeout))),
-    send: summarized(proxyActivities<Activities>(withCallTimeout(SEND_ONCE, timeout))),
-    poll: summarized(proxyActivities<Activities>(withCallTimeout(POLL, timeout))),
-    quietPoll: summarized(proxyActivities<Activities>(withCallTimeout(QUIET_POLL, timeout))),
-    cleanup: summarized(proxyActivities<Activities>(withCallTimeout(CLEANUP, timeout))),
-    download: summarized(proxyActivities<Activities>(DOWNLOAD)),
-  };
+/** The cleanup calls the workflow's activities include (`migrationActivities` in `workflow.ts`). */
+export interface CleanupActivities {
+  cleanup: Pick<MigrationActivityFunctions, 'unlockRepository' | 'deleteArchive'>;
 }
-export type MigrationActivities = ReturnType<typeof migrationActivities>;
 
 export interface Cleanup {
   input: OrgMigrationInput;
   migration: Migration;
-  acts: MigrationActivities;
+  acts: CleanupActivities;
   status: OrgMigrationStatus;
   tracker: StatusTracker;
 }
