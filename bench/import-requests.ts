@@ -27,7 +27,7 @@ import { activityDepsFromConfig, createLonghaulWorker } from '../src/worker';
 import { loadConfig } from '../src/config';
 import { DEFAULT_POLL, type PollBounds } from '../src/processes/org-migration/model';
 import { pollScheduleMs, type ResolvedPollBounds } from '../src/workflows/kit/poll-schedule';
-import type { SourceImportInput, SourceImportResult } from '../src/common/source-import-input';
+import type { SourceImportInput, SourceImportResult } from '../src/processes/source-import/model';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 
 interface Options {

@@ -30,7 +30,7 @@ import { createGoogleClients } from '../src/http/google';
 import { createLonghaulWorker } from '../src/worker';
 import { ALL_SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
 import { DEFAULT_POLL } from '../src/processes/org-migration/model';
-import { DEFAULT_IMPORT_POLL } from '../src/common/source-import';
+import { DEFAULT_IMPORT_POLL } from '../src/processes/source-import/model';
 import { DEFAULT_OPERATION_POLL } from '../src/common/google-operation';
 import { detectionDelayBoundMs, detectionDelays, HONEST_POLL_SHAPE, pollScheduleMs, pollsToObserve, type ResolvedPollBounds } from '../src/workflows/kit/poll-schedule';
 import { percentOfWait } from '../src/cli/arguments';

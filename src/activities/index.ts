@@ -7,7 +7,7 @@ import { createMigrationActivities } from '../processes/org-migration/activities
 import { createApiKeyActivities } from './google/apikeys';
 import { createLogBucketActivities } from './google/log-buckets';
 import { createDnsActivities } from './google/dns';
-import { createImportActivities } from './github/source-import';
+import { createImportActivities } from '../processes/source-import/activities';
 import { createFeedActivities } from './github/feeds';
 import { createHookActivities } from './github/hooks';
 import { createSinkActivities } from './sinks';

@@ -4,12 +4,11 @@
  * own `describe…` renderers, and what its cancellation cleaned up.
  */
 import { describeOrgMigration, ORG_MIGRATION, type OrgMigrationResult, type OrgMigrationStatus } from '../processes/org-migration/model';
-import { describeSourceImportStatus, type SourceImportStatus } from '../common/source-import';
-import type { SourceImportResult } from '../common/source-import-input';
+import { describeSourceImportStatus, type SourceImportResult, type SourceImportStatus } from '../processes/source-import/model';
 import { describeOperationStatus, type OperationStatus } from '../common/google-operation';
 import { describeFeedOutcome, type FeedPollOutcome } from '../common/feeds';
 import { apiKeyDelete, dnsChange, feedPollRun, hookPing, logBucketCreate, logBucketUpdate, orgMigration, sourceImport } from '../workflows';
-import { describeImportResult } from './import';
+import { describeImportResult } from '../processes/source-import/cli';
 import { describeApiKeyDeleteResult, describeBucketResult, describeDnsChangeResult } from './google';
 import { describeMigrationResult } from '../processes/org-migration/cli';
 import type { StatusLine } from './run-workflow';

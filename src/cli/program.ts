@@ -10,7 +10,7 @@ import { CliError, createCliContext, describeFailure, printJson, type CliContext
 import { EXIT_CODES_HELP, ExitCode } from './exit-codes';
 import { registerMigrateCommands } from '../processes/org-migration/cli';
 import { registerGoogleCommands } from './google';
-import { registerImportCommands } from './import';
+import { registerImportCommands } from '../processes/source-import/cli';
 import { registerScheduleCommands } from './schedules';
 import { registerLimitsCommands } from './limits';
 import { registerLifecycleCommands } from './lifecycle';

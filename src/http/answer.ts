@@ -25,12 +25,6 @@ type FieldKind = 'string' | 'integer' | 'boolean' | 'object' | 'array';
 /** Field → kind it must have; a trailing `?` allows it to be absent (or `null`). */
 export type Shape = Readonly<Record<string, FieldKind | `${FieldKind}?`>>;
 
-/** `PUT/GET/PATCH /repos/{owner}/{repo}/import`: what `summarizeImport` reads to decide. */
-export const IMPORT_SHAPE: Shape = { status: 'string', vcs_url: 'string?', status_text: 'string?', failed_step: 'string?', error_message: 'string?' };
-/** `GET/PATCH …/import/authors[/{id}]` items (`porter-author`): what the author mapping reads and acts on. */
-export const IMPORT_AUTHOR_SHAPE: Shape = { id: 'integer', remote_id: 'string', remote_name: 'string', email: 'string', name: 'string' };
-/** `GET …/import/large_files` items (`porter-large-file`). */
-export const LARGE_FILE_SHAPE: Shape = { ref_name: 'string', path: 'string', oid: 'string', size: 'integer' };
 /** `GET …/hooks/{id}/deliveries` items: what `summarizeDelivery` reads. */
 export const DELIVERY_SHAPE: Shape = { id: 'integer', guid: 'string', status: 'string', delivered_at: 'string' };
 /** Activity-feed events: the id is what the cursor remembers. */

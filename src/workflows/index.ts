@@ -1,6 +1,6 @@
 /** Every workflow the longhaul worker runs. The worker bundles this file. */
 export * from '../processes/org-migration/workflow';
-export * from './source-import';
+export * from '../processes/source-import/workflow';
 export * from './apikey-delete';
 export * from './log-bucket';
 export * from './dns-change';

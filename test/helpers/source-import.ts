@@ -1,9 +1,8 @@
 /** Helpers for the source-import tests: a fixture with spare repositories, starting an import, status waits, history text. */
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
-import { importStatusQuery, sourceImport } from '../../src/workflows/source-import';
-import type { SourceImportInput } from '../../src/common/source-import-input';
-import type { SourceImportStatus } from '../../src/common/source-import';
+import { importStatusQuery, sourceImport } from '../../src/processes/source-import/workflow';
+import { type SourceImportInput, type SourceImportStatus } from '../../src/processes/source-import/model';
 import { waitFor } from './wait';
 import type { TestStack } from './stack';
 import { FAST_POLL } from './presets';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { useStack } from '../helpers/stack';
 import { fetchHistory } from '../helpers/history';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
-import { sourceImport } from '../../src/workflows/source-import';
+import { sourceImport } from '../../src/processes/source-import/workflow';
 import { FAST_POLL } from '../helpers/presets';
 
 const MIGRATION_POLL = 'GET /orgs/:org/migrations/:id';

@@ -5,7 +5,7 @@
  * from the emulator's request log and printed as a table.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { sourceImport } from '../../src/workflows/source-import';
+import { sourceImport } from '../../src/processes/source-import/workflow';
 import { logBucketCreate } from '../../src/workflows/log-bucket';
 import { feedPollRun } from '../../src/workflows/feed-poll';
 import { hookRepair } from '../../src/workflows/hook-repair';

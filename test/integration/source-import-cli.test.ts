@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { sourceImport } from '../../src/workflows/source-import';
+import type { sourceImport } from '../../src/processes/source-import/workflow';
 import { useStack } from '../helpers/stack';
 import { runStarter } from '../helpers/starter';
 import { fixtureWithImportRepos, SVN, waitForImportStatus } from '../helpers/source-import';

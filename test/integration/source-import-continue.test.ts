@@ -5,7 +5,7 @@
  * activity's own retries until it gets through.
  */
 import { describe, expect, it } from 'vitest';
-import { importMapAuthorUpdate, importStatusQuery } from '../../src/workflows/source-import';
+import { importMapAuthorUpdate, importStatusQuery } from '../../src/processes/source-import/workflow';
 import { githubRetryPolicy } from '../../src/http/retry-policy';
 import { useStack } from '../helpers/stack';
 import { fixtureWithImportRepos, startImport, SVN, waitForImportStatus } from '../helpers/source-import';

@@ -4,7 +4,7 @@
  * enabled (422), a server without the import API (404), and input refused before any call.
  */
 import { describe, expect, it } from 'vitest';
-import { importStatusQuery } from '../../src/workflows/source-import';
+import { importStatusQuery } from '../../src/processes/source-import/workflow';
 import { githubRetryPolicy } from '../../src/http/retry-policy';
 import { startStack, useStack } from '../helpers/stack';
 import { fixtureWithImportRepos, startImport, SVN, waitForImportStatus } from '../helpers/source-import';

@@ -8,7 +8,7 @@
  * environment's, so its 5 minutes (and the import's 2) pass while the workflows wait between polls.
  */
 import { describe, expect, it } from 'vitest';
-import { importStatusQuery, sourceImport } from '../../src/workflows/source-import';
+import { importStatusQuery, sourceImport } from '../../src/processes/source-import/workflow';
 import { logBucketCreate } from '../../src/workflows/log-bucket';
 import { operationStatusQuery } from '../../src/workflows/google-operation';
 import { useTimeSkippingStack } from '../helpers/stack';

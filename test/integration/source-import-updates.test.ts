@@ -14,7 +14,7 @@ import {
   importCredentialsUpdate,
   importMapAuthorUpdate,
   importStatusQuery,
-} from '../../src/workflows/source-import';
+} from '../../src/processes/source-import/workflow';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { useStack } from '../helpers/stack';
 import { fixtureWithImportRepos, historyText, startImport, SVN, waitForImportStatus } from '../helpers/source-import';

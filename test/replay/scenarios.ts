@@ -10,7 +10,7 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
-import { sourceImport } from '../../src/workflows/source-import';
+import { sourceImport } from '../../src/processes/source-import/workflow';
 import { apiKeyDelete } from '../../src/workflows/apikey-delete';
 import { logBucketCreate, logBucketUpdate } from '../../src/workflows/log-bucket';
 import { dnsChange } from '../../src/workflows/dns-change';

@@ -19,7 +19,7 @@ import {
   type ResolvedPollBounds,
 } from '../../src/workflows/kit';
 import { DEFAULT_POLL } from '../../src/processes/org-migration/model';
-import { DEFAULT_IMPORT_POLL } from '../../src/common/source-import';
+import { DEFAULT_IMPORT_POLL } from '../../src/processes/source-import/model';
 import { DEFAULT_OPERATION_POLL, EVENTS_PER_POLL, maxPollsPerRun, operationPollProblems } from '../../src/common/google-operation';
 import { DEFAULT_OUTAGE } from '../../src/workflows/kit/outage';
 import { MAX_EVENTS_PER_RUN } from '../../src/workflows/kit/run-budget';

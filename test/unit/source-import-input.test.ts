@@ -11,6 +11,7 @@ import {
   authorMappingProblems,
   credentialReferenceProblems,
   decideLfs,
+  describeSourceImportStatus,
   desiredIdentity,
   importInputProblems,
   parseLfsPolicy,
@@ -18,10 +19,10 @@ import {
   type ImportAuthor,
   type LargeFile,
   type SourceImportInput,
-} from '../../src/common/source-import-input';
-import { describeSourceImportStatus, type SourceImportStatus } from '../../src/common/source-import';
-import { resolveCredentialReference } from '../../src/activities/github/source-import';
-import { parseAuthorsFile } from '../../src/cli/import';
+  type SourceImportStatus,
+} from '../../src/processes/source-import/model';
+import { resolveCredentialReference } from '../../src/processes/source-import/activities';
+import { parseAuthorsFile } from '../../src/processes/source-import/cli';
 
 const valid: SourceImportInput = { owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy' };
 

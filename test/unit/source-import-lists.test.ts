@@ -4,7 +4,7 @@
  * author list would skip the mapping; an empty large-file list would skip the LFS decision).
  */
 import { describe, expect, it } from 'vitest';
-import { createImportActivities } from '../../src/activities/github/source-import';
+import { createImportActivities } from '../../src/processes/source-import/activities';
 import type { ActivityDeps } from '../../src/activities/context';
 import type { ApiClient, ApiResponse } from '../../src/http/api-client';
 import { MALFORMED_ANSWER } from '../../src/http/answer';

@@ -13,9 +13,15 @@ import {
   pollAnswerNeedsWorkflow,
   sourceNotFound,
   type ImportKnowledge,
-} from '../../src/workflows/source-import-machine';
-import { ImportFailure, RUNNING_IMPORT_STATES } from '../../src/common/source-import';
-import { decideLfs, type ImportRecord, type ImportStatusName, type ProjectChoice } from '../../src/common/source-import-input';
+} from '../../src/processes/source-import/machine';
+import {
+  decideLfs,
+  ImportFailure,
+  RUNNING_IMPORT_STATES,
+  type ImportRecord,
+  type ImportStatusName,
+  type ProjectChoice,
+} from '../../src/processes/source-import/model';
 
 const input = { owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy' };
 const record = (status: string, more: Partial<ImportRecord> = {}): ImportRecord => ({

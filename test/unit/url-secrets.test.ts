@@ -84,7 +84,7 @@ describe('sink validation refuses credentials in the URL (workflow input and CLI
 
 describe('secrets in a source-import vcsUrl', () => {
   it('refuses a password or token in the URL, naming the credentials reference to use, and accepts an ssh user name', async () => {
-    const { importInputProblems } = await import('../../src/common/source-import-input');
+    const { importInputProblems } = await import('../../src/processes/source-import/model');
     const base = { owner: 'octo-org', repo: 'alpha' };
     const token = 'gh' + 'p_' + 'Z'.repeat(36);
     expect(importInputProblems({ ...base, vcsUrl: 'ssh://git@github.com/o/r.git' })).toEqual([]);

@@ -1,6 +1,6 @@
 /** Request checks of the import routes that need no state: URL, VCS, credential pair (422 with GitHub's error shape). */
 import { EmulatorHttpError } from '../../http-error';
-import { IMPORT_VCS_TYPES } from '../../../common/source-import-input';
+import { IMPORT_VCS_TYPES } from '../../../processes/source-import/model';
 import { sha256 } from './model';
 
 export function checkUrl(value: string, field: string): void {

@@ -3,7 +3,7 @@
  * wrote, the scenarios a `vcs_url` selects and the fixed texts of the spec ("Import status").
  */
 import { createHash } from 'node:crypto';
-import type { ImportStatusName } from '../../../common/source-import-input';
+import type { ImportStatusName } from '../../../processes/source-import/model';
 export type ImportStatus = ImportStatusName;
 
 /** The steps that run on their own (the others wait for the caller). */

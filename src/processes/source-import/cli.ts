@@ -19,22 +19,25 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import {
   authorMappingProblems,
   credentialReferenceProblems,
+  DEFAULT_IMPORT_POLL,
+  describeSourceImportStatus,
   IMPORT_VCS_TYPES,
   importInputProblems,
   parseLfsPolicy,
   type AuthorMapping,
+  type ChoiceAnswer,
   type LfsPolicy,
   type SourceImportInput,
   type SourceImportResult,
-} from '../common/source-import-input';
-import { DEFAULT_IMPORT_POLL, describeSourceImportStatus, type ChoiceAnswer, type SourceImportStatus } from '../common/source-import';
-import { LonghaulOrg, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
-import { CliError, describeFailure, printJson, type CliContext } from './context';
-import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
-import { positiveSeconds, wholeNumber } from './arguments';
-import { pollOptionsFrom, withPollOptions, type PollFlags } from './poll-options';
-import { csvFields } from './csv';
-import { sourceImport } from '../workflows';
+  type SourceImportStatus,
+} from './model';
+import { LonghaulOrg, LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
+import { CliError, describeFailure, printJson, type CliContext } from '../../cli/context';
+import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from '../../cli/run-workflow';
+import { positiveSeconds, wholeNumber } from '../../cli/arguments';
+import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/poll-options';
+import { csvFields } from '../../cli/csv';
+import { sourceImport } from '../../workflows';
 
 /** Flags named like the input field they set are that field; the others are read from a file or combined. */
 interface ImportFlags

@@ -5,22 +5,29 @@
  */
 import { readFileSync } from 'node:fs';
 import { ApplicationFailure } from '@temporalio/common';
-import { githubFor, type ActivityDeps } from '../context';
+import { githubFor, type ActivityDeps } from '../../activities/context';
 import { readSecret } from '../../config';
 import { FailureType } from '../../http/retry-policy';
-import { ImportFailure } from '../../common/source-import';
-import { expectList, expectShape, IMPORT_AUTHOR_SHAPE, IMPORT_SHAPE, LARGE_FILE_SHAPE } from '../../http/answer';
 import {
   credentialReferenceProblems,
+  ImportFailure,
   type ImportAuthor,
   type ImportRecord,
   type LargeFile,
   type ProjectChoice,
-} from '../../common/source-import-input';
+} from './model';
+import { expectList, expectShape, type Shape } from '../../http/answer';
 import { countPoll } from '../../telemetry/metrics';
-import { conditionalPoll } from '../conditional-poll';
+import { conditionalPoll } from '../../activities/conditional-poll';
 import type { Polled } from '../../workflows/kit/poll-until';
-import { quietly } from '../quiet-poll';
+import { quietly } from '../../activities/quiet-poll';
+
+/** `PUT/GET/PATCH /repos/{owner}/{repo}/import`: what `summarizeImport` reads to decide. */
+export const IMPORT_SHAPE: Shape = { status: 'string', vcs_url: 'string?', status_text: 'string?', failed_step: 'string?', error_message: 'string?' };
+/** `GET/PATCH …/import/authors[/{id}]` items (`porter-author`): what the author mapping reads and acts on. */
+export const IMPORT_AUTHOR_SHAPE: Shape = { id: 'integer', remote_id: 'string', remote_name: 'string', email: 'string', name: 'string' };
+/** `GET …/import/large_files` items (`porter-large-file`). */
+export const LARGE_FILE_SHAPE: Shape = { ref_name: 'string', path: 'string', oid: 'string', size: 'integer' };
 
 /** The import record as the API sends it (spec 002 field names). */
 interface ImportBody {
@@ -245,3 +252,6 @@ export function createImportActivities(deps: ActivityDeps) {
   // The same poll as a quiet poll (see quiet-poll.ts): attempts are polls, unchanged ones cost the workflow nothing.
   return { ...activities, quietGetImport: quietly(activities.getImport) };
 }
+
+/** The source import's activities, as its workflow proxies them. */
+export type ImportActivities = ReturnType<typeof createImportActivities>;

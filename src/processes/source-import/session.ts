@@ -4,20 +4,29 @@
  * calls that change the import, one at a time. `source-import.ts` drives it; the update handlers share it.
  */
 import { condition, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { decideLfs, desiredIdentity, type AuthorMapping, type ImportAuthor, type ImportRecord, type MappedAuthor, type SourceImportInput } from '../common/source-import-input';
-import type { SourceImportResume, SourceImportStatus } from '../common/source-import';
-import { CLEANUP, READ } from './activity-options';
-import { keepTrying, type StatusTracker } from './kit';
-import { summarized } from './activity-summaries';
-import { authorsToList, largeFilesToSettle, pollAnswerNeedsWorkflow, type ImportKnowledge } from './source-import-machine';
+import type { ImportActivities } from './activities';
+import {
+  decideLfs,
+  desiredIdentity,
+  type AuthorMapping,
+  type ImportAuthor,
+  type ImportRecord,
+  type MappedAuthor,
+  type SourceImportInput,
+  type SourceImportResume,
+  type SourceImportStatus,
+} from './model';
+import { CLEANUP, READ } from '../../workflows/activity-options';
+import { keepTrying, type StatusTracker } from '../../workflows/kit';
+import { summarized } from '../../workflows/activity-summaries';
+import { authorsToList, largeFilesToSettle, pollAnswerNeedsWorkflow, type ImportKnowledge } from './machine';
 
-export { CREDENTIAL_STATES } from './source-import-machine';
+export { CREDENTIAL_STATES } from './machine';
 
 /** Calls that read or change the import: bounded retries, then the session's own outage wait (`call`). */
-export const importApi = summarized(proxyActivities<Activities>(READ));
+export const importApi = summarized(proxyActivities<ImportActivities>(READ));
 /** Cleanup (DELETE the import): retried for a long time, then `keepTrying` on the outage budget. */
-export const importCleanup = summarized(proxyActivities<Activities>(CLEANUP));
+export const importCleanup = summarized(proxyActivities<ImportActivities>(CLEANUP));
 
 /** Statuses in which every author is known. */
 const AUTHORS_KNOWN_STATES = ['mapping', 'pushing', 'complete'];

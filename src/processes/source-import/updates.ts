@@ -3,10 +3,22 @@
  * Validators refuse bad or untimely answers before anything is recorded in history.
  */
 import { ApplicationFailure, defineUpdate, setHandler } from '@temporalio/workflow';
-import { authorMappingProblems, credentialReferenceProblems, mappingMatches, selectChoice, type AuthorMapping, type MappedAuthor } from '../common/source-import-input';
-import { ImportFailure, type ChoiceAccepted, type ChoiceAnswer, type CredentialsAccepted, type CredentialsAnswer, type MappingAccepted } from '../common/source-import';
-import { activityCause } from './activity-failures';
-import { CREDENTIAL_STATES, importApi, PUSHED_STATES, type ImportSession } from './source-import-session';
+import {
+  authorMappingProblems,
+  credentialReferenceProblems,
+  ImportFailure,
+  mappingMatches,
+  selectChoice,
+  type AuthorMapping,
+  type ChoiceAccepted,
+  type ChoiceAnswer,
+  type CredentialsAccepted,
+  type CredentialsAnswer,
+  type MappedAuthor,
+  type MappingAccepted,
+} from './model';
+import { activityCause } from '../../workflows/activity-failures';
+import { CREDENTIAL_STATES, importApi, PUSHED_STATES, type ImportSession } from './session';
 
 export const importCredentialsUpdate = defineUpdate<CredentialsAccepted, [CredentialsAnswer]>('import-credentials');
 export const importChooseUpdate = defineUpdate<ChoiceAccepted, [ChoiceAnswer]>('import-choose');

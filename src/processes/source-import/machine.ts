@@ -5,8 +5,14 @@
  * `test/unit/source-import-machine.test.ts` walks every status of the spec's table in milliseconds.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { ImportFailure, RUNNING_IMPORT_STATES } from '../common/source-import';
-import { matchingChoices, type ImportRecord, type ProjectChoice, type SourceImportInput } from '../common/source-import-input';
+import {
+  ImportFailure,
+  matchingChoices,
+  RUNNING_IMPORT_STATES,
+  type ImportRecord,
+  type ProjectChoice,
+  type SourceImportInput,
+} from './model';
 
 /** Statuses resolved by an update carrying credentials (a credential reference). */
 export const CREDENTIAL_STATES: readonly string[] = ['auth_failed', 'detection_needs_auth'];

@@ -32,38 +32,36 @@ import {
   proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ImportActivities } from './activities';
 import {
   DEFAULT_ANSWER_TIMEOUT_MS,
+  DEFAULT_IMPORT_POLL,
   DEFAULT_MAX_RESTARTS,
+  describeSourceImportStatus,
+  ImportFailure,
   importInputProblems,
   mappingMatches,
   type ImportRecord,
   type SourceImportInput,
   type SourceImportResult,
-} from '../common/source-import-input';
-import {
-  DEFAULT_IMPORT_POLL,
-  describeSourceImportStatus,
-  ImportFailure,
   type SourceImportStatus,
-} from '../common/source-import';
-import { activityCause, HttpFailure } from './activity-failures';
-import { POLL, QUIET_POLL } from './activity-options';
-import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, resolvePollBounds, runBudgetReached, startPolling, trackStatus, type PollState } from './kit';
-import { importApi, ImportSession } from './source-import-session';
-import { nextImportStep, sourceNotFound } from './source-import-machine';
-import { messageOf, registerImportUpdates } from './source-import-updates';
-import { summarized } from './activity-summaries';
+} from './model';
+import { activityCause, HttpFailure } from '../../workflows/activity-failures';
+import { POLL, QUIET_POLL } from '../../workflows/activity-options';
+import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, resolvePollBounds, runBudgetReached, startPolling, trackStatus, type PollState } from '../../workflows/kit';
+import { importApi, ImportSession } from './session';
+import { nextImportStep, sourceNotFound } from './machine';
+import { messageOf, registerImportUpdates } from './updates';
+import { summarized } from '../../workflows/activity-summaries';
 
-export { importChooseUpdate, importCredentialsUpdate, importMapAuthorUpdate } from './source-import-updates';
+export { importChooseUpdate, importCredentialsUpdate, importMapAuthorUpdate } from './updates';
 
 export const importStatusQuery = defineQuery<SourceImportStatus>('status');
 
 /** Polls: a few attempts each; `pollUntil` polls again later on the outage budget. */
-const importPoll = summarized(proxyActivities<Activities>(POLL));
+const importPoll = summarized(proxyActivities<ImportActivities>(POLL));
 /** Quiet polls: the polls of a stretch without change as one activity's attempts. */
-const importQuietPoll = summarized(proxyActivities<Activities>(QUIET_POLL));
+const importQuietPoll = summarized(proxyActivities<ImportActivities>(QUIET_POLL));
 
 
 function httpDetails(err: unknown): { status?: number; url?: string } {
