@@ -31,7 +31,7 @@ import { createLonghaulWorker } from '../src/worker';
 import { ALL_SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
 import { DEFAULT_POLL } from '../src/processes/org-migration/model';
 import { DEFAULT_IMPORT_POLL } from '../src/processes/source-import/model';
-import { DEFAULT_OPERATION_POLL } from '../src/common/google-operation';
+import { DEFAULT_OPERATION_POLL } from '../src/processes/google-operation/model';
 import { detectionDelayBoundMs, detectionDelays, HONEST_POLL_SHAPE, pollScheduleMs, pollsToObserve, type ResolvedPollBounds } from '../src/workflows/kit/poll-schedule';
 import { percentOfWait } from '../src/cli/arguments';
 

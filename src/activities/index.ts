@@ -4,9 +4,7 @@
  */
 import type { ActivityDeps } from './context';
 import { createMigrationActivities } from '../processes/org-migration/activities';
-import { createApiKeyActivities } from './google/apikeys';
-import { createLogBucketActivities } from './google/log-buckets';
-import { createDnsActivities } from './google/dns';
+import { createGoogleOperationActivities } from '../processes/google-operation/activities';
 import { createImportActivities } from '../processes/source-import/activities';
 import { createFeedActivities } from './github/feeds';
 import { createHookActivities } from './github/hooks';
@@ -19,9 +17,7 @@ export type { ActivityDeps } from './context';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createMigrationActivities(deps),
-    ...createApiKeyActivities(deps),
-    ...createLogBucketActivities(deps),
-    ...createDnsActivities(deps),
+    ...createGoogleOperationActivities(deps),
     ...createImportActivities(deps),
     ...createFeedActivities(deps),
     ...createHookActivities(deps),

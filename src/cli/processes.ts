@@ -5,11 +5,11 @@
  */
 import { describeOrgMigration, ORG_MIGRATION, type OrgMigrationResult, type OrgMigrationStatus } from '../processes/org-migration/model';
 import { describeSourceImportStatus, type SourceImportResult, type SourceImportStatus } from '../processes/source-import/model';
-import { describeOperationStatus, type OperationStatus } from '../common/google-operation';
+import { describeOperationStatus, type OperationStatus } from '../processes/google-operation/model';
 import { describeFeedOutcome, type FeedPollOutcome } from '../common/feeds';
 import { apiKeyDelete, dnsChange, feedPollRun, hookPing, logBucketCreate, logBucketUpdate, orgMigration, sourceImport } from '../workflows';
 import { describeImportResult } from '../processes/source-import/cli';
-import { describeApiKeyDeleteResult, describeBucketResult, describeDnsChangeResult } from './google';
+import { describeApiKeyDeleteResult, describeBucketResult, describeDnsChangeResult } from '../processes/google-operation/cli';
 import { describeMigrationResult } from '../processes/org-migration/cli';
 import type { StatusLine } from './run-workflow';
 

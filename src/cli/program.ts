@@ -9,7 +9,7 @@ import { Command, CommanderError } from 'commander';
 import { CliError, createCliContext, describeFailure, printJson, type CliContext } from './context';
 import { EXIT_CODES_HELP, ExitCode } from './exit-codes';
 import { registerMigrateCommands } from '../processes/org-migration/cli';
-import { registerGoogleCommands } from './google';
+import { registerGoogleCommands } from '../processes/google-operation/cli';
 import { registerImportCommands } from '../processes/source-import/cli';
 import { registerScheduleCommands } from './schedules';
 import { registerLimitsCommands } from './limits';

@@ -29,17 +29,6 @@ export type Shape = Readonly<Record<string, FieldKind | `${FieldKind}?`>>;
 export const DELIVERY_SHAPE: Shape = { id: 'integer', guid: 'string', status: 'string', delivered_at: 'string' };
 /** Activity-feed events: the id is what the cursor remembers. */
 export const FEED_EVENT_SHAPE: Shape = { id: 'string', type: 'string?', created_at: 'string?' };
-/** `google.longrunning.Operation`. */
-export const OPERATION_SHAPE: Shape = { name: 'string', done: 'boolean?', metadata: 'object?', error: 'object?', response: 'object?' };
-/** A Google resource (API key, log bucket) as read back: its name identifies it. */
-export const RESOURCE_SHAPE: Shape = { name: 'string' };
-/** Cloud DNS `Change`. */
-export const DNS_CHANGE_SHAPE: Shape = { id: 'string', status: 'string', startTime: 'string?' };
-/** Cloud DNS `changes.list` (`changes` is left out when empty, as Google leaves out empty repeated fields). */
-export const DNS_CHANGE_LIST_SHAPE: Shape = { changes: 'array?', nextPageToken: 'string?' };
-/** A listed change as the lookup of a lost answer compares it: when it started and what it changed. */
-export const DNS_LISTED_CHANGE_SHAPE: Shape = { ...DNS_CHANGE_SHAPE, startTime: 'string', additions: 'array?', deletions: 'array?' };
-
 /** The failure for a malformed answer: retryable until `attempt` reaches the budget. */
 export function malformedAnswerFailure(call: CallDescription, problem: string, attempt = currentAttempt()): ApplicationFailure {
   return ApplicationFailure.create({

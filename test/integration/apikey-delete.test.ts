@@ -4,10 +4,10 @@
  * rejected before any call.
  */
 import { describe, expect, it } from 'vitest';
-import { apiKeyDelete } from '../../src/workflows/apikey-delete';
-import { operationStatusQuery } from '../../src/workflows/google-operation';
-import { GoogleOperationFailure } from '../../src/common/google-operation';
-import type { ApiKeyDeleteInput } from '../../src/common/google-input';
+import { apiKeyDelete } from '../../src/processes/google-operation/apikey-delete';
+import { operationStatusQuery } from '../../src/processes/google-operation/workflow';
+import { GoogleOperationFailure } from '../../src/processes/google-operation/model';
+import type { ApiKeyDeleteInput } from '../../src/processes/google-operation/input';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulProcess, LonghaulState } from '../../src/common/search-attributes';
 import { requestsTo } from '../helpers/emulator';

@@ -4,10 +4,10 @@
  * call.
  */
 import { describe, expect, it } from 'vitest';
-import { dnsChange } from '../../src/workflows/dns-change';
-import { operationStatusQuery } from '../../src/workflows/google-operation';
-import { GoogleOperationFailure } from '../../src/common/google-operation';
-import type { DnsChangeInput, ResourceRecordSet } from '../../src/common/google-input';
+import { dnsChange } from '../../src/processes/google-operation/dns-change';
+import { operationStatusQuery } from '../../src/processes/google-operation/workflow';
+import { GoogleOperationFailure } from '../../src/processes/google-operation/model';
+import type { DnsChangeInput, ResourceRecordSet } from '../../src/processes/google-operation/input';
 import { FailureType } from '../../src/http/retry-policy';
 import { requestsTo } from '../helpers/emulator';
 import { timersStarted } from '../helpers/history';

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { sharedWaitLine, sharedWaitOf, type SharedLimitWait } from '../../src/common/shared-wait';
-import { apiKeyDelete } from '../../src/workflows/apikey-delete';
+import { apiKeyDelete } from '../../src/processes/google-operation/apikey-delete';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess } from '../helpers/worker-process';

@@ -7,11 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { type WorkflowHandle } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
-import { logBucketCreate, logBucketUpdate } from '../../src/workflows/log-bucket';
-import { operationStatusQuery } from '../../src/workflows/google-operation';
-import { GoogleOperationFailure } from '../../src/common/google-operation';
-import type { LogBucketCreateInput, LogBucketUpdateInput } from '../../src/common/google-input';
-import type { OperationStatus } from '../../src/common/google-operation';
+import { logBucketCreate, logBucketUpdate } from '../../src/processes/google-operation/log-bucket';
+import { operationStatusQuery } from '../../src/processes/google-operation/workflow';
+import { GoogleOperationFailure } from '../../src/processes/google-operation/model';
+import type { LogBucketCreateInput, LogBucketUpdateInput } from '../../src/processes/google-operation/input';
+import type { OperationStatus } from '../../src/processes/google-operation/model';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
 import { type defaultLogBucketOptions } from '../../src/emulator/google/logging-buckets';

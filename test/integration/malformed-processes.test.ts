@@ -6,13 +6,13 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { sourceImport } from '../../src/processes/source-import/workflow';
-import { logBucketCreate } from '../../src/workflows/log-bucket';
+import { logBucketCreate } from '../../src/processes/google-operation/log-bucket';
 import { feedPollRun } from '../../src/workflows/feed-poll';
 import { hookRepair } from '../../src/workflows/hook-repair';
-import { apiKeyDelete } from '../../src/workflows/apikey-delete';
-import { dnsChange } from '../../src/workflows/dns-change';
+import { apiKeyDelete } from '../../src/processes/google-operation/apikey-delete';
+import { dnsChange } from '../../src/processes/google-operation/dns-change';
 import { defaultGoogleFixture } from '../../src/emulator/google/fixture';
-import { GoogleOperationFailure } from '../../src/common/google-operation';
+import { GoogleOperationFailure } from '../../src/processes/google-operation/model';
 import { feedCursorWorkflowId } from '../../src/common/feeds';
 import type { FaultRule } from '../../src/emulator/faults';
 import type { EmulatorOptions } from '../../src/emulator/emulator';

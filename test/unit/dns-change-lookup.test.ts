@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { createDnsActivities } from '../../src/activities/google/dns';
+import { createDnsActivities } from '../../src/processes/google-operation/activities/dns';
 import type { ActivityDeps } from '../../src/activities/context';
 import type { ApiClient, ApiResponse } from '../../src/http/api-client';
 import { MALFORMED_ANSWER } from '../../src/http/answer';

@@ -1,6 +1,6 @@
 /** Validation of the Google workflows' inputs (run before any call) and the starter's record-set syntax. */
 import { describe, expect, it } from 'vitest';
-import { apiKeyDeleteProblems, bucketCreateProblems, bucketUpdateProblems, dnsChangeProblems, parseRrset } from '../../src/common/google-input';
+import { apiKeyDeleteProblems, bucketCreateProblems, bucketUpdateProblems, dnsChangeProblems, parseRrset } from '../../src/processes/google-operation/input';
 
 describe('apiKeyDeleteProblems', () => {
   it('accepts a global key name with or without an etag', () => {

@@ -10,9 +10,9 @@ import {
   maxPollsPerRun,
   newOperationStatus,
   operationPollProblems,
-} from '../../src/common/google-operation';
-import { bucketCreateProblems } from '../../src/common/google-input';
-import { isSameBucketUpdate } from '../../src/activities/google/log-buckets';
+} from '../../src/processes/google-operation/model';
+import { bucketCreateProblems } from '../../src/processes/google-operation/input';
+import { isSameBucketUpdate } from '../../src/processes/google-operation/activities/log-buckets';
 import { MAX_EVENTS_PER_RUN } from '../../src/workflows/kit/run-budget';
 import { DEFAULT_OUTAGE } from '../../src/workflows/kit/outage';
 

@@ -3,7 +3,7 @@
  * in polls at the default bounds, against google-gax's default LRO backoff and a fixed 10-second poller.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_OPERATION_POLL } from '../../src/common/google-operation';
+import { DEFAULT_OPERATION_POLL } from '../../src/processes/google-operation/model';
 import { pollDelayMs, pollScheduleMs, pollsToObserve } from '../../src/workflows/kit/poll-schedule';
 
 const HOUR = 60 * 60 * 1000;

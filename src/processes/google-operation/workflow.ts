@@ -17,22 +17,22 @@ import {
   type GoogleProcess,
   type OperationStatus,
   type OperationView,
-} from '../common/google-operation';
-import type { Activities } from '../activities';
-import { POLL, QUIET_POLL, READ, SEND_ONCE } from './activity-options';
-import { pollUntil, quietWherePatched, resolvePollBounds, sendOnce, trackStatus, type OutageBounds, type PollBounds, type Polled, type QuietPollAnswer, type QuietPollRequest } from './kit';
-import { summarized } from './activity-summaries';
+} from './model';
+import type { GoogleOperationActivities } from './activities';
+import { POLL, QUIET_POLL, READ, SEND_ONCE } from '../../workflows/activity-options';
+import { pollUntil, quietWherePatched, resolvePollBounds, sendOnce, trackStatus, type OutageBounds, type PollBounds, type Polled, type QuietPollAnswer, type QuietPollRequest } from '../../workflows/kit';
+import { summarized } from '../../workflows/activity-summaries';
 
-export { HttpFailure } from './activity-failures';
+export { HttpFailure } from '../../workflows/activity-failures';
 
 /** Reads (lookups, cancels): bounded retries, server-demanded waits honoured. */
-export const googleApi = summarized(proxyActivities<Activities>(READ));
+export const googleApi = summarized(proxyActivities<GoogleOperationActivities>(READ));
 /** Mutating calls: one attempt per try; `sendOnce` decides whether another try is safe. */
-export const googleSend = summarized(proxyActivities<Activities>(SEND_ONCE));
+export const googleSend = summarized(proxyActivities<GoogleOperationActivities>(SEND_ONCE));
 /** Polls: fewer attempts each, since the poller itself polls again later on its outage budget. */
-export const googlePoll = summarized(proxyActivities<Activities>(POLL));
+export const googlePoll = summarized(proxyActivities<GoogleOperationActivities>(POLL));
 /** Quiet polls (`QUIET_POLL`): the polls of a stretch without change as one activity's attempts. */
-export const googleQuietPoll = summarized(proxyActivities<Activities>(QUIET_POLL));
+export const googleQuietPoll = summarized(proxyActivities<GoogleOperationActivities>(QUIET_POLL));
 
 export const operationStatusQuery = defineQuery<OperationStatus>('status');
 

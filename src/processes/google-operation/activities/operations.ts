@@ -3,8 +3,14 @@
  * little helpers every Google activity shares.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { OperationView } from '../../common/google-operation';
-import { FailureType } from '../../http/retry-policy';
+import type { OperationView } from '../model';
+import { FailureType } from '../../../http/retry-policy';
+import type { Shape } from '../../../http/answer';
+
+/** `google.longrunning.Operation`. */
+export const OPERATION_SHAPE: Shape = { name: 'string', done: 'boolean?', metadata: 'object?', error: 'object?', response: 'object?' };
+/** A Google resource (API key, log bucket) as read back: its name identifies it. */
+export const RESOURCE_SHAPE: Shape = { name: 'string' };
 
 /** A `google.longrunning.Operation` as JSON. */
 export interface GoogleOperation {

@@ -19,9 +19,9 @@ import {
   type LogBucketResult,
   type LogBucketUpdateInput,
   type OperationRunOptions,
-} from '../common/google-input';
-import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from '../common/google-operation';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun, type OperationRun } from './google-operation';
+} from './input';
+import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from './model';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun, type OperationRun } from './workflow';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 

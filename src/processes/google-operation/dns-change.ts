@@ -3,9 +3,9 @@
  * try whose answer was lost, look for the change before sending again) → poll `GET …/changes/{id}` until
  * `status` is `done`. Cloud DNS changes cannot be cancelled: a cancelled workflow leaves the change to finish.
  */
-import { dnsChangeProblems, type DnsChangeInput, type DnsChangeResult } from '../common/google-input';
-import type { OperationView } from '../common/google-operation';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './google-operation';
+import { dnsChangeProblems, type DnsChangeInput, type DnsChangeResult } from './input';
+import type { OperationView } from './model';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './workflow';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 

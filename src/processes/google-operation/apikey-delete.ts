@@ -4,9 +4,9 @@
  * operation's response and says until when the key stays retrievable (30 days).
  */
 import { ApplicationFailure } from '@temporalio/workflow';
-import { apiKeyDeleteProblems, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from '../common/google-input';
-import { GoogleOperationFailure, type OperationView } from '../common/google-operation';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './google-operation';
+import { apiKeyDeleteProblems, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from './input';
+import { GoogleOperationFailure, type OperationView } from './model';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './workflow';
 
 const RETRIEVABLE_FOR_MS = 30 * 24 * 60 * 60 * 1000;
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;

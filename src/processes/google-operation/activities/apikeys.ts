@@ -3,14 +3,14 @@
  * blindly); polls read the returned operation.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { googleFor, type ActivityDeps } from '../context';
-import type { OperationView } from '../../common/google-operation';
-import { etagMismatchMessage } from '../../http/google';
-import { FailureType } from '../../http/retry-policy';
-import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
-import { expectShape, OPERATION_SHAPE, RESOURCE_SHAPE } from '../../http/answer';
-import { countPoll } from '../../telemetry/metrics';
-import { quietly } from '../quiet-poll';
+import { googleFor, type ActivityDeps } from '../../../activities/context';
+import type { OperationView } from '../model';
+import { etagMismatchMessage } from '../../../http/google';
+import { FailureType } from '../../../http/retry-policy';
+import { isFailure, operationView, OPERATION_SHAPE, pick, resourcePath, RESOURCE_SHAPE, unlessNotFound, type GoogleOperation } from './operations';
+import { expectShape } from '../../../http/answer';
+import { countPoll } from '../../../telemetry/metrics';
+import { quietly } from '../../../activities/quiet-poll';
 
 const KEY_FIELDS = ['name', 'uid', 'displayName', 'createTime', 'updateTime', 'deleteTime', 'etag'] as const;
 

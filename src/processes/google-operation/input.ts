@@ -3,8 +3,8 @@
  * any API call (and in the starter before starting one), so a malformed name never reaches Google.
  * Deterministic: no I/O.
  */
-import { operationPollProblems, type CancelOutcome, type OutageBounds, type PollBounds } from './google-operation';
-import type { CredentialChoice } from './credential';
+import { operationPollProblems, type CancelOutcome, type OutageBounds, type PollBounds } from './model';
+import type { CredentialChoice } from '../../common/credential';
 
 /** How every Google operation workflow polls, waits out outages and recovers an unknown outcome. */
 export interface OperationRunOptions extends CredentialChoice {

@@ -20,14 +20,14 @@ import {
   type LogBucketCreateInput,
   type LogBucketUpdateInput,
   type ResourceRecordSet,
-} from '../common/google-input';
-import { DEFAULT_OPERATION_POLL, describeOperationStatus, type OperationStatus } from '../common/google-operation';
-import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
-import { CliError, type CliContext } from './context';
-import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from './run-workflow';
-import { apiKeyDelete, dnsChange, logBucketCreate, logBucketUpdate } from '../workflows';
-import { wholeNumber } from './arguments';
-import { pollOptionsFrom, withPollOptions, type PollFlags } from './poll-options';
+} from './input';
+import { DEFAULT_OPERATION_POLL, describeOperationStatus, type OperationStatus } from './model';
+import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
+import { CliError, type CliContext } from '../../cli/context';
+import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from '../../cli/run-workflow';
+import { apiKeyDelete, dnsChange, logBucketCreate, logBucketUpdate } from '../../workflows';
+import { wholeNumber } from '../../cli/arguments';
+import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/poll-options';
 
 interface RunFlags extends OutputFlags, PollFlags {
   workflowId?: string;

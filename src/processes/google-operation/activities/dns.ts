@@ -2,12 +2,19 @@
  * Cloud DNS v1 change activities: one HTTP call each (the change search pages through a list). A Change is
  * Cloud DNS's long-running operation: `status` `pending` until it is `done`.
  */
-import { googleFor, type ActivityDeps } from '../context';
-import type { OperationView } from '../../common/google-operation';
-import type { ResourceRecordSet } from '../../common/google-input';
-import { DNS_CHANGE_LIST_SHAPE, DNS_CHANGE_SHAPE, DNS_LISTED_CHANGE_SHAPE, expectItems, expectShape } from '../../http/answer';
-import { countPoll } from '../../telemetry/metrics';
-import { quietly } from '../quiet-poll';
+import { googleFor, type ActivityDeps } from '../../../activities/context';
+import type { OperationView } from '../model';
+import type { ResourceRecordSet } from '../input';
+import { expectItems, expectShape, type Shape } from '../../../http/answer';
+import { countPoll } from '../../../telemetry/metrics';
+import { quietly } from '../../../activities/quiet-poll';
+
+/** Cloud DNS `Change`. */
+export const DNS_CHANGE_SHAPE: Shape = { id: 'string', status: 'string', startTime: 'string?' };
+/** Cloud DNS `changes.list` (`changes` is left out when empty, as Google leaves out empty repeated fields). */
+export const DNS_CHANGE_LIST_SHAPE: Shape = { changes: 'array?', nextPageToken: 'string?' };
+/** A listed change as the lookup of a lost answer compares it: when it started and what it changed. */
+export const DNS_LISTED_CHANGE_SHAPE: Shape = { ...DNS_CHANGE_SHAPE, startTime: 'string', additions: 'array?', deletions: 'array?' };
 
 interface DnsChange {
   id: string;

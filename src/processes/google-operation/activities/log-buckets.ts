@@ -3,13 +3,13 @@
  * `createAsync` / `updateAsync` are guarded by the workflow: after a try whose outcome is unknown it looks
  * for the bucket and its operation (`getLogBucket`, `findLogBucketOperation`) before sending again.
  */
-import { googleFor, type ActivityDeps } from '../context';
-import type { OperationView } from '../../common/google-operation';
-import { FailureType } from '../../http/retry-policy';
-import { isFailure, operationView, pick, resourcePath, unlessNotFound, type GoogleOperation } from './operations';
-import { expectShape, OPERATION_SHAPE, RESOURCE_SHAPE } from '../../http/answer';
-import { countPoll } from '../../telemetry/metrics';
-import { quietly } from '../quiet-poll';
+import { googleFor, type ActivityDeps } from '../../../activities/context';
+import type { OperationView } from '../model';
+import { FailureType } from '../../../http/retry-policy';
+import { isFailure, operationView, OPERATION_SHAPE, pick, resourcePath, RESOURCE_SHAPE, unlessNotFound, type GoogleOperation } from './operations';
+import { expectShape } from '../../../http/answer';
+import { countPoll } from '../../../telemetry/metrics';
+import { quietly } from '../../../activities/quiet-poll';
 
 const BUCKET_FIELDS = ['name', 'description', 'retentionDays', 'locked', 'lifecycleState', 'analyticsEnabled', 'createTime', 'updateTime'] as const;
 
