@@ -23,7 +23,7 @@ import { startEmulator } from '../src/emulator/emulator';
 import { startSinkReceiver, type ReceivedBatch } from '../src/emulator/sink/receiver';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
-import { feedCursorWorkflowId, type FeedCursorStatus } from '../src/common/feeds';
+import { feedCursorWorkflowId, type FeedCursorStatus } from '../src/processes/feed-poll/model';
 import { deleteFeedSchedule } from '../src/temporal/feed-schedule-delete';
 import { upsertFeedSchedule } from '../src/temporal/schedules';
 import { buildWorker, cpuTimes, rssKb, startWorkerProcess } from './worker-process';

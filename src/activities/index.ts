@@ -6,11 +6,9 @@ import type { ActivityDeps } from './context';
 import { createMigrationActivities } from '../processes/org-migration/activities';
 import { createGoogleOperationActivities } from '../processes/google-operation/activities';
 import { createImportActivities } from '../processes/source-import/activities';
-import { createFeedActivities } from './github/feeds';
-import { createHookActivities } from './github/hooks';
-import { createSinkActivities } from './sinks';
-import { createFeedCursorActivities } from './temporal/feed-cursor';
-import { createScheduleHealthActivities } from './temporal/schedule-health';
+import { createFeedPollActivities } from '../processes/feed-poll/activities';
+import { createHookActivities } from '../processes/hook-repair/activities';
+import { createScheduleHealthActivities } from '../processes/scheduled-run/activities';
 
 export type { ActivityDeps } from './context';
 
@@ -19,10 +17,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createMigrationActivities(deps),
     ...createGoogleOperationActivities(deps),
     ...createImportActivities(deps),
-    ...createFeedActivities(deps),
+    ...createFeedPollActivities(deps),
     ...createHookActivities(deps),
-    ...createSinkActivities(deps),
-    ...createFeedCursorActivities(),
     ...createScheduleHealthActivities(),
   };
 }

@@ -6,7 +6,7 @@
 import { describeOrgMigration, ORG_MIGRATION, type OrgMigrationResult, type OrgMigrationStatus } from '../processes/org-migration/model';
 import { describeSourceImportStatus, type SourceImportResult, type SourceImportStatus } from '../processes/source-import/model';
 import { describeOperationStatus, type OperationStatus } from '../processes/google-operation/model';
-import { describeFeedOutcome, type FeedPollOutcome } from '../common/feeds';
+import { describeFeedOutcome, type FeedPollOutcome } from '../processes/feed-poll/model';
 import { apiKeyDelete, dnsChange, feedPollRun, hookPing, logBucketCreate, logBucketUpdate, orgMigration, sourceImport } from '../workflows';
 import { describeImportResult } from '../processes/source-import/cli';
 import { describeApiKeyDeleteResult, describeBucketResult, describeDnsChangeResult } from '../processes/google-operation/cli';

@@ -11,7 +11,7 @@ import { EXIT_CODES_HELP, ExitCode } from './exit-codes';
 import { registerMigrateCommands } from '../processes/org-migration/cli';
 import { registerGoogleCommands } from '../processes/google-operation/cli';
 import { registerImportCommands } from '../processes/source-import/cli';
-import { registerScheduleCommands } from './schedules';
+import { registerScheduleCommands } from '../processes/scheduled-run/cli';
 import { registerLimitsCommands } from './limits';
 import { registerLifecycleCommands } from './lifecycle';
 import { registerStackCommands } from './stack';

@@ -1,9 +1,10 @@
 /**
  * Parse, don't trust (issue 13): every answer longhaul acts on is checked before it is used. The HTTP core
  * checks that a success body is JSON labelled as JSON (`answerProblem`); each activity then checks exactly the
- * fields it reads (`expectShape`, `expectList`) against the shapes below (and the migration's, beside its
- * activities), taken from the official response types (`@octokit/openapi-types` `migration`, `import`, `hook-delivery-item`, `event`; Google's
- * `google.longrunning.Operation` and Cloud DNS `Change`).
+ * fields it reads (`expectShape`, `expectList`) against its process's shapes, which live beside its
+ * activities in `src/processes/<process>/` and are taken from the official response types
+ * (`@octokit/openapi-types` `migration`, `import`, `hook-delivery-item`, `event`; Google's
+ * `google.longrunning.Operation` and Cloud DNS `Change`). This file holds only the neutral machinery.
  *
  * A malformed answer is an `ApplicationFailure` of type `MalformedAnswer` naming the call and what was
  * wrong. It is retryable (a captive proxy's page or a truncated body may go away) within a small budget of
@@ -25,10 +26,6 @@ type FieldKind = 'string' | 'integer' | 'boolean' | 'object' | 'array';
 /** Field → kind it must have; a trailing `?` allows it to be absent (or `null`). */
 export type Shape = Readonly<Record<string, FieldKind | `${FieldKind}?`>>;
 
-/** `GET …/hooks/{id}/deliveries` items: what `summarizeDelivery` reads. */
-export const DELIVERY_SHAPE: Shape = { id: 'integer', guid: 'string', status: 'string', delivered_at: 'string' };
-/** Activity-feed events: the id is what the cursor remembers. */
-export const FEED_EVENT_SHAPE: Shape = { id: 'string', type: 'string?', created_at: 'string?' };
 /** The failure for a malformed answer: retryable until `attempt` reaches the budget. */
 export function malformedAnswerFailure(call: CallDescription, problem: string, attempt = currentAttempt()): ApplicationFailure {
   return ApplicationFailure.create({

@@ -11,9 +11,9 @@
  * Used by the starter (`feed-schedule --delete [--forget-cursor]`) and the feeds benchmark.
  */
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from '../common/feeds';
+import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from '../processes/feed-poll/model';
 import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
-import { stopFeedCursorSignal } from '../workflows/feed-poll';
+import { stopFeedCursorSignal } from '../processes/feed-poll/workflow';
 
 export interface FeedScheduleDeleteOptions {
   /** Also end the feed's cursor workflow (a new Schedule then starts from the whole feed). */

@@ -8,12 +8,12 @@
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
-import { feedScheduleId, type FeedPollRunInput } from '../common/feeds';
-import { hookLabel, hookRepairScheduleId, type HookRepairInput } from '../common/hook-repair';
+import { feedScheduleId, type FeedPollRunInput } from '../processes/feed-poll/model';
+import { hookLabel, hookRepairScheduleId, type HookRepairInput } from '../processes/hook-repair/model';
 import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
 import { RECURRING_OUTAGE, resolveOutageBounds } from '../workflows/kit/outage';
-import { feedPollRun } from '../workflows/feed-poll';
-import { hookRepair } from '../workflows/hook-repair';
+import { feedPollRun } from '../processes/feed-poll/workflow';
+import { hookRepair } from '../processes/hook-repair/workflow';
 
 export const FEED_SCHEDULE_PREFIX = 'feed:';
 export const HOOK_SCHEDULE_PREFIX = 'hook-repair:';

@@ -9,7 +9,7 @@
  */
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { HookTarget } from '../common/hook-repair';
+import type { HookTarget } from '../processes/hook-repair/model';
 
 type Input<K extends keyof Activities> = Parameters<Activities[K]>[0];
 type Summaries = { [K in keyof Activities]: (input: Input<K>) => string };

@@ -4,6 +4,6 @@ export * from '../processes/source-import/workflow';
 export * from '../processes/google-operation/apikey-delete';
 export * from '../processes/google-operation/log-bucket';
 export * from '../processes/google-operation/dns-change';
-export * from './feed-poll';
-export * from './hook-repair';
+export * from '../processes/feed-poll/workflow';
+export * from '../processes/hook-repair/workflow';
 export * from './rate-governor';

@@ -1,6 +1,6 @@
 /** Feed-polling stacks for integration tests: the test stack, plus each feed's Schedule and cursor cleaned up after. */
 import type { EmulatorOptions } from '../../src/emulator/emulator';
-import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus, type FeedPollRunInput } from '../../src/common/feeds';
+import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus, type FeedPollRunInput } from '../../src/processes/feed-poll/model';
 import { upsertFeedSchedule } from '../../src/temporal/schedules';
 import type { RetryPolicy } from '../../src/http/retry-policy';
 import { useStackPerTest, type TestStack } from './stack';

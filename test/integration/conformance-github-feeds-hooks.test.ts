@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { Octokit, type RestEndpointMethodTypes } from '@octokit/rest';
-import { FEED_TEMPLATES } from '../../src/common/feeds';
+import { FEED_TEMPLATES } from '../../src/processes/feed-poll/model';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { clockedEmulators } from '../helpers/emulator-http';
 import { checkGithubAnswer } from '../helpers/github-openapi';

@@ -12,7 +12,7 @@ import type { EmulatorOptions } from '../../src/emulator/emulator';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import { governorWorkflowId, type GovernorSnapshot } from '../../src/common/rate-governor';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
-import { hookRepair } from '../../src/workflows/hook-repair';
+import { hookRepair } from '../../src/processes/hook-repair/workflow';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';

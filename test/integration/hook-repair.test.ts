@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
-import { hookRepairScheduleId, maxInAnyWindow, type HookRepairInput, type HookRepairResult } from '../../src/common/hook-repair';
+import { hookRepairScheduleId, maxInAnyWindow, type HookRepairInput, type HookRepairResult } from '../../src/processes/hook-repair/model';
 import { githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';
 import { listSchedules, upsertHookRepairSchedule } from '../../src/temporal/schedules';
-import { hookPing, hookRepair } from '../../src/workflows/hook-repair';
+import { hookPing, hookRepair } from '../../src/processes/hook-repair/workflow';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { useStackPerTest, type TestStack } from '../helpers/stack';
 import { scheduleRuns, triggerAndWait } from '../helpers/schedules';

@@ -7,13 +7,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { sourceImport } from '../../src/processes/source-import/workflow';
 import { logBucketCreate } from '../../src/processes/google-operation/log-bucket';
-import { feedPollRun } from '../../src/workflows/feed-poll';
-import { hookRepair } from '../../src/workflows/hook-repair';
+import { feedPollRun } from '../../src/processes/feed-poll/workflow';
+import { hookRepair } from '../../src/processes/hook-repair/workflow';
 import { apiKeyDelete } from '../../src/processes/google-operation/apikey-delete';
 import { dnsChange } from '../../src/processes/google-operation/dns-change';
 import { defaultGoogleFixture } from '../../src/emulator/google/fixture';
 import { GoogleOperationFailure } from '../../src/processes/google-operation/model';
-import { feedCursorWorkflowId } from '../../src/common/feeds';
+import { feedCursorWorkflowId } from '../../src/processes/feed-poll/model';
 import type { FaultRule } from '../../src/emulator/faults';
 import type { EmulatorOptions } from '../../src/emulator/emulator';
 import { useStack, useTimeSkippingStack, type TestStack } from '../helpers/stack';

@@ -1,8 +1,8 @@
 /** The starter's schedule commands as a user runs them: a real process, the shared dev server, a real worker, the emulator. */
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { feedCursorWorkflowId, feedScheduleId } from '../../src/common/feeds';
-import { hookRepairScheduleId } from '../../src/common/hook-repair';
+import { feedCursorWorkflowId, feedScheduleId } from '../../src/processes/feed-poll/model';
+import { hookRepairScheduleId } from '../../src/processes/hook-repair/model';
 import { useStack } from '../helpers/stack';
 import { runStarter } from '../helpers/starter';
 import { eventually } from '../helpers/wait';

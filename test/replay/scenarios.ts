@@ -14,9 +14,9 @@ import { sourceImport } from '../../src/processes/source-import/workflow';
 import { apiKeyDelete } from '../../src/processes/google-operation/apikey-delete';
 import { logBucketCreate, logBucketUpdate } from '../../src/processes/google-operation/log-bucket';
 import { dnsChange } from '../../src/processes/google-operation/dns-change';
-import { feedCursor, feedPollRun, stopFeedCursorSignal } from '../../src/workflows/feed-poll';
-import { hookPing, hookRepair } from '../../src/workflows/hook-repair';
-import { feedCursorWorkflowId } from '../../src/common/feeds';
+import { feedCursor, feedPollRun, stopFeedCursorSignal } from '../../src/processes/feed-poll/workflow';
+import { hookPing, hookRepair } from '../../src/processes/hook-repair/workflow';
+import { feedCursorWorkflowId } from '../../src/processes/feed-poll/model';
 import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
 
 export interface ScenarioContext {

@@ -5,7 +5,7 @@
  * a routes × statuses table and names every exception with its reason.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { FEED_TEMPLATES } from '../../src/common/feeds';
+import { FEED_TEMPLATES } from '../../src/processes/feed-poll/model';
 import { EVENT_TYPES } from '../../src/emulator/github/feed-event-payloads';
 import { call, clockedEmulators, type RawResponse } from '../helpers/emulator-http';
 import { checkGithubAnswer, checkGithubSchema, documentsStatus, findTemplate } from '../helpers/github-openapi';

@@ -2,10 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFeedActivities } from '../../src/activities/github/feeds';
+import { createFeedActivities } from '../../src/processes/feed-poll/activities/feeds';
 import type { ActivityDeps } from '../../src/activities/context';
 import type { ApiClient } from '../../src/http/api-client';
-import { pollDecision } from '../../src/common/feeds';
+import { pollDecision } from '../../src/processes/feed-poll/model';
 
 let dir: string | undefined;
 afterEach(async () => {

@@ -11,11 +11,11 @@ import { MockAgent, request } from 'undici';
 import { ApplicationFailure } from '@temporalio/common';
 import { signBody, verifySignature } from '../../src/http/signature';
 import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink/receiver';
-import { appendEventsOnce, tailEventIds } from '../../src/activities/sinks/file';
-import { batchDeliveryId, postSignedBatches } from '../../src/activities/sinks/http';
-import { logEntriesFor } from '../../src/activities/sinks/logging';
-import { eventBatches } from '../../src/activities/sinks/batches';
-import type { FeedEvent } from '../../src/common/feeds';
+import { appendEventsOnce, tailEventIds } from '../../src/processes/feed-poll/activities/sinks/file';
+import { batchDeliveryId, postSignedBatches } from '../../src/processes/feed-poll/activities/sinks/http';
+import { logEntriesFor } from '../../src/processes/feed-poll/activities/sinks/logging';
+import { eventBatches } from '../../src/processes/feed-poll/activities/sinks/batches';
+import type { FeedEvent } from '../../src/processes/feed-poll/model';
 import { call, clockedEmulators } from '../helpers/emulator-http';
 
 const ev = (id: number): FeedEvent =>

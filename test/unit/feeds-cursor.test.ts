@@ -16,7 +16,7 @@ import {
   possibleGap,
   scanPage,
   sinkProblems,
-} from '../../src/common/feeds';
+} from '../../src/processes/feed-poll/model';
 
 describe('feed paths', () => {
   it('accepts every feed of the spec in any case and canonicalises it', () => {

@@ -13,7 +13,7 @@ import {
   type DeliverySummary,
   type Pacing,
   type RedeliveryAttempts,
-} from '../../src/common/hook-repair';
+} from '../../src/processes/hook-repair/model';
 
 let nextId = 1;
 // (`_redelivery` documents the seeded history; the plan does not need it.)

@@ -1,8 +1,8 @@
 /** GitHub name rules and the search-attribute limits of the status tracker. */
 import { describe, expect, it } from 'vitest';
 import { isGithubLogin, isRepositoryName, loginProblems, repositoryListProblems } from '../../src/common/github-names';
-import { hookTargetProblems } from '../../src/common/hook-repair';
-import { isFeedProblem, parseFeed } from '../../src/common/feeds';
+import { hookTargetProblems } from '../../src/processes/hook-repair/model';
+import { isFeedProblem, parseFeed } from '../../src/processes/feed-poll/model';
 import {
   fitSearchAttributes,
   KEYWORD_BUDGET_BYTES,

@@ -10,10 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { outageBackoffMs, outageBoundsProblems, RECURRING_OUTAGE, resolveOutageBounds } from '../../src/workflows/kit/outage';
 import { OUTAGE_FAILURE_TYPES, outageCause } from '../../src/workflows/kit/outage-watch';
-import { autoPauseNote, consecutiveFailures, pauseAfterFailuresProblems } from '../../src/common/schedule-health';
+import { autoPauseNote, consecutiveFailures, pauseAfterFailuresProblems } from '../../src/processes/scheduled-run/model';
 import { FailureType } from '../../src/http/retry-policy';
-import { markDelivered, readSpooled, spoolPage } from '../../src/activities/sinks/spool';
-import type { FeedEvent } from '../../src/common/feeds';
+import { markDelivered, readSpooled, spoolPage } from '../../src/processes/feed-poll/activities/sinks/spool';
+import type { FeedEvent } from '../../src/processes/feed-poll/model';
 
 const inActivity = (cause: Error) => new ActivityFailure('activity failed', 'fetchFeedPage', '1', RetryState.NON_RETRYABLE_FAILURE, undefined, cause);
 

@@ -16,7 +16,7 @@ import { FailureType } from '../../src/http/retry-policy';
 import type { ApiObservation } from '../../src/http/observer';
 import { archiveDownloader } from '../../src/processes/org-migration/activities/archive-download';
 import { ArchiveFailure } from '../../src/processes/org-migration/activities/archive-checks';
-import { postSignedBatches } from '../../src/activities/sinks/http';
+import { postSignedBatches } from '../../src/processes/feed-poll/activities/sinks/http';
 import { failureOf } from '../helpers/failures';
 
 const TOKEN = 'ghp_never_leaves_the_api';

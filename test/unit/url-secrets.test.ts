@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { credentialInUrlProblems } from '../../src/common/url-secrets';
-import { feedRunProblems, parseSinkSpec, type SinkConfig } from '../../src/common/feeds';
+import { feedRunProblems, parseSinkSpec, type SinkConfig } from '../../src/processes/feed-poll/model';
 import { AWS, fill, GHO, GHP, GHR, GHS, GHU, GLPAT, GOOGLE_KEY, PAT, SLACK_BOT, SLACK_USER } from '../helpers/fake-secrets';
 
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseLinkHeader } from '../../../src/http/api-client';
-import { FEED_TEMPLATES } from '../../../src/common/feeds';
+import { FEED_TEMPLATES } from '../../../src/processes/feed-poll/model';
 import { EVENT_TYPES } from '../../../src/emulator/github/feed-event-payloads';
 import { call, clockedEmulators, messageOf } from '../../helpers/emulator-http';
 

@@ -5,13 +5,13 @@
  *
  * Deterministic: shared by workflows, activities, the starter and tests.
  */
-import { sinkProblems, type SinkConfig } from './feed-sinks';
-import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
-import { pauseAfterFailuresProblems } from './schedule-health';
-import type { CredentialChoice } from './credential';
-import { isGithubLogin, isRepositoryName } from './github-names';
+import { sinkProblems, type SinkConfig } from './sinks';
+import { outageBoundsProblems, type OutageBounds } from '../../workflows/kit/outage';
+import { pauseAfterFailuresProblems } from '../scheduled-run/model';
+import type { CredentialChoice } from '../../common/credential';
+import { isGithubLogin, isRepositoryName } from '../../common/github-names';
 
-export * from './feed-sinks';
+export * from './sinks';
 
 /** The feed kinds of spec 001, each with its path template. */
 export const FEED_TEMPLATES = [

@@ -4,12 +4,15 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { githubFor, type ActivityDeps } from '../context';
-import { hookPath, type DeliverySummary, type HookTarget } from '../../common/hook-repair';
+import { githubFor, type ActivityDeps } from '../../activities/context';
+import { hookPath, type DeliverySummary, type HookTarget } from './model';
 import { parseLinkHeader } from '../../http/api-client';
 import { FailureType } from '../../http/retry-policy';
-import { DELIVERY_SHAPE, expectList, MALFORMED_ANSWER } from '../../http/answer';
+import { expectList, MALFORMED_ANSWER, type Shape } from '../../http/answer';
 import { certainlyNotProcessed } from '../../workflows/activity-failures';
+
+/** `GET …/hooks/{id}/deliveries` items: what `summarizeDelivery` reads. */
+export const DELIVERY_SHAPE: Shape = { id: 'integer', guid: 'string', status: 'string', delivered_at: 'string' };
 
 export interface DeliveriesPage {
   /** The page's deliveries inside the window (delivered at or after `since`), reduced to ids and outcome. */
@@ -109,3 +112,6 @@ export function createHookActivities(deps: ActivityDeps) {
     },
   };
 }
+
+/** The hook repair's activities, as its workflow proxies them. */
+export type HookActivities = ReturnType<typeof createHookActivities>;

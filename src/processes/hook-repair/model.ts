@@ -5,10 +5,10 @@
  *
  * Deterministic: shared by the workflow, activities, the starter and tests.
  */
-import { outageBoundsProblems, type OutageBounds } from '../workflows/kit/outage';
-import { pauseAfterFailuresProblems } from './schedule-health';
-import { isGithubLogin, isRepositoryName, loginProblems } from './github-names';
-import type { CredentialChoice } from './credential';
+import { outageBoundsProblems, type OutageBounds } from '../../workflows/kit/outage';
+import { pauseAfterFailuresProblems } from '../scheduled-run/model';
+import { isGithubLogin, isRepositoryName, loginProblems } from '../../common/github-names';
+import type { CredentialChoice } from '../../common/credential';
 
 
 /** Failure types of hook repair (stable strings). */

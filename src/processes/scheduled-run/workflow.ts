@@ -5,14 +5,14 @@
  *   note after `pauseAfterFailures` failed runs in a row (see `common/schedule-health`).
  */
 import { isCancellation, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { OutageFailure } from './kit/outage-watch';
-import { summarized } from './activity-summaries';
+import type { ScheduleHealthActivities } from './activities';
+import { OutageFailure } from '../../workflows/kit/outage-watch';
+import { summarized } from '../../workflows/activity-summaries';
 
 /** The failure types of recurring runs: an outage that outlasted the run's budget (the kit's `OutageWatch`). */
 export const RecurringFailure = OutageFailure;
 
-const health = summarized(proxyActivities<Activities>({
+const health = summarized(proxyActivities<ScheduleHealthActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 },
 }));

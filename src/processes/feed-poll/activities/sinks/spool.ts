@@ -18,7 +18,7 @@
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import type { FeedEvent } from '../../common/feeds';
+import type { FeedEvent } from '../../model';
 
 export const SpoolFailure = { Missing: 'FeedSpoolMissing' } as const;
 

@@ -27,15 +27,15 @@ import {
   type FeedPollOutcome,
   type FeedPollRunInput,
   type SinkConfig,
-} from '../common/feeds';
-import { hookLabel, hookRepairProblems, hookRepairScheduleId, hookTargetProblems, parseHookTarget, type HookRepairInput, type HookTarget } from '../common/hook-repair';
-import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
-import { DEFAULT_RUNS_TIMEOUT_MS, deleteFeedSchedule, type FeedScheduleDeletion } from '../temporal/feed-schedule-delete';
-import { FEED_SCHEDULE_PREFIX, HOOK_SCHEDULE_PREFIX, listSchedules, upsertFeedSchedule, upsertHookRepairSchedule, type ScheduleListing } from '../temporal/schedules';
-import { CliError, printJson, type CliContext } from './context';
-import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from './run-workflow';
-import { duration, positiveSeconds, wholeNumber } from './arguments';
-import { feedPollRun, hookPing } from '../workflows';
+} from '../feed-poll/model';
+import { hookLabel, hookRepairProblems, hookRepairScheduleId, hookTargetProblems, parseHookTarget, type HookRepairInput, type HookTarget } from '../hook-repair/model';
+import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
+import { DEFAULT_RUNS_TIMEOUT_MS, deleteFeedSchedule, type FeedScheduleDeletion } from '../../temporal/feed-schedule-delete';
+import { FEED_SCHEDULE_PREFIX, HOOK_SCHEDULE_PREFIX, listSchedules, upsertFeedSchedule, upsertHookRepairSchedule, type ScheduleListing } from '../../temporal/schedules';
+import { CliError, printJson, type CliContext } from '../../cli/context';
+import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from '../../cli/run-workflow';
+import { duration, positiveSeconds, wholeNumber } from '../../cli/arguments';
+import { feedPollRun, hookPing } from '../../workflows';
 
 type ScheduleAction = 'pause' | 'unpause' | 'delete' | 'list';
 

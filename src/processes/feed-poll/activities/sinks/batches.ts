@@ -4,7 +4,7 @@
  * 10 MB cap may refuse). Deterministic: the same events always give the same batches, so a retried
  * delivery re-sends the same bytes.
  */
-import type { FeedEvent } from '../../common/feeds';
+import type { FeedEvent } from '../../model';
 
 export const DEFAULT_BATCH = { maxCount: 100, maxBytes: 1024 * 1024 } as const;
 

@@ -7,7 +7,7 @@
  */
 import { mkdir, open, stat, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { FeedEvent } from '../../common/feeds';
+import type { FeedEvent } from '../../model';
 
 export interface TailIds {
   /** Event ids found in the last complete lines read. */

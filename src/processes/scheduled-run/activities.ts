@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { autoPauseNote, consecutiveFailures, type ScheduledRunFailure, type ScheduledRunFailureResult } from '../../common/schedule-health';
+import { autoPauseNote, consecutiveFailures, type ScheduledRunFailure, type ScheduledRunFailureResult } from './model';
 
 export function createScheduleHealthActivities() {
   return {
@@ -41,3 +41,6 @@ export function createScheduleHealthActivities() {
     },
   };
 }
+
+/** The scheduled run's activities, as its workflow code proxies them. */
+export type ScheduleHealthActivities = ReturnType<typeof createScheduleHealthActivities>;

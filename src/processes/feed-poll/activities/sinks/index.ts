@@ -5,14 +5,14 @@
  * ids, not events: the events wait in the poll's spool (`spool.ts`), never in workflow history.
  */
 import { isAbsolute, resolve } from 'node:path';
-import type { ActivityDeps } from '../context';
-import { DEFAULT_LOG_ID, DEFAULT_SINK_SECRET_ENV, defaultSinkFile, type FeedEvent, type SinkConfig } from '../../common/feeds';
+import type { ActivityDeps } from '../../../../activities/context';
+import { DEFAULT_LOG_ID, DEFAULT_SINK_SECRET_ENV, defaultSinkFile, type FeedEvent, type SinkConfig } from '../../model';
 import { appendEventsOnce } from './file';
 import { postSignedBatches } from './http';
 import { writeLogEntries } from './logging';
 import { markDelivered, readSpooled, type SpoolRef } from './spool';
-import { longhaulMetrics } from '../../telemetry/metrics';
-import { activityLog } from '../../telemetry/log';
+import { longhaulMetrics } from '../../../../telemetry/metrics';
+import { activityLog } from '../../../../telemetry/log';
 
 export interface DeliverFeedEventsInput {
   feed: string;

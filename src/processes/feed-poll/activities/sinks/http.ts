@@ -9,10 +9,10 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Dispatcher } from 'undici';
-import type { FeedEvent } from '../../common/feeds';
-import { readSecret } from '../../config';
-import { TokenlessClient, type FailureTypes } from '../../http/tokenless';
-import { SIGNATURE_HEADER, signBody } from '../../http/signature';
+import type { FeedEvent } from '../../model';
+import { readSecret } from '../../../../config';
+import { TokenlessClient, type FailureTypes } from '../../../../http/tokenless';
+import { SIGNATURE_HEADER, signBody } from '../../../../http/signature';
 import { eventBatches } from './batches';
 
 export const SinkFailure = {

@@ -23,9 +23,9 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { RedeliveryResult } from '../activities/github/hooks';
-import type { Activities } from '../activities';
-import { API_CALL } from './activity-options';
+import type { RedeliveryResult } from './activities';
+import type { HookActivities } from './activities';
+import { API_CALL } from '../../workflows/activity-options';
 import {
   DEFAULT_CLOCK_SKEW_MS,
   DEFAULT_LOOKBACK_MS,
@@ -51,18 +51,18 @@ import {
   type Pacing,
   type RedeliveryAttempts,
   HookFailure,
-} from '../common/hook-repair';
-import { DEFAULT_PAUSE_AFTER_FAILURES } from '../common/schedule-health';
-import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
-import { reportingFailureToSchedule } from './recurring-run';
-import { OutageWatch } from './kit/outage-watch';
-import { RECURRING_OUTAGE, resolveOutageBounds } from './kit/outage';
-import { upsertAttributes } from './kit/status-tracker';
-import { summarized } from './activity-summaries';
+} from './model';
+import { DEFAULT_PAUSE_AFTER_FAILURES } from '../scheduled-run/model';
+import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
+import { reportingFailureToSchedule } from '../scheduled-run/workflow';
+import { OutageWatch } from '../../workflows/kit/outage-watch';
+import { RECURRING_OUTAGE, resolveOutageBounds } from '../../workflows/kit/outage';
+import { upsertAttributes } from '../../workflows/kit/status-tracker';
+import { summarized } from '../../workflows/activity-summaries';
 
 export const hookRepairStatusQuery = defineQuery<HookRepairStatus>('status');
 
-const api = summarized(proxyActivities<Activities>(API_CALL));
+const api = summarized(proxyActivities<HookActivities>(API_CALL));
 
 /** Redelivery attempts refused as "spammed" before the run gives up on the rest (they wait for the next run). */
 const SPAMMED_TRIES = 3;

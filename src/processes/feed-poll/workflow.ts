@@ -33,8 +33,8 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { API_CALL } from './activity-options';
+import type { FeedPollActivities } from './activities';
+import { API_CALL } from '../../workflows/activity-options';
 import {
   FEED_WINDOW,
   defaultGraceMs,
@@ -57,14 +57,14 @@ import {
   type FeedPollOutcomeBase,
   type FeedPollRequest,
   type FeedPollRunInput,
-} from '../common/feeds';
-import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
-import { DEFAULT_PAUSE_AFTER_FAILURES } from '../common/schedule-health';
-import { reportingFailureToSchedule } from './recurring-run';
-import { OutageWatch, outageCause } from './kit/outage-watch';
-import { RECURRING_OUTAGE, resolveOutageBounds } from './kit/outage';
-import { upsertAttributes } from './kit/status-tracker';
-import { summarized } from './activity-summaries';
+} from './model';
+import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
+import { DEFAULT_PAUSE_AFTER_FAILURES } from '../scheduled-run/model';
+import { reportingFailureToSchedule } from '../scheduled-run/workflow';
+import { OutageWatch, outageCause } from '../../workflows/kit/outage-watch';
+import { RECURRING_OUTAGE, resolveOutageBounds } from '../../workflows/kit/outage';
+import { upsertAttributes } from '../../workflows/kit/status-tracker';
+import { summarized } from '../../workflows/activity-summaries';
 
 export const pollFeedUpdate = defineUpdate<FeedPollOutcome, [FeedPollRequest]>('pollFeed');
 export const stopFeedCursorSignal = defineSignal('stopFeedCursor');
@@ -87,10 +87,10 @@ export interface FeedCursorInput {
   pollsPerRun?: number;
 }
 
-const api = summarized(proxyActivities<Activities>(API_CALL));
+const api = summarized(proxyActivities<FeedPollActivities>(API_CALL));
 
 /** Sink retries: enough to ride out a restart of the receiver; after that the poll reports the failure. */
-const sink = summarized(proxyActivities<Activities>({
+const sink = summarized(proxyActivities<FeedPollActivities>({
   startToCloseTimeout: '2 minutes',
   retry: {
     initialInterval: '1 second',
@@ -101,7 +101,7 @@ const sink = summarized(proxyActivities<Activities>({
   },
 }));
 
-const control = summarized(proxyActivities<Activities>({
+const control = summarized(proxyActivities<FeedPollActivities>({
   // Covers the entity's wait for the interval, its fetches and its sink retries.
   startToCloseTimeout: '20 minutes',
   heartbeatTimeout: '30 seconds',

@@ -3,8 +3,8 @@
  * feed and the event type. `insertId` is the event id and `timestamp` its `created_at`, which Cloud
  * Logging treats as the identity of an entry, so a retried write does not store an event twice.
  */
-import type { ApiClient } from '../../http/api-client';
-import { DEFAULT_LOG_ID, type FeedEvent } from '../../common/feeds';
+import type { ApiClient } from '../../../../http/api-client';
+import { DEFAULT_LOG_ID, type FeedEvent } from '../../model';
 import { eventBatches } from './batches';
 
 export function logEntriesFor(parent: string, logId: string | undefined, feed: string, events: readonly FeedEvent[]) {

@@ -6,12 +6,15 @@
  * The events themselves never leave the worker: they go to the poll's spool (`../sinks/spool.ts`) and
  * only their ids return to the workflow, so no history payload grows with event sizes.
  */
-import { githubFor, type ActivityDeps } from '../context';
-import { FEED_PAGE_SIZE, type FeedEvent } from '../../common/feeds';
-import { parseLinkHeader } from '../../http/api-client';
-import { spoolPage } from '../sinks/spool';
-import { expectList, FEED_EVENT_SHAPE } from '../../http/answer';
-import { countPoll } from '../../telemetry/metrics';
+import { githubFor, type ActivityDeps } from '../../../activities/context';
+import { FEED_PAGE_SIZE, type FeedEvent } from '../model';
+import { parseLinkHeader } from '../../../http/api-client';
+import { spoolPage } from './sinks/spool';
+import { expectList, type Shape } from '../../../http/answer';
+import { countPoll } from '../../../telemetry/metrics';
+
+/** Activity-feed events: the id is what the cursor remembers. */
+export const FEED_EVENT_SHAPE: Shape = { id: 'string', type: 'string?', created_at: 'string?' };
 
 export interface FeedPageInput {
   /** Canonical feed path (`/repos/octo-org/alpha/events`). */

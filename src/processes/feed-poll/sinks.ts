@@ -5,7 +5,7 @@
  *
  * Deterministic: shared by workflows, activities, the starter and tests.
  */
-import { credentialInUrlProblems } from './url-secrets';
+import { credentialInUrlProblems } from '../../common/url-secrets';
 
 /** Where a feed's new events go. Secrets are named, never carried: the activity reads them itself. */
 export type SinkConfig =
