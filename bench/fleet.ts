@@ -21,7 +21,7 @@ import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import { upsertFeedSchedule } from '../src/temporal/schedules';
 import type { OrgMigrationInput } from '../src/processes/org-migration/model';
-import { BUDGET_SPENT, governorWorkflowId, type GovernorSnapshot } from '../src/common/rate-governor';
+import { BUDGET_SPENT, governorWorkflowId, type GovernorSnapshot } from '../src/processes/rate-governor/model';
 import { buildWorker, startWorkerProcess } from './worker-process';
 import { startEmulatorProcess } from './emulator-process';
 

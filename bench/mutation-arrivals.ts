@@ -5,7 +5,7 @@
  * every gap beyond that is time the fleet's mutation floor did not need.
  */
 import type { RateLimiter } from '../src/emulator/rate-limiter';
-import { slotSpacingMs } from '../src/common/mutation-slots';
+import { slotSpacingMs } from '../src/processes/rate-governor/mutation-slots';
 
 export interface MutationArrival {
   at: number;

@@ -16,7 +16,7 @@ import { credentialActivityInterceptor } from './activities/credential-scope';
 import { createGoogleClients, type GoogleClients } from './http/google';
 import { loadConfig, type LonghaulConfig } from './config';
 import { githubTokenProvider } from './http/github-auth';
-import { GovernorLink } from './activities/temporal/rate-governor';
+import { GovernorLink } from './processes/rate-governor/activities/governor-link';
 import type { ApiClient } from './http/api-client';
 import { resolveTemporal, type TemporalTarget } from './temporal/connection';
 import { NamespaceNotReadyError, prepareNamespace } from './temporal/setup-namespace';

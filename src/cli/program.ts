@@ -12,7 +12,7 @@ import { registerMigrateCommands } from '../processes/org-migration/cli';
 import { registerGoogleCommands } from '../processes/google-operation/cli';
 import { registerImportCommands } from '../processes/source-import/cli';
 import { registerScheduleCommands } from '../processes/scheduled-run/cli';
-import { registerLimitsCommands } from './limits';
+import { registerLimitsCommands } from '../processes/rate-governor/cli';
 import { registerLifecycleCommands } from './lifecycle';
 import { registerStackCommands } from './stack';
 import { registerDoctorCommand } from './doctor';

@@ -2,13 +2,13 @@
  * The seam between the HTTP core and a fleet-wide rate budget: before sending, `ApiClient` asks the
  * budget for a permit (which may wait, or refuse with a typed retryable failure); after the answer it
  * hands back what the response said about the limits. The worker plugs in the Temporal-backed governor
- * link (`activities/temporal/rate-governor.ts`); without a budget the client behaves as a single process.
+ * link (`src/processes/rate-governor/activities/governor-link.ts`); without a budget the client behaves as a single process.
  */
-import type { RequestKind } from '../common/rate-governor';
+import type { RequestKind } from '../processes/rate-governor/model';
 import type { CallDescription } from './failures';
 import { msUntilReset, type ResponseFacts, type RetryDecision, type RetryPolicy } from './retry-policy';
 
-export type { RequestKind } from '../common/rate-governor';
+export type { RequestKind } from '../processes/rate-governor/model';
 
 /** What one answer taught about the credential's limits. */
 export interface ResponseOutcome {

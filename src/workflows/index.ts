@@ -6,4 +6,4 @@ export * from '../processes/google-operation/log-bucket';
 export * from '../processes/google-operation/dns-change';
 export * from '../processes/feed-poll/workflow';
 export * from '../processes/hook-repair/workflow';
-export * from './rate-governor';
+export * from '../processes/rate-governor/workflow';

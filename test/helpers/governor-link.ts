@@ -4,8 +4,8 @@
  * (a loaded event loop).
  */
 import type { Client } from '@temporalio/client';
-import { GovernorLink } from '../../src/activities/temporal/rate-governor';
-import type { AcquireGrant } from '../../src/common/rate-governor';
+import { GovernorLink } from '../../src/processes/rate-governor/activities/governor-link';
+import type { AcquireGrant } from '../../src/processes/rate-governor/model';
 
 export function linkOnClock(t0: number, grants: ((now: number) => AcquireGrant)[], opts: { late?: () => number; sendDeadline?: () => number | undefined } = {}) {
   const clock = { now: t0 };

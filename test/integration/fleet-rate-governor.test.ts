@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { EmulatorOptions } from '../../src/emulator/emulator';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
-import { governorWorkflowId, type GovernorSnapshot } from '../../src/common/rate-governor';
+import { governorWorkflowId, type GovernorSnapshot } from '../../src/processes/rate-governor/model';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { hookRepair } from '../../src/processes/hook-repair/workflow';
 import { TEST_TOKEN } from '../helpers/emulator';

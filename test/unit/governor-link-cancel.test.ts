@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import { GovernorLink } from '../../src/activities/temporal/rate-governor';
+import { GovernorLink } from '../../src/processes/rate-governor/activities/governor-link';
 
 const call = { method: 'GET', url: 'https://api.github.com/orgs/octo-org/migrations/1' };
 

@@ -7,10 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import { ATTEMPT_TIME_SPENT } from '../../src/activities/temporal/rate-governor';
+import { ATTEMPT_TIME_SPENT } from '../../src/processes/rate-governor/activities/governor-link';
 import { linkOnClock } from '../helpers/governor-link';
-import { ATTEMPT_SEND_MARGIN_MS, attemptSendDeadline } from '../../src/activities/temporal/activity-time';
-import type { AcquireGrant } from '../../src/common/rate-governor';
+import { ATTEMPT_SEND_MARGIN_MS, attemptSendDeadline } from '../../src/processes/rate-governor/activities/activity-time';
+import type { AcquireGrant } from '../../src/processes/rate-governor/model';
 import { FailureType } from '../../src/http/retry-policy';
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);

@@ -4,10 +4,10 @@
  * the rule itself on random fleets, and the governor link keeping it on an injected clock.
  */
 import { describe, expect, it } from 'vitest';
-import { acquire, newGovernorState, observe } from '../../src/common/rate-governor';
-import { chainedReleaseAt, MUTATION_SEND_MARGIN_MS, MUTATION_SLOT_TOLERANCE_MS, slotSpacingMs, slotStillValid } from '../../src/common/mutation-slots';
+import { acquire, newGovernorState, observe } from '../../src/processes/rate-governor/model';
+import { chainedReleaseAt, MUTATION_SEND_MARGIN_MS, MUTATION_SLOT_TOLERANCE_MS, slotSpacingMs, slotStillValid } from '../../src/processes/rate-governor/mutation-slots';
 import { linkOnClock } from '../helpers/governor-link';
-import type { AcquireGrant } from '../../src/common/rate-governor';
+import type { AcquireGrant } from '../../src/processes/rate-governor/model';
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
 

@@ -1,5 +1,5 @@
 /**
- * The fleet-wide budget's decisions (`common/rate-governor.ts`), on an injected clock and random source:
+ * The fleet-wide budget's decisions (`src/processes/rate-governor/model.ts`), on an injected clock and random source:
  * what the `rateGovernor` workflow grants, refuses and remembers for every worker of a credential.
  */
 import { describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import {
   reserveOf,
   snapshot,
   type GovernorState,
-} from '../../src/common/rate-governor';
+} from '../../src/processes/rate-governor/model';
 import {
   gateCheckAheadMs,
   MAX_MUTATION_SLOT_LEAD_MS,
@@ -22,7 +22,7 @@ import {
   nextSlotLead,
   slotLeadFor,
   slotStillValid,
-} from '../../src/common/mutation-slots';
+} from '../../src/processes/rate-governor/mutation-slots';
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
 const noJitter = () => 0;

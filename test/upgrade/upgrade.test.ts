@@ -25,7 +25,7 @@ import { defaultGithubFixture } from '../../src/emulator/github/fixture';
 import type { Emulator } from '../../src/emulator/emulator';
 import { feedCursorWorkflowId, feedScheduleId } from '../../src/processes/feed-poll/model';
 import { hookRepairScheduleId } from '../../src/processes/hook-repair/model';
-import { governorWorkflowId } from '../../src/common/rate-governor';
+import { governorWorkflowId } from '../../src/processes/rate-governor/model';
 import { cachedCliPath } from '../../src/temporal/cli-binary';
 import { releaseVersion } from '../../src/release';
 import { requestsTo, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';

@@ -18,7 +18,7 @@ import { hostname } from 'node:os';
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { ApplicationFailureCategory, type Workflow } from '@temporalio/common';
-import { chainedReleaseAt, gateCheckAheadMs, MUTATION_SLOT_LEAD_MS, nextSlotLead, slotStillValid } from '../../common/mutation-slots';
+import { chainedReleaseAt, gateCheckAheadMs, MUTATION_SLOT_LEAD_MS, nextSlotLead, slotStillValid } from '../mutation-slots';
 import {
   BUDGET_SPENT,
   governorWorkflowId,
@@ -29,15 +29,15 @@ import {
   type LimitReport,
   type RateObservation,
   type RequestKind,
-} from '../../common/rate-governor';
-import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
-import { failureFromDecision, type CallDescription } from '../../http/failures';
-import { longhaulMetrics } from '../../telemetry/metrics';
-import { activityLog } from '../../telemetry/log';
-import type { BudgetTicket, RequestBudget, ResponseOutcome } from '../../http/request-budget';
-import { FailureType } from '../../http/retry-policy';
-import { sharedWaitLine } from '../../common/shared-wait';
-import { rateGovernor } from '../../workflows/rate-governor';
+} from '../model';
+import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../../../common/search-attributes';
+import { failureFromDecision, type CallDescription } from '../../../http/failures';
+import { longhaulMetrics } from '../../../telemetry/metrics';
+import { activityLog } from '../../../telemetry/log';
+import type { BudgetTicket, RequestBudget, ResponseOutcome } from '../../../http/request-budget';
+import { FailureType } from '../../../http/retry-policy';
+import { sharedWaitLine } from '../../../common/shared-wait';
+import type { rateGovernor } from '../workflow';
 import { attemptSendDeadline, showSharedWait, untilCancelled } from './activity-time';
 
 export interface GovernorLinkOptions {
@@ -322,7 +322,7 @@ export class GovernorLink implements RequestBudget {
   }
 
   private startOperation() {
-    return new WithStartWorkflowOperation(rateGovernor, {
+    return new WithStartWorkflowOperation<typeof rateGovernor>('rateGovernor', {
       workflowId: governorWorkflowId(this.opts.credential),
       taskQueue: this.taskQueue(),
       workflowIdConflictPolicy: 'USE_EXISTING',
@@ -370,7 +370,7 @@ export class GovernorLink implements RequestBudget {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         const client = await this.client();
-        await client.workflow.signalWithStart(rateGovernor, {
+        await client.workflow.signalWithStart<typeof rateGovernor, [{ limit?: LimitReport; observation?: RateObservation }]>('rateGovernor', {
           workflowId: governorWorkflowId(this.opts.credential),
           taskQueue: this.taskQueue(),
           args: [{ credential: this.opts.credential, config: this.opts.config }],

@@ -1,7 +1,7 @@
 /**
  * `rateGovernor`: the entity workflow (id `rate-governor:<credential>`) holding one credential's rate
  * budget for every worker process on the namespace — the shared gate, the window's request budget, the
- * mutation slots and the content-creation allowance (decisions in `common/rate-governor.ts`).
+ * mutation slots and the content-creation allowance (decisions in `model.ts`).
  *
  * Workers reach it with Update-with-Start (`acquire`, before requests) and Signal-with-Start (`report`,
  * a limited answer), so the first worker of a fresh namespace creates it and a worker started later finds
@@ -35,7 +35,7 @@ import {
   type GovernorState,
   type LimitReport,
   type RateObservation,
-} from '../common/rate-governor';
+} from './model';
 
 export const acquireUpdate = defineUpdate<AcquireGrant, [AcquireRequest]>('acquire');
 export const reportSignal = defineSignal<[{ limit?: LimitReport; observation?: RateObservation }]>('report');

@@ -9,8 +9,8 @@
  * (a refusal: the next attempt, or `sendOnce`, sends it once).
  */
 import type { Context } from '@temporalio/activity';
-import { currentActivity } from '../../temporal/current-activity';
-import type { SharedLimitWait } from '../../common/shared-wait';
+import { currentActivity } from '../../../temporal/current-activity';
+import type { SharedLimitWait } from '../../../common/shared-wait';
 
 /**
  * Waits for `work` unless the running activity is cancelled first (a worker shutting down cancels its

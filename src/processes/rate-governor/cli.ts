@@ -7,9 +7,9 @@
  */
 import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
-import { describeGovernor, governorWorkflowId, type GovernorSnapshot } from '../common/rate-governor';
-import { CliError, printJson, type CliContext } from './context';
-import { rateGovernor } from '../workflows/rate-governor';
+import { describeGovernor, governorWorkflowId, type GovernorSnapshot } from './model';
+import { CliError, printJson, type CliContext } from '../../cli/context';
+import { rateGovernor } from './workflow';
 
 async function runningGovernors(client: Client): Promise<string[]> {
   const ids: string[] = [];
