@@ -13,7 +13,6 @@
  */
 import { currentAttempt } from './attempt';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ApiResponse } from './api-client';
 import type { CallDescription } from './failures';
 import { FailureType } from './retry-policy';
 
@@ -69,14 +68,21 @@ export function shapeProblems(value: unknown, shape: Shape, where = 'the body'):
 }
 
 /** The body, checked against the shape; a `MalformedAnswer` failure naming the call and the problems otherwise. */
-export function expectShape<T>(res: ApiResponse<unknown>, method: string, shape: Shape): T {
+/** What the checks read of an answer (an `ApiResponse` of `api-client.ts`, which imports this file). */
+export interface Answered {
+  status: number;
+  body: unknown;
+  url: string;
+}
+
+export function expectShape<T>(res: Answered, method: string, shape: Shape): T {
   const problems = shapeProblems(res.body, shape);
   if (problems.length > 0) throw malformedAnswerFailure(callOf(res, method), `${res.status}: ${problems.join('; ')}`);
   return res.body as T;
 }
 
 /** An array body whose items all match the shape (the first few problems named). */
-export function expectList<T>(res: ApiResponse<unknown>, method: string, itemShape: Shape): T[] {
+export function expectList<T>(res: Answered, method: string, itemShape: Shape): T[] {
   if (!Array.isArray(res.body)) throw malformedAnswerFailure(callOf(res, method), `${res.status}: the body is ${describe(res.body)}, not an array`);
   return expectItems<T>(res, method, res.body, itemShape, 'item');
 }
@@ -85,7 +91,7 @@ export function expectList<T>(res: ApiResponse<unknown>, method: string, itemSha
  * The items of a list the answer holds (the body itself, or a field of it such as Cloud DNS `changes`),
  * each checked against the shape (the first few problems named).
  */
-export function expectItems<T>(res: ApiResponse<unknown>, method: string, items: readonly unknown[], itemShape: Shape, label: string): T[] {
+export function expectItems<T>(res: Answered, method: string, items: readonly unknown[], itemShape: Shape, label: string): T[] {
   const problems = items.flatMap((item, i) => shapeProblems(item, itemShape, `${label} ${i}`));
   if (problems.length > 0) {
     const more = problems.length > 3 ? `; … (${problems.length - 3} more)` : '';
@@ -94,7 +100,7 @@ export function expectItems<T>(res: ApiResponse<unknown>, method: string, items:
   return items as T[];
 }
 
-function callOf(res: ApiResponse<unknown>, method: string): CallDescription {
+function callOf(res: Answered, method: string): CallDescription {
   const url = new URL(res.url);
   return { method, url: `${url.origin}${url.pathname}` };
 }

@@ -303,6 +303,18 @@ export interface FeedCursorStatus {
   queuedPolls?: number;
 }
 
+/** What starts (or continues) a feed's cursor entity workflow, `feedCursor`. */
+export interface FeedCursorInput {
+  feed: string;
+  /** The cursor carried over by continue-as-new. */
+  cursor?: FeedCursor;
+  /** Polls before continuing as new (default `POLLS_PER_RUN`, in `workflow.ts`). */
+  pollsPerRun?: number;
+}
+
+/** The cursor workflow's signature, for a client that starts it by name (`feedCursor`). */
+export type FeedCursorWorkflow = (input: FeedCursorInput) => Promise<FeedCursorStatus>;
+
 /** Input of the scheduled (or one-off) run. */
 export interface FeedPollRunInput extends CredentialChoice {
   feed: string;

@@ -52,6 +52,7 @@ import {
   sinkProblems,
   feedScheduleId,
   type FeedCursor,
+  type FeedCursorInput,
   type FeedCursorStatus,
   type FeedPollOutcome,
   type FeedPollOutcomeBase,
@@ -79,13 +80,6 @@ export const POLLS_PER_RUN = 20;
 /** A poll costs about 10–20 history events: 200 polls keep a run well under 10,000. */
 export const MAX_POLLS_PER_RUN = 200;
 
-export interface FeedCursorInput {
-  feed: string;
-  /** The cursor carried over by continue-as-new. */
-  cursor?: FeedCursor;
-  /** Polls before continuing as new (default `POLLS_PER_RUN`). */
-  pollsPerRun?: number;
-}
 
 const api = summarized(proxyActivities<FeedPollActivities>(API_CALL));
 

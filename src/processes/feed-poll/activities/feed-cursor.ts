@@ -8,15 +8,14 @@
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, type Workflow } from '@temporalio/common';
-import { FeedFailure, feedCursorWorkflowId, type FeedPollOutcome, type FeedPollRequest } from '../model';
+import { FeedFailure, feedCursorWorkflowId, type FeedCursorWorkflow, type FeedPollOutcome, type FeedPollRequest } from '../model';
 import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../../../common/search-attributes';
-import type { feedCursor } from '../workflow';
 
 export function createFeedCursorActivities() {
   return {
     async requestFeedPoll(input: { feed: string; request: FeedPollRequest }): Promise<FeedPollOutcome> {
       const ctx = Context.current();
-      const start = new WithStartWorkflowOperation<typeof feedCursor>('feedCursor', {
+      const start = new WithStartWorkflowOperation<FeedCursorWorkflow>('feedCursor', {
         workflowId: feedCursorWorkflowId(input.feed),
         taskQueue: ctx.info.taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',
