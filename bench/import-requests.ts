@@ -26,7 +26,7 @@ import { createGithubClient } from '../src/http/github';
 import { activityDepsFromConfig, createLonghaulWorker } from '../src/worker';
 import { loadConfig } from '../src/config';
 import { DEFAULT_POLL, type PollBounds } from '../src/processes/org-migration/model';
-import { pollScheduleMs, type ResolvedPollBounds } from '../src/workflows/kit/poll-schedule';
+import { pollScheduleMs, type ResolvedPollBounds } from '../src/common/poll-schedule';
 import type { SourceImportInput, SourceImportResult } from '../src/processes/source-import/model';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 

@@ -22,7 +22,7 @@ import type { OrgMigrationInput, OrgMigrationResult } from '../src/processes/org
 import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 import { DEFAULT_POLL } from '../src/processes/org-migration/model';
-import { pollScheduleMs } from '../src/workflows/kit/poll-schedule';
+import { pollScheduleMs } from '../src/common/poll-schedule';
 import { describeMutationArrivals, recordMutations } from './mutation-arrivals';
 
 interface Options {

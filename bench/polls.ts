@@ -32,7 +32,7 @@ import { ALL_SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
 import { DEFAULT_POLL } from '../src/processes/org-migration/model';
 import { DEFAULT_IMPORT_POLL } from '../src/processes/source-import/model';
 import { DEFAULT_OPERATION_POLL } from '../src/processes/google-operation/model';
-import { detectionDelayBoundMs, detectionDelays, HONEST_POLL_SHAPE, pollScheduleMs, pollsToObserve, type ResolvedPollBounds } from '../src/workflows/kit/poll-schedule';
+import { detectionDelayBoundMs, detectionDelays, HONEST_POLL_SHAPE, pollScheduleMs, pollsToObserve, type ResolvedPollBounds } from '../src/common/poll-schedule';
 import { percentOfWait } from '../src/cli/arguments';
 
 const MINUTE = 60_000;

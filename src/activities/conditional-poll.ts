@@ -6,7 +6,7 @@
 import { githubFor, type ActivityDeps } from './context';
 import { expectShape, type Shape } from '../http/answer';
 import type { QueryValue } from '../http/api-client';
-import type { Polled } from '../workflows/kit/poll-until';
+import type { Polled } from '../common/poll-schedule';
 
 export async function conditionalPoll<Body, T>(
   deps: ActivityDeps,

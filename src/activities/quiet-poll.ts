@@ -1,5 +1,5 @@
 /**
- * The activity side of quiet polls (`src/workflows/kit/quiet-poll-schedule.ts`): one poll activity made
+ * The activity side of quiet polls (`src/common/quiet-poll-schedule.ts`): one poll activity made
  * into an activity whose attempts are the polls of a stretch without change. Each attempt makes the poll its
  * attempt number stands for; an answer the workflow already has fails benignly with `nextRetryDelay` to the
  * schedule's next poll, so the wait between polls is Temporal's retry backoff: no workflow task, no history
@@ -9,8 +9,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { asFirstAttempt } from '../http/attempt';
-import type { Polled } from '../workflows/kit/poll-until';
-import { nextQuietDelayMs, QuietPoll, quietPollAt, type QuietPollAnswer, type QuietPollRequest } from '../workflows/kit/quiet-poll-schedule';
+import type { Polled } from '../common/poll-schedule';
+import { nextQuietDelayMs, QuietPoll, quietPollAt, type QuietPollAnswer, type QuietPollRequest } from '../common/quiet-poll-schedule';
 
 /** Whether an answer tells the workflow nothing new: a 304, or the same observation under the same validator. */
 export function unchangedAnswer<T>(polled: Polled<T>, last: T | undefined, etag: string | undefined): boolean {

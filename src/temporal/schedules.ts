@@ -11,7 +11,7 @@ import type { Workflow } from '@temporalio/common';
 import { feedScheduleId, type FeedPollRunInput } from '../processes/feed-poll/model';
 import { hookLabel, hookRepairScheduleId, type HookRepairInput } from '../processes/hook-repair/model';
 import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
-import { RECURRING_OUTAGE, resolveOutageBounds } from '../workflows/kit/outage';
+import { RECURRING_OUTAGE, resolveOutageBounds } from '../common/outage';
 import { feedPollRun } from '../processes/feed-poll/workflow';
 import { hookRepair } from '../processes/hook-repair/workflow';
 

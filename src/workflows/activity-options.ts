@@ -5,7 +5,7 @@
  * business (`pollUntil`, `sendOnce`, `keepTrying`), not Temporal's retry policy.
  */
 import type { ActivityOptions } from '@temporalio/workflow';
-import { QuietPoll } from './kit/quiet-poll-schedule';
+import { QuietPoll } from '../common/quiet-poll-schedule';
 
 /** Reads (lookups, listings): bounded retries, then the workflow decides. */
 export const READ: ActivityOptions = {

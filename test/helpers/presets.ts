@@ -2,8 +2,8 @@
  * The suite's named presets, defined once: poll bounds, an outage and an outage budget that keep a test short
  * without changing what it proves.
  */
-import type { PollBounds } from '../../src/workflows/kit/poll-schedule';
-import type { OutageBounds } from '../../src/workflows/kit/outage';
+import type { PollBounds } from '../../src/common/poll-schedule';
+import type { OutageBounds } from '../../src/common/outage';
 
 /** Polls at the kit's floor: every second, never growing. */
 export const FAST_POLL = { initialIntervalMs: 1_000, maxIntervalMs: 1_000, backoffFactor: 1 } satisfies PollBounds;

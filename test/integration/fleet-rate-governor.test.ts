@@ -18,7 +18,7 @@ import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 import { waitFor } from '../helpers/wait';
 import { FAST_POLL } from '../helpers/presets';
-import type { PollBounds } from '../../src/workflows/kit/poll-schedule';
+import type { PollBounds } from '../../src/common/poll-schedule';
 
 const fleet = useFleetTeardown();
 

@@ -1,7 +1,7 @@
 /** How the kit classifies an activity's failure: transient (wait it out), permanent (stop), or cancelled. */
 import { describe, expect, it } from 'vitest';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { failureFacts } from '../../src/workflows/activity-failures';
+import { failureFacts } from '../../src/common/activity-failures';
 
 const activityFailed = (cause: Error) => new ActivityFailure('activity failed', 'getMigration', '1', RetryState.MAXIMUM_ATTEMPTS_REACHED, undefined, cause);
 

@@ -7,7 +7,7 @@ import { MockAgent } from 'undici';
 import { googleRetryPolicy, parseDurationMs, parseGoogleErrorBody, etagMismatchMessage } from '../../src/http/google';
 import { decideNetworkRetry, decideRetry, FailureType, githubRetryPolicy, type ResponseFacts } from '../../src/http/retry-policy';
 import { createGoogleClient } from '../../src/http/google';
-import { HttpFailure } from '../../src/workflows/activity-failures';
+import { HttpFailure } from '../../src/common/activity-failures';
 import type { HttpFailureDetails } from '../../src/http/failures';
 import { failureOf } from '../helpers/failures';
 

@@ -13,8 +13,8 @@ import {
 } from '../../src/processes/google-operation/model';
 import { bucketCreateProblems } from '../../src/processes/google-operation/input';
 import { isSameBucketUpdate } from '../../src/processes/google-operation/activities/log-buckets';
-import { MAX_EVENTS_PER_RUN } from '../../src/workflows/kit/run-budget';
-import { DEFAULT_OUTAGE } from '../../src/workflows/kit/outage';
+import { MAX_EVENTS_PER_RUN } from '../../src/common/run-budget';
+import { DEFAULT_OUTAGE } from '../../src/common/outage';
 
 const HOUR = 60 * 60 * 1000;
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OPERATION_POLL } from '../../src/processes/google-operation/model';
-import { pollDelayMs, pollScheduleMs, pollsToObserve } from '../../src/workflows/kit/poll-schedule';
+import { pollDelayMs, pollScheduleMs, pollsToObserve } from '../../src/common/poll-schedule';
 
 const HOUR = 60 * 60 * 1000;
 /** google-gax's default for `google.longrunning.Operations`: 100 ms, × 1.3, capped at 60 s. */

@@ -19,7 +19,7 @@ import {
   startPolling,
   type ResolvedPollBounds,
 } from '../../src/workflows/kit';
-import type { FailureFacts } from '../../src/workflows/activity-failures';
+import type { FailureFacts } from '../../src/common/activity-failures';
 
 const BOUNDS: ResolvedPollBounds = { initialIntervalMs: 2_000, maxIntervalMs: 60_000, backoffFactor: 1.2, timeoutMs: 24 * 3600_000 };
 const TRANSIENT: FailureFacts = { kind: 'transient', type: 'ServerError', message: '502 Bad Gateway (HTML)', notProcessed: false };

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
-import { HONEST_POLL_SHAPE, pollScheduleMs, type ResolvedPollBounds } from '../../src/workflows/kit/poll-schedule';
-import { nextQuietDelayMs, QuietPoll, quietPollAt, quietPollEnded, type QuietSchedule } from '../../src/workflows/kit/quiet-poll-schedule';
+import { HONEST_POLL_SHAPE, pollScheduleMs, type ResolvedPollBounds } from '../../src/common/poll-schedule';
+import { nextQuietDelayMs, QuietPoll, quietPollAt, quietPollEnded, type QuietSchedule } from '../../src/common/quiet-poll-schedule';
 import { serverNowMs, unchangedAnswer } from '../../src/activities/quiet-poll';
 
 const HOUR = 60 * 60 * 1000;

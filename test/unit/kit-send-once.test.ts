@@ -10,7 +10,7 @@ import {
   type SendOnceAction,
   type SendOnceConfig,
 } from '../../src/workflows/kit';
-import type { FailureFacts } from '../../src/workflows/activity-failures';
+import type { FailureFacts } from '../../src/common/activity-failures';
 
 const CONFIG: SendOnceConfig = { maxTries: 6, graceMs: defaultGraceMs(60_000), outage: DEFAULT_OUTAGE, conflictTypes: ['AlreadyExistsError'] };
 const UNKNOWN: FailureFacts = { kind: 'transient', type: 'ActivityTimeout', message: 'activity timed out', notProcessed: false };

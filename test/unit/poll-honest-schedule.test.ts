@@ -21,8 +21,8 @@ import {
 import { DEFAULT_POLL } from '../../src/processes/org-migration/model';
 import { DEFAULT_IMPORT_POLL } from '../../src/processes/source-import/model';
 import { DEFAULT_OPERATION_POLL, EVENTS_PER_POLL, maxPollsPerRun, operationPollProblems } from '../../src/processes/google-operation/model';
-import { DEFAULT_OUTAGE } from '../../src/workflows/kit/outage';
-import { MAX_EVENTS_PER_RUN } from '../../src/workflows/kit/run-budget';
+import { DEFAULT_OUTAGE } from '../../src/common/outage';
+import { MAX_EVENTS_PER_RUN } from '../../src/common/run-budget';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

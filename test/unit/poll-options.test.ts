@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../src/cli/poll-options';
 import { DEFAULT_IMPORT_POLL } from '../../src/processes/source-import/model';
-import { pollsToObserve, resolvePollBounds } from '../../src/workflows/kit/poll-schedule';
+import { pollsToObserve, resolvePollBounds } from '../../src/common/poll-schedule';
 
 /** Parses `args` with the shared poll flags of a command whose defaults are the import's. */
 function parse(args: string[]): { flags?: PollFlags; error?: string } {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { outageBackoffMs, outageBoundsProblems, RECURRING_OUTAGE, resolveOutageBounds } from '../../src/workflows/kit/outage';
+import { outageBackoffMs, outageBoundsProblems, RECURRING_OUTAGE, resolveOutageBounds } from '../../src/common/outage';
 import { OUTAGE_FAILURE_TYPES, outageCause } from '../../src/workflows/kit/outage-watch';
 import { autoPauseNote, consecutiveFailures, pauseAfterFailuresProblems } from '../../src/processes/scheduled-run/model';
 import { FailureType } from '../../src/http/retry-policy';

@@ -6,7 +6,7 @@
  * Deterministic: shared by workflows, activities, the starter and tests.
  */
 import { sinkProblems, type SinkConfig } from './sinks';
-import { outageBoundsProblems, type OutageBounds } from '../../workflows/kit/outage';
+import { outageBoundsProblems, type OutageBounds } from '../../common/outage';
 import { pauseAfterFailuresProblems } from '../scheduled-run/model';
 import type { CredentialChoice } from '../../common/credential';
 import { isGithubLogin, isRepositoryName } from '../../common/github-names';

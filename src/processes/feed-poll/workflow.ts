@@ -63,7 +63,7 @@ import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/sea
 import { DEFAULT_PAUSE_AFTER_FAILURES } from '../scheduled-run/model';
 import { reportingFailureToSchedule } from '../scheduled-run/workflow';
 import { OutageWatch, outageCause } from '../../workflows/kit/outage-watch';
-import { RECURRING_OUTAGE, resolveOutageBounds } from '../../workflows/kit/outage';
+import { RECURRING_OUTAGE, resolveOutageBounds } from '../../common/outage';
 import { upsertAttributes } from '../../workflows/kit/status-tracker';
 import { summarized } from '../../workflows/activity-summaries';
 

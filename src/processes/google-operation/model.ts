@@ -5,13 +5,13 @@
  * query and its one `describe`, the failure types, and the poll bounds with their per-run event check.
  * Deterministic: no I/O.
  */
-import { DEFAULT_OUTAGE, outageBackoffMs, outageBoundsProblems, resolveOutageBounds, type OutageBounds } from '../../workflows/kit/outage';
-import { HONEST_POLL_SHAPE, nextPollAtMs, pollBoundsProblems, resolvePollBounds, type PollBounds, type ResolvedPollBounds } from '../../workflows/kit/poll-schedule';
-import { MAX_EVENTS_PER_RUN } from '../../workflows/kit/run-budget';
-import type { StatusView } from '../../workflows/kit/status-tracker';
+import { DEFAULT_OUTAGE, outageBackoffMs, outageBoundsProblems, resolveOutageBounds, type OutageBounds } from '../../common/outage';
+import { HONEST_POLL_SHAPE, nextPollAtMs, pollBoundsProblems, resolvePollBounds, type PollBounds, type ResolvedPollBounds } from '../../common/poll-schedule';
+import { MAX_EVENTS_PER_RUN } from '../../common/run-budget';
+import type { StatusView } from '../../common/search-attributes';
 
-export type { PollBounds } from '../../workflows/kit/poll-schedule';
-export type { OutageBounds } from '../../workflows/kit/outage';
+export type { PollBounds } from '../../common/poll-schedule';
+export type { OutageBounds } from '../../common/outage';
 
 /**
  * What a workflow keeps of one operation: small, so history stays small. Logging's `OperationState` is

@@ -23,7 +23,7 @@ import { POLL, QUIET_POLL, READ, SEND_ONCE } from '../../workflows/activity-opti
 import { pollUntil, quietWherePatched, resolvePollBounds, sendOnce, trackStatus, type OutageBounds, type PollBounds, type Polled, type QuietPollAnswer, type QuietPollRequest } from '../../workflows/kit';
 import { summarized } from '../../workflows/activity-summaries';
 
-export { HttpFailure } from '../../workflows/activity-failures';
+export { HttpFailure } from '../../common/activity-failures';
 
 /** Reads (lookups, cancels): bounded retries, server-demanded waits honoured. */
 export const googleApi = summarized(proxyActivities<GoogleOperationActivities>(READ));

@@ -9,7 +9,7 @@ import { hookPath, type DeliverySummary, type HookTarget } from './model';
 import { parseLinkHeader } from '../../http/api-client';
 import { FailureType } from '../../http/retry-policy';
 import { expectList, MALFORMED_ANSWER, type Shape } from '../../http/answer';
-import { certainlyNotProcessed } from '../../workflows/activity-failures';
+import { certainlyNotProcessed } from '../../common/activity-failures';
 
 /** `GET …/hooks/{id}/deliveries` items: what `summarizeDelivery` reads. */
 export const DELIVERY_SHAPE: Shape = { id: 'integer', guid: 'string', status: 'string', delivered_at: 'string' };

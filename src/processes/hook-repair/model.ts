@@ -5,7 +5,7 @@
  *
  * Deterministic: shared by the workflow, activities, the starter and tests.
  */
-import { outageBoundsProblems, type OutageBounds } from '../../workflows/kit/outage';
+import { outageBoundsProblems, type OutageBounds } from '../../common/outage';
 import { pauseAfterFailuresProblems } from '../scheduled-run/model';
 import { isGithubLogin, isRepositoryName, loginProblems } from '../../common/github-names';
 import type { CredentialChoice } from '../../common/credential';

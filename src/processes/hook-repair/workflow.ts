@@ -56,7 +56,7 @@ import { DEFAULT_PAUSE_AFTER_FAILURES } from '../scheduled-run/model';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { reportingFailureToSchedule } from '../scheduled-run/workflow';
 import { OutageWatch } from '../../workflows/kit/outage-watch';
-import { RECURRING_OUTAGE, resolveOutageBounds } from '../../workflows/kit/outage';
+import { RECURRING_OUTAGE, resolveOutageBounds } from '../../common/outage';
 import { upsertAttributes } from '../../workflows/kit/status-tracker';
 import { summarized } from '../../workflows/activity-summaries';
 

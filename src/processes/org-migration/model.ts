@@ -6,13 +6,13 @@
  */
 import { loginProblems, repositoryListProblems } from '../../common/github-names';
 import { summarizeList, type StatusView } from '../../common/search-attributes';
-import { HONEST_POLL_SHAPE, pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '../../workflows/kit/poll-schedule';
-import { formatDuration, outageBoundsProblems, type OutageBounds } from '../../workflows/kit/outage';
-import type { PollState } from '../../workflows/kit/poll-decision';
-import { eventBudgetProblems } from '../../workflows/kit/run-budget';
+import { HONEST_POLL_SHAPE, pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '../../common/poll-schedule';
+import { formatDuration, outageBoundsProblems, type OutageBounds } from '../../common/outage';
+import type { PollState } from '../../common/poll-decision';
+import { eventBudgetProblems } from '../../common/run-budget';
 import type { CredentialChoice } from '../../common/credential';
 
-export type { PollBounds } from '../../workflows/kit/poll-schedule';
+export type { PollBounds } from '../../common/poll-schedule';
 
 /** The process id: `LonghaulProcess` search attribute, workflow id prefix. */
 export const ORG_MIGRATION = 'org-migration';

@@ -12,7 +12,7 @@ import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew,
 import type { MigrationActivityFunctions, MigrationSummary } from './activities';
 import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/activity-options';
 import { summarized } from '../../workflows/activity-summaries';
-import { failureFacts } from '../../workflows/activity-failures';
+import { failureFacts } from '../../common/activity-failures';
 import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, trackStatus, upsertAttributes } from '../../workflows/kit';
 import {
   DEFAULT_POLL,

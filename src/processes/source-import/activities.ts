@@ -19,7 +19,7 @@ import {
 import { expectList, expectShape, type Shape } from '../../http/answer';
 import { countPoll } from '../../telemetry/metrics';
 import { conditionalPoll } from '../../activities/conditional-poll';
-import type { Polled } from '../../workflows/kit/poll-until';
+import type { Polled } from '../../common/poll-schedule';
 import { quietly } from '../../activities/quiet-poll';
 
 /** `PUT/GET/PATCH /repos/{owner}/{repo}/import`: what `summarizeImport` reads to decide. */

@@ -11,11 +11,11 @@
  */
 import { credentialInUrlProblems } from '../../common/url-secrets';
 import { isGithubLogin, isRepositoryName } from '../../common/github-names';
-import { outageBoundsProblems, type OutageBounds } from '../../workflows/kit/outage';
-import { HONEST_POLL_SHAPE, pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '../../workflows/kit/poll-schedule';
-import { eventBudgetProblems } from '../../workflows/kit/run-budget';
-import type { StatusView } from '../../workflows/kit/status-tracker';
-import type { PollState } from '../../workflows/kit/poll-decision';
+import { outageBoundsProblems, type OutageBounds } from '../../common/outage';
+import { HONEST_POLL_SHAPE, pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '../../common/poll-schedule';
+import { eventBudgetProblems } from '../../common/run-budget';
+import type { StatusView } from '../../common/search-attributes';
+import type { PollState } from '../../common/poll-decision';
 import type { CredentialChoice } from '../../common/credential';
 
 export const IMPORT_VCS_TYPES = ['subversion', 'git', 'mercurial', 'tfvc'] as const;

@@ -17,7 +17,7 @@ import {
   type MappedAuthor,
   type MappingAccepted,
 } from './model';
-import { activityCause } from '../../workflows/activity-failures';
+import { activityCause } from '../../common/activity-failures';
 import { CREDENTIAL_STATES, importApi, PUSHED_STATES, type ImportSession } from './session';
 
 export const importCredentialsUpdate = defineUpdate<CredentialsAccepted, [CredentialsAnswer]>('import-credentials');

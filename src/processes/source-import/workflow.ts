@@ -46,7 +46,7 @@ import {
   type SourceImportResult,
   type SourceImportStatus,
 } from './model';
-import { activityCause, HttpFailure } from '../../workflows/activity-failures';
+import { activityCause, HttpFailure } from '../../common/activity-failures';
 import { POLL, QUIET_POLL } from '../../workflows/activity-options';
 import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, resolvePollBounds, runBudgetReached, startPolling, trackStatus, type PollState } from '../../workflows/kit';
 import { importApi, ImportSession } from './session';

@@ -7,14 +7,16 @@
  * - `keepTrying`: cleanup calls that retry until success or a permanent failure;
  * - `trackStatus`: query state, current details and search attributes from one `describe`;
  * - `runBudgetReached`: when to continue as new.
- * The pure decision functions are exported for unit tests and for model files in `src/common/`.
+ * The pure pieces both sides share (poll schedule and decisions, outage budget, quiet-poll schedule, run budget,
+ * `failureFacts`) live in `src/common/`, where models and activities import them without the kit; the kit
+ * re-exports them so workflow files import one place.
  */
-export * from './poll-schedule';
-export * from './outage';
+export * from '../../common/poll-schedule';
+export * from '../../common/outage';
 export * from './outage-watch';
-export * from './poll-decision';
+export * from '../../common/poll-decision';
 export * from './poll-until';
-export * from './quiet-poll-schedule';
+export * from '../../common/quiet-poll-schedule';
 export * from './send-once-decision';
 export * from './send-once';
 export * from './keep-trying';

@@ -4,8 +4,8 @@
  * outage budget, until it succeeds or fails permanently. The caller names what is left to do by hand.
  */
 import { log, sleep } from '@temporalio/workflow';
-import { failureFacts } from '../activity-failures';
-import { afterFailure, NO_OUTAGE, resolveOutageBounds, type OutageBounds } from './outage';
+import { failureFacts } from '../../common/activity-failures';
+import { afterFailure, NO_OUTAGE, resolveOutageBounds, type OutageBounds } from '../../common/outage';
 
 export type KeepTryingOutcome<T> =
   | { ok: true; value: T }

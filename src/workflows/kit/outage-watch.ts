@@ -5,7 +5,7 @@
  * failure ends the call at once, and the time spent in outages adds up over the whole run.
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, sleep, TimeoutFailure } from '@temporalio/workflow';
-import { outageBackoffMs, type ResolvedOutageBounds } from './outage';
+import { outageBackoffMs, type ResolvedOutageBounds } from '../../common/outage';
 
 export const OutageFailure = { OutageBudgetExhausted: 'OutageBudgetExhausted' } as const;
 

@@ -5,11 +5,13 @@
  * only ever followed by another poll: never by the mutating call, never by cleanup.
  */
 import { ApplicationFailure, log, patched, sleep } from '@temporalio/workflow';
-import { failureFacts } from '../activity-failures';
-import { afterSuccess, formatDuration, resolveOutageBounds, type OutageBounds } from './outage';
-import { afterPollAnswered, afterPollFailed, checkTimeBound, startPolling, type PollState, type PollStep } from './poll-decision';
-import type { ResolvedPollBounds } from './poll-schedule';
-import { quietPollEnded, type QuietPollAnswer, type QuietPollRequest } from './quiet-poll-schedule';
+import { failureFacts } from '../../common/activity-failures';
+import { afterSuccess, formatDuration, resolveOutageBounds, type OutageBounds } from '../../common/outage';
+import { afterPollAnswered, afterPollFailed, checkTimeBound, startPolling, type PollState, type PollStep } from '../../common/poll-decision';
+import type { Polled, ResolvedPollBounds } from '../../common/poll-schedule';
+
+export type { Polled } from '../../common/poll-schedule';
+import { quietPollEnded, type QuietPollAnswer, type QuietPollRequest } from '../../common/quiet-poll-schedule';
 
 /** What a status line shows of a poller. */
 export interface PollProgress {
@@ -27,11 +29,6 @@ export interface PollProgress {
  */
 export type ConditionalAnswer<T> = { notModified: false; value: T; etag?: string } | { notModified: true; etag?: string };
 
-/**
- * What a conditional poll activity returns: the state with its `etag` beside its fields (so results recorded
- * before ETags existed, plain states, still read as fresh states on replay), or a bare "not modified".
- */
-export type Polled<T> = (T & { etag?: string; notModified?: undefined }) | { notModified: true; etag?: string };
 
 /** A poll activity's result as the poller's answer. */
 export function asConditional<T>(polled: Polled<T>): ConditionalAnswer<T> {

@@ -1,25 +1,8 @@
-/**
- * Bounded histories: when a run has to continue as new. Every long wait checks between polls; the state the
- * process carries goes into its input (`resume`).
- */
+/** When a run has to continue as new (the budget's bounds are in `src/common/run-budget.ts`). */
 import { workflowInfo } from '@temporalio/workflow';
+import { MAX_EVENTS_PER_RUN } from '../../common/run-budget';
 
-/**
- * Events one run may reach before it continues as new at the next safe point. The hard cap is 10,000 per run;
- * what comes after the check (the last poll, download, cleanup in batches) stays well under the margin.
- */
-export const MAX_EVENTS_PER_RUN = 8_000;
-/** The smallest accepted budget (tests use tiny ones to exercise continue-as-new). */
-export const MIN_EVENTS_PER_RUN = 50;
-
-/** Problems with an input's per-run event budget. */
-export function eventBudgetProblems(value: unknown, name = 'eventsPerRun'): string[] {
-  if (value === undefined) return [];
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_EVENTS_PER_RUN || value > MAX_EVENTS_PER_RUN) {
-    return [`${name} must be an integer between ${MIN_EVENTS_PER_RUN} and ${MAX_EVENTS_PER_RUN}`];
-  }
-  return [];
-}
+export { eventBudgetProblems, MAX_EVENTS_PER_RUN, MIN_EVENTS_PER_RUN } from '../../common/run-budget';
 
 /** Whether this run should continue as new now: the server suggests it, or the budget is reached. */
 export function runBudgetReached(eventsPerRun = MAX_EVENTS_PER_RUN): boolean {

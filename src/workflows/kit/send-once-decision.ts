@@ -16,8 +16,8 @@
  *   Failed lookups are retried on the outage budget, as before. Runs recorded before this rule looked up over
  *   the whole grace period, 1 s doubling to 15 s apart (about 15 lookups per unknown outcome for a 60 s call).
  */
-import type { FailureFacts } from '../activity-failures';
-import { afterFailure, afterSuccess, NO_OUTAGE, type OutageState, type ResolvedOutageBounds } from './outage';
+import type { FailureFacts } from '../../common/activity-failures';
+import { afterFailure, afterSuccess, NO_OUTAGE, type OutageState, type ResolvedOutageBounds } from '../../common/outage';
 
 export interface SendOnceConfig {
   /** Sends at most this many tries in total. */

@@ -3,8 +3,8 @@
  * most once in effect. One implementation for every process; the rules live in `send-once-decision.ts`.
  */
 import { ApplicationFailure, CancellationScope, patched, sleep } from '@temporalio/workflow';
-import { failureFacts } from '../activity-failures';
-import { resolveOutageBounds, type OutageBounds } from './outage';
+import { failureFacts } from '../../common/activity-failures';
+import { resolveOutageBounds, type OutageBounds } from '../../common/outage';
 import { afterLookupFailed, afterNotFound, afterSendFailed, defaultGraceMs, FRESH_SEND, type SendOnceAction, type SendOnceConfig } from './send-once-decision';
 
 export interface SendOnceOptions<T> {

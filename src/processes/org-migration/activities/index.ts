@@ -11,7 +11,7 @@ import { createArchiveDownload } from './archive-download';
 import { expectList, expectShape, type Shape } from '../../../http/answer';
 import { countPoll, countSendLookup } from '../../../telemetry/metrics';
 import { conditionalPoll } from '../../../activities/conditional-poll';
-import type { Polled } from '../../../workflows/kit/poll-until';
+import type { Polled } from '../../../common/poll-schedule';
 import { quietly } from '../../../activities/quiet-poll';
 
 type Migration = components['schemas']['migration'];

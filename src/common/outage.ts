@@ -4,7 +4,7 @@
  * gives up. The budget counts *consecutive* failure time: one success refills it. Its state is plain data, so
  * a workflow carries what it spent across continue-as-new.
  */
-import type { FailureFacts } from '../activity-failures';
+import type { FailureFacts } from './activity-failures';
 import { POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS } from './poll-schedule';
 
 export interface OutageBounds {

@@ -164,3 +164,9 @@ export function detectionDelayBoundMs(elapsedMs: number, fraction: number = HONE
 export function pollsToObserve(durationMs: number, bounds: ResolvedPollBounds, opts: { pollAtStart?: boolean } = {}): number {
   return pollScheduleMs({ ...bounds, timeoutMs: Number.POSITIVE_INFINITY }, durationMs).length + (opts.pollAtStart ? 1 : 0);
 }
+
+/**
+ * What a conditional poll activity returns: the state with its `etag` beside its fields (so results recorded
+ * before ETags existed, plain states, still read as fresh states on replay), or a bare "not modified".
+ */
+export type Polled<T> = (T & { etag?: string; notModified?: undefined }) | { notModified: true; etag?: string };

@@ -2,7 +2,7 @@
  * The decision logic of `pollUntil` (pure): where the poller stands, and what it does after each outcome.
  * The workflow side only sleeps, calls and reports; every rule is unit-tested here in milliseconds.
  */
-import type { FailureFacts } from '../activity-failures';
+import type { FailureFacts } from './activity-failures';
 import { afterFailure, afterSuccess, NO_OUTAGE, type OutageState, type ResolvedOutageBounds } from './outage';
 import { nextPollAtMs, pollDelayMs, type ResolvedPollBounds } from './poll-schedule';
 
