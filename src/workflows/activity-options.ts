@@ -29,7 +29,7 @@ export const SEND_ONCE: ActivityOptions = { ...READ, retry: { ...READ.retry, max
 export const POLL: ActivityOptions = { ...READ, retry: { ...READ.retry, maximumAttempts: 5 } };
 
 /**
- * Quiet polls (`kit/quiet-poll-schedule.ts`): each attempt is one poll, and an unchanged answer is retried
+ * Quiet polls (`src/common/quiet-poll-schedule.ts`): each attempt is one poll, and an unchanged answer is retried
  * at the schedule's next poll (its `nextRetryDelay`) for as long as the schedule runs, with no attempt limit;
  * a failed poll ends the activity (`QuietPollEnded`, never retried) and the poller's outage budget takes over.
  * The intervals below only pace an attempt that was lost (its worker killed mid-poll: start-to-close timeout).

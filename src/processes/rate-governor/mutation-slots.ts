@@ -1,5 +1,5 @@
 /**
- * Mutation slots of the fleet rate governor (`rate-governor.ts`): instants (epoch ms, the governor's clock —
+ * Mutation slots of the fleet rate governor (`model.ts`): instants (epoch ms, the governor's clock —
  * the Temporal server's) at which one mutation on the credential may reach the API.
  *
  * A worker sends at its slot, or up to `MUTATION_SLOT_TOLERANCE_MS` later; one that gets its answer later

@@ -1,7 +1,7 @@
 /**
  * The source-import state machine as pure functions (spec 002, "Import status"): what the workflow does next
  * for the import's status as last seen, and what makes a poll stop early. No I/O, no clock, no Temporal
- * calls: `source-import.ts` carries each step out (the commands, in the same order as before), and
+ * calls: `workflow.ts` carries each step out (the commands, in the same order as before), and
  * `test/unit/source-import-machine.test.ts` walks every status of the spec's table in milliseconds.
  */
 import { ApplicationFailure } from '@temporalio/common';

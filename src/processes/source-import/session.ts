@@ -1,7 +1,7 @@
 /**
  * What one source-import workflow knows and does besides polling (workflow code, not a workflow): the import
  * as last seen, its authors and the mappings, the large-file decision, answers awaited from a person, and the
- * calls that change the import, one at a time. `source-import.ts` drives it; the update handlers share it.
+ * calls that change the import, one at a time. `workflow.ts` drives it; the update handlers share it.
  */
 import { condition, proxyActivities } from '@temporalio/workflow';
 import type { ImportActivities } from './activities';
