@@ -25,7 +25,9 @@ import { DEFAULT_OPERATION_POLL, describeOperationStatus, type OperationStatus }
 import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
 import { CliError, type CliContext } from '../../cli/context';
 import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from '../../cli/run-workflow';
-import { apiKeyDelete, dnsChange, logBucketCreate, logBucketUpdate } from '../../workflows';
+import { apiKeyDelete } from './apikey-delete';
+import { dnsChange } from './dns-change';
+import { logBucketCreate, logBucketUpdate } from './log-bucket';
 import { wholeNumber } from '../../cli/arguments';
 import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/poll-options';
 

@@ -22,7 +22,7 @@ import {
   type OrgMigrationStatus,
 } from './model';
 import { LonghaulOrg, LonghaulProcess, summarizeList } from '../../common/search-attributes';
-import { orgMigration } from '../../workflows';
+import { orgMigration } from './workflow';
 import { CliError, describeFailure, printJson, type CliContext } from '../../cli/context';
 import { ExitCode } from '../../cli/exit-codes';
 import { awaitOutcome, describePlan, planStart, printPlanLines, runWorkflowCommand, startPlan, withRunOutputOptions, type OutputFlags, type WorkflowCommand } from '../../cli/run-workflow';

@@ -35,7 +35,8 @@ import { FEED_SCHEDULE_PREFIX, HOOK_SCHEDULE_PREFIX, listSchedules, upsertFeedSc
 import { CliError, printJson, type CliContext } from '../../cli/context';
 import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from '../../cli/run-workflow';
 import { duration, positiveSeconds, wholeNumber } from '../../cli/arguments';
-import { feedPollRun, hookPing } from '../../workflows';
+import { feedPollRun } from '../feed-poll/workflow';
+import { hookPing } from '../hook-repair/workflow';
 
 type ScheduleAction = 'pause' | 'unpause' | 'delete' | 'list';
 

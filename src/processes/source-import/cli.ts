@@ -37,7 +37,7 @@ import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type Outp
 import { positiveSeconds, wholeNumber } from '../../cli/arguments';
 import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/poll-options';
 import { csvFields } from '../../cli/csv';
-import { sourceImport } from '../../workflows';
+import { sourceImport } from './workflow';
 
 /** Flags named like the input field they set are that field; the others are read from a file or combined. */
 interface ImportFlags
