@@ -1,14 +1,22 @@
 /**
  * The outage budget (pure): how long a process keeps retrying calls that fail transiently — 5xx, HTML error
  * pages, resets, timeouts, DNS errors, rate limits, even after the activity's own retries ran out — before it
- * gives up. The budget counts *consecutive* failure time: one success refills it. Its state is plain data, so
- * a workflow carries what it spent across continue-as-new.
+ * gives up. Processes that run to an end (migrations, imports, Google operations) count it as *consecutive*
+ * failure time: one success refills it (this file, `afterFailure`). A recurring run (feed poll, hook repair)
+ * counts it as *accumulated* outage time over the run (`outage-watch.ts`, `AccumulatedOutageBounds`). Both read
+ * the same input field, `outage.budgetMs`; which count applies is the process's, as its input documents. The
+ * state is plain data, so a workflow carries what it spent across continue-as-new.
  */
+import { backoffMs, BACKOFF } from './backoff';
 import type { FailureFacts } from './activity-failures';
 import { POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS } from './poll-schedule';
 
 export interface OutageBounds {
-  /** @format milliseconds — how long calls may keep failing in a row before the process gives up. Default 6 h. */
+  /**
+   * @format milliseconds — the outage budget, default 6 h. For a process that runs to an end: how long calls
+   * may keep failing *in a row* before it gives up (consecutive). For a recurring run (feed poll, hook repair):
+   * how much time the run may spend in outages *in all* (accumulated).
+   */
   budgetMs?: number;
   /** @format milliseconds — the first wait after a failure. Default 5 s. */
   initialBackoffMs?: number;
@@ -16,12 +24,21 @@ export interface OutageBounds {
   maxBackoffMs?: number;
 }
 
+/** The bounds with every field known; `budgetMs` counts consecutive failure time wherever this type is used. */
 export type ResolvedOutageBounds = Required<OutageBounds>;
+
+/** A recurring run's bounds (`OutageWatch`): the input's `budgetMs` counted as accumulated outage time. */
+export interface AccumulatedOutageBounds {
+  /** @format milliseconds — the time a run may spend in outages, added up over the run. */
+  accumulatedBudgetMs: number;
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+}
 
 export const DEFAULT_OUTAGE: ResolvedOutageBounds = {
   budgetMs: 6 * 60 * 60 * 1000,
-  initialBackoffMs: 5_000,
-  maxBackoffMs: 3 * 60 * 1000,
+  initialBackoffMs: BACKOFF.outage.initialMs,
+  maxBackoffMs: BACKOFF.outage.maxMs,
 };
 
 /** What the budget has spent. Plain data: carried across continue-as-new. */
@@ -65,13 +82,19 @@ export function outageBoundsProblems(bounds: OutageBounds | undefined, prefix = 
  */
 export const RECURRING_OUTAGE: ResolvedOutageBounds = {
   budgetMs: 6 * 60 * 60 * 1000,
-  initialBackoffMs: 10_000,
-  maxBackoffMs: 3 * 60 * 1000,
+  initialBackoffMs: BACKOFF.recurringOutage.initialMs,
+  maxBackoffMs: BACKOFF.recurringOutage.maxMs,
 };
 
-/** The given bounds over the process's defaults (`DEFAULT_OUTAGE`, or `RECURRING_OUTAGE` for recurring work). */
+/** The given bounds over the process's defaults (`DEFAULT_OUTAGE`; recurring runs: `accumulatedOutageBounds`). */
 export function resolveOutageBounds(given: OutageBounds | undefined, defaults: ResolvedOutageBounds = DEFAULT_OUTAGE): ResolvedOutageBounds {
   return { ...defaults, ...Object.fromEntries(Object.entries(given ?? {}).filter(([, v]) => v !== undefined)) };
+}
+
+/** A recurring run's bounds: the given ones over `RECURRING_OUTAGE`, its budget counted as accumulated time. */
+export function accumulatedOutageBounds(given: OutageBounds | undefined): AccumulatedOutageBounds {
+  const { budgetMs, initialBackoffMs, maxBackoffMs } = resolveOutageBounds(given, RECURRING_OUTAGE);
+  return { accumulatedBudgetMs: budgetMs, initialBackoffMs, maxBackoffMs };
 }
 
 /** How long calls have been failing in a row at `nowMs` (0 when the last call succeeded). */
@@ -79,9 +102,9 @@ export function outageSpentMs(state: OutageState, nowMs: number): number {
   return state.failingSinceMs === undefined ? 0 : Math.max(0, nowMs - state.failingSinceMs);
 }
 
-/** The wait after the `failuresInRow`-th failure in a row: doubling from the initial backoff, capped. */
-export function outageBackoffMs(failuresInRow: number, bounds: ResolvedOutageBounds): number {
-  return Math.round(Math.min(bounds.maxBackoffMs, bounds.initialBackoffMs * Math.pow(2, Math.max(0, failuresInRow - 1))));
+/** The wait after the `failuresInRow`-th failure in a row: the outage schedule within the given bounds (doubling, capped). */
+export function outageBackoffMs(failuresInRow: number, bounds: Pick<ResolvedOutageBounds, 'initialBackoffMs' | 'maxBackoffMs'>): number {
+  return backoffMs({ ...BACKOFF.outage, initialMs: bounds.initialBackoffMs, maxMs: bounds.maxBackoffMs }, failuresInRow);
 }
 
 /**

@@ -3,6 +3,7 @@
  * bounds, their validation, and the growth function. Pure and deterministic: used by workflows (through
  * `pollUntil`), by the per-process model files' validation in `src/common/`, by the CLI and by benchmarks.
  */
+import { BACKOFF, backoffMs, type Backoff } from './backoff';
 
 /** How a process polls a remote state. Every field is optional in input; defaults come per process. */
 export interface PollBounds {
@@ -35,9 +36,9 @@ export type ResolvedPollBounds = Required<Omit<PollBounds, 'elapsedFraction'>> &
  * the ETag) do not count against the primary limit, so only the few that see a change do.
  */
 export const HONEST_POLL_SHAPE = {
-  initialIntervalMs: 30_000,
-  maxIntervalMs: 10 * 60_000,
-  backoffFactor: 1,
+  initialIntervalMs: BACKOFF.poll.initialMs,
+  maxIntervalMs: BACKOFF.poll.maxMs,
+  backoffFactor: BACKOFF.poll.coefficient,
   elapsedFraction: 0.1,
 } as const satisfies Omit<ResolvedPollBounds, 'timeoutMs'>;
 /** The detection-delay promise of the defaults: a fraction of the elapsed wait, or this floor when larger. */
@@ -107,13 +108,17 @@ export function resolvePollBounds(defaults: ResolvedPollBounds, given: PollBound
 
 /**
  * The growth function: the wait before poll `n` (1-based), `elapsedMs` after the schedule began — the
- * larger of the factor's growth from the initial interval and the fraction of the time waited (rounded
+ * larger of the factor's growth from the initial interval (`backoffMs`) and the fraction of the time waited (rounded
  * down, so the detection-delay promise holds to the millisecond), capped at the maximum.
  */
 export function pollDelayMs(n: number, bounds: ResolvedPollBounds, elapsedMs = 0): number {
-  const grown = bounds.initialIntervalMs * Math.pow(bounds.backoffFactor, Math.max(0, n - 1));
   const proportional = Math.floor((bounds.elapsedFraction ?? 0) * Math.max(0, elapsedMs));
-  return Math.round(Math.min(bounds.maxIntervalMs, Math.max(grown, proportional)));
+  return Math.max(backoffMs(pollGrowth(bounds), n), Math.round(Math.min(bounds.maxIntervalMs, proportional)));
+}
+
+/** The factor's part of a poll schedule as a backoff schedule (a poll is a durable timer). */
+export function pollGrowth(bounds: ResolvedPollBounds): Backoff {
+  return { kind: 'exponential', where: 'timer', initialMs: bounds.initialIntervalMs, coefficient: bounds.backoffFactor, maxMs: bounds.maxIntervalMs };
 }
 
 /**

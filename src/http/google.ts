@@ -15,6 +15,7 @@ import { ApiClient, type ErrorBodyParser, type TokenProvider } from './api-clien
 import { currentAttempt } from './attempt';
 import type { ClientOptions } from './github';
 import { RateLimitGate } from './rate-limit-gate';
+import { BACKOFF } from '../common/backoff';
 import { FailureType, type RetryPolicy } from './retry-policy';
 import { apiObserver } from '../telemetry/api-observer';
 import { readSecret } from '../config';
@@ -129,13 +130,10 @@ export const googleRetryPolicy: RetryPolicy = {
   rateLimitType: FailureType.ResourceExhausted,
   // Google has no "secondary" limit: a pattern that never matches.
   secondaryLimitPattern: /(?!)/,
-  secondaryMinDelayMs: 5_000,
-  secondaryBackoffFactor: 2,
+  rateLimitBackoff: BACKOFF.googleRateLimit,
   maxRateLimitAttempts: 8,
   transientStatuses: [500, 502, 503, 504],
-  transientBaseDelayMs: 1_000,
-  transientBackoffFactor: 2,
-  transientMaxDelayMs: 30_000,
+  transientBackoff: BACKOFF.googleTransient,
   maxTransientAttempts: 8,
   resetMarginMs: 1_000,
   maxHeaderDelayMs: 60 * 60 * 1000,

@@ -71,7 +71,7 @@ export function outcomeOf(facts: ResponseFacts, decision: RetryDecision, nowMs: 
     const primary = decision.type === 'PrimaryRateLimitError';
     outcome.limited = { kind: primary ? 'primary' : 'secondary', waitMs: decision.blockedUntilMs - nowMs, message: decision.message };
   } else if (decision.kind === 'permanent' && decision.type === 'RateLimitRetriesExhaustedError') {
-    outcome.limited = { kind: 'secondary', waitMs: policy.secondaryMinDelayMs, message: decision.message };
+    outcome.limited = { kind: 'secondary', waitMs: policy.rateLimitBackoff.initialMs, message: decision.message };
   } else if (facts.status === 503 && decision.kind === 'retry' && facts.headers['retry-after'] !== undefined) {
     // A 503 with retry-after asks every client of the API to stay away that long, not just this request.
     outcome.limited = { kind: 'secondary', waitMs: decision.delayMs, message: decision.message };

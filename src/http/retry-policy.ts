@@ -8,6 +8,7 @@
  *     (the `Date` header) so a skewed local clock neither hammers nor over-waits;
  *  3. else a secondary limit ⇒ at least 60 s, growing exponentially, for a bounded number of attempts.
  */
+import { BACKOFF, backoffMs, type Backoff } from '../common/backoff';
 
 /** What the decision needs to know about one response. Header names are lower-case. */
 export interface ResponseFacts {
@@ -68,18 +69,14 @@ export interface RetryPolicy {
   rateLimitType?: FailureTypeName;
   /** Messages that mark a secondary rate limit (matched case-insensitively). */
   secondaryLimitPattern: RegExp;
-  /** @format milliseconds — the first wait on a secondary limit without headers. */
-  secondaryMinDelayMs: number;
-  secondaryBackoffFactor: number;
+  /** The waits on a rate limit that came without headers (GitHub's secondary limit), from `BACKOFF`. */
+  rateLimitBackoff: Backoff;
   /** Give up (non-retryable) after this many attempts that hit a rate limit. */
   maxRateLimitAttempts: number;
   /** Statuses that are transient server trouble. */
   transientStatuses: readonly number[];
-  /** @format milliseconds */
-  transientBaseDelayMs: number;
-  transientBackoffFactor: number;
-  /** @format milliseconds */
-  transientMaxDelayMs: number;
+  /** The waits after transient server trouble and network faults, from `BACKOFF`. */
+  transientBackoff: Backoff;
   maxTransientAttempts: number;
   /** @format milliseconds — added to header-derived waits so the first request after a reset is not early. */
   resetMarginMs: number;
@@ -106,13 +103,10 @@ export const githubRetryPolicy: RetryPolicy = {
   rateLimitStatuses: [403, 429],
   alwaysRateLimitStatuses: [429],
   secondaryLimitPattern: /secondary rate limit/i,
-  secondaryMinDelayMs: 60_000,
-  secondaryBackoffFactor: 2,
+  rateLimitBackoff: BACKOFF.githubSecondaryLimit,
   maxRateLimitAttempts: 8,
   transientStatuses: [500, 502, 503, 504],
-  transientBaseDelayMs: 1_000,
-  transientBackoffFactor: 2,
-  transientMaxDelayMs: 60_000,
+  transientBackoff: BACKOFF.githubTransient,
   maxTransientAttempts: 10,
   resetMarginMs: 1_000,
   maxHeaderDelayMs: 2 * 60 * 60 * 1000,
@@ -223,10 +217,7 @@ export function decideRetry(facts: ResponseFacts, ctx: DecisionContext, policy: 
     } else if (facts.bodyRetryDelayMs !== undefined) {
       delayMs = clampDelay(facts.bodyRetryDelayMs, policy);
     } else {
-      delayMs = clampDelay(
-        policy.secondaryMinDelayMs * Math.pow(policy.secondaryBackoffFactor, Math.max(0, ctx.attempt - 1)),
-        policy,
-      );
+      delayMs = clampDelay(backoffMs(policy.rateLimitBackoff, ctx.attempt), policy);
     }
     return { kind: 'retry', type, status, delayMs, blockedUntilMs: ctx.nowMs + delayMs, message, reason };
   }
@@ -267,11 +258,7 @@ function transientDecision(
     facts === undefined
       ? undefined
       : (parseRetryAfterMs(header(facts, 'retry-after'), ctx.nowMs, serverDateMs(facts)) ?? facts.bodyRetryDelayMs);
-  const backoff = Math.min(
-    policy.transientMaxDelayMs,
-    policy.transientBaseDelayMs * Math.pow(policy.transientBackoffFactor, Math.max(0, ctx.attempt - 1)),
-  );
-  const delayMs = hinted !== undefined ? clampDelay(Math.max(hinted, 0), policy) : backoff;
+  const delayMs = hinted !== undefined ? clampDelay(Math.max(hinted, 0), policy) : backoffMs(policy.transientBackoff, ctx.attempt);
   return { kind: 'retry', type, status, delayMs, message, reason };
 }
 

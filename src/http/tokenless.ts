@@ -17,6 +17,7 @@ import { rangeHeaders, storageGet, type StorageGet, type StorageResponse } from 
 import { failureFromDecision, type CallDescription } from './failures';
 import { observeSafely, type ApiObservation, type ApiObserver } from './observer';
 import { isRedirect, unfollowedRedirect, withoutCredentials } from './redirects';
+import { BACKOFF } from '../common/backoff';
 import { decideNetworkRetry, decideRetry, PERMANENT_STATUSES, type RetryDecision, type RetryPolicy } from './retry-policy';
 import { apiObserver } from '../telemetry/api-observer';
 
@@ -30,13 +31,10 @@ export const tokenlessRetryPolicy: RetryPolicy = {
   alwaysRateLimitStatuses: [429],
   // No API rate-limit conventions here: a 403 is a refusal, never a "secondary limit".
   secondaryLimitPattern: /(?!)/,
-  secondaryMinDelayMs: 1_000,
-  secondaryBackoffFactor: 2,
+  rateLimitBackoff: BACKOFF.tokenlessRateLimit,
   maxRateLimitAttempts: Number.POSITIVE_INFINITY,
   transientStatuses: [408, 425, 500, 502, 503, 504],
-  transientBaseDelayMs: 1_000,
-  transientBackoffFactor: 2,
-  transientMaxDelayMs: 30_000,
+  transientBackoff: BACKOFF.tokenlessTransient,
   maxTransientAttempts: Number.POSITIVE_INFINITY,
   resetMarginMs: 0,
   maxHeaderDelayMs: 2 * 60 * 60 * 1000,

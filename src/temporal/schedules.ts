@@ -11,7 +11,7 @@ import type { Workflow } from '@temporalio/common';
 import { feedScheduleId, type FeedPollRunInput } from '../processes/feed-poll/model';
 import { hookLabel, hookRepairScheduleId, type HookRepairInput } from '../processes/hook-repair/model';
 import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
-import { RECURRING_OUTAGE, resolveOutageBounds } from '../common/outage';
+import { accumulatedOutageBounds } from '../common/outage';
 import { feedPollRun } from '../processes/feed-poll/workflow';
 import { hookRepair } from '../processes/hook-repair/workflow';
 
@@ -94,7 +94,7 @@ export function upsertFeedSchedule(client: Client, o: FeedScheduleOptions): Prom
       args: [{ ...o.input, origin: 'schedule' }],
       // A run that hangs must not hold the schedule (overlap SKIP) forever; one that waits out an outage
       // may take its whole outage budget (later ticks are skipped meanwhile, not piled up).
-      workflowExecutionTimeout: resolveOutageBounds(o.input.outage, RECURRING_OUTAGE).budgetMs + 30 * 60_000,
+      workflowExecutionTimeout: accumulatedOutageBounds(o.input.outage).accumulatedBudgetMs + 30 * 60_000,
     },
   });
 }

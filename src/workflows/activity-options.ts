@@ -1,20 +1,19 @@
 /**
  * Named retry presets for activities, one per kind of call. Permanent failures are non-retryable at the
  * source (the HTTP core), so every preset stops on those at once; server-demanded waits arrive as
- * `nextRetryDelay` and override the intervals below. What happens after an activity gives up is the kit's
+ * `nextRetryDelay` and override the intervals, which come from the backoff schedules (`BACKOFF` in
+ * `src/common/backoff.ts`). What happens after an activity gives up is the kit's
  * business (`pollUntil`, `sendOnce`, `keepTrying`), not Temporal's retry policy.
  */
 import type { ActivityOptions } from '@temporalio/workflow';
+import { BACKOFF, temporalRetryPolicy } from '../common/backoff';
 import { QuietPoll } from '../common/quiet-poll-schedule';
 
 /** Reads (lookups, listings): bounded retries, then the workflow decides. */
 export const READ: ActivityOptions = {
   startToCloseTimeout: '60 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 12 },
+  retry: temporalRetryPolicy(BACKOFF.readRetry, { maximumAttempts: 12 }),
 };
-
-/** Kept for the workflows that still use the old name: the same as `READ`. */
-export const API_CALL: ActivityOptions = READ;
 
 /**
  * Mutating calls that must happen at most once in effect: one attempt per activity; `sendOnce` decides
@@ -36,7 +35,7 @@ export const POLL: ActivityOptions = { ...READ, retry: { ...READ.retry, maximumA
  */
 export const QUIET_POLL: ActivityOptions = {
   startToCloseTimeout: '60 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: [QuietPoll.Ended] },
+  retry: temporalRetryPolicy(BACKOFF.longRetry, { nonRetryableErrorTypes: [QuietPoll.Ended] }),
 };
 
 /**
@@ -46,14 +45,36 @@ export const QUIET_POLL: ActivityOptions = {
  */
 export const CLEANUP: ActivityOptions = {
   startToCloseTimeout: '60 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  retry: temporalRetryPolicy(BACKOFF.longRetry, { maximumAttempts: 10 }),
 };
 
 /** Streaming downloads: long, heartbeating, resumed by the next attempt. */
 export const DOWNLOAD: ActivityOptions = {
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  retry: temporalRetryPolicy(BACKOFF.longRetry, { maximumAttempts: 10 }),
+};
+
+/** A feed's sink deliveries: enough to ride out a restart of the receiver; after that the poll reports the failure. */
+export const FEED_SINK: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  retry: temporalRetryPolicy(BACKOFF.feedRetry, {
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: ['SinkSecretMissing', 'SinkRejected', 'FeedSpoolMissing'],
+  }),
+};
+
+/** The feed entity's control calls: the timeout covers the entity's wait for the interval, its fetches and its sink retries. */
+export const FEED_CONTROL: ActivityOptions = {
+  startToCloseTimeout: '20 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: temporalRetryPolicy(BACKOFF.feedRetry, { maximumAttempts: 5 }),
+};
+
+/** Recording a scheduled run's failure on its Schedule (best effort). */
+export const SCHEDULE_HEALTH: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: temporalRetryPolicy(BACKOFF.scheduleHealthRetry, { maximumAttempts: 5 }),
 };
 
 /** A preset with another start-to-close timeout (e.g. an input's `apiCallTimeoutMs`), when one is given. */

@@ -80,7 +80,7 @@ describe('feed polling in the large', () => {
     const first = await s.client.workflow.start(feedCursor, { workflowId, taskQueue: s.taskQueue, args: [{ feed, pollsPerRun: 2 }] });
     const sink = { kind: 'file' } as const;
     // Every request may wait up to 5 s for the server's interval instead of skipping: each one polls.
-    const request = (i: number): FeedPollRequest => ({ requestId: `same-instant-${i}`, sink, graceMs: 5_000, origin: 'manual' });
+    const request = (i: number): FeedPollRequest => ({ requestId: `same-instant-${i}`, sink, earlyWaitMs: 5_000, origin: 'manual' });
     const direct = async (i: number): Promise<FeedPollOutcome> => {
       for (;;) {
         try {
@@ -96,7 +96,7 @@ describe('feed polling in the large', () => {
       }
     };
     const viaRuns = (i: number) =>
-      s.client.workflow.execute(feedPollRun, { taskQueue: s.taskQueue, workflowId: `feed-poll-same-instant-${i}-${Date.now()}`, args: [{ feed, sink, graceMs: 5_000, origin: 'manual' }] });
+      s.client.workflow.execute(feedPollRun, { taskQueue: s.taskQueue, workflowId: `feed-poll-same-instant-${i}-${Date.now()}`, args: [{ feed, sink, earlyWaitMs: 5_000, origin: 'manual' }] });
     // Wave 1: six requests in the same instant. Wave 2: four more as soon as the first poll is answered,
     // while the run that took wave 1 reaches its 2 polls and continues as new.
     let wave2: Promise<FeedPollOutcome[]> | undefined;
@@ -136,6 +136,7 @@ describe('feed polling in the large', () => {
       { path: '/repos/:owner/:repo/events', kind: 'status', status: 502, times: 2 },
       { path: '/repos/:owner/:repo/events', kind: 'reset', every: 2, times: 2 },
     ]);
+    // `graceMs`, the early wait's former name: Schedules created before carry it in their stored input.
     const scheduleId = await s.schedule({ feed, sink: { kind: 'file' }, graceMs: 5_000, outage: QUICK_OUTAGE_BUDGET });
 
     const outcome = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);

@@ -187,7 +187,7 @@ describe('log bucket workflows', () => {
       stack.emulator.setFaults([{ method: 'POST', path: ':updateAsync', kind: 'status', status: 502, times: 1 }]);
       const updatesBefore = requestsTo(stack.emulator, 'POST', ':updateAsync');
       // A short grace period: the lookups find nothing of ours, so the update is sent again soon.
-      const result = await (await update({ name, updateMask: ['description'], description: 'ours', poll: FAST_POLL_5_MIN, recoveryGraceMs: 2_000 }, 'foreign')).result();
+      const result = await (await update({ name, updateMask: ['description'], description: 'ours', poll: FAST_POLL_5_MIN, sendOnceGraceMs: 2_000 }, 'foreign')).result();
       expect(result.operation).not.toBe(foreignOp);
       expect(result.response).toMatchObject({ description: 'ours' });
       expect(requestsTo(stack.emulator, 'POST', ':updateAsync') - updatesBefore).toBe(2);

@@ -96,7 +96,7 @@ describe('org migrations under rate limits', () => {
 
   it('backs off at least the policy minimum on secondary limits without retry-after (429), growing with the attempt', async () => {
     const minDelayMs = 1_500;
-    const policy: RetryPolicy = { ...githubRetryPolicy, secondaryMinDelayMs: minDelayMs };
+    const policy: RetryPolicy = { ...githubRetryPolicy, rateLimitBackoff: { ...githubRetryPolicy.rateLimitBackoff, initialMs: minDelayMs } };
     const waits = await secondaryWaitsOfCompliantRun(
       await runMany({ rateLimit: { secondary: { pointsPerWindow: 25, windowMs: 1_500, retryAfter: false, status: 429, waitWithoutRetryAfterMs: minDelayMs } } }, policy),
     );

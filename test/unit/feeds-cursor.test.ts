@@ -7,7 +7,9 @@ import { describe, expect, it } from 'vitest';
 import {
   FEED_WINDOW,
   POLL_SAFETY_MS,
-  defaultGraceMs,
+  defaultEarlyWaitMs,
+  earlyWaitOf,
+  feedRunProblems,
   emptyScan,
   mergeKnownIds,
   parseFeed,
@@ -44,15 +46,26 @@ describe('poll decision', () => {
     expect(pollDecision(cursor, due)).toEqual({ kind: 'poll' });
   });
 
-  it('waits for the interval when it is due within the grace, and skips when it is further away', () => {
+  it('waits for the interval when it is due within the early wait, and skips when it is further away', () => {
     expect(pollDecision(cursor, due - 4_000, 5_000)).toEqual({ kind: 'wait', delayMs: 4_000, dueAt: due });
     expect(pollDecision(cursor, due - 6_000, 5_000)).toEqual({ kind: 'skip', dueAt: due });
     expect(pollDecision(cursor, 1_000_001, 0)).toEqual({ kind: 'skip', dueAt: due });
   });
 
-  it('grants half the interval as grace, at most ten seconds', () => {
-    expect(defaultGraceMs(4)).toBe(2_000);
-    expect(defaultGraceMs(60)).toBe(10_000);
+  it('grants half the interval as early wait, at most ten seconds', () => {
+    expect(defaultEarlyWaitMs(4)).toBe(2_000);
+    expect(defaultEarlyWaitMs(60)).toBe(10_000);
+  });
+
+  it('reads the early wait as earlyWaitMs or as graceMs, its former name that stored Schedules carry, never both', () => {
+    expect(earlyWaitOf({ earlyWaitMs: 3_000 })).toBe(3_000);
+    expect(earlyWaitOf({ graceMs: 4_000 })).toBe(4_000);
+    expect(earlyWaitOf({})).toBeUndefined();
+    const run = { feed: '/repos/o/r/events', sink: { kind: 'file' as const } };
+    expect(feedRunProblems({ ...run, earlyWaitMs: 3_000 })).toEqual([]);
+    expect(feedRunProblems({ ...run, graceMs: 3_000 })).toEqual([]);
+    expect(feedRunProblems({ ...run, earlyWaitMs: -1 })).toEqual(['earlyWaitMs must be a non-negative number']);
+    expect(feedRunProblems({ ...run, earlyWaitMs: 3_000, graceMs: 3_000 })).toEqual(['give earlyWaitMs or graceMs (its former name), not both']);
   });
 });
 

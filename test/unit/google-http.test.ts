@@ -107,7 +107,7 @@ describe('googleRetryPolicy', () => {
     });
     expect(decideRetry(facts(500, googleBody(500, 'INTERNAL', 'oops')), { nowMs: START, attempt: 7 }, googleRetryPolicy)).toMatchObject({
       kind: 'retry',
-      delayMs: googleRetryPolicy.transientMaxDelayMs,
+      delayMs: googleRetryPolicy.transientBackoff.maxMs,
     });
   });
 

@@ -5,14 +5,16 @@ import {
   afterNotFound,
   afterSendFailed,
   DEFAULT_OUTAGE,
-  defaultGraceMs,
+  defaultSendOnceGraceMs,
   FRESH_SEND,
   type SendOnceAction,
   type SendOnceConfig,
 } from '../../src/workflows/kit';
 import type { FailureFacts } from '../../src/common/activity-failures';
+import { migrationInputProblems } from '../../src/processes/org-migration/model';
+import { apiKeyDeleteProblems, dnsChangeProblems } from '../../src/processes/google-operation/input';
 
-const CONFIG: SendOnceConfig = { maxTries: 6, graceMs: defaultGraceMs(60_000), outage: DEFAULT_OUTAGE, conflictTypes: ['AlreadyExistsError'] };
+const CONFIG: SendOnceConfig = { maxTries: 6, graceMs: defaultSendOnceGraceMs(60_000), outage: DEFAULT_OUTAGE, conflictTypes: ['AlreadyExistsError'] };
 const UNKNOWN: FailureFacts = { kind: 'transient', type: 'ActivityTimeout', message: 'activity timed out', notProcessed: false };
 const LIMITED: FailureFacts = { kind: 'transient', type: 'SecondaryRateLimitError', message: '403 secondary', notProcessed: true, demandedDelayMs: 61_000 };
 const INVALID: FailureFacts = { kind: 'permanent', type: 'ValidationFailedError', message: '422 repositories locked', notProcessed: false };
@@ -32,8 +34,8 @@ function lookUntilDecided(action: SendOnceAction, now: number, found = () => fal
 
 describe('sendOnce decisions', () => {
   it('defaults the grace period to twice the call timeout plus a minute for the server cutoff', () => {
-    expect(defaultGraceMs(60_000)).toBe(180_000);
-    expect(defaultGraceMs(1_000)).toBe(62_000);
+    expect(defaultSendOnceGraceMs(60_000)).toBe(180_000);
+    expect(defaultSendOnceGraceMs(1_000)).toBe(62_000);
   });
 
   it('after an unknown outcome looks up at once and keeps looking for the whole grace period before re-sending', () => {
@@ -141,5 +143,31 @@ describe('sendOnce decisions', () => {
     const late = afterSendFailed(action.state, fleetSlot, 6 * 60 * 60 * 1000, config);
     expect(late).toMatchObject({ do: 'fail', why: 'tries' });
     expect(late.do === 'fail' && late.message).toContain('outage budget');
+  });
+});
+
+describe('the send-once grace in process inputs: one name, sendOnceGraceMs, and each former name still read', () => {
+  const migration = { org: 'octo-org', repositories: ['alpha'] };
+  const key = { name: 'projects/demo-project/locations/global/keys/k1' };
+
+  it('accepts the grace under its name and under the former name of each process', () => {
+    expect(migrationInputProblems({ ...migration, sendOnceGraceMs: 5_000 })).toEqual([]);
+    expect(migrationInputProblems({ ...migration, startGraceMs: 5_000 })).toEqual([]);
+    expect(apiKeyDeleteProblems({ ...key, sendOnceGraceMs: 5_000 })).toEqual([]);
+    expect(apiKeyDeleteProblems({ ...key, recoveryGraceMs: 5_000 })).toEqual([]);
+  });
+
+  it('names the field given when its value is out of bounds (a migration: up to 24 h; a Google operation: up to 1 h)', () => {
+    expect(migrationInputProblems({ ...migration, sendOnceGraceMs: 500 })).toEqual(['sendOnceGraceMs must be a number of milliseconds between 1000 and 86400000']);
+    expect(migrationInputProblems({ ...migration, startGraceMs: 500 })).toEqual(['startGraceMs must be a number of milliseconds between 1000 and 86400000']);
+    expect(apiKeyDeleteProblems({ ...key, sendOnceGraceMs: 2 * 60 * 60 * 1000 })).toEqual(['sendOnceGraceMs must be a number of milliseconds between 1000 and 3600000']);
+    expect(dnsChangeProblems({ project: 'demo-project', zone: 'demo-zone', deletions: [{ name: 'a.example.com.', type: 'A', ttl: 300, rrdatas: ['1.2.3.4'] }], recoveryGraceMs: 5 })).toEqual([
+      'recoveryGraceMs must be a number of milliseconds between 1000 and 3600000',
+    ]);
+  });
+
+  it('refuses both names at once rather than choosing one', () => {
+    expect(migrationInputProblems({ ...migration, sendOnceGraceMs: 5_000, startGraceMs: 6_000 })).toEqual(['give sendOnceGraceMs or startGraceMs (its former name), not both']);
+    expect(apiKeyDeleteProblems({ ...key, sendOnceGraceMs: 5_000, recoveryGraceMs: 5_000 })).toEqual(['give sendOnceGraceMs or recoveryGraceMs (its former name), not both']);
   });
 });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { outageBackoffMs, outageBoundsProblems, RECURRING_OUTAGE, resolveOutageBounds } from '../../src/common/outage';
+import { accumulatedOutageBounds, outageBackoffMs, outageBoundsProblems, RECURRING_OUTAGE } from '../../src/common/outage';
 import { OUTAGE_FAILURE_TYPES, outageCause } from '../../src/workflows/kit/outage-watch';
 import { autoPauseNote, consecutiveFailures, pauseAfterFailuresProblems } from '../../src/processes/scheduled-run/model';
 import { FailureType } from '../../src/http/retry-policy';
@@ -20,8 +20,9 @@ const inActivity = (cause: Error) => new ActivityFailure('activity failed', 'fet
 describe('outage budget', () => {
   it('defaults to six hours with waits doubling from 10 s to 3 minutes', () => {
     expect(RECURRING_OUTAGE).toEqual({ budgetMs: 6 * 3_600_000, initialBackoffMs: 10_000, maxBackoffMs: 180_000 });
-    expect(resolveOutageBounds(undefined, RECURRING_OUTAGE)).toEqual(RECURRING_OUTAGE);
-    expect(resolveOutageBounds({ budgetMs: 60_000 }, RECURRING_OUTAGE)).toEqual({ ...RECURRING_OUTAGE, budgetMs: 60_000 });
+    // A run's budget is accumulated outage time; the input names it `budgetMs` like every process's.
+    expect(accumulatedOutageBounds(undefined)).toEqual({ accumulatedBudgetMs: 6 * 3_600_000, initialBackoffMs: 10_000, maxBackoffMs: 180_000 });
+    expect(accumulatedOutageBounds({ budgetMs: 60_000 })).toEqual({ accumulatedBudgetMs: 60_000, initialBackoffMs: 10_000, maxBackoffMs: 180_000 });
     expect([1, 2, 3, 4, 5, 6, 40].map((n) => outageBackoffMs(n, RECURRING_OUTAGE))).toEqual([10_000, 20_000, 40_000, 80_000, 160_000, 180_000, 180_000]);
   });
 

@@ -235,7 +235,7 @@ describe('decideRetry: secondary rate limit', () => {
   });
 
   it('follows the policy data: a smaller minimum and attempt bound change the decision', () => {
-    const policy: RetryPolicy = { ...githubRetryPolicy, secondaryMinDelayMs: 500, secondaryBackoffFactor: 3, maxRateLimitAttempts: 3 };
+    const policy: RetryPolicy = { ...githubRetryPolicy, rateLimitBackoff: { kind: 'exponential', where: 'next-retry', initialMs: 500, coefficient: 3, maxMs: Infinity }, maxRateLimitAttempts: 3 };
     const f = facts(429, {}, SECONDARY_MESSAGE);
     expect(retry(decideRetry(f, at(SERVER_NOW, 1), policy)).delayMs).toBe(500);
     expect(retry(decideRetry(f, at(SERVER_NOW, 2), policy)).delayMs).toBe(1_500);
@@ -254,7 +254,7 @@ describe('decideRetry and decideNetworkRetry: transient faults', () => {
   });
 
   it('caps the transient backoff at the policy maximum', () => {
-    expect(retry(decideRetry(facts(502), at(SERVER_NOW, 9))).delayMs).toBe(githubRetryPolicy.transientMaxDelayMs);
+    expect(retry(decideRetry(facts(502), at(SERVER_NOW, 9))).delayMs).toBe(githubRetryPolicy.transientBackoff.maxMs);
   });
 
   it('honours retry-after on a 503', () => {

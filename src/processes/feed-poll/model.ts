@@ -161,22 +161,45 @@ export function newCursor(feed: string): FeedCursor {
 
 export type PollDecision =
   | { kind: 'poll' }
-  /** Due within the grace: wait this long (durable timer), then poll. */
+  /** Due within the early wait: wait this long (durable timer), then poll. */
   | { kind: 'wait'; delayMs: number; dueAt: number }
   /** Not due: do not call the API. */
   | { kind: 'skip'; dueAt: number };
 
-/** The grace a run may wait for the interval instead of skipping: half the interval, at most 10 s. */
-export function defaultGraceMs(pollIntervalSeconds: number): number {
+/**
+ * The early wait: how early before its poll is due a run may come and still wait for it (durable timer)
+ * instead of skipping. By default half the interval, at most 10 s.
+ */
+export function defaultEarlyWaitMs(pollIntervalSeconds: number): number {
   return Math.min(10_000, Math.round((pollIntervalSeconds * 1000) / 2));
 }
 
+/**
+ * The early wait a request or run input gives: `earlyWaitMs`, or `graceMs`, its former name, which inputs
+ * written before (Schedules' stored runs, requests in histories) still carry.
+ */
+export function earlyWaitOf(given: EarlyWaitInput | undefined): number | undefined {
+  return given?.earlyWaitMs ?? given?.graceMs;
+}
+
+/** The early wait as inputs give it. */
+export interface EarlyWaitInput {
+  /** @format milliseconds — how early a run may come and still wait for its poll to be due (default `defaultEarlyWaitMs`). */
+  earlyWaitMs?: number;
+  /** @deprecated The former name of `earlyWaitMs` (not the send-once grace), still read. */
+  graceMs?: number;
+}
+
 /** Whether a run at `nowMs` may poll, given the interval the server last asked for. */
-export function pollDecision(cursor: Pick<FeedCursor, 'lastPolledAt' | 'pollIntervalSeconds'>, nowMs: number, graceMs = defaultGraceMs(cursor.pollIntervalSeconds)): PollDecision {
+export function pollDecision(
+  cursor: Pick<FeedCursor, 'lastPolledAt' | 'pollIntervalSeconds'>,
+  nowMs: number,
+  earlyWaitMs = defaultEarlyWaitMs(cursor.pollIntervalSeconds),
+): PollDecision {
   if (cursor.lastPolledAt === undefined) return { kind: 'poll' };
   const dueAt = cursor.lastPolledAt + cursor.pollIntervalSeconds * 1000 + POLL_SAFETY_MS;
   if (nowMs >= dueAt) return { kind: 'poll' };
-  if (dueAt - nowMs <= graceMs) return { kind: 'wait', delayMs: dueAt - nowMs, dueAt };
+  if (dueAt - nowMs <= earlyWaitMs) return { kind: 'wait', delayMs: dueAt - nowMs, dueAt };
   return { kind: 'skip', dueAt };
 }
 
@@ -250,12 +273,10 @@ export function mergeKnownIds(windowIds: readonly string[], previous: readonly s
 }
 
 /** A poll request, as the scheduled run (or a one-off `feed-poll`) sends it to the feed's entity workflow. */
-export interface FeedPollRequest {
+export interface FeedPollRequest extends EarlyWaitInput {
   /** Identifies the request (the scheduled run's workflow id): a retried request is not polled twice. */
   requestId: string;
   sink: SinkConfig;
-  /** How long a run may wait for the interval instead of skipping. @format milliseconds */
-  graceMs?: number;
   /** Who asked: `schedule` or `manual`. */
   origin: 'schedule' | 'manual';
 }
@@ -316,12 +337,11 @@ export interface FeedCursorInput {
 export type FeedCursorWorkflow = (input: FeedCursorInput) => Promise<FeedCursorStatus>;
 
 /** Input of the scheduled (or one-off) run. */
-export interface FeedPollRunInput extends CredentialChoice {
+export interface FeedPollRunInput extends CredentialChoice, EarlyWaitInput {
   feed: string;
   sink: SinkConfig;
-  graceMs?: number;
   origin?: 'schedule' | 'manual';
-  /** How long a run waits out an outage of the API (default 6 h, waits 10 s doubling to 3 min). */
+  /** How long a run may spend waiting out outages of the API, accumulated over the run (default 6 h, waits 10 s doubling to 3 min). */
   outage?: OutageBounds;
   /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */
   pauseAfterFailures?: number;
@@ -333,7 +353,11 @@ export function feedRunProblems(input: FeedPollRunInput): string[] {
   const feed = parseFeed(input?.feed);
   if (isFeedProblem(feed)) problems.push(feed.problem);
   problems.push(...sinkProblems(input?.sink));
-  if (input?.graceMs !== undefined && !(Number.isFinite(input.graceMs) && input.graceMs >= 0)) problems.push('graceMs must be a non-negative number');
+  for (const name of ['earlyWaitMs', 'graceMs'] as const) {
+    const v = input?.[name];
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) problems.push(`${name} must be a non-negative number`);
+  }
+  if (input?.earlyWaitMs !== undefined && input?.graceMs !== undefined) problems.push('give earlyWaitMs or graceMs (its former name), not both');
   problems.push(...outageBoundsProblems(input?.outage), ...pauseAfterFailuresProblems(input?.pauseAfterFailures));
   return problems;
 }

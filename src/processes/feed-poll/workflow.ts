@@ -34,10 +34,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { FeedPollActivities } from './activities';
-import { API_CALL } from '../../workflows/activity-options';
+import { FEED_CONTROL, FEED_SINK, READ } from '../../workflows/activity-options';
 import {
   FEED_WINDOW,
-  defaultGraceMs,
+  defaultEarlyWaitMs,
+  earlyWaitOf,
   describeFeedOutcome,
   emptyScan,
   feedRunProblems,
@@ -63,7 +64,7 @@ import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/sea
 import { DEFAULT_PAUSE_AFTER_FAILURES } from '../scheduled-run/model';
 import { reportingFailureToSchedule } from '../scheduled-run/workflow';
 import { OutageWatch, outageCause } from '../../workflows/kit/outage-watch';
-import { RECURRING_OUTAGE, resolveOutageBounds } from '../../common/outage';
+import { accumulatedOutageBounds } from '../../common/outage';
 import { upsertAttributes } from '../../workflows/kit/status-tracker';
 import { summarized } from '../../workflows/activity-summaries';
 
@@ -81,26 +82,10 @@ export const POLLS_PER_RUN = 20;
 export const MAX_POLLS_PER_RUN = 200;
 
 
-const api = summarized(proxyActivities<FeedPollActivities>(API_CALL));
+const api = summarized(proxyActivities<FeedPollActivities>(READ));
 
-/** Sink retries: enough to ride out a restart of the receiver; after that the poll reports the failure. */
-const sink = summarized(proxyActivities<FeedPollActivities>({
-  startToCloseTimeout: '2 minutes',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: 8,
-    nonRetryableErrorTypes: ['SinkSecretMissing', 'SinkRejected', 'FeedSpoolMissing'],
-  },
-}));
-
-const control = summarized(proxyActivities<FeedPollActivities>({
-  // Covers the entity's wait for the interval, its fetches and its sink retries.
-  startToCloseTimeout: '20 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
-}));
+const sink = summarized(proxyActivities<FeedPollActivities>(FEED_SINK));
+const control = summarized(proxyActivities<FeedPollActivities>(FEED_CONTROL));
 
 /**
  * A page's event ids. Histories recorded before events were spooled carry the events themselves in the
@@ -175,7 +160,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
   });
 
   const pollOnce = async (req: FeedPollRequest): Promise<FeedPollOutcome> => {
-    const decision = pollDecision(cursor, Date.now(), req.graceMs ?? defaultGraceMs(cursor.pollIntervalSeconds));
+    const decision = pollDecision(cursor, Date.now(), earlyWaitOf(req) ?? defaultEarlyWaitMs(cursor.pollIntervalSeconds));
     let waitedMs = 0;
     if (decision.kind === 'skip') {
       cursor.counters.skippedEarly++;
@@ -317,7 +302,7 @@ export async function feedPollRun(input: FeedPollRunInput): Promise<FeedPollOutc
   ]);
   const pauseAfterFailures = input.pauseAfterFailures ?? DEFAULT_PAUSE_AFTER_FAILURES;
   return reportingFailureToSchedule({ scheduleId: feedScheduleId(feed), pauseAfterFailures }, async () => {
-    const watch = new OutageWatch(`polling ${feed}`, resolveOutageBounds(input.outage, RECURRING_OUTAGE), (delayMs, error, state) => {
+    const watch = new OutageWatch(`polling ${feed}`, accumulatedOutageBounds(input.outage), (delayMs, error, state) => {
       upsertAttributes([{ key: LonghaulState, value: 'waiting-out-outage' }]);
       setCurrentDetails(`${feed}: the API cannot be reached (${error}); asking again in ${Math.round(delayMs / 1000)} s (wait ${state.waits})`);
     });
@@ -329,7 +314,7 @@ export async function feedPollRun(input: FeedPollRunInput): Promise<FeedPollOutc
         request: {
           requestId: `${info.workflowId}/${info.runId}${attempt === 0 ? '' : `/${attempt}`}`,
           sink: input.sink,
-          graceMs: input.graceMs,
+          earlyWaitMs: earlyWaitOf(input),
           origin: input.origin ?? 'schedule',
         },
       });

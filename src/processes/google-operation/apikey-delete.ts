@@ -27,7 +27,7 @@ export async function apiKeyDelete(input: ApiKeyDeleteInput): Promise<ApiKeyDele
       },
       conflictTypes: [HttpFailure.FailedPrecondition, HttpFailure.NotFound],
       outage: input.outage,
-      graceMs: input.recoveryGraceMs,
+      graceMs: input.sendOnceGraceMs ?? input.recoveryGraceMs,
     });
     run.status.phase = 'waiting';
     const done = first.name

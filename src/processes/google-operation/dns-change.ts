@@ -22,7 +22,7 @@ export async function dnsChange(input: DnsChangeInput): Promise<DnsChangeResult>
       // A lost answer to an applied change makes the re-send conflict with itself.
       conflictTypes: [HttpFailure.AlreadyExists, HttpFailure.Conflict, HttpFailure.NotFound, HttpFailure.FailedPrecondition],
       outage: input.outage,
-      graceMs: input.recoveryGraceMs,
+      graceMs: input.sendOnceGraceMs ?? input.recoveryGraceMs,
     });
     run.status.phase = 'waiting';
     const done = await awaitOperation(run, first, {

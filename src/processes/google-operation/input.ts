@@ -5,16 +5,17 @@
  */
 import { operationPollProblems, type CancelOutcome, type OutageBounds, type PollBounds } from './model';
 import type { CredentialChoice } from '../../common/credential';
+import { sendOnceGraceProblems, type SendOnceGraceInput } from '../../common/send-once-grace';
 
-/** How every Google operation workflow polls, waits out outages and recovers an unknown outcome. */
-export interface OperationRunOptions extends CredentialChoice {
+/**
+ * How every Google operation workflow polls, waits out outages and recovers an unknown outcome
+ * (`sendOnceGraceMs`: default 180 000, twice the call's 60 s timeout plus the server's own cutoff).
+ */
+export interface OperationRunOptions extends CredentialChoice, SendOnceGraceInput {
   poll?: PollBounds;
   /** How long failed polls (and lookups) are waited out: default 6 h of consecutive failure, backoff 5 s doubling to 3 min. */
   outage?: OutageBounds;
-  /**
-   * @format milliseconds — after a mutating call whose outcome is unknown, how long lookups for what it did go
-   * on before it is sent again. Default 180 000 (twice the call's 60 s timeout plus the server's own cutoff).
-   */
+  /** @deprecated The former name of `sendOnceGraceMs`, still read: inputs written before carry it. */
   recoveryGraceMs?: number;
 }
 
@@ -242,9 +243,6 @@ export function parseRrset(text: string): ResourceRecordSet {
 /** Problems with the options every Google operation input shares. */
 function runOptionProblems(input: OperationRunOptions | undefined): string[] {
   const problems = operationPollProblems(input?.poll, input?.outage);
-  const grace = input?.recoveryGraceMs;
-  if (grace !== undefined && !(typeof grace === 'number' && Number.isFinite(grace) && grace >= 1_000 && grace <= 60 * 60 * 1000)) {
-    problems.push('recoveryGraceMs must be a number of milliseconds between 1000 and 3600000');
-  }
+  problems.push(...sendOnceGraceProblems(input?.sendOnceGraceMs, { name: 'recoveryGraceMs', value: input?.recoveryGraceMs }, 60 * 60 * 1000));
   return problems;
 }

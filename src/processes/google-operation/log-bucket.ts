@@ -20,13 +20,19 @@ import {
   type LogBucketUpdateInput,
   type OperationRunOptions,
 } from './input';
+import { BACKOFF } from '../../common/backoff';
 import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from './model';
 import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun, type OperationRun } from './workflow';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
 /** How long, after `:cancel`, the workflow watches the operation to learn how it ended. */
-const CANCEL_WATCH: PollBounds = { initialIntervalMs: 1_000, backoffFactor: 1.5, maxIntervalMs: 10_000, timeoutMs: 5 * 60 * 1000 };
+const CANCEL_WATCH: PollBounds = {
+  initialIntervalMs: BACKOFF.bucketCancelWatch.initialMs,
+  backoffFactor: BACKOFF.bucketCancelWatch.coefficient,
+  maxIntervalMs: BACKOFF.bucketCancelWatch.maxMs,
+  timeoutMs: 5 * 60 * 1000,
+};
 
 export async function logBucketCreate(input: LogBucketCreateInput): Promise<LogBucketResult> {
   rejectInvalid('log bucket creation', bucketCreateProblems(input));
@@ -75,7 +81,8 @@ interface BucketOperationSpec {
 }
 
 async function runBucketOperation(run: OperationRun, options: OperationRunOptions, spec: BucketOperationSpec): Promise<LogBucketResult> {
-  const { poll: bounds, outage, recoveryGraceMs: graceMs } = options;
+  const { poll: bounds, outage } = options;
+  const graceMs = options.sendOnceGraceMs ?? options.recoveryGraceMs;
   let operation: OperationView | undefined;
   try {
     // Non-cancellable while in flight: a cancel waits for the answer, so the operation below is always known.

@@ -67,7 +67,7 @@ export interface HookRepairInput extends CredentialChoice {
   maxPagesPerRun?: number;
   /** How long an accepted redelivery may take to be listed (default 5 min). @format milliseconds */
   redeliverySettleMs?: number;
-  /** How long a run waits out an outage of the API (default 6 h). */
+  /** How long a run may spend waiting out outages of the API, accumulated over the run (default 6 h, waits 10 s doubling to 3 min). */
   outage?: OutageBounds;
   /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */
   pauseAfterFailures?: number;

@@ -25,7 +25,7 @@ import {
 } from '@temporalio/workflow';
 import type { RedeliveryResult } from './activities';
 import type { HookActivities } from './activities';
-import { API_CALL } from '../../workflows/activity-options';
+import { READ } from '../../workflows/activity-options';
 import {
   DEFAULT_CLOCK_SKEW_MS,
   DEFAULT_LOOKBACK_MS,
@@ -56,13 +56,13 @@ import { DEFAULT_PAUSE_AFTER_FAILURES } from '../scheduled-run/model';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { reportingFailureToSchedule } from '../scheduled-run/workflow';
 import { OutageWatch } from '../../workflows/kit/outage-watch';
-import { RECURRING_OUTAGE, resolveOutageBounds } from '../../common/outage';
+import { accumulatedOutageBounds } from '../../common/outage';
 import { upsertAttributes } from '../../workflows/kit/status-tracker';
 import { summarized } from '../../workflows/activity-summaries';
 
 export const hookRepairStatusQuery = defineQuery<HookRepairStatus>('status');
 
-const api = summarized(proxyActivities<HookActivities>(API_CALL));
+const api = summarized(proxyActivities<HookActivities>(READ));
 
 /** Redelivery attempts refused as "spammed" before the run gives up on the rest (they wait for the next run). */
 const SPAMMED_TRIES = 3;
@@ -133,7 +133,7 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
   ]);
   show();
   let phaseBeforeOutage = status.phase;
-  const watch = new OutageWatch(`repairing ${hook}`, resolveOutageBounds(input.outage, RECURRING_OUTAGE), (delayMs, error) => {
+  const watch = new OutageWatch(`repairing ${hook}`, accumulatedOutageBounds(input.outage), (delayMs, error) => {
     if (status.phase !== 'waiting-out-outage') phaseBeforeOutage = status.phase;
     status.phase = 'waiting-out-outage';
     setCurrentDetails(`${describe(status)} · the API cannot be reached (${error}); trying again in ${Math.round(delayMs / 1000)} s`);

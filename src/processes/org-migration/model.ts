@@ -10,6 +10,7 @@ import { HONEST_POLL_SHAPE, pollBoundsProblems, type PollBounds, type ResolvedPo
 import { formatDuration, outageBoundsProblems, type OutageBounds } from '../../common/outage';
 import type { PollState } from '../../common/poll-decision';
 import { eventBudgetProblems } from '../../common/run-budget';
+import { sendOnceGraceProblems, type SendOnceGraceInput } from '../../common/send-once-grace';
 import type { CredentialChoice } from '../../common/credential';
 
 export type { PollBounds } from '../../common/poll-schedule';
@@ -49,7 +50,8 @@ export const MIGRATION_FLAGS = Object.keys(MIGRATION_FLAG_FIELDS) as MigrationFl
 /** The flags as the workflow input carries them (each optional, default false). */
 export type MigrationFlags = { [F in MigrationFlag]?: boolean };
 
-export interface OrgMigrationInput extends CredentialChoice, MigrationFlags {
+/** The input of an org migration; `sendOnceGraceMs` is the start's grace (default 2 × apiCallTimeoutMs + 60 s). */
+export interface OrgMigrationInput extends CredentialChoice, MigrationFlags, SendOnceGraceInput {
   org: string;
   /** Repository names in `org` (1..N); empty only with `orgMetadataOnly`. */
   repositories: string[];
@@ -66,7 +68,7 @@ export interface OrgMigrationInput extends CredentialChoice, MigrationFlags {
    * migration it may have created before trying again).
    */
   apiCallTimeoutMs?: number;
-  /** @format milliseconds — how long the start lookups go on after an unknown outcome. Default 2 × apiCallTimeoutMs + 60 s. */
+  /** @deprecated The former name of `sendOnceGraceMs` (the start's grace), still read: inputs written before carry it. */
   startGraceMs?: number;
   /** History events per run before continuing as new between polls (50..8,000; default 8,000). */
   eventsPerRun?: number;
@@ -165,12 +167,11 @@ export function migrationInputProblems(input: OrgMigrationInput): string[] {
     if (input[flag] !== undefined && typeof input[flag] !== 'boolean') problems.push(`${flag} must be true or false (got ${JSON.stringify(input[flag])})`);
   }
   if (input.downloadDir !== undefined && (typeof input.downloadDir !== 'string' || input.downloadDir.trim() === '')) problems.push('downloadDir must be a non-empty path');
-  for (const name of ['apiCallTimeoutMs', 'startGraceMs'] as const) {
-    const v = input[name];
-    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 1_000 && v <= 24 * 60 * 60 * 1000)) {
-      problems.push(`${name} must be a number of milliseconds between 1000 and 86400000`);
-    }
+  const v = input.apiCallTimeoutMs;
+  if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 1_000 && v <= 24 * 60 * 60 * 1000)) {
+    problems.push('apiCallTimeoutMs must be a number of milliseconds between 1000 and 86400000');
   }
+  problems.push(...sendOnceGraceProblems(input.sendOnceGraceMs, { name: 'startGraceMs', value: input.startGraceMs }, 24 * 60 * 60 * 1000));
   problems.push(...pollBoundsProblems(input.poll, 'poll', DEFAULT_POLL));
   problems.push(...outageBoundsProblems(input.outage, 'outage'));
   problems.push(...eventBudgetProblems(input.eventsPerRun, 'eventsPerRun'));

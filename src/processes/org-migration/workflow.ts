@@ -232,7 +232,7 @@ async function startExactlyOnce(input: OrgMigrationInput, acts: MigrationActivit
       nonCancellable: true,
       failureType: MigrationFailure.StartFailed,
       callTimeoutMs: input.apiCallTimeoutMs,
-      graceMs: input.startGraceMs,
+      graceMs: input.sendOnceGraceMs ?? input.startGraceMs,
       outage: input.outage,
       details: { org: input.org, workflowId: workflowInfo().workflowId },
     });

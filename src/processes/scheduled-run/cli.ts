@@ -113,6 +113,13 @@ interface RecurringFlags {
   pauseAfterFailures?: number;
 }
 
+/** `--early-wait` (or `--grace`, its former name) as the input's `earlyWaitMs`. */
+function earlyWaitInput(flags: { earlyWait?: number; grace?: number }): { earlyWaitMs?: number } {
+  if (flags.earlyWait !== undefined && flags.grace !== undefined) throw new CliError('give --early-wait or --grace (its former name), not both', 2);
+  const seconds = flags.earlyWait ?? flags.grace;
+  return seconds === undefined ? {} : { earlyWaitMs: seconds * 1000 };
+}
+
 function recurringInput(flags: RecurringFlags): { outage?: { budgetMs: number }; pauseAfterFailures?: number } {
   return {
     ...(flags.outageBudget !== undefined ? { outage: { budgetMs: flags.outageBudget } } : {}),
@@ -125,6 +132,7 @@ interface FeedScheduleFlags extends ManageFlags, RecurringFlags {
   every: number;
   sink?: string;
   sinkSecretEnv?: string;
+  earlyWait?: number;
   grace?: number;
   paused?: boolean;
   forgetCursor?: boolean;
@@ -135,6 +143,7 @@ interface FeedPollFlags extends OutputFlags {
   feed?: string;
   sink?: string;
   sinkSecretEnv?: string;
+  earlyWait?: number;
   grace?: number;
   workflowId?: string;
 }
@@ -197,7 +206,7 @@ async function feedSchedule(flags: FeedScheduleFlags, context: CliContext): Prom
   const input: FeedPollRunInput = {
     feed,
     sink: sinkFrom(flags.sink, flags.sinkSecretEnv) ?? { kind: 'file' },
-    graceMs: flags.grace === undefined ? undefined : flags.grace * 1000,
+    ...earlyWaitInput(flags),
     ...recurringInput(flags),
   };
   const problems = feedRunProblems(input);
@@ -311,7 +320,8 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
       .option('--every <duration>', 'how often the schedule fires (runs before the server\u2019s X-Poll-Interval are skipped)', duration, 60_000)
       .option('--sink <sink>', 'file (default), file:PATH, an http(s):// URL, or logging:projects/P[/logs/LOG_ID]')
       .option('--sink-secret-env <NAME>', 'environment variable on the worker holding the HTTP sink\u2019s signing secret (default LONGHAUL_SINK_SECRET)')
-      .option('--grace <seconds>', 'how long a run may wait for the poll interval instead of skipping', positiveSeconds),
+      .option('--early-wait <seconds>', 'how early a run may fire and still wait for its poll to be due instead of skipping', positiveSeconds)
+      .addOption(new Option('--grace <seconds>', 'the former name of --early-wait').argParser(positiveSeconds).hideHelp()),
   )
     .option('--forget-cursor', 'with --delete: also end the feed\u2019s cursor workflow (a new schedule then starts from the whole feed)')
     .option('--runs-timeout <duration>', 'with --forget-cursor: how long to wait for poll runs in flight before the cursor ends (default 2m)', duration)
@@ -323,7 +333,8 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
     .option('--feed <path>', 'the feed, e.g. /repos/OWNER/REPO/events')
     .option('--sink <sink>', 'where new events go (default: the sink of the feed\u2019s schedule, else file)')
     .option('--sink-secret-env <NAME>', 'environment variable on the worker holding the HTTP sink\u2019s signing secret')
-    .option('--grace <seconds>', 'how long it may wait for the poll interval instead of skipping', positiveSeconds)
+    .option('--early-wait <seconds>', 'how early it may come and still wait for the poll to be due instead of skipping', positiveSeconds)
+    .addOption(new Option('--grace <seconds>', 'the former name of --early-wait').argParser(positiveSeconds).hideHelp())
     .option('--workflow-id <id>', 'workflow id (default: readable and unique)')
     .option('--wait', 'wait for the outcome')
     .addOption(new Option('--json', 'print one JSON object'))
@@ -331,7 +342,7 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
       const feed = canonicalFeed(flags.feed);
       const context = ctx();
       const sink = sinkFrom(flags.sink, flags.sinkSecretEnv) ?? (await scheduledSink(await context.client(), feed)) ?? { kind: 'file' };
-      const input: FeedPollRunInput = { feed, sink, origin: 'manual', graceMs: flags.grace === undefined ? undefined : flags.grace * 1000 };
+      const input: FeedPollRunInput = { feed, sink, origin: 'manual', ...earlyWaitInput(flags) };
       const problems = feedRunProblems(input);
       if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, 2);
       process.exitCode = await runWorkflowCommand<[FeedPollRunInput], FeedPollOutcome, never>({

@@ -7,15 +7,13 @@
 import { isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { ScheduleHealthActivities } from './activities';
 import { OutageFailure } from '../../workflows/kit/outage-watch';
+import { SCHEDULE_HEALTH } from '../../workflows/activity-options';
 import { summarized } from '../../workflows/activity-summaries';
 
 /** The failure types of recurring runs: an outage that outlasted the run's budget (the kit's `OutageWatch`). */
 export const RecurringFailure = OutageFailure;
 
-const health = summarized(proxyActivities<ScheduleHealthActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 },
-}));
+const health = summarized(proxyActivities<ScheduleHealthActivities>(SCHEDULE_HEALTH));
 
 function messageOf(err: unknown): string {
   let e: unknown = err;

@@ -18,6 +18,7 @@ export * from '../../common/poll-decision';
 export * from './poll-until';
 export * from '../../common/quiet-poll-schedule';
 export * from './send-once-decision';
+export * from '../../common/send-once-grace';
 export * from './send-once';
 export * from './keep-trying';
 export * from './status-tracker';

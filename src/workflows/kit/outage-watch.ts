@@ -1,11 +1,12 @@
 /**
  * `OutageWatch`: recurring work (feed polls, hook repair) waits out an outage on a durable timer, with the kit's
- * backoff, within the run's outage budget (`RECURRING_OUTAGE` by default); only a spent budget fails the run
- * (`OutageBudgetExhausted`). Unlike `keepTrying`, only an *outage* is waited out (`outageCause`): any other
- * failure ends the call at once, and the time spent in outages adds up over the whole run.
+ * backoff, within the run's *accumulated* outage budget (`accumulatedOutageBounds`, `RECURRING_OUTAGE` by
+ * default): the time spent in outages adds up over the whole run, successes in between do not refill it (unlike
+ * the consecutive budget of `src/common/outage.ts`). Only a spent budget fails the run (`OutageBudgetExhausted`). Unlike
+ * `keepTrying`, only an *outage* is waited out (`outageCause`): any other failure ends the call at once.
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, sleep, TimeoutFailure } from '@temporalio/workflow';
-import { outageBackoffMs, type ResolvedOutageBounds } from '../../common/outage';
+import { outageBackoffMs, type AccumulatedOutageBounds } from '../../common/outage';
 
 export const OutageFailure = { OutageBudgetExhausted: 'OutageBudgetExhausted' } as const;
 
@@ -36,7 +37,7 @@ export function outageCause(err: unknown): string | undefined {
 export interface RunOutage {
   /** Waits taken after failed calls. */
   waits: number;
-  /** Time spent in outages so far (failed calls and the waits after them). @format milliseconds */
+  /** Time spent in outages so far, accumulated (failed calls and the waits after them). @format milliseconds */
   spentMs: number;
   lastError?: string;
 }
@@ -48,7 +49,7 @@ export class OutageWatch {
 
   constructor(
     private readonly what: string,
-    private readonly bounds: ResolvedOutageBounds,
+    private readonly bounds: AccumulatedOutageBounds,
     private readonly onWait?: (delayMs: number, error: string, state: RunOutage) => void,
   ) {}
 
@@ -62,9 +63,9 @@ export class OutageWatch {
     const delay = outageBackoffMs(this.streak, this.bounds);
     const spent = this.state.spentMs + (Date.now() - this.streakStartedAt);
     this.state.lastError = error;
-    if (spent + delay > this.bounds.budgetMs) {
+    if (spent + delay > this.bounds.accumulatedBudgetMs) {
       throw ApplicationFailure.nonRetryable(
-        `${this.what}: the service stayed unreachable past the outage budget of ${Math.round(this.bounds.budgetMs / 1000)} s ` +
+        `${this.what}: the service stayed unreachable past the outage budget of ${Math.round(this.bounds.accumulatedBudgetMs / 1000)} s ` +
           `(${Math.round(spent / 1000)} s in outages, ${this.state.waits} waits); last error: ${error}`,
         OutageFailure.OutageBudgetExhausted,
         { ...this.state, spentMs: spent },

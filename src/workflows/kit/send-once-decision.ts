@@ -16,13 +16,14 @@
  *   Failed lookups are retried on the outage budget, as before. Runs recorded before this rule looked up over
  *   the whole grace period, 1 s doubling to 15 s apart (about 15 lookups per unknown outcome for a 60 s call).
  */
+import { backoffMs, BACKOFF } from '../../common/backoff';
 import type { FailureFacts } from '../../common/activity-failures';
 import { afterFailure, afterSuccess, NO_OUTAGE, type OutageState, type ResolvedOutageBounds } from '../../common/outage';
 
 export interface SendOnceConfig {
   /** Sends at most this many tries in total. */
   maxTries: number;
-  /** @format milliseconds — lookups continue this long after the last try with an unknown outcome. */
+  /** @format milliseconds — the send-once grace: lookups continue this long after the last try with an unknown outcome. */
   graceMs: number;
   outage: ResolvedOutageBounds;
   /** Permanent failure types that mean "it exists already" (named in messages). */
@@ -64,17 +65,12 @@ export const FRESH_SEND: SendOnceState = { tries: 0, lookups: 0, hadUnknown: fal
 
 /** The wait between lookups during the grace period: 1 s doubling to 15 s. */
 export function lookupDelayMs(lookups: number): number {
-  return Math.min(15_000, 1_000 * Math.pow(2, Math.max(0, lookups - 1)));
+  return backoffMs(BACKOFF.sendOnceLookup, lookups);
 }
 
 /** The wait before sending again after a refused try: 1 s doubling to 60 s, or what the server demanded. */
 export function resendDelayMs(tries: number, demandedMs?: number): number {
-  return demandedMs ?? Math.min(60_000, 1_000 * Math.pow(2, Math.max(0, tries - 1)));
-}
-
-/** The default grace period for a call with this start-to-close timeout: twice the call plus the server's cutoff. */
-export function defaultGraceMs(callTimeoutMs: number): number {
-  return 2 * callTimeoutMs + 60_000;
+  return demandedMs ?? backoffMs(BACKOFF.sendOnceResend, tries);
 }
 
 /** After a try that failed (not cancelled). */

@@ -5,7 +5,8 @@
 import { ApplicationFailure, CancellationScope, patched, sleep } from '@temporalio/workflow';
 import { failureFacts } from '../../common/activity-failures';
 import { resolveOutageBounds, type OutageBounds } from '../../common/outage';
-import { afterLookupFailed, afterNotFound, afterSendFailed, defaultGraceMs, FRESH_SEND, type SendOnceAction, type SendOnceConfig } from './send-once-decision';
+import { defaultSendOnceGraceMs } from '../../common/send-once-grace';
+import { afterLookupFailed, afterNotFound, afterSendFailed, FRESH_SEND, type SendOnceAction, type SendOnceConfig } from './send-once-decision';
 
 export interface SendOnceOptions<T> {
   /** For messages: "the export of octo-org/alpha, beta". */
@@ -28,7 +29,7 @@ export interface SendOnceOptions<T> {
   maxTries?: number;
   /** @format milliseconds — start-to-close timeout of the send activity, for the default grace. Default 60 000. */
   callTimeoutMs?: number;
-  /** @format milliseconds — how long lookups continue after an unknown outcome. Default `defaultGraceMs(callTimeoutMs)`. */
+  /** @format milliseconds — the send-once grace: how long lookups continue after an unknown outcome. Default `defaultSendOnceGraceMs(callTimeoutMs)`. */
   graceMs?: number;
   /** The budget for failing lookups. */
   outage?: OutageBounds;
@@ -47,7 +48,7 @@ export const BOUNDED_LOOKUPS_PATCH = 'send-once-bounded-lookups';
 export async function sendOnce<T>(opts: SendOnceOptions<T>): Promise<T> {
   const config: SendOnceConfig = {
     maxTries: opts.maxTries ?? 6,
-    graceMs: opts.graceMs ?? defaultGraceMs(opts.callTimeoutMs ?? 60_000),
+    graceMs: opts.graceMs ?? defaultSendOnceGraceMs(opts.callTimeoutMs ?? 60_000),
     outage: resolveOutageBounds(opts.outage),
     conflictTypes: opts.conflictTypes ?? [],
   };

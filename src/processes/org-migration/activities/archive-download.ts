@@ -20,6 +20,7 @@ import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { BACKOFF, backoffMs } from '../../../common/backoff';
 import { githubFor, type ActivityDeps } from '../../../activities/context';
 import type { DownloadProgress } from '../model';
 import { FailureType } from '../../../http/retry-policy';
@@ -336,7 +337,7 @@ class Transfer {
         { url: redact(url.href), total: this.total, highWater: this.highWater, lastOffset: this.offset, rangeIgnored: this.rangeIgnored },
       );
     }
-    await pause(200 * 2 ** (this.stalls - 1), signal);
+    await pause(backoffMs(BACKOFF.downloadStall, this.stalls), signal);
     return 'again';
   }
 

@@ -18,6 +18,7 @@ import { hostname } from 'node:os';
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { ApplicationFailureCategory, type Workflow } from '@temporalio/common';
+import { BACKOFF, backoffMs } from '../../../common/backoff';
 import { chainedReleaseAt, gateCheckAheadMs, MUTATION_SLOT_LEAD_MS, nextSlotLead, slotStillValid } from '../mutation-slots';
 import {
   BUDGET_SPENT,
@@ -203,7 +204,7 @@ export class GovernorLink implements RequestBudget {
 
   /** A retry in 1–2 s (jittered, so refused workers do not all ask again at once). */
   private retrySoon(reason: string): { retryInMs: number; reason: string } {
-    return { retryInMs: 1000 + Math.round(this.random() * 1000), reason };
+    return { retryInMs: backoffMs(BACKOFF.governorRetry, 1, this.random), reason };
   }
 
   private refusal(answer: { retryInMs: number; reason: string }, call: CallDescription) {
@@ -379,7 +380,7 @@ export class GovernorLink implements RequestBudget {
         });
         return;
       } catch {
-        await this.sleep(200 * (attempt + 1));
+        await this.sleep(backoffMs(BACKOFF.governorReport, attempt + 1));
       }
     }
   }
