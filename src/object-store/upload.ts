@@ -1,0 +1,332 @@
+/**
+ * `uploadArchive`: one pass from a source stream into an object store, bounded, resumable on any host.
+ *
+ * - Bytes are cut into parts of `partBytes` and at most `partsInFlight` parts are being stored at once, so the
+ *   process holds at most `partBytes × (partsInFlight + 1)` of the archive (the one more is the part being
+ *   filled). Nothing is written to local disk.
+ * - The whole archive's SHA-256 is computed on the way and recorded with the object; each part also carries
+ *   its own SHA-256 where the store checks one (S3).
+ * - The object appears under its final key only when complete (CompleteMultipartUpload, the GCS session's
+ *   last chunk, Azure's commitBlockList). An object already there with the same size and SHA-256 is kept.
+ * - Progress is a checkpoint (`UploadCheckpoint`, for heartbeat details): the upload id, how many bytes from
+ *   byte 0 are stored, and the SHA-256 state after them. A later attempt, on any host, checks the store's own
+ *   list of parts and re-reads the source only from the checkpoint (`openSource(offset)`); parts stored after
+ *   it (stored before the last heartbeat arrived) are re-read for the hash but not sent again.
+ *
+ * Why the hash state travels in the checkpoint: the bytes already uploaded cannot be read back (S3 parts, a GCS
+ * session and Azure's uncommitted blocks are invisible until complete), and re-reading them from the source
+ * would defeat the resume. Node's OpenSSL hash cannot export its state, so the SHA-256 runs in hash-wasm, whose
+ * state (a few hundred bytes) can be saved and loaded: it costs more CPU per GiB than OpenSSL (docs/org-migration.md
+ * has the figures) and no extra byte on the wire. A digest of part digests would be cheaper but is not the
+ * archive's SHA-256 that anyone can check with `sha256sum`.
+ *
+ * Failures: a store that fails transiently (connection refused, 5xx, 429) is retried with backoff for
+ * `retryForMs`, then the error is thrown as it is (retryable: the next attempt resumes). A permanent failure
+ * (`ApplicationFailure` non-retryable: access denied, missing bucket, wrong size) or a cancellation aborts the
+ * upload so no parts are left behind.
+ */
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApplicationFailure } from '@temporalio/common';
+import { createSHA256 } from 'hash-wasm';
+import { objectKey, objectUrl, parseDestination } from './destination';
+import { ObjectStoreFailure } from './errors';
+import { isTransient, type StoredPart } from './stores/store';
+import { storeFor } from './stores';
+
+/** @format bytes */
+export const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_PARTS_IN_FLIGHT = 4;
+/** @format milliseconds — how long a failing store is waited out before the attempt gives up (retryable). */
+export const DEFAULT_RETRY_FOR_MS = 10 * 60_000;
+/** GCS chunks must be multiples of 256 KiB; S3 parts at least 5 MiB but the last; Azure blocks at most 4000 MiB. */
+const PART_MULTIPLE = 256 * 1024;
+const MIN_PART_BYTES = 5 * 1024 * 1024;
+/** S3 and Azure allow 10,000 parts (Azure 50,000 blocks). */
+const MAX_PARTS = 10_000;
+/** @format milliseconds */
+const BEAT_MS = 1_000;
+
+/** Heartbeat details of an upload: enough for any host to continue it. Carries no secret. */
+export interface UploadCheckpoint {
+  /** The object (`s3://bucket/key`). */
+  url: string;
+  size: number;
+  partBytes: number;
+  /** The store's upload id (S3), session fingerprint (GCS) or block-id prefix (Azure). */
+  upload: string;
+  /** Bytes from byte 0 that are stored and hashed: a part boundary. */
+  offset: number;
+  /** SHA-256 state after `offset` bytes (hash-wasm `save()`, base64). */
+  hashState: string;
+  /** Bytes sent to the store by this upload so far, in all attempts (progress). */
+  sentBytes: number;
+  /** The archive's SHA-256, once the object is complete. */
+  sha256?: string;
+}
+
+/** Where a source's bytes come from: opened at `offset`, it yields the archive's bytes from there to the end. */
+export type OpenSource = (offset: number, signal: AbortSignal) => Promise<AsyncIterable<Uint8Array>>;
+
+export interface ArchiveUploadOptions {
+  /** `s3://BUCKET/PREFIX`, `gs://BUCKET/PREFIX` or `azblob://CONTAINER/PREFIX`. */
+  destination: string;
+  /** The object's name under the prefix. */
+  name: string;
+  /** @format bytes — the archive's size, as the source announced it. */
+  size: number;
+  contentType?: string;
+  openSource: OpenSource;
+  /** The last heartbeat details of an earlier attempt. */
+  checkpoint?: UploadCheckpoint;
+  heartbeat(checkpoint: UploadCheckpoint): void;
+  signal?: AbortSignal;
+  /** @format bytes */
+  partBytes?: number;
+  partsInFlight?: number;
+  /** @format milliseconds */
+  retryForMs?: number;
+  /** The environment the store's SDK is configured from (default: the process's). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ArchiveObject {
+  url: string;
+  bytes: number;
+  sha256: string;
+  /** S3 and Azure ETag, GCS generation. */
+  version?: string;
+  storeChecksum?: string;
+  /** The object was already there, complete, with this size and SHA-256: nothing was uploaded. */
+  alreadyThere: boolean;
+  /** Bytes this call read from the source. */
+  readBytes: number;
+  /** Bytes this call sent to the store. */
+  uploadedBytes: number;
+  /** Bytes kept from an earlier attempt (0 when it started from byte 0). */
+  resumedFrom: number;
+}
+
+/** Part size for `size`: the configured one, grown (in 256 KiB steps) so the archive fits in the parts allowed. */
+export function partSizeFor(size: number, configured = DEFAULT_PART_BYTES): number {
+  const atLeast = Math.max(configured, MIN_PART_BYTES, Math.ceil(size / MAX_PARTS));
+  return Math.ceil(atLeast / PART_MULTIPLE) * PART_MULTIPLE;
+}
+
+function partCount(size: number, partBytes: number): number {
+  return Math.max(1, Math.ceil(size / partBytes));
+}
+
+/** Calls `run` until it succeeds, a permanent failure, or `retryForMs` of transient ones. */
+async function retrying<T>(run: () => Promise<T>, retryForMs: number, signal: AbortSignal): Promise<T> {
+  const deadline = Date.now() + retryForMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (signal.aborted || !isTransient(err) || Date.now() >= deadline) throw err;
+      await sleep(Math.min(5_000, 200 * 2 ** attempt), undefined, { signal });
+    }
+  }
+}
+
+function toBase64(state: Uint8Array): string {
+  return Buffer.from(state).toString('base64');
+}
+
+/** Uploads the archive `options.openSource` yields; see the module comment. */
+export async function uploadArchive(options: ArchiveUploadOptions): Promise<ArchiveObject> {
+  const destination = parseDestination(options.destination);
+  const key = objectKey(destination, options.name);
+  const url = objectUrl(destination, key);
+  const store = storeFor(destination, options.env);
+  const size = options.size;
+  const contentType = options.contentType ?? 'application/gzip';
+  const retryForMs = options.retryForMs ?? DEFAULT_RETRY_FOR_MS;
+  const inner = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, inner.signal]) : inner.signal;
+  const retry = <T>(run: () => Promise<T>) => retrying(run, retryForMs, signal);
+  const hasher = await createSHA256();
+  hasher.init();
+
+  // Already there, complete? Compare with what a finished attempt recorded; else hash the source to compare.
+  const there = await retry(() => store.head(key));
+  const previous = options.checkpoint?.url === url && options.checkpoint.size === size ? options.checkpoint : undefined;
+  if (there && there.bytes === size && there.sha256) {
+    let readBytes = 0;
+    let sha256 = previous?.sha256;
+    if (!sha256) {
+      for await (const chunk of await options.openSource(0, signal)) {
+        hasher.update(chunk);
+        readBytes += chunk.length;
+      }
+      sha256 = hasher.digest('hex');
+      hasher.init();
+    }
+    if (sha256 === there.sha256) {
+      return { url, bytes: size, sha256, version: there.version, storeChecksum: there.storeChecksum, alreadyThere: true, readBytes, uploadedBytes: 0, resumedFrom: 0 };
+    }
+  }
+
+  // Continue the checkpoint's upload when the store still has every part it counts; else start afresh.
+  let partBytes = previous?.partBytes ?? partSizeFor(size, options.partBytes);
+  let upload: string | undefined;
+  let offset = 0;
+  let stored = new Map<number, StoredPart>();
+  let sentBefore = 0;
+  if (previous && !previous.sha256) {
+    const parts = await retry(() => store.stored(key, previous.upload, previous.partBytes, size));
+    const counted = previous.offset / previous.partBytes;
+    if (parts && [...Array(counted).keys()].every((i) => parts.has(i + 1))) {
+      upload = previous.upload;
+      offset = previous.offset;
+      stored = parts;
+      sentBefore = previous.sentBytes;
+      hasher.load(Buffer.from(previous.hashState, 'base64'));
+    }
+  }
+  if (!upload) {
+    partBytes = partSizeFor(size, options.partBytes);
+    await retry(() => store.abandon(key));
+    upload = await retry(() => store.begin(key, contentType));
+  }
+  const uploadId = upload;
+  const total = partCount(size, partBytes);
+  const inFlightLimit = store.concurrentParts ? Math.max(1, options.partsInFlight ?? DEFAULT_PARTS_IN_FLIGHT) : 1;
+
+  const progress = new Progress(url, size, partBytes, uploadId, offset, toBase64(hasher.save()), sentBefore);
+  const beat = setInterval(() => options.heartbeat(progress.checkpoint()), BEAT_MS);
+  let readBytes = 0;
+  try {
+    options.heartbeat(progress.checkpoint());
+    const inFlight = new Set<Promise<void>>();
+    let failure: unknown;
+    const send = (partNumber: number, body: Buffer, partSha: Buffer) => {
+      const start = (partNumber - 1) * partBytes;
+      const done = retry(() => store.put(key, uploadId, { partNumber, offset: start, body, sha256: partSha, last: partNumber === total, size }, signal)).then(
+        () => progress.stored(partNumber, body.length),
+        (err: unknown) => {
+          failure ??= err;
+          inner.abort(err);
+        },
+      );
+      inFlight.add(done);
+      void done.finally(() => inFlight.delete(done));
+    };
+    const emit = async (partNumber: number, body: Buffer) => {
+      hasher.update(body);
+      progress.hashed(partNumber, toBase64(hasher.save()));
+      const partSha = createHash('sha256').update(body).digest();
+      const kept = stored.get(partNumber);
+      // A part stored after the checkpoint's heartbeat: the same bytes (the source is the same object) need not
+      // be sent again when the store confirms its size and, where it keeps one, its SHA-256.
+      if (kept && kept.bytes === body.length && (kept.sha256 === undefined || kept.sha256 === partSha.toString('base64')) && partNumber !== total) {
+        progress.stored(partNumber, 0);
+        return;
+      }
+      while (inFlight.size >= inFlightLimit) await Promise.race(inFlight);
+      if (failure) throw failure;
+      send(partNumber, body, partSha);
+    };
+
+    let partNumber = offset / partBytes + 1;
+    let position = offset;
+    let buffer = Buffer.allocUnsafe(Math.min(partBytes, size - position));
+    let filled = 0;
+    if (position < size) {
+      for await (const chunk of await options.openSource(offset, signal)) {
+        let from = 0;
+        readBytes += chunk.length;
+        while (from < chunk.length) {
+          if (position + filled >= size) throw sizeMismatch(url, size, `more than ${size} bytes`);
+          const n = Math.min(buffer.length - filled, chunk.length - from);
+          buffer.set(chunk.subarray(from, from + n), filled);
+          filled += n;
+          from += n;
+          if (filled === buffer.length) {
+            await emit(partNumber, buffer);
+            position += filled;
+            partNumber++;
+            filled = 0;
+            if (position < size) buffer = Buffer.allocUnsafe(Math.min(partBytes, size - position));
+          }
+        }
+        if (failure) throw failure;
+      }
+    } else if (size === 0) {
+      await emit(1, Buffer.alloc(0));
+    }
+    if (position + filled !== size) throw sizeMismatch(url, size, `${position + filled} bytes`);
+    await Promise.all(inFlight);
+    if (failure) throw failure;
+    const sha256 = hasher.digest('hex');
+    const object = await retry(() => store.complete(key, uploadId, total, sha256, size, contentType));
+    progress.finished(sha256);
+    options.heartbeat(progress.checkpoint());
+    return {
+      url,
+      bytes: size,
+      sha256,
+      version: object.version,
+      storeChecksum: object.storeChecksum,
+      alreadyThere: false,
+      readBytes,
+      uploadedBytes: progress.sentBytes - sentBefore,
+      resumedFrom: offset,
+    };
+  } catch (err) {
+    const cause = signal.aborted && !(err instanceof ApplicationFailure) ? (options.signal?.aborted ? options.signal.reason : (inner.signal.reason ?? err)) : err;
+    // Permanent failures and cancellations leave nothing behind; a transient one keeps the parts for the next attempt.
+    if (options.signal?.aborted || (cause instanceof ApplicationFailure && cause.nonRetryable)) {
+      await store.abort(key, uploadId).catch(() => undefined);
+    }
+    throw cause;
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+function sizeMismatch(url: string, size: number, got: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(`uploading ${url}: the source announced ${size} bytes and delivered ${got}`, ObjectStoreFailure.SizeMismatch);
+}
+
+/** The checkpoint as parts are hashed and stored: it advances over parts stored without a gap. */
+class Progress {
+  private readonly hashStates = new Map<number, string>();
+  private readonly done = new Set<number>();
+  private sha256?: string;
+
+  constructor(
+    private readonly url: string,
+    private readonly size: number,
+    private readonly partBytes: number,
+    private readonly upload: string,
+    private offset: number,
+    private hashState: string,
+    public sentBytes: number,
+  ) {}
+
+  hashed(partNumber: number, state: string): void {
+    this.hashStates.set(partNumber, state);
+  }
+
+  stored(partNumber: number, sent: number): void {
+    this.sentBytes += sent;
+    this.done.add(partNumber);
+    for (let next = this.offset / this.partBytes + 1; this.done.has(next); next++) {
+      this.done.delete(next);
+      this.hashState = this.hashStates.get(next)!;
+      this.hashStates.delete(next);
+      this.offset = Math.min(this.size, next * this.partBytes);
+    }
+  }
+
+  finished(sha256: string): void {
+    this.sha256 = sha256;
+    this.offset = this.size;
+  }
+
+  checkpoint(): UploadCheckpoint {
+    return { url: this.url, size: this.size, partBytes: this.partBytes, upload: this.upload, offset: this.offset, hashState: this.hashState, sentBytes: this.sentBytes, sha256: this.sha256 };
+  }
+}
