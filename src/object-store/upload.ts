@@ -175,7 +175,7 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
   let stored = new Map<number, StoredPart>();
   let sentBefore = 0;
   if (previous && !previous.sha256) {
-    const parts = await retry(() => store.stored(key, previous.upload, previous.partBytes, size));
+    const parts = await retry(() => store.stored(key, previous.upload, previous.partBytes, size, previous.offset));
     const counted = previous.offset / previous.partBytes;
     if (parts && [...Array(counted).keys()].every((i) => parts.has(i + 1))) {
       upload = previous.upload;
@@ -194,13 +194,13 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
   const total = partCount(size, partBytes);
   const inFlightLimit = store.concurrentParts ? Math.max(1, options.partsInFlight ?? DEFAULT_PARTS_IN_FLIGHT) : 1;
 
-  const progress = new Progress(url, size, partBytes, uploadId, offset, toBase64(hasher.save()), sentBefore);
+  const progress = new Progress(url, size, partBytes, uploadId, offset, toBase64(hasher.save()), sentBefore, (c) => options.heartbeat(c));
   const beat = setInterval(() => options.heartbeat(progress.checkpoint()), BEAT_MS);
   let readBytes = 0;
+  const inFlight = new Set<Promise<void>>();
+  let failure: unknown;
   try {
     options.heartbeat(progress.checkpoint());
-    const inFlight = new Set<Promise<void>>();
-    let failure: unknown;
     const send = (partNumber: number, body: Buffer, partSha: Buffer) => {
       const start = (partNumber - 1) * partBytes;
       const done = retry(() => store.put(key, uploadId, { partNumber, offset: start, body, sha256: partSha, last: partNumber === total, size }, signal)).then(
@@ -226,6 +226,7 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
       }
       while (inFlight.size >= inFlightLimit) await Promise.race(inFlight);
       if (failure) throw failure;
+      signal.throwIfAborted();
       send(partNumber, body, partSha);
     };
 
@@ -259,6 +260,7 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
     if (position + filled !== size) throw sizeMismatch(url, size, `${position + filled} bytes`);
     await Promise.all(inFlight);
     if (failure) throw failure;
+    signal.throwIfAborted();
     const sha256 = hasher.digest('hex');
     const object = await retry(() => store.complete(key, uploadId, total, sha256, size, contentType));
     progress.finished(sha256);
@@ -278,7 +280,11 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
     const cause = signal.aborted && !(err instanceof ApplicationFailure) ? (options.signal?.aborted ? options.signal.reason : (inner.signal.reason ?? err)) : err;
     // Permanent failures and cancellations leave nothing behind; a transient one keeps the parts for the next attempt.
     if (options.signal?.aborted || (cause instanceof ApplicationFailure && cause.nonRetryable)) {
+      inner.abort(cause);
+      // Parts still being sent would land after the abort and be orphaned: let them end first; then look again.
+      await Promise.allSettled(inFlight);
       await store.abort(key, uploadId).catch(() => undefined);
+      await store.abandon(key).catch(() => undefined);
     }
     throw cause;
   } finally {
@@ -304,6 +310,8 @@ class Progress {
     private offset: number,
     private hashState: string,
     public sentBytes: number,
+    /** Told each time the checkpoint advances (the heartbeat: a later attempt continues from there). */
+    private readonly advanced: (checkpoint: UploadCheckpoint) => void,
   ) {}
 
   hashed(partNumber: number, state: string): void {
@@ -313,12 +321,14 @@ class Progress {
   stored(partNumber: number, sent: number): void {
     this.sentBytes += sent;
     this.done.add(partNumber);
+    const before = this.offset;
     for (let next = this.offset / this.partBytes + 1; this.done.has(next); next++) {
       this.done.delete(next);
       this.hashState = this.hashStates.get(next)!;
       this.hashStates.delete(next);
       this.offset = Math.min(this.size, next * this.partBytes);
     }
+    if (this.offset > before) this.advanced(this.checkpoint());
   }
 
   finished(sha256: string): void {

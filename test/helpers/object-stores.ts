@@ -4,8 +4,10 @@
  * produce the same bytes without sharing a file), and reading an object back to hash it.
  */
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
-import type { StoreKind } from '../../src/object-store';
+import type { OpenSource, StoreKind } from '../../src/object-store';
 import { s3Client } from '../../src/object-store/stores/s3';
 import { gcsStorage } from '../../src/object-store/stores/gcs';
 import { azureService } from '../../src/object-store/stores/azure';
@@ -125,4 +127,49 @@ export async function openUploads(kind: StoreKind, env: NodeJS.ProcessEnv, bucke
     if ((err as { statusCode?: number }).statusCode === 404) return 0;
     throw err;
   }
+}
+
+/**
+ * The generated archive over HTTP, as storage serves it: `Range: bytes=N-` answers 206 from N, optionally
+ * throttled (so a child can be killed part-way), counting every byte it sends.
+ */
+export async function startArchiveServer(size: number, bytesPerSecond = 0): Promise<{ url: string; servedBytes: () => number; close: () => Promise<void> }> {
+  let served = 0;
+  const server = createServer((req, res) => {
+    const from = Number(/^bytes=(\d+)-$/.exec(req.headers.range ?? '')?.[1] ?? 0);
+    res.writeHead(from ? 206 : 200, { 'content-length': size - from, 'content-type': 'application/gzip', etag: '"archive"', ...(from ? { 'content-range': `bytes ${from}-${size - 1}/${size}` } : {}) });
+    let at = from;
+    const slice = bytesPerSecond ? Math.max(16 * 1024, Math.floor(bytesPerSecond / 50)) : 1024 * 1024;
+    const pump = () => {
+      while (at < size && !res.destroyed) {
+        const chunk = archiveBytes(at, Math.min(slice, size - at));
+        at += chunk.length;
+        served += chunk.length;
+        // Backpressure counts: `served` is what the reader took, not what waits in a buffer.
+        if (!res.write(chunk)) return void res.once('drain', bytesPerSecond ? () => setTimeout(pump, 20) : pump);
+        if (bytesPerSecond) return void setTimeout(pump, 20);
+      }
+      if (at >= size) res.end();
+    };
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/archive.tar.gz`,
+    servedBytes: () => served,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** An `openSource` over HTTP: `Range` from the offset, `If-Range` so a changed object cannot be spliced in. */
+export function httpSource(url: string): OpenSource {
+  return async (offset, signal) => {
+    const res = await fetch(url, { headers: offset ? { range: `bytes=${offset}-`, 'if-range': '"archive"' } : {}, signal });
+    if (res.status !== (offset ? 206 : 200) || !res.body) throw new Error(`GET ${url} from ${offset}: ${res.status}`);
+    return res.body as unknown as AsyncIterable<Uint8Array>;
+  };
 }

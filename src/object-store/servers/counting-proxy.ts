@@ -17,7 +17,7 @@ export interface CountingProxy {
   close(): Promise<void>;
 }
 
-export async function startCountingProxy(targetPort: number, host = '127.0.0.1'): Promise<CountingProxy> {
+export async function startCountingProxy(targetPort: number, listenPort = 0, host = '127.0.0.1'): Promise<CountingProxy> {
   let sent = 0;
   let refusing = false;
   const sockets = new Set<Socket>();
@@ -43,7 +43,7 @@ export async function startCountingProxy(targetPort: number, host = '127.0.0.1')
     client.on('close', close);
     upstream.on('close', close);
   });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  await new Promise<void>((resolve) => server.listen(listenPort, host, resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     endpoint: `http://${host}:${port}`,

@@ -17,6 +17,7 @@ import { ensureAzurite, ensureFakeGcsServer, ensureVersitygw } from './binaries'
 export interface StoreServer {
   /** `http://127.0.0.1:PORT` (Azurite: the blob endpoint, with the account's path). */
   endpoint: string;
+  port: number;
   /** The SDK's standard settings that point a client at this server. */
   env: Record<string, string>;
   /** The directory the server keeps its objects in. */
@@ -94,21 +95,26 @@ export async function startVersitygw(): Promise<StoreServer> {
   const endpoint = `http://${HOST}:${port}`;
   return {
     endpoint,
+    port,
     dataDir,
     env: { AWS_ENDPOINT_URL_S3: endpoint, AWS_REGION: S3_REGION, AWS_ACCESS_KEY_ID: S3_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: S3_SECRET_ACCESS_KEY },
     ...control,
   };
 }
 
-/** fake-gcs-server with its filesystem backend: the GCS JSON API, resumable uploads included. */
-export async function startFakeGcs(): Promise<StoreServer> {
+/**
+ * fake-gcs-server with its filesystem backend: the GCS JSON API, resumable uploads included. The session URIs it
+ * hands out name `publicPort` (default: its own), so that a relay in front of it sees the chunks too.
+ */
+export async function startFakeGcs(options: { publicPort?: number } = {}): Promise<StoreServer> {
   const bin = await ensureFakeGcsServer();
   const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-fake-gcs-'));
   const port = await freePort();
-  const args = ['-scheme', 'http', '-host', HOST, '-port', String(port), '-public-host', `${HOST}:${port}`, '-external-url', `http://${HOST}:${port}`, '-backend', 'filesystem', '-filesystem-root', dataDir, '-log-level', 'error'];
+  const publicUrl = `http://${HOST}:${options.publicPort ?? port}`;
+  const args = ['-scheme', 'http', '-host', HOST, '-port', String(port), '-public-host', `${HOST}:${options.publicPort ?? port}`, '-external-url', publicUrl, '-backend', 'filesystem', '-filesystem-root', dataDir, '-log-level', 'error'];
   const control = await serve('fake-gcs-server', bin, args, port, dataDir);
   const endpoint = `http://${HOST}:${port}`;
-  return { endpoint, dataDir, env: { STORAGE_EMULATOR_HOST: endpoint }, ...control };
+  return { endpoint, port, dataDir, env: { STORAGE_EMULATOR_HOST: endpoint }, ...control };
 }
 
 /** Azurite's blob service, its account the well-known development account. */
@@ -121,5 +127,5 @@ export async function startAzurite(): Promise<StoreServer> {
   const control = await serve('azurite', bin, args, port, dataDir);
   const endpoint = `http://${HOST}:${port}/${AZURITE_ACCOUNT}`;
   const connectionString = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};BlobEndpoint=${endpoint};`;
-  return { endpoint, dataDir, env: { AZURE_STORAGE_CONNECTION_STRING: connectionString }, ...control };
+  return { endpoint, port, dataDir, env: { AZURE_STORAGE_CONNECTION_STRING: connectionString }, ...control };
 }

@@ -11,7 +11,7 @@
  * checkpoint: it is kept beside the object in the bucket (`KEY.upload-session`, readable by the same
  * credentials that could write the object), and the checkpoint names it by fingerprint. The session's status
  * (`PUT` with `Content-Range: bytes *\/SIZE` to the session URI, which takes no other credential) says how many
- * bytes GCS holds; cancelling is `DELETE` on it.
+ * bytes GCS holds (not used: see `stored`); cancelling is `DELETE` on it.
  */
 import { createHash } from 'node:crypto';
 import { Storage, type Bucket } from '@google-cloud/storage';
@@ -88,44 +88,34 @@ export class GcsStore implements PartStore {
     }
   }
 
-  async stored(key: string, upload: string, partBytes: number, size: number): Promise<Map<number, StoredPart> | undefined> {
-    const uri = await this.sessionUri(key, upload);
-    if (!uri) return undefined;
-    const res = await fetch(uri, { method: 'PUT', headers: { 'Content-Range': `bytes */${size}`, 'Content-Length': '0' } });
-    await res.arrayBuffer();
+  /**
+   * The parts the checkpoint counts, while the session exists. GCS's status query (`PUT` with
+   * `Content-Range: bytes *\/*`) would say how many bytes it holds, but fake-gcs-server takes that request as
+   * the end of the upload and finalizes a truncated object; so the checkpoint, heartbeated after every chunk
+   * GCS acknowledged, is the record. (With one chunk in flight at a time, at most that chunk is sent again.)
+   */
+  async stored(key: string, upload: string, partBytes: number, _size: number, counted: number): Promise<Map<number, StoredPart> | undefined> {
+    if (!(await this.sessionUri(key, upload))) return undefined;
     const parts = new Map<number, StoredPart>();
-    const total = Math.max(1, Math.ceil(size / partBytes));
-    if (res.status === 200 || res.status === 201) {
-      for (let n = 1; n <= total; n++) parts.set(n, { bytes: Math.min(partBytes, size - (n - 1) * partBytes) });
-      return parts;
-    }
-    if (res.status !== 308) {
-      if (res.status === 404 || res.status === 410) return undefined;
-      throw Object.assign(new Error(`upload session status of ${this.where(key)}: ${res.status}`), { statusCode: res.status });
-    }
-    const committed = Number(/bytes=0-(\d+)/.exec(res.headers.get('range') ?? '')?.[1] ?? -1) + 1;
-    for (let n = 1; n * partBytes <= committed && n < total; n++) parts.set(n, { bytes: partBytes });
+    for (let n = 1; n * partBytes <= counted; n++) parts.set(n, { bytes: partBytes });
     return parts;
   }
 
-  async put(key: string, upload: string, part: { offset: number; body: Buffer; last: boolean }): Promise<void> {
+  /**
+   * One chunk, `PUT` to the session URI with its `Content-Range` (the session URI is the credential: no signing).
+   * The SDK's own chunk writer is not used: on a broken connection it asks the session's status before resending,
+   * which fake-gcs-server takes for the end of the upload (see `stored`).
+   */
+  async put(key: string, upload: string, part: { offset: number; body: Buffer; last: boolean; size: number }, signal: AbortSignal): Promise<void> {
     const uri = await this.sessionUri(key, upload);
     if (!uri) throw new Error(`the upload session of ${this.where(key)} is gone`);
-    await this.call('upload chunk', key, async () => {
-      const stream = this.bucket.file(key).createWriteStream({
-        uri,
-        offset: part.offset,
-        resumable: true,
-        validation: false,
-        isPartialUpload: !part.last,
-        ...(part.last ? {} : { chunkSize: part.body.length }),
-      });
-      await new Promise<void>((resolve, reject) => {
-        stream.once('error', reject);
-        stream.once('finish', resolve);
-        stream.end(part.body);
-      });
-    });
+    const end = part.offset + part.body.length - 1;
+    const range = part.body.length ? `bytes ${part.offset}-${end}/${part.last ? part.size : '*'}` : `bytes */${part.size}`;
+    const res = await fetch(uri, { method: 'PUT', headers: { 'Content-Range': range }, body: part.body, signal });
+    await res.arrayBuffer();
+    const persisted = Number(/bytes=0-(\d+)/.exec(res.headers.get('range') ?? '')?.[1] ?? -1);
+    const ok = part.last ? res.status === 200 || res.status === 201 : res.status === 308 && persisted === end;
+    if (!ok) throw Object.assign(new Error(`chunk ${range} of ${this.where(key)}: ${res.status}${res.status === 308 ? `, GCS holds bytes to ${persisted}` : ''}`), { statusCode: res.status === 308 ? 503 : res.status });
   }
 
   async complete(key: string, _upload: string, _parts: number, sha256: string, size: number): Promise<StoredObject> {

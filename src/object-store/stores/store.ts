@@ -29,8 +29,11 @@ export interface PartStore {
   head(key: string): Promise<StoredObject | undefined>;
   /** Starts an upload to `key`; its id. */
   begin(key: string, contentType: string): Promise<string>;
-  /** Parts stored for the upload; `undefined` when the store no longer knows it (aborted, expired). */
-  stored(key: string, upload: string, partBytes: number, size: number): Promise<Map<number, StoredPart> | undefined>;
+  /**
+   * Parts stored for the upload, from the store's own listing where it has one (`counted`: the bytes the
+   * checkpoint says are stored); `undefined` when the store no longer knows the upload (aborted, expired).
+   */
+  stored(key: string, upload: string, partBytes: number, size: number, counted: number): Promise<Map<number, StoredPart> | undefined>;
   /** Stores part `partNumber` (at byte `offset`); `last` is the final part. */
   put(key: string, upload: string, part: { partNumber: number; offset: number; body: Buffer; sha256: Buffer; last: boolean; size: number }, signal: AbortSignal): Promise<void>;
   /** Makes the object appear under `key` with `sha256` recorded, once every part is stored. */
@@ -49,7 +52,7 @@ export function isTransient(err: unknown): boolean {
   if (typeof status === 'number' && status > 0) return status === 408 || status === 429 || status >= 500;
   const code = typeof e.code === 'string' ? e.code : '';
   if (/^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EAI_AGAIN|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|UND_ERR_|REQUEST_SEND_ERROR)/.test(code)) return true;
-  if (e.name === 'TimeoutError' || /socket hang up|ECONNREFUSED|ECONNRESET|other side closed|fetch failed/i.test(e.message ?? '')) return true;
+  if (e.name === 'TimeoutError' || /socket hang up|ECONNREFUSED|ECONNRESET|EPIPE|other side closed|fetch failed|Retry limit exceeded/i.test(e.message ?? '')) return true;
   return e.cause !== undefined && e.cause !== err && isTransient(e.cause);
 }
 
