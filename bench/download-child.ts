@@ -5,6 +5,7 @@
  */
 import { archiveDownloader, type ArchiveDownloadInput } from '../src/processes/org-migration/activities/archive-download';
 import { createGithubClient } from '../src/http/github';
+import { startMeasuring } from './archive-kit';
 
 export interface ChildInput extends ArchiveDownloadInput {
   apiUrl: string;
@@ -36,24 +37,10 @@ export interface ChildResult {
 async function main(): Promise<void> {
   const input = JSON.parse(process.argv[2]) as ChildInput;
   const download = archiveDownloader({ github: createGithubClient({ baseUrl: input.apiUrl, token: () => input.token }), dataDir: input.dataDir });
-  if (input.startOnGo) {
-    process.stdout.write('ready\n');
-    await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
-    process.stdin.destroy();
-  }
-  const mb = () => process.memoryUsage.rss() / 1024 / 1024;
-  const rssBeforeMb = mb();
-  let rssPeakMb = rssBeforeMb;
-  const sampler = setInterval(() => (rssPeakMb = Math.max(rssPeakMb, mb())), 50);
+  const meter = await startMeasuring(input.startOnGo);
   let heartbeats = 0;
-  const cpuBefore = process.cpuUsage();
-  const started = process.hrtime.bigint();
   const result = await download({ org: input.org, migrationId: input.migrationId, path: input.path }, { heartbeat: () => heartbeats++ });
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  const cpu = process.cpuUsage(cpuBefore);
-  clearInterval(sampler);
-  rssPeakMb = Math.max(rssPeakMb, mb());
-  const out: ChildResult = { ms, bytes: result.bytes, sha256: result.sha256, resumedFrom: result.resumedFrom, fetchedBytes: result.fetchedBytes, rssBeforeMb, rssPeakMb, heartbeats, cpuSeconds: (cpu.user + cpu.system) / 1e6, systemSeconds: cpu.system / 1e6 };
+  const out: ChildResult = { ...meter.stop(), bytes: result.bytes, sha256: result.sha256, resumedFrom: result.resumedFrom, fetchedBytes: result.fetchedBytes, heartbeats };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 

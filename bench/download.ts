@@ -19,20 +19,17 @@
  * process is loaded beforehand and started by a line on stdin), and the run prints how much memory was reported.
  */
 import { execFile, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Command } from 'commander';
-import { startEmulator, type Emulator } from '../src/emulator/emulator';
-import { generatedArchive } from '../src/emulator/storage/archive-content';
+import { startEmulator } from '../src/emulator/emulator';
 import { workerProcessEnv } from '../src/worker-env';
 import { benchWorkerNodeFlags } from './worker-process';
+import { exportedMigration, expectedSha256, ORG, TOKEN } from './archive-kit';
 import type { ChildInput, ChildResult } from './download-child';
 
-const TOKEN = 'bench-token';
-const ORG = 'octo-org';
 
 interface Options {
   mib: number;
@@ -121,21 +118,6 @@ async function main(): Promise<void> {
     await rm(dir, { recursive: true, force: true });
     await emulator.close();
   }
-}
-
-async function exportedMigration(emulator: Emulator): Promise<number> {
-  const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
-  const res = await fetch(`${emulator.apiUrl}/orgs/${ORG}/migrations`, { method: 'POST', headers, body: JSON.stringify({ repositories: ['alpha'] }) });
-  const { id } = (await res.json()) as { id: number };
-  while (emulator.migrations.stateOf(id) !== 'exported') await new Promise((r) => setTimeout(r, 50));
-  return id;
-}
-
-/** The archive's SHA-256, computed from the generator before any timed download (it takes this process's CPU). */
-function expectedSha256(emulator: Emulator, migrationId: number, size: number): string {
-  const hash = createHash('sha256');
-  for (const chunk of generatedArchive(emulator.migrations.get(migrationId)!.guid, size).chunks(0, size)) hash.update(chunk);
-  return hash.digest('hex');
 }
 
 /**

@@ -25,11 +25,10 @@
  * (`ApplicationFailure` non-retryable: access denied, missing bucket, wrong size) or a cancellation aborts the
  * upload so no parts are left behind.
  */
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import { createSHA256 } from 'hash-wasm';
 import { objectKey, objectUrl, parseDestination } from './destination';
+import { HashThread } from './hash-thread';
 import { ObjectStoreFailure } from './errors';
 import { isTransient, type StoredPart } from './stores/store';
 import { storeFor } from './stores';
@@ -146,9 +145,6 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
   const inner = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, inner.signal]) : inner.signal;
   const retry = <T>(run: () => Promise<T>) => retrying(run, retryForMs, signal);
-  const hasher = await createSHA256();
-  hasher.init();
-
   // Already there, complete? Compare with what a finished attempt recorded; else hash the source to compare.
   const there = await retry(() => store.head(key));
   const previous = options.checkpoint?.url === url && options.checkpoint.size === size ? options.checkpoint : undefined;
@@ -156,12 +152,16 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
     let readBytes = 0;
     let sha256 = previous?.sha256;
     if (!sha256) {
-      for await (const chunk of await options.openSource(0, signal)) {
-        hasher.update(chunk);
-        readBytes += chunk.length;
+      const check = new HashThread();
+      try {
+        for await (const chunk of await options.openSource(0, signal)) {
+          await check.update(chunk);
+          readBytes += chunk.length;
+        }
+        sha256 = await check.digest();
+      } finally {
+        await check.end();
       }
-      sha256 = hasher.digest('hex');
-      hasher.init();
     }
     if (sha256 === there.sha256) {
       return { url, bytes: size, sha256, version: there.version, storeChecksum: there.storeChecksum, alreadyThere: true, readBytes, uploadedBytes: 0, resumedFrom: 0 };
@@ -174,6 +174,7 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
   let offset = 0;
   let stored = new Map<number, StoredPart>();
   let sentBefore = 0;
+  let hashState: string | undefined;
   if (previous && !previous.sha256) {
     const parts = await retry(() => store.stored(key, previous.upload, previous.partBytes, size, previous.offset));
     const counted = previous.offset / previous.partBytes;
@@ -182,7 +183,7 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
       offset = previous.offset;
       stored = parts;
       sentBefore = previous.sentBytes;
-      hasher.load(Buffer.from(previous.hashState, 'base64'));
+      hashState = offset > 0 ? previous.hashState : undefined;
     }
   }
   if (!upload) {
@@ -194,45 +195,56 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
   const total = partCount(size, partBytes);
   const inFlightLimit = store.concurrentParts ? Math.max(1, options.partsInFlight ?? DEFAULT_PARTS_IN_FLIGHT) : 1;
 
-  const progress = new Progress(url, size, partBytes, uploadId, offset, toBase64(hasher.save()), sentBefore, (c) => options.heartbeat(c));
+  const progress = new Progress(url, size, partBytes, uploadId, offset, hashState ?? '', sentBefore, (c) => options.heartbeat(c));
   const beat = setInterval(() => options.heartbeat(progress.checkpoint()), BEAT_MS);
+  const hash = new HashThread(hashState ? Buffer.from(hashState, 'base64') : undefined);
   let readBytes = 0;
   const inFlight = new Set<Promise<void>>();
   let failure: unknown;
+  // Part buffers, reused: one per part in flight and the one being filled. Shared with the hash thread (no copy).
+  const free: Buffer[] = [];
+  let allocated = 0;
+  const take = async (): Promise<Buffer> => {
+    while (!free.length && allocated > inFlightLimit) await Promise.race(inFlight);
+    if (free.length) return free.pop()!;
+    allocated++;
+    return Buffer.from(new SharedArrayBuffer(partBytes));
+  };
   try {
     options.heartbeat(progress.checkpoint());
-    const send = (partNumber: number, body: Buffer, partSha: Buffer) => {
-      const start = (partNumber - 1) * partBytes;
-      const done = retry(() => store.put(key, uploadId, { partNumber, offset: start, body, sha256: partSha, last: partNumber === total, size }, signal)).then(
-        () => progress.stored(partNumber, body.length),
-        (err: unknown) => {
-          failure ??= err;
-          inner.abort(err);
-        },
-      );
-      inFlight.add(done);
-      void done.finally(() => inFlight.delete(done));
-    };
-    const emit = async (partNumber: number, body: Buffer) => {
-      hasher.update(body);
-      progress.hashed(partNumber, toBase64(hasher.save()));
-      const partSha = createHash('sha256').update(body).digest();
-      const kept = stored.get(partNumber);
-      // A part stored after the checkpoint's heartbeat: the same bytes (the source is the same object) need not
-      // be sent again when the store confirms its size and, where it keeps one, its SHA-256.
-      if (kept && kept.bytes === body.length && (kept.sha256 === undefined || kept.sha256 === partSha.toString('base64')) && partNumber !== total) {
-        progress.stored(partNumber, 0);
-        return;
-      }
+    const emit = async (partNumber: number, buffer: Buffer, length: number) => {
+      const body = buffer.subarray(0, length);
+      // Hashed in order on the hash thread; stored once hashed (the part's SHA-256 goes with it).
+      const hashed = hash.update(body, true);
+      // Awaited by the part's job below, unless the upload fails before it starts (then the thread ends unheard).
+      hashed.catch(() => undefined);
       while (inFlight.size >= inFlightLimit) await Promise.race(inFlight);
       if (failure) throw failure;
       signal.throwIfAborted();
-      send(partNumber, body, partSha);
+      const job = hashed
+        .then(async ({ state, part }) => {
+          const kept = stored.get(partNumber);
+          // A part stored after the checkpoint's heartbeat: the same bytes (the source is the same object) need
+          // not be sent again when the store confirms its size and, where it keeps one, its SHA-256.
+          const same = kept && kept.bytes === length && (kept.sha256 === undefined || kept.sha256 === part!.toString('base64')) && partNumber !== total;
+          if (!same) await retry(() => store.put(key, uploadId, { partNumber, offset: (partNumber - 1) * partBytes, body, sha256: part!, last: partNumber === total, size }, signal));
+          progress.stored(partNumber, same ? 0 : length, toBase64(state));
+        })
+        .then(
+          () => void free.push(buffer),
+          (err: unknown) => {
+            free.push(buffer);
+            failure ??= err;
+            inner.abort(err);
+          },
+        );
+      inFlight.add(job);
+      void job.finally(() => inFlight.delete(job));
     };
 
     let partNumber = offset / partBytes + 1;
     let position = offset;
-    let buffer = Buffer.allocUnsafe(Math.min(partBytes, size - position));
+    let buffer = await take();
     let filled = 0;
     if (position < size) {
       for await (const chunk of await options.openSource(offset, signal)) {
@@ -240,28 +252,29 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
         readBytes += chunk.length;
         while (from < chunk.length) {
           if (position + filled >= size) throw sizeMismatch(url, size, `more than ${size} bytes`);
-          const n = Math.min(buffer.length - filled, chunk.length - from);
+          const length = Math.min(partBytes, size - position);
+          const n = Math.min(length - filled, chunk.length - from);
           buffer.set(chunk.subarray(from, from + n), filled);
           filled += n;
           from += n;
-          if (filled === buffer.length) {
-            await emit(partNumber, buffer);
+          if (filled === length) {
+            await emit(partNumber, buffer, length);
             position += filled;
             partNumber++;
             filled = 0;
-            if (position < size) buffer = Buffer.allocUnsafe(Math.min(partBytes, size - position));
+            if (position < size) buffer = await take();
           }
         }
         if (failure) throw failure;
       }
     } else if (size === 0) {
-      await emit(1, Buffer.alloc(0));
+      await emit(1, buffer, 0);
     }
     if (position + filled !== size) throw sizeMismatch(url, size, `${position + filled} bytes`);
     await Promise.all(inFlight);
     if (failure) throw failure;
     signal.throwIfAborted();
-    const sha256 = hasher.digest('hex');
+    const sha256 = await hash.digest();
     const object = await retry(() => store.complete(key, uploadId, total, sha256, size, contentType));
     progress.finished(sha256);
     options.heartbeat(progress.checkpoint());
@@ -289,6 +302,7 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
     throw cause;
   } finally {
     clearInterval(beat);
+    await hash.end();
   }
 }
 
@@ -314,11 +328,9 @@ class Progress {
     private readonly advanced: (checkpoint: UploadCheckpoint) => void,
   ) {}
 
-  hashed(partNumber: number, state: string): void {
+  /** Part `partNumber` is stored (`sent` bytes sent for it now); `state`: the running hash's after it. */
+  stored(partNumber: number, sent: number, state: string): void {
     this.hashStates.set(partNumber, state);
-  }
-
-  stored(partNumber: number, sent: number): void {
     this.sentBytes += sent;
     this.done.add(partNumber);
     const before = this.offset;

@@ -111,7 +111,8 @@ export class GcsStore implements PartStore {
     if (!uri) throw new Error(`the upload session of ${this.where(key)} is gone`);
     const end = part.offset + part.body.length - 1;
     const range = part.body.length ? `bytes ${part.offset}-${end}/${part.last ? part.size : '*'}` : `bytes */${part.size}`;
-    const res = await fetch(uri, { method: 'PUT', headers: { 'Content-Range': range }, body: part.body, signal });
+    // fetch takes no view of a SharedArrayBuffer (the part buffers are shared with the hash thread): a copy.
+    const res = await fetch(uri, { method: 'PUT', headers: { 'Content-Range': range }, body: new Uint8Array(part.body), signal });
     await res.arrayBuffer();
     const persisted = Number(/bytes=0-(\d+)/.exec(res.headers.get('range') ?? '')?.[1] ?? -1);
     const ok = part.last ? res.status === 200 || res.status === 201 : res.status === 308 && persisted === end;

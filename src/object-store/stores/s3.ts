@@ -130,12 +130,17 @@ export class S3Store implements PartStore {
   }
 
   async put(key: string, upload: string, part: { partNumber: number; body: Buffer; sha256: Buffer }, signal: AbortSignal): Promise<void> {
-    await this.call('UploadPart', key, () =>
-      this.client.send(
-        new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: upload, PartNumber: part.partNumber, Body: part.body, ContentLength: part.body.length, ChecksumSHA256: part.sha256.toString('base64') }),
-        { abortSignal: signal },
-      ),
+    const command = new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: upload, PartNumber: part.partNumber, Body: part.body, ContentLength: part.body.length, ChecksumSHA256: part.sha256.toString('base64') });
+    // The signature covers the payload's SHA-256, which the SDK would compute again: the part's is already known.
+    const payloadSha256 = part.sha256.toString('hex');
+    command.middlewareStack.add(
+      (next) => (args) => {
+        (args.request as { headers: Record<string, string> }).headers['x-amz-content-sha256'] = payloadSha256;
+        return next(args);
+      },
+      { step: 'build', name: 'longhaulKnownPayloadSha256' },
     );
+    await this.call('UploadPart', key, () => this.client.send(command, { abortSignal: signal }));
   }
 
   async complete(key: string, upload: string, parts: number, sha256: string, size: number, contentType: string): Promise<StoredObject> {
