@@ -27,7 +27,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import { objectKey, objectUrl, parseDestination } from './destination';
+import { objectKey, objectUrl, parseDestination, type ArchiveDestination } from './destination';
 import { HashThread } from './hash-thread';
 import { ObjectStoreFailure } from './errors';
 import { isTransient, type StoredPart } from './stores/store';
@@ -133,11 +133,25 @@ function toBase64(state: Uint8Array): string {
   return Buffer.from(state).toString('base64');
 }
 
-/** Uploads the archive `options.openSource` yields; see the module comment. */
+/**
+ * Uploads the archive `options.openSource` yields; see the module comment. Heartbeats every second from the
+ * start, also while the store is asked, waited out or an object already there is compared: with the latest
+ * checkpoint, or before the first one with the earlier attempt's (or one that counts nothing stored).
+ */
 export async function uploadArchive(options: ArchiveUploadOptions): Promise<ArchiveObject> {
   const destination = parseDestination(options.destination);
   const key = objectKey(destination, options.name);
   const url = objectUrl(destination, key);
+  let latest: UploadCheckpoint = options.checkpoint ?? { url, size: options.size, partBytes: 0, upload: '', offset: 0, hashState: '', sentBytes: 0 };
+  const beat = setInterval(() => options.heartbeat(latest), BEAT_MS);
+  try {
+    return await upload({ ...options, heartbeat: (c) => options.heartbeat((latest = c)) }, key, url, destination);
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+async function upload(options: ArchiveUploadOptions, key: string, url: string, destination: ArchiveDestination): Promise<ArchiveObject> {
   const store = storeFor(destination, options.env);
   const size = options.size;
   const contentType = options.contentType ?? 'application/gzip';
@@ -175,7 +189,7 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
   let stored = new Map<number, StoredPart>();
   let sentBefore = 0;
   let hashState: string | undefined;
-  if (previous && !previous.sha256) {
+  if (previous?.upload && !previous.sha256) {
     const parts = await retry(() => store.stored(key, previous.upload, previous.partBytes, size, previous.offset));
     const counted = previous.offset / previous.partBytes;
     if (parts && [...Array(counted).keys()].every((i) => parts.has(i + 1))) {
@@ -196,7 +210,6 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
   const inFlightLimit = store.concurrentParts ? Math.max(1, options.partsInFlight ?? DEFAULT_PARTS_IN_FLIGHT) : 1;
 
   const progress = new Progress(url, size, partBytes, uploadId, offset, hashState ?? '', sentBefore, (c) => options.heartbeat(c));
-  const beat = setInterval(() => options.heartbeat(progress.checkpoint()), BEAT_MS);
   const hash = new HashThread(hashState ? Buffer.from(hashState, 'base64') : undefined);
   let readBytes = 0;
   const inFlight = new Set<Promise<void>>();
@@ -301,7 +314,6 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
     }
     throw cause;
   } finally {
-    clearInterval(beat);
     await hash.end();
   }
 }
