@@ -21,13 +21,13 @@ import { Command } from 'commander';
 import { Context } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
+import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { startEmulator, type Emulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { ensureTestServer } from '../src/temporal/test-server';
 import { createGithubClient } from '../src/http/github';
 import { createGoogleClients } from '../src/http/google';
-import { createLonghaulWorker } from '../src/worker';
+import { createLonghaulWorker, type LonghaulWorker } from '../src/worker';
 import { ALL_SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
 import { DEFAULT_POLL } from '../src/processes/org-migration/model';
 import { DEFAULT_IMPORT_POLL } from '../src/processes/source-import/model';
@@ -148,7 +148,7 @@ async function confirm(waits: number[], only: string[]): Promise<void> {
   const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
   const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-bench-polls-'));
   const emulators: Emulator[] = [];
-  const workers: { worker: Worker; running: Promise<void> }[] = [];
+  const workers: { worker: LonghaulWorker; running: Promise<void> }[] = [];
   try {
     const indexed: Record<string, number> = { TEXT: 1, KEYWORD: 2, INT: 3, DOUBLE: 4, BOOL: 5, DATETIME: 6, KEYWORD_LIST: 7 };
     await env.connection.operatorService.addSearchAttributes({

@@ -1,14 +1,17 @@
 /**
- * The longhaul worker: runs every workflow and activity on one task queue.
+ * The longhaul worker: runs every workflow and activity on one task queue, and activities also on a task queue
+ * of its own (a feed poll's later steps, which need this process's data directory).
  *
  *   npm run worker            # = longhaul worker: this module in a child process with the malloc settings;
  *                             # connects per TEMPORAL_* settings, or to the embedded dev server
  *
  * `createLonghaulWorker` is also used by `npm start`, the demo, benchmarks and tests.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type Logger, type State, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from './activities';
 import { createGithubClient } from './http/github';
@@ -58,25 +61,102 @@ export function workflowBundleOptions(): { workflowsPath: string; workflowInterc
   return { workflowsPath: workflowsPath(), workflowInterceptorModules: [workflowsModule('credential-interceptor')] };
 }
 
-export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise<Worker> {
-  return Worker.create({
+/**
+ * The task queue of one worker process (activities only), new at every start: `<taskQueue>/worker/<host>-<pid>-<random>`.
+ * Only this process polls it, so whatever an activity leaves in this process's data directory (a feed poll's spool)
+ * is there for the activities scheduled on it; once the process is gone, nothing ever takes a task from it.
+ */
+export function workerQueueName(taskQueue: string, host: string = hostname()): string {
+  return `${taskQueue}/worker/${host}-${process.pid}-${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * A worker process's two Temporal workers, run and stopped together: `shared` polls the fleet's task queue
+ * (workflows and activities), `own` polls `workerQueue` (activities only). Temporal's samples call this a
+ * worker-specific task queue.
+ */
+export class LonghaulWorker {
+  constructor(
+    readonly shared: Worker,
+    readonly own: Worker,
+    readonly workerQueue: string,
+  ) {}
+
+  getState(): State {
+    return this.shared.getState();
+  }
+
+  /** Starts the graceful shutdown of both (each drains what it runs). */
+  shutdown(): void {
+    for (const w of [this.shared, this.own]) if (w.getState() === 'RUNNING') w.shutdown();
+  }
+
+  /** Runs both until shut down; when one stops (or fails), the other is shut down too. Throws the first failure. */
+  async run(): Promise<void> {
+    const results = await Promise.allSettled([this.shared, this.own].map((w) => w.run().finally(() => this.shutdown())));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+}
+
+export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise<LonghaulWorker> {
+  const workerQueue = workerQueueName(opts.taskQueue);
+  const activities = createActivities({ ...opts.deps, workerQueue });
+  const dataConverter = opts.dataConverter ?? longhaulDataConverter();
+  const deployment = workerDeploymentFromEnv();
+  const activityInterceptors = [credentialActivityInterceptor, ...(opts.workerOptions?.interceptors?.activity ?? [])];
+  const shared = await Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    activities: createActivities(opts.deps),
-    dataConverter: opts.dataConverter ?? longhaulDataConverter(),
+    activities,
+    dataConverter,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
     // The release polls as its deployment version (seen on the task queue's pollers, `longhaul doctor`); routing
     // by version is off unless LONGHAUL_WORKER_VERSIONING=on (temporal/worker-versioning.ts).
-    workerDeploymentOptions: workerDeploymentFromEnv(),
+    workerDeploymentOptions: deployment,
     ...opts.workerOptions,
     interceptors: {
       ...opts.workerOptions?.interceptors,
       // A prebuilt bundle carries its workflow interceptors already (see `workflowBundleOptions`).
       ...(opts.workflowBundle ? {} : { workflowModules: workflowBundleOptions().workflowInterceptorModules }),
-      activity: [credentialActivityInterceptor, ...(opts.workerOptions?.interceptors?.activity ?? [])],
+      activity: activityInterceptors,
     },
   });
+  const { workflowBundle: _bundle, workflowsPath: _path, interceptors: _interceptors, ...activityOptions } = opts.workerOptions ?? {};
+  const own = await Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace,
+    activities,
+    dataConverter,
+    // Unversioned: the queue lives as long as this process, and the version it would join would gather one
+    // queue per process start. Only activities run here, scheduled by workflows that already chose this process.
+    workerDeploymentOptions: { version: deployment.version, useWorkerVersioning: false },
+    ...activityOptions,
+    taskQueue: workerQueue,
+    interceptors: { activity: activityInterceptors },
+  });
+  quietActivityOnly(own);
+  return new LonghaulWorker(shared, own, workerQueue);
+}
+
+const NO_WORKFLOWS_WARNING = 'No workflows registered, not polling for workflow tasks';
+
+/**
+ * The SDK warns on stderr, at every start, that a worker without workflows polls no workflow tasks: for the
+ * worker's own queue that is the point. Only that line is dropped (the worker's logger is an SDK field).
+ */
+function quietActivityOnly(worker: Worker): void {
+  const logger = worker['logger'];
+  const quiet: Logger = {
+    log: (level, message, meta) => logger.log(level, message, meta),
+    trace: (message, meta) => logger.trace(message, meta),
+    debug: (message, meta) => logger.debug(message, meta),
+    info: (message, meta) => logger.info(message, meta),
+    warn: (message, meta) => (message === NO_WORKFLOWS_WARNING ? undefined : logger.warn(message, meta)),
+    error: (message, meta) => logger.error(message, meta),
+  };
+  Object.defineProperty(worker, 'logger', { value: quiet });
 }
 
 /**
@@ -171,7 +251,7 @@ async function main(): Promise<void> {
   const governor = config.rateGovernor.enabled ? 'fleet-wide rate governor' : 'per-process rate limits (LONGHAUL_RATE_GOVERNOR=off)';
   // Before the "polling" line, which tells whoever started the worker that it is up.
   console.log(`worker ${describeWorkerDeployment(deployment)}`);
-  console.log(`longhaul worker ${releaseVersion()} polling task queue "${config.taskQueue}" on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
+  console.log(`longhaul worker ${releaseVersion()} polling task queue "${config.taskQueue}" (and its own, "${worker.workerQueue}"; data directory ${config.dataDir}) on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
   if (metricsUrl) console.log(`metrics: ${metricsUrl}`);
   logMemoryEvery(Number(process.env.LONGHAUL_MEMORY_LOG_SECONDS ?? 0));

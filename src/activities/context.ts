@@ -20,6 +20,12 @@ export interface ActivityDeps {
   dataDir: string;
   /** Injected clock (epoch ms) for anything time-based outside the HTTP client. */
   clock: () => number;
+  /**
+   * This worker process's own task queue, polled for activities only (`worker.ts`): a feed poll's first fetch
+   * returns it, and the poll schedules its later pages and its delivery there, on the worker whose data
+   * directory holds the poll's spool. Undefined on a worker that polls the shared queue only.
+   */
+  workerQueue?: string;
 }
 
 /**

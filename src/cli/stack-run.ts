@@ -98,7 +98,7 @@ async function startStack(log: (m: string) => void, env: NodeJS.ProcessEnv, demo
   }
   const worker = await createLonghaulWorker({ connection, namespace: target.namespace, taskQueue: config.taskQueue, deps });
   const running = worker.run();
-  log(`[worker] longhaul ${releaseVersion()} polling task queue "${config.taskQueue}" (data directory ${config.dataDir})`);
+  log(`[worker] longhaul ${releaseVersion()} polling task queue "${config.taskQueue}" (and its own, "${worker.workerQueue}"; data directory ${config.dataDir})`);
   return {
     uiUrl: target.uiUrl,
     namespace: target.namespace,

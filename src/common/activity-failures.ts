@@ -5,7 +5,7 @@
  *
  * Pure (imports `@temporalio/common` only), so the classification is unit-tested without a workflow.
  */
-import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
 
 /** Failure types of the HTTP core (`FailureType` in `src/http/retry-policy.ts`) that workflows react to. */
 export const HttpFailure = {
@@ -30,6 +30,14 @@ export const HttpFailure = {
    */
   MalformedAnswer: 'MalformedAnswer',
 } as const;
+
+/**
+ * An activity scheduled on one worker's own task queue that no worker took within its schedule-to-start timeout:
+ * that worker is gone (a retry would go to the same queue, so Temporal does not retry this timeout).
+ */
+export function workerGone(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START;
+}
 
 /** The `ApplicationFailure` an activity ended with, unwrapped. */
 export function activityCause(err: unknown): ApplicationFailure | undefined {

@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, DefaultLogger, LogTimestamp, type LogEntry, type Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, DefaultLogger, LogTimestamp, type LogEntry, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { createLonghaulWorker } from '../../src/worker';
+import { createLonghaulWorker, type LonghaulWorker } from '../../src/worker';
 import type { ActivityDeps } from '../../src/activities';
 
 let runtimeInstalled = false;
@@ -42,7 +42,7 @@ export interface TemporalServer {
 const sharedServer = (): TemporalServer => ({ address: inject('temporalAddress'), namespace: inject('temporalNamespace') });
 
 export interface TestWorker {
-  worker: Worker;
+  worker: LonghaulWorker;
   taskQueue: string;
   /** Resolves when the worker has stopped. */
   running: Promise<void>;
@@ -85,7 +85,7 @@ export async function startTestWorker(deps: ActivityDeps, opts: TestWorkerOption
 }
 
 /** Runs a created worker until `stop()`; `whenStopped` (e.g. closing the worker's own connection) runs after it. */
-export function runTestWorker(worker: Worker, taskQueue: string, whenStopped: () => Promise<void> = async () => undefined): TestWorker {
+export function runTestWorker(worker: LonghaulWorker, taskQueue: string, whenStopped: () => Promise<void> = async () => undefined): TestWorker {
   const running = worker.run().finally(whenStopped);
   return {
     worker,

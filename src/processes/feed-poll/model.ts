@@ -148,6 +148,11 @@ export interface FeedCounters {
   extraPages: number;
   /** Polls that could not reach the API (an outage; the cursor did not move and the run waits and asks again). */
   unavailable: number;
+  /**
+   * Polls started again because the worker that fetched their first page (and holds their events in its spool)
+   * went away before the delivery; the fetch goes again to another worker.
+   */
+  workerRestarts: number;
 }
 
 export function newCursor(feed: string): FeedCursor {
@@ -155,7 +160,7 @@ export function newCursor(feed: string): FeedCursor {
     feed,
     pollIntervalSeconds: DEFAULT_POLL_INTERVAL_SECONDS,
     knownIds: [],
-    counters: { polls: 0, notModified: 0, skippedEarly: 0, waited: 0, delivered: 0, gaps: 0, sinkFailures: 0, extraPages: 0, unavailable: 0 },
+    counters: { polls: 0, notModified: 0, skippedEarly: 0, waited: 0, delivered: 0, gaps: 0, sinkFailures: 0, extraPages: 0, unavailable: 0, workerRestarts: 0 },
   };
 }
 
@@ -306,6 +311,8 @@ export interface FeedPollOutcomeBase {
   outage?: { waits: number; spentMs: number; lastError?: string };
   /** Bytes of event JSON this poll fetched (spooled on the worker, never in history). */
   fetchedBytes?: number;
+  /** Times this poll started again because the worker holding its events went away (absent when none). */
+  workerRestarts?: number;
 }
 
 /** What the feed entity's `status` query answers. */
@@ -377,6 +384,7 @@ export function describeFeedOutcome(o: FeedPollOutcome): string[] {
             : `${o.feed}: the sink failed; ${o.pending} event(s) will be delivered by a later poll: ${o.error}`;
   const lines = [head];
   if (o.outage && o.outage.waits > 0) lines.push(`waited out an outage first: ${o.outage.waits} wait(s), ${Math.round(o.outage.spentMs / 1000)} s (last error: ${o.outage.lastError ?? '?'})`);
+  if (o.workerRestarts) lines.push(`fetched again ${o.workerRestarts} time(s): the worker holding the poll's events went away`);
   if (o.kind === 'delivered' && o.possibleGap) lines.push('GAP: the feed\u2019s 300-event window no longer reaches the last delivered event; events in between may be lost');
   lines.push(`cursor totals: ${c.polls} polls, ${c.notModified} × 304, ${c.skippedEarly} skipped early, ${c.delivered} delivered, ${c.gaps} gap(s), ${c.sinkFailures} sink failure(s)`);
   return lines;

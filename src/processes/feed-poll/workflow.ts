@@ -16,6 +16,10 @@
  *
  * Events never enter history: the fetch activity spools each page's events on the worker and returns
  * their ids; the delivery activity reads them back by id. History holds ids, counts and the cursor.
+ * Page 1 goes to the shared task queue; it returns the task queue of the worker that fetched it (each worker
+ * process polls one of its own, `worker.ts`), and the later pages and the delivery go there, so they find the
+ * spool on any fleet, shared volume or not. When that worker goes away mid-poll, its queue takes no task: the
+ * poll starts again on the shared queue (bounded, `MAX_WORKER_RESTARTS`).
  */
 import {
   ApplicationFailure,
@@ -26,15 +30,18 @@ import {
   defineSignal,
   defineUpdate,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   sleep,
   uuid4,
   workflowInfo,
+  type ActivityOptions,
 } from '@temporalio/workflow';
 import type { FeedPollActivities } from './activities';
 import { FEED_CONTROL, FEED_SINK, READ } from '../../workflows/activity-options';
+import { workerGone } from '../../common/activity-failures';
 import {
   FEED_WINDOW,
   defaultEarlyWaitMs,
@@ -85,6 +92,34 @@ export const MAX_POLLS_PER_RUN = 200;
 const api = summarized(proxyActivities<FeedPollActivities>(READ));
 
 const sink = summarized(proxyActivities<FeedPollActivities>(FEED_SINK));
+
+/** `patched()` id: polls recorded before a poll's later pages and its delivery ran on the worker that fetched its first page. */
+const SAME_WORKER_PATCH = 'feed-poll-same-worker';
+/**
+ * How long an activity waits on a worker's own task queue before the poll concludes that the worker is gone. That
+ * queue has its own activity slots, taken only by feed polls (one at a time per feed), so a live worker starts its
+ * tasks at once.
+ */
+const WORKER_QUEUE_START_TIMEOUT = '15 seconds';
+/** How soon a worker that dies under one of those activities is noticed (the activities heartbeat, `keep-alive.ts`). */
+const WORKER_QUEUE_HEARTBEAT_TIMEOUT = '10 seconds';
+/** Passes of one poll, each ended by the loss of the worker holding its events, before the run reports it unavailable. */
+export const MAX_WORKER_RESTARTS = 3;
+
+/** The activities of a poll's later steps, on the worker that fetched its first page (the spool is there). */
+function onWorker(workerQueue: string) {
+  const pinned: ActivityOptions = { taskQueue: workerQueue, scheduleToStartTimeout: WORKER_QUEUE_START_TIMEOUT, heartbeatTimeout: WORKER_QUEUE_HEARTBEAT_TIMEOUT };
+  return { api: summarized(proxyActivities<FeedPollActivities>({ ...READ, ...pinned })), sink: summarized(proxyActivities<FeedPollActivities>({ ...FEED_SINK, ...pinned })) };
+}
+
+/** A pass of a poll ended because the worker holding its spool is gone. */
+interface WorkerGone {
+  kind: 'worker-gone';
+  pollId: string;
+  workerQueue: string;
+  step: 'page fetch' | 'delivery';
+}
+
 const control = summarized(proxyActivities<FeedPollActivities>(FEED_CONTROL));
 
 /**
@@ -173,6 +208,33 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
     }
 
     const previousPollAt = cursor.lastPolledAt;
+    // The poll's later pages and its delivery run on the worker that fetched its first page, whose spool holds the
+    // events; runs recorded before sent them to the shared queue (any worker).
+    const sameWorker = patched(SAME_WORKER_PATCH);
+    for (let restarts = 0; ; restarts++) {
+      const done = await fetchAndDeliver(req, waitedMs, previousPollAt, sameWorker);
+      if (done.kind !== 'worker-gone') return restarts > 0 ? { ...done, workerRestarts: restarts } : done;
+      // Nothing was delivered and the cursor did not move: the events are fetched again, by another worker.
+      cursor.counters.workerRestarts++;
+      const gone = `the worker that fetched poll ${done.pollId} (task queue ${done.workerQueue}) took no ${done.step} for ${WORKER_QUEUE_START_TIMEOUT}: it is gone, and its spool with it`;
+      if (restarts + 1 >= MAX_WORKER_RESTARTS) {
+        return { ...base(req, waitedMs), kind: 'unavailable', error: `${gone}; fetched ${restarts + 1} time(s), each time on a worker that went away`, workerRestarts: restarts };
+      }
+      setCurrentDetails(`${cursor.feed}: ${gone}; fetching again on the shared queue (${restarts + 1} of ${MAX_WORKER_RESTARTS - 1} restarts)`);
+      upsertAttributes([{ key: LonghaulState, value: 'refetching' }]);
+      // Page 1 went out already: the next one waits for the server's interval.
+      const due = pollDecision(cursor, Date.now(), Number.POSITIVE_INFINITY);
+      if (due.kind === 'wait') await sleep(due.delayMs);
+    }
+  };
+
+  /** One pass of a poll: fetch its pages, deliver the new events, advance the cursor. */
+  const fetchAndDeliver = async (
+    req: FeedPollRequest,
+    waitedMs: number,
+    previousPollAt: number | undefined,
+    sameWorker: boolean,
+  ): Promise<FeedPollOutcome | WorkerGone> => {
     // The events of this poll wait in the worker's spool under this id; history gets their ids only.
     const pollId = uuid4();
     const unavailable = (err: unknown): FeedPollOutcome => {
@@ -198,6 +260,10 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
       cursor.counters.notModified++;
       return { ...base(req, waitedMs), kind: 'not-modified' };
     }
+    const workerQueue = sameWorker ? first.workerQueue : undefined;
+    const pinned = workerQueue === undefined ? { api, sink } : onWorker(workerQueue);
+    const gone = (err: unknown, step: WorkerGone['step']): WorkerGone | undefined =>
+      workerQueue !== undefined && workerGone(err) ? { kind: 'worker-gone', pollId, workerQueue, step } : undefined;
 
     const known = new Set(cursor.knownIds);
     const scan = scanPage(emptyScan(), pageIds(first), known);
@@ -208,9 +274,9 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
     while (!scan.overlap && next && scan.windowIds.length < FEED_WINDOW) {
       let page: typeof first;
       try {
-        page = await api.fetchFeedPage({ feed: cursor.feed, url: next, spool: { pollId, page: pages + 1 } });
+        page = await pinned.api.fetchFeedPage({ feed: cursor.feed, url: next, spool: { pollId, page: pages + 1 } });
       } catch (err) {
-        return unavailable(err);
+        return gone(err, 'page fetch') ?? unavailable(err);
       }
       cursor.counters.extraPages++;
       pages++;
@@ -228,9 +294,11 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
     const fresh = [...scan.fresh].reverse();
     if (fresh.length > 0) {
       try {
-        await sink.deliverFeedEvents({ feed: cursor.feed, sink: req.sink, spool: { pollId }, ids: fresh });
+        await pinned.sink.deliverFeedEvents({ feed: cursor.feed, sink: req.sink, spool: { pollId }, ids: fresh });
       } catch (err) {
         if (isCancellation(err)) throw err;
+        const lost = gone(err, 'delivery');
+        if (lost) return lost;
         // The cursor does not advance: the next poll sends the old ETag and gets these events again.
         cursor.counters.sinkFailures++;
         const message = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);

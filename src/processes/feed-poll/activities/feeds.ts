@@ -12,6 +12,7 @@ import { parseLinkHeader } from '../../../http/api-client';
 import { spoolPage } from './sinks/spool';
 import { expectList, type Shape } from '../../../http/answer';
 import { countPoll } from '../../../telemetry/metrics';
+import { whileBeating } from '../../../activities/keep-alive';
 
 /** Activity-feed events: the id is what the cursor remembers. */
 export const FEED_EVENT_SHAPE: Shape = { id: 'string', type: 'string?', created_at: 'string?' };
@@ -46,6 +47,11 @@ export interface FeedPage {
   bytes: number;
   /** `Link: rel="next"`, when there is a next page. */
   next?: string;
+  /**
+   * The task queue of the worker that fetched this page and spooled its events (`ActivityDeps.workerQueue`): the
+   * poll's later pages and its delivery go there. Absent from a worker without one (and from older results).
+   */
+  workerQueue?: string;
 }
 
 /** Keeps the spec's fields (and drops whatever else a server adds): sinks get exactly the spec's event. */
@@ -59,31 +65,34 @@ export function specEvent(raw: Record<string, unknown>): FeedEvent {
 export function createFeedActivities(deps: ActivityDeps) {
   return {
     /** GET one page of an activity feed. */
-    async fetchFeedPage(input: FeedPageInput): Promise<FeedPage> {
-      countPoll('feed-poll');
-      const sentAt = deps.clock();
-      const res = await githubFor(deps).request<unknown>(
-        input.url
-          ? { method: 'GET', path: input.url }
-          : { method: 'GET', path: input.feed, query: { per_page: FEED_PAGE_SIZE }, ifNoneMatch: input.etag },
-      );
-      const answeredAt = deps.clock();
-      const interval = Number(res.headers['x-poll-interval']);
-      const page: FeedPage = {
-        sentAt,
-        answeredAt,
-        notModified: res.notModified,
-        etag: res.headers.etag,
-        pollIntervalSeconds: Number.isFinite(interval) && interval > 0 ? interval : undefined,
-        ids: [],
-        bytes: 0,
-        next: parseLinkHeader(res.headers.link).next,
-      };
-      if (res.notModified) return page;
-      const events = expectList<Record<string, unknown>>(res, 'GET', FEED_EVENT_SHAPE).map(specEvent);
-      page.bytes = (await spoolPage(deps.dataDir, input.feed, input.spool, events)).bytes;
-      page.ids = events.map((e) => e.id);
-      return page;
-    },
+    fetchFeedPage: (input: FeedPageInput): Promise<FeedPage> => whileBeating(() => fetchPage(input)),
   };
+
+  async function fetchPage(input: FeedPageInput): Promise<FeedPage> {
+    countPoll('feed-poll');
+    const sentAt = deps.clock();
+    const res = await githubFor(deps).request<unknown>(
+      input.url
+        ? { method: 'GET', path: input.url }
+        : { method: 'GET', path: input.feed, query: { per_page: FEED_PAGE_SIZE }, ifNoneMatch: input.etag },
+    );
+    const answeredAt = deps.clock();
+    const interval = Number(res.headers['x-poll-interval']);
+    const page: FeedPage = {
+      sentAt,
+      answeredAt,
+      notModified: res.notModified,
+      etag: res.headers.etag,
+      pollIntervalSeconds: Number.isFinite(interval) && interval > 0 ? interval : undefined,
+      ids: [],
+      bytes: 0,
+      next: parseLinkHeader(res.headers.link).next,
+      ...(deps.workerQueue ? { workerQueue: deps.workerQueue } : {}),
+    };
+    if (res.notModified) return page;
+    const events = expectList<Record<string, unknown>>(res, 'GET', FEED_EVENT_SHAPE).map(specEvent);
+    page.bytes = (await spoolPage(deps.dataDir, input.feed, input.spool, events)).bytes;
+    page.ids = events.map((e) => e.id);
+    return page;
+  }
 }

@@ -13,6 +13,7 @@ import { writeLogEntries } from './logging';
 import { markDelivered, readSpooled, type SpoolRef } from './spool';
 import { longhaulMetrics } from '../../../../telemetry/metrics';
 import { activityLog } from '../../../../telemetry/log';
+import { whileBeating } from '../../../../activities/keep-alive';
 
 export interface DeliverFeedEventsInput {
   feed: string;
@@ -35,28 +36,30 @@ export interface DeliverFeedEventsResult {
 export function createSinkActivities(deps: ActivityDeps) {
   return {
     /** Delivers a poll's spooled events by id, then marks the poll delivered (a retry returns at once). */
-    async deliverFeedEvents(input: DeliverFeedEventsInput): Promise<DeliverFeedEventsResult> {
-      const { sink, feed } = input;
-      const spooled = await readSpooled(deps.dataDir, feed, input.spool, input.ids);
-      if (spooled.done) return { sink: sink.kind, delivered: 0, alreadyPresent: input.ids.length, destination: destinationOf(deps.dataDir, feed, sink) };
-      let result: DeliverFeedEventsResult;
-      try {
-        result = await deliver(deps, feed, sink, spooled.events);
-      } catch (err) {
-        longhaulMetrics().sinkFailures.add(1, { sink: sink.kind });
-        activityLog('warn', 'sink-failure', `${feed}: delivering ${spooled.events.length} events to the ${sink.kind} sink failed: ${(err as Error).message}`, {
-          feed,
-          sink: sink.kind,
-          type: (err as { type?: string }).type,
-          events: spooled.events.length,
-        });
-        throw err;
-      }
-      if (result.delivered > 0) longhaulMetrics().eventsDelivered.add(result.delivered, { sink: sink.kind });
-      await markDelivered(deps.dataDir, feed, input.spool);
-      return result;
-    },
+    deliverFeedEvents: (input: DeliverFeedEventsInput): Promise<DeliverFeedEventsResult> => whileBeating(() => deliverSpooled(deps, input)),
   };
+}
+
+async function deliverSpooled(deps: ActivityDeps, input: DeliverFeedEventsInput): Promise<DeliverFeedEventsResult> {
+  const { sink, feed } = input;
+  const spooled = await readSpooled(deps.dataDir, feed, input.spool, input.ids);
+  if (spooled.done) return { sink: sink.kind, delivered: 0, alreadyPresent: input.ids.length, destination: destinationOf(deps.dataDir, feed, sink) };
+  let result: DeliverFeedEventsResult;
+  try {
+    result = await deliver(deps, feed, sink, spooled.events);
+  } catch (err) {
+    longhaulMetrics().sinkFailures.add(1, { sink: sink.kind });
+    activityLog('warn', 'sink-failure', `${feed}: delivering ${spooled.events.length} events to the ${sink.kind} sink failed: ${(err as Error).message}`, {
+      feed,
+      sink: sink.kind,
+      type: (err as { type?: string }).type,
+      events: spooled.events.length,
+    });
+    throw err;
+  }
+  if (result.delivered > 0) longhaulMetrics().eventsDelivered.add(result.delivered, { sink: sink.kind });
+  await markDelivered(deps.dataDir, feed, input.spool);
+  return result;
 }
 
 function fileSinkPath(dataDir: string, feed: string, sink: { path?: string }): string {

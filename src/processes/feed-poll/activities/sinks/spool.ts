@@ -11,9 +11,11 @@
  * replaced by a `delivered` marker (a retried delivery then knows it is done); the next poll of the
  * feed removes earlier polls' directories.
  *
- * A spool is local to a worker's data directory: workers that share a task queue should share it (a
- * volume), otherwise a delivery may land on a worker without the pages; it then fails as
- * `FeedSpoolMissing`, the cursor stays where it was, and the next poll fetches the events again.
+ * A spool is local to a worker's data directory, and needs no shared volume: a poll's later pages and its
+ * delivery are scheduled on the task queue of the worker that fetched its first page (`workflows/feed-poll.ts`).
+ * A delivery that still finds no pages (the data directory was cleared under a running poll, or a poll
+ * recorded before that rule) fails as `FeedSpoolMissing`; the cursor stays where it was, and the next poll
+ * fetches the events again.
  */
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
