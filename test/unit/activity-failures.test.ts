@@ -1,7 +1,7 @@
 /** How the kit classifies an activity's failure: transient (wait it out), permanent (stop), or cancelled. */
 import { describe, expect, it } from 'vitest';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { failureFacts } from '../../src/common/activity-failures';
+import { failureFacts, workerGone } from '../../src/common/activity-failures';
 
 const activityFailed = (cause: Error) => new ActivityFailure('activity failed', 'getMigration', '1', RetryState.MAXIMUM_ATTEMPTS_REACHED, undefined, cause);
 
@@ -27,5 +27,15 @@ describe('failureFacts', () => {
   it('reads the wait the server demanded', () => {
     const limited = ApplicationFailure.create({ type: 'SecondaryRateLimitError', message: 'limited', details: [{ retryDelayMs: 61_000 }] });
     expect(failureFacts(activityFailed(limited))).toMatchObject({ kind: 'transient', demandedDelayMs: 61_000, notProcessed: true });
+  });
+});
+
+describe('workerGone', () => {
+  it('is a schedule-to-start timeout only (the worker of a worker-specific queue took no task), not a timeout of a running attempt', () => {
+    expect(workerGone(activityFailed(new TimeoutFailure('timed out', undefined, TimeoutType.SCHEDULE_TO_START)))).toBe(true);
+    expect(workerGone(activityFailed(new TimeoutFailure('timed out', undefined, TimeoutType.HEARTBEAT)))).toBe(false);
+    expect(workerGone(activityFailed(new TimeoutFailure('timed out', undefined, TimeoutType.START_TO_CLOSE)))).toBe(false);
+    expect(workerGone(activityFailed(ApplicationFailure.retryable('502', 'ServerError')))).toBe(false);
+    expect(workerGone(new TimeoutFailure('timed out', undefined, TimeoutType.SCHEDULE_TO_START))).toBe(false);
   });
 });
