@@ -238,6 +238,23 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    // A poll of two pages since the poll's later steps go to the worker that fetched page 1 (`patched('feed-poll-same-worker')`):
+    // page 2 and the delivery are scheduled on the recording worker's own task queue.
+    name: 'feedCursor--same-worker',
+    emulator: { feeds: { eventsPerMinute: 0, initialEvents: 0, pollIntervalSeconds: 1 } },
+    async run({ client, taskQueue, id, emulator }) {
+      const feed = '/repos/octo-org/beta/events';
+      emulator.feeds.ensure(feed);
+      emulator.feeds.burst(feed, 150);
+      const cursor = await client.workflow.start(feedCursor, { taskQueue, workflowId: feedCursorWorkflowId(feed), args: [{ feed }] });
+      const poll = id('feed-poll-same-worker');
+      await client.workflow.execute(feedPollRun, { taskQueue, workflowId: poll, args: [{ feed, sink: { kind: 'file' }, origin: 'manual' }] });
+      await client.workflow.getHandle(cursor.workflowId).signal(stopFeedCursorSignal);
+      await client.workflow.getHandle(cursor.workflowId).result();
+      return [cursor.workflowId, poll];
+    },
+  },
+  {
     name: 'hookRepair--happy',
     async run({ client, taskQueue, id, emulator }) {
       const { id: hookId } = emulator.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook', secret: 'x' });
