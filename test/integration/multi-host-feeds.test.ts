@@ -94,8 +94,9 @@ describe('a fleet of two hosts with separate data directories', () => {
     const ran = await activityWorkers(cursor);
     const lastPass = ran.slice(-4);
     expect(lastPass.map((a) => a.activity)).toEqual(['fetchFeedPage', 'fetchFeedPage', 'fetchFeedPage', 'deliverFeedEvents']);
-    expect(new Set(lastPass.map((a) => hostOf(hosts, a.identity)?.name)).size).toBe(1);
-    expect(hostOf(hosts, lastPass[0].identity)).toBeDefined();
+    const passHosts = lastPass.map((a) => hostOf(hosts, a.identity)?.name);
+    expect(passHosts.every((name) => name !== undefined)).toBe(true);
+    expect(new Set(passHosts).size).toBe(1);
 
     // The hook repair, on the same pair (the restarted host and the other).
     const { id: hookId } = e.hooks.create({ org: ORG }, { url: 'https://receiver.example.test/hook' });
