@@ -1,6 +1,6 @@
 /**
  * Heartbeats for activities scheduled on a worker's own task queue (a feed poll's later pages and its
- * delivery, `workflows/feed-poll.ts`). Such an activity is given a short heartbeat timeout so that a worker
+ * delivery, `processes/feed-poll/workflow.ts`). Such an activity is given a short heartbeat timeout so that a worker
  * that dies under it is noticed in seconds, not at the end of its start-to-close timeout; while it runs,
  * this beats for it (its own work may sit in a wait on the fleet's rate budget for longer than that).
  */

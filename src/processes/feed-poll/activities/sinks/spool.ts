@@ -12,7 +12,7 @@
  * feed removes earlier polls' directories.
  *
  * A spool is local to a worker's data directory, and needs no shared volume: a poll's later pages and its
- * delivery are scheduled on the task queue of the worker that fetched its first page (`workflows/feed-poll.ts`).
+ * delivery are scheduled on the task queue of the worker that fetched its first page (`../../workflow.ts`).
  * A delivery that still finds no pages (the data directory was cleared under a running poll, or a poll
  * recorded before that rule) fails as `FeedSpoolMissing`; the cursor stays where it was, and the next poll
  * fetches the events again.
