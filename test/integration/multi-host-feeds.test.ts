@@ -5,8 +5,9 @@
  * the crash always lands at the same step.
  *
  * - A feed poll of 250 events (3 pages): the worker that fetched page 1 (whose spool holds its events) dies while
- *   page 2 is in flight, and is restarted. Every event reaches the sink exactly once, the whole poll (fetch and
- *   delivery) ran on one worker, and the feed is fetched once more, not in a loop. (Before the poll's later steps
+ *   page 2 is in flight; the other finishes. Every event reaches the sink exactly once, the pass that delivered
+ *   (fetch and delivery) ran on one worker, and the feed is fetched once more, not in a loop. Then the killed
+ *   worker is started again on its data directory. (Before the poll's later steps
  *   went to the worker that fetched page 1, the delivery read another worker's empty spool: `FeedSpoolMissing`.)
  * - A hook repair of 5 failed deliveries on the same pair: the worker whose redelivery the server has made, but
  *   whose answer is still on the way, dies; the other finishes. Every failed delivery is redelivered exactly once.
@@ -80,8 +81,8 @@ describe('a fleet of two hosts with separate data directories', () => {
     const fetcher = hostOf(hosts, firstFetch?.identity);
     expect(fetcher, `the worker that fetched page 1 (${firstFetch?.identity})`).toBeDefined();
     await fetcher!.kill();
-    await fetcher!.restart();
 
+    // The other host finishes the poll (restarted before, the killed host would find page 1 in its own spool).
     const outcome = await poll.result();
     expect(outcome, describeFeedOutcome(outcome).join('\n')).toMatchObject({ kind: 'delivered', delivered: 250, pages: 3, workerRestarts: 1 } satisfies Partial<FeedPollOutcome>);
     const produced = e.feeds.produced(FEED).map((ev) => String(ev.id));
@@ -98,7 +99,8 @@ describe('a fleet of two hosts with separate data directories', () => {
     expect(passHosts.every((name) => name !== undefined)).toBe(true);
     expect(new Set(passHosts).size).toBe(1);
 
-    // The hook repair, on the same pair (the restarted host and the other).
+    // The hook repair, on the same pair: the killed host restarted on its data directory, and the other.
+    await fetcher!.restart();
     const { id: hookId } = e.hooks.create({ org: ORG }, { url: 'https://receiver.example.test/hook' });
     const now = Date.now();
     const failed = Array.from({ length: 5 }, (_, i) => e.hooks.addDelivery(hookId, { at: now - 60_000 + i * 1000, statusCode: 502 }));
