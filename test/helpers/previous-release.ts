@@ -14,7 +14,7 @@ import { cacheDir } from '../../src/temporal/cli-binary';
 const root = join(__dirname, '..', '..');
 
 export interface PreviousRelease {
-  /** The last commit of the previous version. */
+  /** The previous version's release commit. */
   sha: string;
   version: string;
   /** Its checkout, with its own node_modules. */
@@ -28,12 +28,40 @@ export interface PreviousRelease {
 const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 const versionAt = (rev: string) => (JSON.parse(git('show', `${rev}:package.json`)) as { version: string }).version;
 
+/** Release commits CHANGELOG.md records, newest first: "Release commit: `<sha>`" under a version's heading. */
+export function recordedReleases(changelog: string): { version: string; sha: string }[] {
+  const releases: { version: string; sha: string }[] = [];
+  let version: string | undefined;
+  for (const line of changelog.split('\n')) {
+    const heading = /^## \[(\d+\.\d+\.\d+)\]/.exec(line);
+    if (heading) version = heading[1];
+    else if (line.startsWith('## ')) version = undefined;
+    const commit = /^Release commit: `([0-9a-f]{40})`/.exec(line);
+    if (commit && version) releases.push({ version, sha: commit[1] });
+  }
+  return releases;
+}
+
 /**
- * The newest commit whose package.json version differs from HEAD's: the parent (along first parents) of the
- * oldest commit since which package.json has carried HEAD's version.
+ * The previous release: the newest release commit CHANGELOG.md records for a version other than HEAD's. A
+ * release's commits keep its version until the next cycle bumps it, so "the last commit before the bump" is
+ * the release only when the bump opens a cycle; the record says which commit shipped. Without a record, the
+ * parent (along first parents) of the oldest commit since which package.json has carried HEAD's version.
  */
 export function previousReleaseCommit(): { sha: string; version: string } {
   const head = versionAt('HEAD');
+  const recorded = recordedReleases(git('show', 'HEAD:CHANGELOG.md')).find((r) => r.version !== head);
+  if (recorded) {
+    try {
+      git('cat-file', '-e', `${recorded.sha}^{commit}`);
+    } catch {
+      const shallow = git('rev-parse', '--is-shallow-repository').trim() === 'true';
+      throw new Error(`CHANGELOG.md names ${recorded.sha} as release ${recorded.version}, but this clone lacks that commit${shallow ? ' (shallow: git fetch --unshallow)' : ''}`);
+    }
+    const atCommit = versionAt(recorded.sha);
+    if (atCommit !== recorded.version) throw new Error(`CHANGELOG.md names ${recorded.sha} as release ${recorded.version}, but its package.json says ${atCommit}`);
+    return recorded;
+  }
   const touching = git('rev-list', '--first-parent', 'HEAD', '--', 'package.json').split('\n').filter(Boolean);
   for (let i = 0; i < touching.length; i++) {
     const version = versionAt(touching[i]);
