@@ -25,6 +25,7 @@ import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import type { FaultRule } from '../src/emulator/faults';
 import type { OrgMigrationInput } from '../src/processes/org-migration/model';
+import { orgMigration } from '../src/processes/org-migration/workflow';
 import { buildWorker, startWorkerProcess } from './worker-process';
 import { startEmulatorProcess } from './emulator-process';
 
@@ -200,7 +201,7 @@ async function run(o: Options, chaos: boolean, bundlePath: string, dataDir: stri
           downloadDir: 'archives',
           apiCallTimeoutMs: o.callTimeout * 1000,
         };
-        return client.workflow.start('orgMigration', { taskQueue, workflowId: `${taskQueue}-${m}`, args: [input] });
+        return client.workflow.start(orgMigration, { taskQueue, workflowId: `${taskQueue}-${m}`, args: [input] });
       }),
     );
     const chaosDone = (async () => {

@@ -21,7 +21,8 @@ import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import { upsertFeedSchedule } from '../src/temporal/schedules';
 import type { OrgMigrationInput } from '../src/processes/org-migration/model';
-import { BUDGET_SPENT, governorWorkflowId, type GovernorSnapshot } from '../src/processes/rate-governor/model';
+import { BUDGET_SPENT, governorWorkflowId, limitsQuery, type GovernorSnapshot } from '../src/processes/rate-governor/model';
+import { orgMigration } from '../src/processes/org-migration/workflow';
 import { buildWorker, startWorkerProcess } from './worker-process';
 import { startEmulatorProcess } from './emulator-process';
 
@@ -139,7 +140,7 @@ async function run(o: Options, workers: number, governorOn: boolean, server: Awa
     const handles = await Promise.all(
       Array.from({ length: o.migrations }, (_, m) => {
         const input: OrgMigrationInput = { org: 'bench-org', repositories: Array.from({ length: o.repos }, (_, r) => `repo-${m * o.repos + r}`), lockRepositories: true, downloadDir: 'archives' };
-        return client.workflow.start('orgMigration', { taskQueue, workflowId: `bench-fleet-${taskQueue}-${m}`, args: [input] });
+        return client.workflow.start(orgMigration, { taskQueue, workflowId: `bench-fleet-${taskQueue}-${m}`, args: [input] });
       }),
     );
     const killer = setTimeout(() => {
@@ -157,7 +158,7 @@ async function run(o: Options, workers: number, governorOn: boolean, server: Awa
     const samples: { at: number; snap: GovernorSnapshot }[] = [];
     const sampler = setInterval(() => {
       void governor()
-        .query<GovernorSnapshot>('limits')
+        .query(limitsQuery)
         .then((g) => {
           samples.push({ at: Date.now(), snap: g });
           if (g.reason === BUDGET_SPENT) budgetBound.push(Date.now());

@@ -28,6 +28,7 @@ import { loadConfig } from '../src/config';
 import { DEFAULT_POLL, type PollBounds } from '../src/processes/org-migration/model';
 import { pollScheduleMs, type ResolvedPollBounds } from '../src/common/poll-schedule';
 import type { SourceImportInput, SourceImportResult } from '../src/processes/source-import/model';
+import { sourceImport } from '../src/processes/source-import/workflow';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 
 interface Options {
@@ -90,7 +91,7 @@ async function main(): Promise<void> {
       authors: ['alice', 'bob', 'carol', 'dave'].map((remote) => ({ remote, name: remote.toUpperCase(), email: `${remote}@example.com` })),
       poll: scaled(run.bounds),
     };
-    const result = (await client.workflow.execute('sourceImport', { taskQueue, workflowId: `${taskQueue}-${run.repo}`, args: [input] })) as SourceImportResult;
+    const result = (await client.workflow.execute(sourceImport, { taskQueue, workflowId: `${taskQueue}-${run.repo}`, args: [input] })) as SourceImportResult;
     const computed = pollScheduleMs({ ...run.bounds, timeoutMs: Number.POSITIVE_INFINITY }, totalMs).length;
     const byRoute = emulator.stats.byRoute;
     const gets = byRoute['GET /repos/:owner/:repo/import'] ?? 0;

@@ -24,6 +24,7 @@ import { startEmulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import type { OrgMigrationInput } from '../src/processes/org-migration/model';
+import { orgMigration } from '../src/processes/org-migration/workflow';
 import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
 
 interface Options {
@@ -131,7 +132,7 @@ async function main(): Promise<void> {
     await Promise.all(
       batch.map((m) => {
         const input: OrgMigrationInput = { org: 'bench-org', repositories: [`repo-${m}`], lockRepositories: false, downloadDir: 'archives' };
-        return client.workflow.start('orgMigration', { taskQueue, workflowId: `long-wait-${taskQueue}-${m}`, args: [input] });
+        return client.workflow.start(orgMigration, { taskQueue, workflowId: `long-wait-${taskQueue}-${m}`, args: [input] });
       }),
     );
   }

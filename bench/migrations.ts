@@ -19,6 +19,7 @@ import { startEmulator } from '../src/emulator/emulator';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../src/emulator/github/fixture';
 import type { OrgMigrationInput, OrgMigrationResult } from '../src/processes/org-migration/model';
+import { orgMigration } from '../src/processes/org-migration/workflow';
 import { buildWorker, cpuSeconds, rssKb, startWorkerProcess } from './worker-process';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 import { DEFAULT_POLL } from '../src/processes/org-migration/model';
@@ -104,7 +105,7 @@ async function main(): Promise<void> {
         lockRepositories: true,
         downloadDir: 'archives',
       };
-      return client.workflow.start('orgMigration', { taskQueue, workflowId: `bench-migration-${taskQueue}-${m}`, args: [input] });
+      return client.workflow.start(orgMigration, { taskQueue, workflowId: `bench-migration-${taskQueue}-${m}`, args: [input] });
     }),
   );
   const allStartedMs = Date.now() - started;

@@ -30,6 +30,7 @@ import { createGoogleClients } from '../src/http/google';
 import { createLonghaulWorker, type LonghaulWorker } from '../src/worker';
 import { ALL_SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
 import { DEFAULT_POLL } from '../src/processes/org-migration/model';
+import { Process, type ProcessName } from '../src/common/processes';
 import { DEFAULT_IMPORT_POLL } from '../src/processes/source-import/model';
 import { DEFAULT_OPERATION_POLL } from '../src/processes/google-operation/model';
 import { detectionDelayBoundMs, detectionDelays, HONEST_POLL_SHAPE, pollScheduleMs, pollsToObserve, type ResolvedPollBounds } from '../src/common/poll-schedule';
@@ -38,20 +39,21 @@ import { percentOfWait } from '../src/cli/arguments';
 const MINUTE = 60_000;
 const WAITS_MIN = [10, 60];
 
-interface Process {
+interface PolledProcess {
+  process: ProcessName;
   name: string;
   bounds: ResolvedPollBounds;
   /** Whether the status poll is conditional (GitHub ETags): unchanged answers are 304s, not counted. */
   etags: boolean;
 }
 
-const DEFAULT_PROCESSES: Process[] = [
-  { name: 'org-migration export', bounds: DEFAULT_POLL, etags: true },
-  { name: 'source import', bounds: DEFAULT_IMPORT_POLL, etags: true },
-  { name: 'API-key delete', bounds: DEFAULT_OPERATION_POLL, etags: false },
-  { name: 'log-bucket create', bounds: DEFAULT_OPERATION_POLL, etags: false },
-  { name: 'log-bucket update', bounds: DEFAULT_OPERATION_POLL, etags: false },
-  { name: 'DNS change', bounds: DEFAULT_OPERATION_POLL, etags: false },
+const DEFAULT_PROCESSES: PolledProcess[] = [
+  { process: Process.OrgMigration, name: 'org-migration export', bounds: DEFAULT_POLL, etags: true },
+  { process: Process.SourceImport, name: 'source import', bounds: DEFAULT_IMPORT_POLL, etags: true },
+  { process: Process.ApiKeyDelete, name: 'API-key delete', bounds: DEFAULT_OPERATION_POLL, etags: false },
+  { process: Process.LogBucketCreate, name: 'log-bucket create', bounds: DEFAULT_OPERATION_POLL, etags: false },
+  { process: Process.LogBucketUpdate, name: 'log-bucket update', bounds: DEFAULT_OPERATION_POLL, etags: false },
+  { process: Process.DnsChange, name: 'DNS change', bounds: DEFAULT_OPERATION_POLL, etags: false },
 ];
 
 const s = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
@@ -92,7 +94,7 @@ function printComputed(): void {
       const seenAt = pollScheduleMs(p.bounds, waitMs).at(-1)!;
       const worst = worstDelay(p.bounds, waitMs);
       const counted = p.etags
-        ? p.name.startsWith('org-migration')
+        ? p.process === Process.OrgMigration
           ? `${migrationCounted(p.bounds, waitMs)} (the other ${polls - migrationCounted(p.bounds, waitMs)} are 304s)`
           : 'one per poll that sees the body changed (304s are not counted): measured below'
         : `${polls} (operations carry no ETag)`;

@@ -13,12 +13,14 @@
 import { type Command, Option } from 'commander';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common';
-import { migrationWorkflowId, ORG_MIGRATION } from '../processes/org-migration/model';
+import { migrationWorkflowId } from '../processes/org-migration/model';
+import { statusQuery } from '../workflows/kit/status-tracker';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
 import { CliError, printJson, type CliContext } from './context';
 import { ExitCode } from './exit-codes';
 import { awaitOutcome, decodeHeartbeat, printOutcome } from './run-workflow';
 import { processKind } from './processes';
+import { Process, processClause, PROCESS_NAMES, type ProcessName } from '../common/processes';
 
 interface KeyFlags {
   org?: string;
@@ -51,7 +53,7 @@ async function resolveWorkflowId(ctx: CliContext, id: string | undefined, flags:
   let query: string;
   if (flags.repo) {
     if (!/^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/.test(flags.repo)) throw new CliError('--repo must be owner/repo', ExitCode.Usage);
-    query = `${LonghaulProcess.name} = 'source-import' AND ${LonghaulTarget.name} = ${quoted(flags.repo, '--repo')}`;
+    query = `${processClause(Process.SourceImport)} AND ${LonghaulTarget.name} = ${quoted(flags.repo, '--repo')}`;
   } else if (flags.name) query = `${LonghaulTarget.name} = ${quoted(flags.name, '--name')}`;
   else throw new CliError('give a workflow id, or --org and --repos, --repo owner/repo, or --name RESOURCE', ExitCode.Usage);
   const client = await ctx.client();
@@ -87,7 +89,7 @@ async function existing(ctx: CliContext, id: string | undefined, flags: KeyFlags
 /** The `status` query, or undefined when it cannot answer (no worker, a workflow without one). */
 async function queryStatus(handle: WorkflowHandle): Promise<unknown> {
   try {
-    return await handle.query('status');
+    return await handle.query(statusQuery());
   } catch {
     return undefined;
   }
@@ -189,7 +191,7 @@ async function cancel(ctx: CliContext, id: string | undefined, flags: KeyFlags &
 }
 
 interface ListFlags {
-  process?: string;
+  process?: ProcessName;
   org?: string;
   state?: string;
   target?: string;
@@ -263,7 +265,7 @@ export function registerLifecycleCommands(program: Command, ctx: () => CliContex
   program
     .command('list')
     .description('List longhaul workflows, newest first, filtered through their search attributes')
-    .option('--process <kind>', `process kind: ${ORG_MIGRATION}, source-import, apikey-delete, log-bucket-create, log-bucket-update, dns-change, feed-poll, hook-repair…`)
+    .addOption(new Option('--process <kind>', 'process kind').choices(PROCESS_NAMES))
     .option('--org <org>', 'organization or owner')
     .option('--state <state>', 'remote state as last seen (exporting, importing, RUNNING…)')
     .option('--target <target>', 'target (owner/repo, resource name)')

@@ -3,7 +3,7 @@
  * workflow type (the workflow function's name): its status line and result text, reusing each process's
  * own `describe…` renderers, and what its cancellation cleaned up.
  */
-import { describeOrgMigration, ORG_MIGRATION, type OrgMigrationResult, type OrgMigrationStatus } from '../processes/org-migration/model';
+import { describeOrgMigration, type OrgMigrationResult, type OrgMigrationStatus } from '../processes/org-migration/model';
 import { describeSourceImportStatus, type SourceImportResult, type SourceImportStatus } from '../processes/source-import/model';
 import { describeOperationStatus, type OperationStatus } from '../processes/google-operation/model';
 import { describeFeedOutcome, type FeedPollOutcome } from '../processes/feed-poll/model';
@@ -12,6 +12,7 @@ import { describeImportResult } from '../processes/source-import/cli';
 import { describeApiKeyDeleteResult, describeBucketResult, describeDnsChangeResult } from '../processes/google-operation/cli';
 import { describeMigrationResult } from '../processes/org-migration/cli';
 import type { StatusLine } from './run-workflow';
+import { Process } from '../common/processes';
 
 export interface ProcessKind {
   /** The `LonghaulProcess` search attribute value(s) of this kind. */
@@ -33,7 +34,7 @@ const googleOperation = (process: string, describeResult: (r: never) => string[]
 
 export const PROCESS_KINDS: Record<string, ProcessKind> = {
   [orgMigration.name]: {
-    process: ORG_MIGRATION,
+    process: Process.OrgMigration,
     describeStatus: (s, heartbeat) => describeOrgMigration(s as OrgMigrationStatus, heartbeat as { offset?: number; total?: number } | undefined),
     describeResult: (r) => describeMigrationResult(r as OrgMigrationResult),
     describeCleanup: (s) => {
@@ -42,17 +43,17 @@ export const PROCESS_KINDS: Record<string, ProcessKind> = {
     },
   },
   [sourceImport.name]: {
-    process: 'source-import',
+    process: Process.SourceImport,
     describeStatus: (s, _heartbeat, workflowId) => describeSourceImportStatus(s as SourceImportStatus, workflowId),
     describeResult: (r) => describeImportResult(r as SourceImportResult),
     describeCleanup: (s) => describeSourceImportStatus(s as SourceImportStatus).line,
   },
-  [apiKeyDelete.name]: googleOperation('apikey-delete', describeApiKeyDeleteResult),
-  [logBucketCreate.name]: googleOperation('log-bucket-create', describeBucketResult),
-  [logBucketUpdate.name]: googleOperation('log-bucket-update', describeBucketResult),
-  [dnsChange.name]: googleOperation('dns-change', describeDnsChangeResult),
-  [feedPollRun.name]: { process: 'feed-poll', describeResult: (r) => describeFeedOutcome(r as FeedPollOutcome) },
-  [hookPing.name]: { process: 'hook-ping', describeResult: (r) => [`${(r as { hook: string }).hook} answered the ping with ${(r as { status: number }).status}`] },
+  [apiKeyDelete.name]: googleOperation(Process.ApiKeyDelete, describeApiKeyDeleteResult),
+  [logBucketCreate.name]: googleOperation(Process.LogBucketCreate, describeBucketResult),
+  [logBucketUpdate.name]: googleOperation(Process.LogBucketUpdate, describeBucketResult),
+  [dnsChange.name]: googleOperation(Process.DnsChange, describeDnsChangeResult),
+  [feedPollRun.name]: { process: Process.FeedPoll, describeResult: (r) => describeFeedOutcome(r as FeedPollOutcome) },
+  [hookPing.name]: { process: Process.HookPing, describeResult: (r) => [`${(r as { hook: string }).hook} answered the ping with ${(r as { status: number }).status}`] },
 };
 
 /** The kind of a workflow type; unknown types (other workflows on the namespace) show their raw JSON. */

@@ -10,6 +10,7 @@ import { CliError, describeFailure, printJson, type CliContext } from './context
 import { ExitCode, exitCodeForStatus } from './exit-codes';
 import { sharedWaitLine, sharedWaitOf, type PendingActivityView } from '../common/shared-wait';
 import { fitSearchAttributes } from '../common/search-attributes';
+import { statusQuery } from '../workflows/kit/status-tracker';
 
 /** Adds the options every workflow-starting command shares: `--workflow-id`, `--wait`, `--follow`, `--json`, `--dry-run`. */
 export function withRunOutputOptions(command: Command): Command {
@@ -202,7 +203,7 @@ export function followStatus<Status>(handle: WorkflowHandle, describe: (s: Statu
   const loop = (async () => {
     while (!stopped) {
       try {
-        const status = await handle.query<Status>('status');
+        const status = await handle.query(statusQuery<Status>());
         const pending = await pendingActivities(handle);
         const { line, percent } = describe(status, pending.find((p) => p.heartbeat !== undefined)?.heartbeat);
         const bar = percent === undefined ? '' : `${progressBar(percent)} `;

@@ -10,6 +10,7 @@ import { currentActivity } from '../temporal/current-activity';
 import { Runtime } from '@temporalio/worker';
 import { noopMetricMeter, type MetricCounter, type MetricGauge, type MetricMeter } from '@temporalio/common';
 import { deploymentVersionName, releaseVersion } from '../release';
+import type { MetricProcess } from '../common/processes';
 
 export interface LonghaulMetrics {
   /** API requests answered, by `api` (github, google-logging…), `route` (method and pattern) and `status`. */
@@ -61,12 +62,12 @@ function createMetrics(meter: MetricMeter): LonghaulMetrics {
 }
 
 /** One poll of a remote process's state (`process`: org-migration, source-import, feed-poll…). */
-export function countPoll(process: string): void {
+export function countPoll(process: MetricProcess): void {
   longhaulMetrics().polls.add(1, { process });
 }
 
 /** One lookup (each attempt) after a mutating call of `process` whose outcome was unknown. */
-export function countSendLookup(process: string): void {
+export function countSendLookup(process: MetricProcess): void {
   longhaulMetrics().sendLookups.add(1, { process });
 }
 

@@ -12,8 +12,9 @@
  */
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from '../processes/feed-poll/model';
-import { LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
-import { stopFeedCursorSignal } from '../processes/feed-poll/workflow';
+import { LonghaulTarget } from '../common/search-attributes';
+import { feedCursorStatusQuery, stopFeedCursorSignal } from '../processes/feed-poll/workflow';
+import { Process, processClause } from '../common/processes';
 
 export interface FeedScheduleDeleteOptions {
   /** Also end the feed's cursor workflow (a new Schedule then starts from the whole feed). */
@@ -82,7 +83,7 @@ export async function deleteFeedSchedule(client: Client, feed: string, o: FeedSc
 
   const cursor = client.workflow.getHandle(feedCursorWorkflowId(feed));
   try {
-    const cursorStatus = await cursor.query<FeedCursorStatus>('status');
+    const cursorStatus = await cursor.query(feedCursorStatusQuery);
     await cursor.signal(stopFeedCursorSignal);
     return { ...deletion, waitedFor: [...waitedFor], cursorEnded: true, cursorStatus };
   } catch (err) {
@@ -95,7 +96,7 @@ export async function deleteFeedSchedule(client: Client, feed: string, o: FeedSc
 /** The feed's poll runs still running: the given ids (the Schedule's) and any found through visibility. */
 async function runningPollRuns(client: Client, feed: string, scheduledRuns: readonly string[]): Promise<string[]> {
   const ids = new Set(scheduledRuns);
-  const query = `${LonghaulProcess.name} = 'feed-poll' AND ${LonghaulTarget.name} = '${feed.replace(/'/g, "\\'")}' AND ExecutionStatus = 'Running'`;
+  const query = `${processClause(Process.FeedPoll)} AND ${LonghaulTarget.name} = '${feed.replace(/'/g, "\\'")}' AND ExecutionStatus = 'Running'`;
   for await (const wf of client.workflow.list({ query })) ids.add(wf.workflowId);
   const running: string[] = [];
   for (const id of ids) {

@@ -14,9 +14,10 @@ import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../common/
 import { accumulatedOutageBounds } from '../common/outage';
 import { feedPollRun } from '../processes/feed-poll/workflow';
 import { hookRepair } from '../processes/hook-repair/workflow';
+import { Process, type ProcessName } from '../common/processes';
 
 export const FEED_SCHEDULE_PREFIX = 'feed:';
-export const HOOK_SCHEDULE_PREFIX = 'hook-repair:';
+export const HOOK_SCHEDULE_PREFIX = `${Process.HookRepair}:`;
 
 export interface ScheduleUpsert {
   scheduleId: string;
@@ -30,7 +31,7 @@ interface ScheduledWorkflow {
   action: ScheduleOptionsStartWorkflowAction<Workflow>;
   note: string;
   target: string;
-  process: string;
+  process: ProcessName;
   paused?: boolean;
 }
 
@@ -84,13 +85,13 @@ export function upsertFeedSchedule(client: Client, o: FeedScheduleOptions): Prom
     everyMs: o.everyMs,
     note: `poll ${feed} every ${Math.round(o.everyMs / 1000)} s into the ${o.input.sink.kind} sink`,
     target: feed,
-    process: 'feed-poll',
+    process: Process.FeedPoll,
     paused: o.paused,
     action: {
       type: 'startWorkflow',
       workflowType: feedPollRun,
       taskQueue: o.taskQueue,
-      workflowId: `feed-poll:${feed}`,
+      workflowId: `${Process.FeedPoll}:${feed}`,
       args: [{ ...o.input, origin: 'schedule' }],
       // A run that hangs must not hold the schedule (overlap SKIP) forever; one that waits out an outage
       // may take its whole outage budget (later ticks are skipped meanwhile, not piled up).
@@ -114,13 +115,13 @@ export function upsertHookRepairSchedule(client: Client, o: HookRepairScheduleOp
     everyMs: o.everyMs,
     note: `redeliver failed deliveries of ${hook} every ${Math.round(o.everyMs / 1000)} s`,
     target: hook,
-    process: 'hook-repair',
+    process: Process.HookRepair,
     paused: o.paused,
     action: {
       type: 'startWorkflow',
       workflowType: hookRepair,
       taskQueue: o.taskQueue,
-      workflowId: `hook-repair:${hook}`,
+      workflowId: `${Process.HookRepair}:${hook}`,
       args: [o.input],
     },
   });

@@ -1,6 +1,7 @@
 /** Feed-polling stacks for integration tests: the test stack, plus each feed's Schedule and cursor cleaned up after. */
 import type { EmulatorOptions } from '../../src/emulator/emulator';
 import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus, type FeedPollRunInput } from '../../src/processes/feed-poll/model';
+import { feedCursorStatusQuery } from '../../src/processes/feed-poll/workflow';
 import { upsertFeedSchedule } from '../../src/temporal/schedules';
 import type { RetryPolicy } from '../../src/http/retry-policy';
 import { useStackPerTest, type TestStack } from './stack';
@@ -32,7 +33,7 @@ export function useFeedStacks(): (options: EmulatorOptions, policy?: RetryPolicy
         const paused = everyMs === undefined;
         return (await upsertFeedSchedule(stack.client, { taskQueue: stack.taskQueue, everyMs: everyMs ?? 60 * 60_000, input, paused })).scheduleId;
       },
-      cursor: (feed: string) => stack.client.workflow.getHandle(feedCursorWorkflowId(feed)).query<FeedCursorStatus>('status'),
+      cursor: (feed: string) => stack.client.workflow.getHandle(feedCursorWorkflowId(feed)).query(feedCursorStatusQuery),
     });
   };
 }

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { useStack } from '../helpers/stack';
 import { fetchHistory } from '../helpers/history';
-import { orgMigration } from '../../src/processes/org-migration/workflow';
+import { migrationStatusQuery, orgMigration } from '../../src/processes/org-migration/workflow';
 import { sourceImport } from '../../src/processes/source-import/workflow';
 import { FAST_POLL } from '../helpers/presets';
 
@@ -56,7 +56,7 @@ describe('conditional status polls', () => {
     for (const { input } of recorded.slice(1)) expect(String(input.etag)).toMatch(/^W\/"[0-9a-f]{40}"$/);
     for (const { result: r } of recorded) expect((r.polled as { notModified?: boolean }).notModified).toBeUndefined();
     // The workflow's count of polls includes the quiet ones.
-    const described = await stack.client.workflow.getHandle(workflowId).query<{ polls: number }>('status');
+    const described = await stack.client.workflow.getHandle(workflowId).query(migrationStatusQuery);
     expect(described.polls).toBe(polls);
   });
 

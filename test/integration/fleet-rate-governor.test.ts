@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { EmulatorOptions } from '../../src/emulator/emulator';
 import { defaultGithubFixture } from '../../src/emulator/github/fixture';
-import { governorWorkflowId, type GovernorSnapshot } from '../../src/processes/rate-governor/model';
+import { governorWorkflowId, limitsQuery } from '../../src/processes/rate-governor/model';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { hookRepair } from '../../src/processes/hook-repair/workflow';
 import { TEST_TOKEN } from '../helpers/emulator';
@@ -121,7 +121,7 @@ describe('one rate budget for the whole fleet', () => {
       fleet.track(handle);
     }
     const governor = c.workflow.getHandle(governorWorkflowId(credential));
-    const limits = () => governor.query<GovernorSnapshot>('limits');
+    const limits = () => governor.query(limitsQuery);
     await waitFor('a "spammed" answer', () => e.hooks.spammedCount() > 0, Boolean, 120_000, 100);
     // The other hooks still want to redeliver: wait until at least one more content slot was granted than the
     // 3 requests that reached the API (a holder re-reads the gate before its slot and finds it closed), or refused.

@@ -11,8 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/emulator';
-import type { OrgMigrationStatus } from '../../src/processes/org-migration/model';
-import { orgMigration } from '../../src/processes/org-migration/workflow';
+import { migrationStatusQuery, orgMigration } from '../../src/processes/org-migration/workflow';
 import { freePort } from '../../src/temporal/dev-server';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
@@ -90,7 +89,7 @@ describe('org migration: workers killed during the start phase', () => {
     await worker(emulator, taskQueue, metricsPort);
 
     const results = await Promise.all(handles.map((h) => h.result()));
-    const statuses = await Promise.all(handles.map((h) => h.query<OrgMigrationStatus>('status')));
+    const statuses = await Promise.all(handles.map((h) => h.query(migrationStatusQuery)));
 
     // The starts that created their migration were adopted; the others were sent again once the grace was spent.
     expect(emulator.stats.byRoute[START]).toBe(MIGRATIONS + (MIGRATIONS - CREATED));
@@ -142,7 +141,7 @@ describe("org migration: the start lookup on an organization's long history of m
       }),
     );
     const result = await handle.result();
-    const status = await handle.query<OrgMigrationStatus>('status');
+    const status = await handle.query(migrationStatusQuery);
 
     // Not found twice (one page each), then sent again: the new migration, not one of the 250 older ones.
     expect(result.state).toBe('exported');

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useTimeSkippingStack } from '../helpers/stack';
-import { importChooseUpdate, importCredentialsUpdate, sourceImport } from '../../src/processes/source-import/workflow';
+import { importChooseUpdate, importCredentialsUpdate, importStatusQuery, sourceImport } from '../../src/processes/source-import/workflow';
 import type { SourceImportInput } from '../../src/processes/source-import/model';
 import { LonghaulProcess, LonghaulProgress, LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
@@ -34,7 +34,7 @@ describe('source import: every status of the table', () => {
     const target = repo();
     const handle = await start({ repo: target, vcsUrl: `${SVN}/happy` });
     const result = await handle.result();
-    const status = await handle.query('status');
+    const status = await handle.query(importStatusQuery);
     expect((status as { statesSeen: string[] }).statesSeen).toEqual(['detecting', 'importing', 'mapping', 'pushing', 'complete']);
     expect(result.status).toBe('complete');
     expect(result.vcs).toBe('subversion');
@@ -77,7 +77,7 @@ describe('source import: every status of the table', () => {
     expect(accepted.status).toBe('detecting');
     const result = await handle.result();
     expect(result.status).toBe('complete');
-    const status = (await handle.query('status')) as { statesSeen: string[] };
+    const status = await handle.query(importStatusQuery);
     expect(status.statesSeen.slice(0, 3)).toEqual(['detecting', 'detection_needs_auth', 'detecting']);
     expect(stack.emulator.imports.get('octo-org', target)!.credentials?.username).toBe('detector');
   });
@@ -97,7 +97,7 @@ describe('source import: every status of the table', () => {
     const result = await handle.result();
     expect(result.chosenProject).toEqual({ vcs: 'tfvc', tfvcProject: 'Contoso', humanName: 'Contoso (tfs)' });
     expect(result.vcs).toBe('tfvc');
-    const status = (await handle.query('status')) as { statesSeen: string[] };
+    const status = await handle.query(importStatusQuery);
     expect(status.statesSeen).toContain('detection_found_multiple');
     expect(stack.emulator.imports.get('octo-org', target)!.tfvcProject).toBe('Contoso');
   });
@@ -130,7 +130,7 @@ describe('source import: every status of the table', () => {
     const handle = await start({ repo: target, vcsUrl: `${SVN}/error-importing` });
     const result = await handle.result();
     expect(result.restarts).toBe(1);
-    const status = (await handle.query('status')) as { statesSeen: string[] };
+    const status = await handle.query(importStatusQuery);
     expect(status.statesSeen).toContain('error');
     expect(status.statesSeen.at(-1)).toBe('complete');
     expect(stack.emulator.imports.get('octo-org', target)!.events.filter((e) => e.kind === 'patch:restart')).toHaveLength(1);

@@ -10,6 +10,8 @@ import { outageBoundsProblems, type OutageBounds } from '../../common/outage';
 import { pauseAfterFailuresProblems } from '../scheduled-run/model';
 import type { CredentialChoice } from '../../common/credential';
 import { isGithubLogin, isRepositoryName } from '../../common/github-names';
+import { Process } from '../../common/processes';
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
 
 export * from './sinks';
 
@@ -95,7 +97,7 @@ export function isFeedProblem(v: FeedRef | { problem: string }): v is { problem:
 
 /** The id of the feed's entity workflow, which holds its cursor (one per feed, shared by every worker). */
 export function feedCursorWorkflowId(feedPath: string): string {
-  return `feed-cursor:${feedPath}`;
+  return `${Process.FeedCursor}:${feedPath}`;
 }
 
 /** The id of the feed's Temporal Schedule. */
@@ -340,8 +342,18 @@ export interface FeedCursorInput {
   pollsPerRun?: number;
 }
 
-/** The cursor workflow's signature, for a client that starts it by name (`feedCursor`). */
+/** The cursor workflow's signature, for a client that starts it by name (`FEED_CURSOR_WORKFLOW`). */
 export type FeedCursorWorkflow = (input: FeedCursorInput) => Promise<FeedCursorStatus>;
+
+/** `feedCursor`, the cursor workflow function's name (test/unit/names.test.ts holds the two together). */
+export const FEED_CURSOR_WORKFLOW = 'feedCursor';
+
+/**
+ * The cursor's messages, here rather than in workflow.ts: the feed-cursor activity sends them without importing
+ * workflow code. Running cursors answer to these names: they never change.
+ */
+export const pollFeedUpdate = defineUpdate<FeedPollOutcome, [FeedPollRequest]>('pollFeed');
+export const stopFeedCursorSignal = defineSignal('stopFeedCursor');
 
 /** Input of the scheduled (or one-off) run. */
 export interface FeedPollRunInput extends CredentialChoice, EarlyWaitInput {

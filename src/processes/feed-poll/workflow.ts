@@ -26,9 +26,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   isCancellation,
   patched,
   proxyActivities,
@@ -59,6 +56,8 @@ import {
   scanPage,
   sinkProblems,
   feedScheduleId,
+  pollFeedUpdate,
+  stopFeedCursorSignal,
   type FeedCursor,
   type FeedCursorInput,
   type FeedCursorStatus,
@@ -72,12 +71,13 @@ import { DEFAULT_PAUSE_AFTER_FAILURES } from '../scheduled-run/model';
 import { reportingFailureToSchedule } from '../scheduled-run/workflow';
 import { OutageWatch, outageCause } from '../../workflows/kit/outage-watch';
 import { accumulatedOutageBounds } from '../../common/outage';
-import { upsertAttributes } from '../../workflows/kit/status-tracker';
+import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
 import { summarized } from '../../workflows/activity-summaries';
+import { Process } from '../../common/processes';
 
-export const pollFeedUpdate = defineUpdate<FeedPollOutcome, [FeedPollRequest]>('pollFeed');
-export const stopFeedCursorSignal = defineSignal('stopFeedCursor');
-export const feedCursorStatusQuery = defineQuery<FeedCursorStatus>('status');
+/** The messages the cursor handles besides its status (defined with the model, which the feed-cursor activity imports). */
+export { pollFeedUpdate, stopFeedCursorSignal } from './model';
+export const feedCursorStatusQuery = statusQuery<FeedCursorStatus>();
 
 /**
  * Polls one run handles before it continues as new, carrying only the cursor. Each poll may carry up to
@@ -180,7 +180,7 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
   });
 
   upsertAttributes([
-    { key: LonghaulProcess, value: 'feed-cursor' },
+    { key: LonghaulProcess, value: Process.FeedCursor },
     { key: LonghaulTarget, value: cursor.feed },
   ]);
   setCurrentDetails(`cursor of ${cursor.feed}: waiting for the first poll of this run`);
@@ -365,7 +365,7 @@ export async function feedPollRun(input: FeedPollRunInput): Promise<FeedPollOutc
   const ref = parseFeed(input.feed);
   const feed = isFeedProblem(ref) ? input.feed : ref.path;
   upsertAttributes([
-    { key: LonghaulProcess, value: 'feed-poll' },
+    { key: LonghaulProcess, value: Process.FeedPoll },
     { key: LonghaulTarget, value: feed },
   ]);
   const pauseAfterFailures = input.pauseAfterFailures ?? DEFAULT_PAUSE_AFTER_FAILURES;

@@ -7,13 +7,14 @@ import { ApplicationFailure } from '@temporalio/workflow';
 import { apiKeyDeleteProblems, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from './input';
 import { GoogleOperationFailure, type OperationView } from './model';
 import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './workflow';
+import { Process } from '../../common/processes';
 
 const RETRIEVABLE_FOR_MS = 30 * 24 * 60 * 60 * 1000;
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
 export async function apiKeyDelete(input: ApiKeyDeleteInput): Promise<ApiKeyDeleteResult> {
   rejectInvalid('API key deletion', apiKeyDeleteProblems(input));
-  const run = startRun('apikey-delete', input.name);
+  const run = startRun(Process.ApiKeyDelete, input.name);
   const notBefore = Date.now() - CLOCK_SKEW_MARGIN_MS;
   try {
     const first = await sendOperation<OperationView>({

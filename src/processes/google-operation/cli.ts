@@ -30,6 +30,7 @@ import { dnsChange } from './dns-change';
 import { logBucketCreate, logBucketUpdate } from './log-bucket';
 import { wholeNumber } from '../../cli/arguments';
 import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/poll-options';
+import { Process } from '../../common/processes';
 
 interface RunFlags extends OutputFlags, PollFlags {
   workflowId?: string;
@@ -106,7 +107,7 @@ export function describeDnsChangeResult(r: { changeId: string; status: string; z
 export function registerGoogleCommands(program: Command, ctx: () => CliContext): void {
   withRunOptions(
     program
-      .command('apikey-delete')
+      .command(Process.ApiKeyDelete)
       .description('Delete a Google API key and wait for its operation (the key stays retrievable for 30 days)')
       .requiredOption('--name <name>', 'projects/PROJECT/locations/global/keys/KEY')
       .option('--etag <etag>', 'the etag you read; refuse the deletion if the key changed since'),
@@ -115,7 +116,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
     await run<ApiKeyDeleteInput, { operation?: string; retrievableUntil?: string; note: string }>(ctx, flags, {
       workflow: apiKeyDelete as never,
       summary: `Delete API key ${flags.name.split('/').pop() ?? flags.name}`,
-      process: 'apikey-delete',
+      process: Process.ApiKeyDelete,
       target: flags.name,
       input,
       problems: apiKeyDeleteProblems(input),
@@ -136,7 +137,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
     await run(ctx, flags, {
       workflow: logBucketCreate,
       summary: `Create log bucket ${flags.bucketId} in ${flags.parent}`,
-      process: 'log-bucket-create',
+      process: Process.LogBucketCreate,
       target: `${flags.parent}/buckets/${flags.bucketId}`,
       input,
       problems: bucketCreateProblems(input),
@@ -167,7 +168,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
     await run(ctx, flags, {
       workflow: logBucketUpdate,
       summary: `Update log bucket ${flags.name.split('/').pop() ?? flags.name}: ${flags.updateMask}`,
-      process: 'log-bucket-update',
+      process: Process.LogBucketUpdate,
       target: flags.name,
       input,
       problems: bucketUpdateProblems(input),
@@ -177,7 +178,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
 
   withRunOptions(
     program
-      .command('dns-change')
+      .command(Process.DnsChange)
       .description('Apply a Cloud DNS change (additions and deletions, atomically) and wait until it is done')
       .requiredOption('--project <project>', 'project id')
       .requiredOption('--zone <zone>', 'managed zone name')
@@ -188,7 +189,7 @@ export function registerGoogleCommands(program: Command, ctx: () => CliContext):
     await run<DnsChangeInput, { changeId: string; status: string; additions: ResourceRecordSet[]; deletions: ResourceRecordSet[] }>(ctx, flags, {
       workflow: dnsChange as never,
       summary: `DNS change in ${flags.zone}: +${flags.add.length} −${flags.delete.length} record sets`,
-      process: 'dns-change',
+      process: Process.DnsChange,
       target: `projects/${flags.project}/managedZones/${flags.zone}`,
       input,
       problems: dnsChangeProblems(input),

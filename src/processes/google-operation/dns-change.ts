@@ -6,12 +6,13 @@
 import { dnsChangeProblems, type DnsChangeInput, type DnsChangeResult } from './input';
 import type { OperationView } from './model';
 import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './workflow';
+import { Process } from '../../common/processes';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
 export async function dnsChange(input: DnsChangeInput): Promise<DnsChangeResult> {
   rejectInvalid('DNS change', dnsChangeProblems(input));
-  const run = startRun('dns-change', `projects/${input.project}/managedZones/${input.zone}`);
+  const run = startRun(Process.DnsChange, `projects/${input.project}/managedZones/${input.zone}`);
   const change = { project: input.project, zone: input.zone, additions: input.additions ?? [], deletions: input.deletions ?? [] };
   const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
   try {

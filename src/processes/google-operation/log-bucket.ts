@@ -23,6 +23,7 @@ import {
 import { BACKOFF } from '../../common/backoff';
 import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from './model';
 import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun, type OperationRun } from './workflow';
+import { Process } from '../../common/processes';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
@@ -37,7 +38,7 @@ const CANCEL_WATCH: PollBounds = {
 export async function logBucketCreate(input: LogBucketCreateInput): Promise<LogBucketResult> {
   rejectInvalid('log bucket creation', bucketCreateProblems(input));
   const bucketName = `${input.parent}/buckets/${input.bucketId}`;
-  const run = startRun('log-bucket-create', bucketName);
+  const run = startRun(Process.LogBucketCreate, bucketName);
   const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
   const findOwnOperation = async (): Promise<OperationView | undefined> => {
     // The bucket exists (CREATING or ACTIVE) once a create started; its operation tells whether it is ours.
@@ -55,7 +56,7 @@ export async function logBucketCreate(input: LogBucketCreateInput): Promise<LogB
 
 export async function logBucketUpdate(input: LogBucketUpdateInput): Promise<LogBucketResult> {
   rejectInvalid('log bucket update', bucketUpdateProblems(input));
-  const run = startRun('log-bucket-update', input.name);
+  const run = startRun(Process.LogBucketUpdate, input.name);
   const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
   const update = {
     updateMask: input.updateMask,

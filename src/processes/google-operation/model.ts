@@ -9,6 +9,7 @@ import { DEFAULT_OUTAGE, outageBackoffMs, outageBoundsProblems, resolveOutageBou
 import { HONEST_POLL_SHAPE, nextPollAtMs, pollBoundsProblems, resolvePollBounds, type PollBounds, type ResolvedPollBounds } from '../../common/poll-schedule';
 import { MAX_EVENTS_PER_RUN } from '../../common/run-budget';
 import type { StatusView } from '../../common/search-attributes';
+import type { Process } from '../../common/processes';
 
 export type { PollBounds } from '../../common/poll-schedule';
 export type { OutageBounds } from '../../common/outage';
@@ -109,7 +110,7 @@ export function operationPollProblems(poll: PollBounds | undefined, outage: Outa
 
 export type OperationPhase = 'starting' | 'waiting' | 'cancelling' | 'done' | 'failed' | 'cancelled';
 
-export type GoogleProcess = 'apikey-delete' | 'log-bucket-create' | 'log-bucket-update' | 'dns-change';
+export type GoogleProcess = typeof Process.ApiKeyDelete | typeof Process.LogBucketCreate | typeof Process.LogBucketUpdate | typeof Process.DnsChange;
 
 /** What the `status` query of every Google operation workflow answers. */
 export interface OperationStatus {

@@ -8,7 +8,7 @@
  *   ever followed by another poll;
  * - `startRun`: the kit's status tracker fed by the model's `describeOperationStatus`.
  */
-import { ApplicationFailure, defineQuery, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import {
   DEFAULT_OPERATION_POLL,
   describeOperationStatus,
@@ -20,7 +20,7 @@ import {
 } from './model';
 import type { GoogleOperationActivities } from './activities';
 import { POLL, QUIET_POLL, READ, SEND_ONCE } from '../../workflows/activity-options';
-import { pollUntil, quietWherePatched, resolvePollBounds, sendOnce, trackStatus, type OutageBounds, type PollBounds, type Polled, type QuietPollAnswer, type QuietPollRequest } from '../../workflows/kit';
+import { pollUntil, quietWherePatched, resolvePollBounds, sendOnce, statusQuery, trackStatus, type OutageBounds, type PollBounds, type Polled, type QuietPollAnswer, type QuietPollRequest } from '../../workflows/kit';
 import { summarized } from '../../workflows/activity-summaries';
 
 export { HttpFailure } from '../../common/activity-failures';
@@ -34,7 +34,7 @@ export const googlePoll = summarized(proxyActivities<GoogleOperationActivities>(
 /** Quiet polls (`QUIET_POLL`): the polls of a stretch without change as one activity's attempts. */
 export const googleQuietPoll = summarized(proxyActivities<GoogleOperationActivities>(QUIET_POLL));
 
-export const operationStatusQuery = defineQuery<OperationStatus>('status');
+export const operationStatusQuery = statusQuery<OperationStatus>();
 
 /** Rejects invalid input before any call, as one non-retryable failure listing every problem. */
 export function rejectInvalid(what: string, problems: string[]): void {

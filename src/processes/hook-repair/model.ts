@@ -9,6 +9,7 @@ import { outageBoundsProblems, type OutageBounds } from '../../common/outage';
 import { pauseAfterFailuresProblems } from '../scheduled-run/model';
 import { isGithubLogin, isRepositoryName, loginProblems } from '../../common/github-names';
 import type { CredentialChoice } from '../../common/credential';
+import { Process } from '../../common/processes';
 
 
 /** Failure types of hook repair (stable strings). */
@@ -161,7 +162,7 @@ export function hookLabel(target: HookTarget, hookId: number): string {
 }
 
 export function hookRepairScheduleId(target: HookTarget, hookId: number): string {
-  return `hook-repair:${hookLabel(target, hookId).toLowerCase()}`;
+  return `${Process.HookRepair}:${hookLabel(target, hookId).toLowerCase()}`;
 }
 
 /** The API path of the hook (`/orgs/o/hooks/1` or `/repos/o/r/hooks/1`). */

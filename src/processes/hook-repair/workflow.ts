@@ -15,7 +15,6 @@
  */
 import {
   ApplicationFailure,
-  defineQuery,
   patched,
   proxyActivities,
   setCurrentDetails,
@@ -57,10 +56,11 @@ import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../
 import { reportingFailureToSchedule } from '../scheduled-run/workflow';
 import { OutageWatch } from '../../workflows/kit/outage-watch';
 import { accumulatedOutageBounds } from '../../common/outage';
-import { upsertAttributes } from '../../workflows/kit/status-tracker';
+import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
 import { summarized } from '../../workflows/activity-summaries';
+import { Process } from '../../common/processes';
 
-export const hookRepairStatusQuery = defineQuery<HookRepairStatus>('status');
+export const hookRepairStatusQuery = statusQuery<HookRepairStatus>();
 
 const api = summarized(proxyActivities<HookActivities>(READ));
 
@@ -126,7 +126,7 @@ async function repair(input: HookRepairInput): Promise<HookRepairResult> {
   setHandler(hookRepairStatusQuery, () => status);
   const show = () => setCurrentDetails(describe(status));
   upsertAttributes([
-    { key: LonghaulProcess, value: 'hook-repair' },
+    { key: LonghaulProcess, value: Process.HookRepair },
     { key: LonghaulOrg, value: 'org' in target ? target.org : target.owner },
     { key: LonghaulTarget, value: hook },
     { key: LonghaulState, value: 'listing' },
@@ -297,7 +297,7 @@ export async function hookPing(input: HookPingInput): Promise<{ hook: string; st
   if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid hook: ${problems.join('; ')}`, HookFailure.InvalidInput, { problems });
   const hook = hookLabel(input.target, input.hookId);
   upsertAttributes([
-    { key: LonghaulProcess, value: 'hook-ping' },
+    { key: LonghaulProcess, value: Process.HookPing },
     { key: LonghaulTarget, value: hook },
   ]);
   const result = await api.pingHook(input);

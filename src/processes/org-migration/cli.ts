@@ -14,7 +14,6 @@ import {
   MIGRATION_FLAGS,
   migrationInputProblems,
   migrationWorkflowId,
-  ORG_MIGRATION,
   type DownloadProgress,
   type MigrationFlag,
   type OrgMigrationInput,
@@ -28,6 +27,7 @@ import { ExitCode } from '../../cli/exit-codes';
 import { awaitOutcome, describePlan, planStart, printPlanLines, runWorkflowCommand, startPlan, withRunOutputOptions, type OutputFlags, type WorkflowCommand } from '../../cli/run-workflow';
 import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/poll-options';
 import { parseBatchCsv, parseReposFile, readBatchFile, type BatchEntry } from './cli-batch';
+import { Process } from '../../common/processes';
 
 /** The body flags other than the lock keep their input names as options (`--exclude-git-data` → `excludeGitData`). */
 type SameNamedFlags = Exclude<MigrationFlag, 'lockRepositories'>;
@@ -70,7 +70,7 @@ export function migrationCommand(ctx: CliContext, input: OrgMigrationInput, flag
     workflowId: workflowId ?? migrationWorkflowId(input.org, input.repositories),
     args: [input],
     searchAttributes: [
-      { key: LonghaulProcess, value: ORG_MIGRATION },
+      { key: LonghaulProcess, value: Process.OrgMigration },
       { key: LonghaulOrg, value: input.org },
     ],
     summary: migrationSummary(input),

@@ -12,11 +12,9 @@ import type { PollState } from '../../common/poll-decision';
 import { eventBudgetProblems } from '../../common/run-budget';
 import { sendOnceGraceProblems, type SendOnceGraceInput } from '../../common/send-once-grace';
 import type { CredentialChoice } from '../../common/credential';
+import { Process } from '../../common/processes';
 
 export type { PollBounds } from '../../common/poll-schedule';
-
-/** The process id: `LonghaulProcess` search attribute, workflow id prefix. */
-export const ORG_MIGRATION = 'org-migration';
 
 /** Failure types the org-migration workflow ends with (stable strings for callers). */
 export const MigrationFailure = {
@@ -255,7 +253,7 @@ export function describeOrgMigration(
     percent,
     // A migration that ended cancelled or failed is listed as such, not under the export state it last saw
     // (`list --state exporting` must not show it).
-    attributes: { process: ORG_MIGRATION, org: s.org, target: s.target, state: migrationEnded(s) && opts.listEnding !== false ? s.phase : (s.state ?? s.phase) },
+    attributes: { process: Process.OrgMigration, org: s.org, target: s.target, state: migrationEnded(s) && opts.listEnding !== false ? s.phase : (s.state ?? s.phase) },
   };
 }
 

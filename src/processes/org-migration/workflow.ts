@@ -8,12 +8,12 @@
  * cleanup calls are retried until they succeed or fail permanently, and a permanent failure names what is
  * left to do by hand (`cleanup.ts`).
  */
-import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, defineQuery, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { MigrationActivityFunctions, MigrationSummary } from './activities';
 import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/activity-options';
 import { summarized } from '../../workflows/activity-summaries';
 import { failureFacts } from '../../common/activity-failures';
-import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, trackStatus, upsertAttributes } from '../../workflows/kit';
+import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes } from '../../workflows/kit';
 import {
   DEFAULT_POLL,
   describeOrgMigration,
@@ -55,7 +55,7 @@ function migrationActivities(input: OrgMigrationInput) {
 }
 type MigrationActivities = ReturnType<typeof migrationActivities>;
 
-export const migrationStatusQuery = defineQuery<OrgMigrationStatus>('status');
+export const migrationStatusQuery = statusQuery<OrgMigrationStatus>();
 
 /** `patched()` id: a cancelled or failed migration's LonghaulState names its ending. */
 const LIST_MIGRATION_ENDING_PATCH = 'list-migration-ending';

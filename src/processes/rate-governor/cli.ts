@@ -7,19 +7,20 @@
  */
 import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
-import { describeGovernor, governorWorkflowId, type GovernorSnapshot } from './model';
+import { describeGovernor, governorWorkflowId, limitsQuery, type GovernorSnapshot } from './model';
 import { CliError, printJson, type CliContext } from '../../cli/context';
 import { rateGovernor } from './workflow';
 
 async function runningGovernors(client: Client): Promise<string[]> {
   const ids: string[] = [];
   for await (const wf of client.workflow.list({ query: `WorkflowType = '${rateGovernor.name}' AND ExecutionStatus = 'Running'` })) ids.push(wf.workflowId);
-  return ids.map((id) => id.replace(/^rate-governor:/, '')).sort();
+  const prefix = governorWorkflowId('');
+  return ids.map((id) => (id.startsWith(prefix) ? id.slice(prefix.length) : id)).sort();
 }
 
 async function readLimits(client: Client, credential: string): Promise<GovernorSnapshot> {
   try {
-    return await client.workflow.getHandle(governorWorkflowId(credential)).query<GovernorSnapshot>('limits');
+    return await client.workflow.getHandle(governorWorkflowId(credential)).query(limitsQuery);
   } catch (err) {
     throw new CliError(`no rate governor for credential ${JSON.stringify(credential)} (it starts with the first request a worker sends on it): ${(err as Error).message}`);
   }

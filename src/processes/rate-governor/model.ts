@@ -11,6 +11,8 @@
  * exhaustion from a limited answer. Limited answers any worker receives still close the gate for all.
  */
 import { contentFreeAt, heldForMutations, holdForMutations, slotLeadFor, slotSpacingMs, type MutationsWaiting } from './mutation-slots';
+import { Process } from '../../common/processes';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 /** What a request is, for pacing: reads are only counted; mutations are spaced; content creation is also capped per minute/hour. */
 export type RequestKind = 'read' | 'mutation' | 'content';
@@ -403,5 +405,15 @@ export function describeGovernor(s: GovernorSnapshot): string {
 }
 
 export function governorWorkflowId(credential: string): string {
-  return `rate-governor:${credential}`;
+  return `${Process.RateGovernor}:${credential}`;
 }
+
+/**
+ * The governor's messages and workflow type, here rather than in workflow.ts: every worker's activities send them
+ * (`GovernorLink`) without importing workflow code. Running governors answer to these names: they never change.
+ */
+export const acquireUpdate = defineUpdate<AcquireGrant, [AcquireRequest]>('acquire');
+export const reportSignal = defineSignal<[{ limit?: LimitReport; observation?: RateObservation }]>('report');
+export const limitsQuery = defineQuery<GovernorSnapshot>('limits');
+/** `rateGovernor`, the workflow function's name (test/unit/names.test.ts holds the two together). */
+export const RATE_GOVERNOR_WORKFLOW = 'rateGovernor';

@@ -13,9 +13,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   setCurrentDetails,
   setHandler,
   workflowInfo,
@@ -23,23 +20,20 @@ import {
 import {
   acquire,
   acquireRequestProblems,
+  acquireUpdate,
+  limitsQuery,
+  reportSignal,
   describeGovernor,
   newGovernorState,
   reportLimit,
   snapshot,
   observe,
-  type AcquireGrant,
-  type AcquireRequest,
   type GovernorConfig,
-  type GovernorSnapshot,
   type GovernorState,
-  type LimitReport,
-  type RateObservation,
 } from './model';
 
-export const acquireUpdate = defineUpdate<AcquireGrant, [AcquireRequest]>('acquire');
-export const reportSignal = defineSignal<[{ limit?: LimitReport; observation?: RateObservation }]>('report');
-export const limitsQuery = defineQuery<GovernorSnapshot>('limits');
+/** The messages this workflow handles (defined with the model, which every worker's activities import). */
+export { acquireUpdate, limitsQuery, reportSignal } from './model';
 
 export interface RateGovernorInput {
   credential: string;

@@ -23,7 +23,6 @@ import {
   describeFeedOutcome,
   DEFAULT_LOG_ID,
   DEFAULT_SINK_SECRET_ENV,
-  type FeedCursorStatus,
   type FeedPollOutcome,
   type FeedPollRunInput,
   type SinkConfig,
@@ -35,8 +34,9 @@ import { FEED_SCHEDULE_PREFIX, HOOK_SCHEDULE_PREFIX, listSchedules, upsertFeedSc
 import { CliError, printJson, type CliContext } from '../../cli/context';
 import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from '../../cli/run-workflow';
 import { duration, positiveSeconds, wholeNumber } from '../../cli/arguments';
-import { feedPollRun } from '../feed-poll/workflow';
+import { feedCursorStatusQuery, feedPollRun } from '../feed-poll/workflow';
 import { hookPing } from '../hook-repair/workflow';
+import { Process } from '../../common/processes';
 
 type ScheduleAction = 'pause' | 'unpause' | 'delete' | 'list';
 
@@ -181,7 +181,7 @@ async function feedSchedule(flags: FeedScheduleFlags, context: CliContext): Prom
         const feed = s.scheduleId.slice(FEED_SCHEDULE_PREFIX.length);
         const cursor = await client.workflow
           .getHandle(feedCursorWorkflowId(feed))
-          .query<FeedCursorStatus>('status')
+          .query(feedCursorStatusQuery)
           .catch(() => undefined);
         return { ...s, feed, cursor };
       }),
@@ -328,7 +328,7 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
     .action(async (flags: FeedScheduleFlags) => feedSchedule(flags, ctx()));
 
   program
-    .command('feed-poll')
+    .command(Process.FeedPoll)
     .description('Poll an activity feed once, now, through its cursor (shared with the feed\u2019s schedule)')
     .option('--feed <path>', 'the feed, e.g. /repos/OWNER/REPO/events')
     .option('--sink <sink>', 'where new events go (default: the sink of the feed\u2019s schedule, else file)')
@@ -349,10 +349,10 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
         ctx: context,
         workflow: feedPollRun,
         summary: `Poll ${feed} once`,
-        workflowId: flags.workflowId ?? readableWorkflowId('feed-poll', [feed]),
+        workflowId: flags.workflowId ?? readableWorkflowId(Process.FeedPoll, [feed]),
         args: [input],
         searchAttributes: [
-          { key: LonghaulProcess, value: 'feed-poll' },
+          { key: LonghaulProcess, value: Process.FeedPoll },
           { key: LonghaulTarget, value: feed },
         ],
         flags,
@@ -375,7 +375,7 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
   ).action(async (flags: HookFlags) => hookRepairSchedule(flags, ctx()));
 
   program
-    .command('hook-ping')
+    .command(Process.HookPing)
     .description('Ping a webhook (its health check: POST …/pings, 204)')
     .option('--org <org>', 'an organization webhook')
     .option('--repo <owner/repo>', 'a repository webhook')
@@ -388,10 +388,10 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
         ctx: ctx(),
         workflow: hookPing,
         summary: `Ping ${hookLabel(target, hookId)}`,
-        workflowId: readableWorkflowId('hook-ping', [hookLabel(target, hookId)]),
+        workflowId: readableWorkflowId(Process.HookPing, [hookLabel(target, hookId)]),
         args: [{ target, hookId }],
         searchAttributes: [
-          { key: LonghaulProcess, value: 'hook-ping' },
+          { key: LonghaulProcess, value: Process.HookPing },
           { key: LonghaulTarget, value: hookLabel(target, hookId) },
         ],
         flags,

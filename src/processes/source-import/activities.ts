@@ -21,6 +21,7 @@ import { countPoll } from '../../telemetry/metrics';
 import { conditionalPoll } from '../../activities/conditional-poll';
 import type { Polled } from '../../common/poll-schedule';
 import { quietly } from '../../activities/quiet-poll';
+import { Process } from '../../common/processes';
 
 /** `PUT/GET/PATCH /repos/{owner}/{repo}/import`: what `summarizeImport` reads to decide. */
 export const IMPORT_SHAPE: Shape = { status: 'string', vcs_url: 'string?', status_text: 'string?', failed_step: 'string?', error_message: 'string?' };
@@ -180,7 +181,7 @@ export function createImportActivities(deps: ActivityDeps) {
 
     /** GET /repos/{owner}/{repo}/import, conditional on `etag` (the last answer's): unchanged comes back as `notModified`. */
     async getImport(input: ImportTarget & { etag?: string }): Promise<Polled<ImportRecord>> {
-      countPoll('source-import');
+      countPoll(Process.SourceImport);
       return conditionalPoll<ImportBody, ImportRecord>(deps, { path: importPath(input), etag: input.etag, shape: IMPORT_SHAPE }, summarizeImport);
     },
 

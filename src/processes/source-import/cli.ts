@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
 import {
   authorMappingProblems,
   credentialReferenceProblems,
@@ -37,7 +38,8 @@ import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type Outp
 import { positiveSeconds, wholeNumber } from '../../cli/arguments';
 import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/poll-options';
 import { csvFields } from '../../cli/csv';
-import { sourceImport } from './workflow';
+import { importChooseUpdate, importCredentialsUpdate, importMapAuthorUpdate, sourceImport } from './workflow';
+import { Process, processClause } from '../../common/processes';
 
 /** Flags named like the input field they set are that field; the others are read from a file or combined. */
 interface ImportFlags
@@ -116,7 +118,7 @@ async function findImport(ctx: CliContext, flags: AnswerFlags): Promise<string> 
   if (!flags.owner || !flags.repo) throw new CliError('give --workflow-id, or --owner and --repo of a running import', 2);
   if (!/^[A-Za-z0-9._-]+$/.test(flags.owner) || !/^[A-Za-z0-9._-]+$/.test(flags.repo)) throw new CliError('--owner and --repo must be an account and a repository name', 2);
   const client = await ctx.client();
-  const query = `${LonghaulProcess.name} = 'source-import' AND ${LonghaulTarget.name} = '${flags.owner}/${flags.repo}' AND ExecutionStatus = 'Running'`;
+  const query = `${processClause(Process.SourceImport)} AND ${LonghaulTarget.name} = '${flags.owner}/${flags.repo}' AND ExecutionStatus = 'Running'`;
   const ids: string[] = [];
   for await (const execution of client.workflow.list({ query })) ids.push(execution.workflowId);
   if (ids.length === 0) throw new CliError(`no running import into ${flags.owner}/${flags.repo}`);
@@ -125,11 +127,12 @@ async function findImport(ctx: CliContext, flags: AnswerFlags): Promise<string> 
 }
 
 /** Sends an update and prints what the workflow accepted, or why it refused. Returns the exit code. */
-async function answer<Result>(ctx: CliContext, flags: AnswerFlags, updateName: string, arg: unknown, describe: (r: Result) => string[]): Promise<number> {
+async function answer<Result, Arg>(ctx: CliContext, flags: AnswerFlags, update: UpdateDefinition<Result, [Arg]>, arg: Arg, describe: (r: Result) => string[]): Promise<number> {
   const workflowId = await findImport(ctx, flags);
   const client = await ctx.client();
+  const updateName = update.name;
   try {
-    const result = await client.workflow.getHandle(workflowId).executeUpdate<Result, [unknown]>(updateName, { args: [arg] });
+    const result = await client.workflow.getHandle(workflowId).executeUpdate(update, { args: [arg] });
     if (flags.json) printJson({ workflowId, update: updateName, accepted: true, result });
     else for (const line of describe(result)) console.log(line);
     return 0;
@@ -200,7 +203,7 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
       workflowId,
       args: [input],
       searchAttributes: [
-        { key: LonghaulProcess, value: 'source-import' },
+        { key: LonghaulProcess, value: Process.SourceImport },
         { key: LonghaulOrg, value: flags.owner },
         { key: LonghaulTarget, value: `${flags.owner}/${flags.repo}` },
       ],
@@ -212,20 +215,20 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
 
   withAnswerOptions(
     program
-      .command('import-credentials')
+      .command(importCredentialsUpdate.name)
       .description('Answer an import waiting for credentials (auth_failed, detection_needs_auth) with a credential reference')
       .requiredOption('--credentials <ref>', 'env:NAME or file:/absolute/path, resolved on the worker (content username:password)'),
   ).action(async (flags: AnswerFlags & { credentials: string }) => {
     const problems = credentialReferenceProblems(flags.credentials);
     if (problems.length) throw new CliError(`${problems.join('; ')} (nothing was sent)`, 2);
-    process.exitCode = await answer<{ credentials: string; status: string }>(ctx(), flags, 'import-credentials', { credentials: flags.credentials }, (r) => [
+    process.exitCode = await answer(ctx(), flags, importCredentialsUpdate, { credentials: flags.credentials }, (r) => [
       `accepted credentials ${r.credentials}; the import is now ${r.status}`,
     ]);
   });
 
   withAnswerOptions(
     program
-      .command('import-choose')
+      .command(importChooseUpdate.name)
       .description('Answer an import that found several projects (detection_found_multiple) with one of its project_choices')
       .option('--index <n>', 'position in project_choices (shown by --follow and the status query)', wholeNumber)
       .option('--vcs <vcs>', 'or: the vcs of the choice')
@@ -234,14 +237,14 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
   ).action(async (flags: AnswerFlags & { index?: number; vcs?: string; tfvcProject?: string; name?: string }) => {
     const choice: ChoiceAnswer = { index: flags.index, vcs: flags.vcs, tfvcProject: flags.tfvcProject, humanName: flags.name };
     if (Object.values(choice).every((v) => v === undefined)) throw new CliError('give --index, or --vcs/--tfvc-project/--name of one offered choice', 2);
-    process.exitCode = await answer<{ choice: { humanName?: string; vcs?: string }; status: string }>(ctx(), flags, 'import-choose', choice, (r) => [
+    process.exitCode = await answer(ctx(), flags, importChooseUpdate, choice, (r) => [
       `accepted project ${r.choice.humanName ?? r.choice.vcs}; the import is now ${r.status}`,
     ]);
   });
 
   withAnswerOptions(
     program
-      .command('import-map-author')
+      .command(importMapAuthorUpdate.name)
       .description('Map a commit author of a running import to a Git name and email (before the push)')
       .requiredOption('--remote <id>', 'remote id, remote name or current email of the author')
       .requiredOption('--name <name>', 'Git author name')
@@ -250,10 +253,10 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
     const mapping: AuthorMapping = { remote: flags.remote, name: flags.name, email: flags.email };
     const problems = authorMappingProblems(mapping);
     if (problems.length) throw new CliError(problems.join('; '), 2);
-    process.exitCode = await answer<{ mappedAuthors: { remoteId: string; name: string; email: string }[]; waitingForAuthors: boolean }>(
+    process.exitCode = await answer(
       ctx(),
       flags,
-      'import-map-author',
+      importMapAuthorUpdate,
       mapping,
       (r) => [
         r.mappedAuthors.length

@@ -17,6 +17,7 @@ import { eventBudgetProblems } from '../../common/run-budget';
 import type { StatusView } from '../../common/search-attributes';
 import type { PollState } from '../../common/poll-decision';
 import type { CredentialChoice } from '../../common/credential';
+import { Process } from '../../common/processes';
 
 export const IMPORT_VCS_TYPES = ['subversion', 'git', 'mercurial', 'tfvc'] as const;
 export type ImportVcs = (typeof IMPORT_VCS_TYPES)[number];
@@ -488,7 +489,7 @@ export function describeSourceImportStatus(s: SourceImportStatus, workflowId = '
     line: parts.join(' · '),
     percent,
     attributes: {
-      process: 'source-import',
+      process: Process.SourceImport,
       org: s.owner,
       target: `${s.owner}/${s.repo}`,
       state: s.status,

@@ -27,7 +27,6 @@ import {
   condition,
   ContinueAsNew,
   continueAsNew,
-  defineQuery,
   isCancellation,
   proxyActivities,
   workflowInfo,
@@ -48,7 +47,7 @@ import {
 } from './model';
 import { activityCause, HttpFailure } from '../../common/activity-failures';
 import { POLL, QUIET_POLL } from '../../workflows/activity-options';
-import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, resolvePollBounds, runBudgetReached, startPolling, trackStatus, type PollState } from '../../workflows/kit';
+import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, resolvePollBounds, runBudgetReached, startPolling, statusQuery, trackStatus, type PollState } from '../../workflows/kit';
 import { importApi, ImportSession } from './session';
 import { nextImportStep, sourceNotFound } from './machine';
 import { messageOf, registerImportUpdates } from './updates';
@@ -56,7 +55,7 @@ import { summarized } from '../../workflows/activity-summaries';
 
 export { importChooseUpdate, importCredentialsUpdate, importMapAuthorUpdate } from './updates';
 
-export const importStatusQuery = defineQuery<SourceImportStatus>('status');
+export const importStatusQuery = statusQuery<SourceImportStatus>();
 
 /** Polls: a few attempts each; `pollUntil` polls again later on the outage budget. */
 const importPoll = summarized(proxyActivities<ImportActivities>(POLL));

@@ -6,7 +6,7 @@
  */
 // The one place that upserts: everything else goes through upsertAttributes below.
 // eslint-disable-next-line no-restricted-imports
-import { log, setCurrentDetails, setHandler, upsertSearchAttributes, type QueryDefinition } from '@temporalio/workflow';
+import { defineQuery, log, setCurrentDetails, setHandler, upsertSearchAttributes, type QueryDefinition } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { fitSearchAttributes, searchAttributeUpdates, type StatusAttributes, type StatusView } from '../../common/search-attributes';
 
@@ -15,6 +15,15 @@ export type { StatusView } from '../../common/search-attributes';
 export interface StatusTracker {
   /** Re-describes the status after the workflow changed it. */
   update(): void;
+}
+
+/**
+ * The `status` query, which every longhaul workflow answers with its own status type: one name for all, so the
+ * CLI's `status`, `wait --follow` and `watch` ask any process the same way (`statusQuery()` there, whose answer
+ * is `unknown` until the process kind is known).
+ */
+export function statusQuery<S = unknown>(): QueryDefinition<S> {
+  return defineQuery<S>('status');
 }
 
 export function trackStatus<S>(query: QueryDefinition<S>, status: S, describe: (status: S) => StatusView): StatusTracker {

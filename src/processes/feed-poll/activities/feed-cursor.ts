@@ -7,21 +7,22 @@
  */
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure, type Workflow } from '@temporalio/common';
-import { FeedFailure, feedCursorWorkflowId, type FeedCursorWorkflow, type FeedPollOutcome, type FeedPollRequest } from '../model';
+import { ApplicationFailure } from '@temporalio/common';
+import { FEED_CURSOR_WORKFLOW, FeedFailure, feedCursorWorkflowId, pollFeedUpdate, type FeedCursorWorkflow, type FeedPollOutcome, type FeedPollRequest } from '../model';
 import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../../../common/search-attributes';
+import { Process } from '../../../common/processes';
 
 export function createFeedCursorActivities() {
   return {
     async requestFeedPoll(input: { feed: string; request: FeedPollRequest }): Promise<FeedPollOutcome> {
       const ctx = Context.current();
-      const start = new WithStartWorkflowOperation<FeedCursorWorkflow>('feedCursor', {
+      const start = new WithStartWorkflowOperation<FeedCursorWorkflow>(FEED_CURSOR_WORKFLOW, {
         workflowId: feedCursorWorkflowId(input.feed),
         taskQueue: ctx.info.taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [{ feed: input.feed }],
         typedSearchAttributes: fitSearchAttributes([
-          { key: LonghaulProcess, value: 'feed-cursor' },
+          { key: LonghaulProcess, value: Process.FeedCursor },
           { key: LonghaulTarget, value: input.feed },
         ]).pairs,
       });
@@ -29,7 +30,7 @@ export function createFeedCursorActivities() {
       const beat = setInterval(() => ctx.heartbeat(), 5_000);
       try {
         const poll = async () => {
-          const update = await ctx.client.workflow.startUpdateWithStart<Workflow, FeedPollOutcome, [FeedPollRequest]>('pollFeed', {
+          const update = await ctx.client.workflow.startUpdateWithStart(pollFeedUpdate, {
             updateId: input.request.requestId,
             args: [input.request],
             waitForStage: 'ACCEPTED',

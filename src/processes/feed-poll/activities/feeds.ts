@@ -13,6 +13,7 @@ import { spoolPage } from './sinks/spool';
 import { expectList, type Shape } from '../../../http/answer';
 import { countPoll } from '../../../telemetry/metrics';
 import { whileBeating } from '../../../activities/keep-alive';
+import { Process } from '../../../common/processes';
 
 /** Activity-feed events: the id is what the cursor remembers. */
 export const FEED_EVENT_SHAPE: Shape = { id: 'string', type: 'string?', created_at: 'string?' };
@@ -69,7 +70,7 @@ export function createFeedActivities(deps: ActivityDeps) {
   };
 
   async function fetchPage(input: FeedPageInput): Promise<FeedPage> {
-    countPoll('feed-poll');
+    countPoll(Process.FeedPoll);
     const sentAt = deps.clock();
     const res = await githubFor(deps).request<unknown>(
       input.url

@@ -11,6 +11,7 @@ import { isFailure, operationView, OPERATION_SHAPE, pick, resourcePath, RESOURCE
 import { expectShape } from '../../../http/answer';
 import { countPoll } from '../../../telemetry/metrics';
 import { quietly } from '../../../activities/quiet-poll';
+import { Process } from '../../../common/processes';
 
 const KEY_FIELDS = ['name', 'uid', 'displayName', 'createTime', 'updateTime', 'deleteTime', 'etag'] as const;
 
@@ -48,7 +49,7 @@ export function createApiKeyActivities(deps: ActivityDeps) {
 
     /** GET /v2/operations/{id} */
     async getApiKeyOperation(input: { name: string }): Promise<OperationView> {
-      countPoll('apikey-delete');
+      countPoll(Process.ApiKeyDelete);
       const res = await googleFor(deps).apikeys.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
       return operationView(expectShape<GoogleOperation>(res, 'GET', OPERATION_SHAPE), summarizeKey);
     },

@@ -8,6 +8,7 @@ import type { ResourceRecordSet } from '../input';
 import { expectItems, expectShape, type Shape } from '../../../http/answer';
 import { countPoll } from '../../../telemetry/metrics';
 import { quietly } from '../../../activities/quiet-poll';
+import { Process } from '../../../common/processes';
 
 /** Cloud DNS `Change`. */
 export const DNS_CHANGE_SHAPE: Shape = { id: 'string', status: 'string', startTime: 'string?' };
@@ -68,7 +69,7 @@ export function createDnsActivities(deps: ActivityDeps) {
 
     /** GET …/changes/{changeId} */
     async getDnsChange(input: { project: string; zone: string; changeId: string }): Promise<OperationView> {
-      countPoll('dns-change');
+      countPoll(Process.DnsChange);
       const res = await googleFor(deps).dns.request<DnsChange>({ method: 'GET', path: `${zonePath(input)}/changes/${encodeURIComponent(input.changeId)}` });
       return changeView(expectShape<DnsChange>(res, 'GET', DNS_CHANGE_SHAPE));
     },

@@ -10,6 +10,7 @@ import { isFailure, operationView, OPERATION_SHAPE, pick, resourcePath, RESOURCE
 import { expectShape } from '../../../http/answer';
 import { countPoll } from '../../../telemetry/metrics';
 import { quietly } from '../../../activities/quiet-poll';
+import { LOG_BUCKET_POLLS } from '../../../common/processes';
 
 const BUCKET_FIELDS = ['name', 'description', 'retentionDays', 'locked', 'lifecycleState', 'analyticsEnabled', 'createTime', 'updateTime'] as const;
 
@@ -93,7 +94,7 @@ export function createLogBucketActivities(deps: ActivityDeps) {
 
     /** GET /v2/{operation name} */
     async getLoggingOperation(input: { name: string }): Promise<OperationView> {
-      countPoll('log-bucket');
+      countPoll(LOG_BUCKET_POLLS);
       const res = await googleFor(deps).logging.request<GoogleOperation>({ method: 'GET', path: `/v2/${resourcePath(input.name)}` });
       return operationView(expectShape<GoogleOperation>(res, 'GET', OPERATION_SHAPE), summarizeBucket);
     },

@@ -13,6 +13,7 @@ import { countPoll, countSendLookup } from '../../../telemetry/metrics';
 import { conditionalPoll } from '../../../activities/conditional-poll';
 import type { Polled } from '../../../common/poll-schedule';
 import { quietly } from '../../../activities/quiet-poll';
+import { Process } from '../../../common/processes';
 
 type Migration = components['schemas']['migration'];
 
@@ -68,7 +69,7 @@ const enc = encodeURIComponent;
 export function createMigrationActivities(deps: ActivityDeps) {
   /** GET /orgs/{org}/migrations/{id}, conditional on `etag` (the last answer's): unchanged comes back as `notModified`. */
   async function getMigration(input: { org: string; migrationId: number; etag?: string }): Promise<Polled<MigrationSummary>> {
-    countPoll('org-migration');
+    countPoll(Process.OrgMigration);
     return conditionalPoll<Migration, MigrationSummary>(
       deps,
       { path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}`, query: { exclude: ['repositories'] }, etag: input.etag, shape: MIGRATION_SHAPE },
@@ -93,7 +94,7 @@ export function createMigrationActivities(deps: ActivityDeps) {
      * pages), so an organization's long history of migrations costs one page, not ten.
      */
     async findMigration(input: FindMigrationInput): Promise<MigrationSummary | undefined> {
-      countSendLookup('org-migration');
+      countSendLookup(Process.OrgMigration);
       const wanted = [...input.repositories].map((r) => r.toLowerCase()).sort().join(',');
       const [notBefore, notAfter] = [Date.parse(input.notBefore), Date.parse(input.notAfter)];
       for await (const page of githubFor(deps).paginate<Migration>(`/orgs/${enc(input.org)}/migrations`, { per_page: 100 }, 10)) {

@@ -17,12 +17,16 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
-import { ApplicationFailureCategory, type Workflow } from '@temporalio/common';
+import { ApplicationFailureCategory } from '@temporalio/common';
 import { BACKOFF, backoffMs } from '../../../common/backoff';
 import { chainedReleaseAt, gateCheckAheadMs, MUTATION_SLOT_LEAD_MS, nextSlotLead, slotStillValid } from '../mutation-slots';
 import {
+  acquireUpdate,
   BUDGET_SPENT,
   governorWorkflowId,
+  limitsQuery,
+  RATE_GOVERNOR_WORKFLOW,
+  reportSignal,
   type AcquireGrant,
   type AcquireRequest,
   type GovernorConfig,
@@ -40,6 +44,7 @@ import { FailureType } from '../../../http/retry-policy';
 import { sharedWaitLine } from '../../../common/shared-wait';
 import type { rateGovernor } from '../workflow';
 import { attemptSendDeadline, showSharedWait, untilCancelled } from './activity-time';
+import { Process } from '../../../common/processes';
 
 export interface GovernorLinkOptions {
   credential: string;
@@ -235,7 +240,7 @@ export class GovernorLink implements RequestBudget {
     let snap: GovernorSnapshot;
     try {
       const client = await this.client();
-      snap = await client.workflow.getHandle(governorWorkflowId(this.opts.credential)).query<GovernorSnapshot>('limits');
+      snap = await client.workflow.getHandle(governorWorkflowId(this.opts.credential)).query(limitsQuery);
     } catch (err) {
       return this.retrySoon(`rate governor unreachable: ${(err as Error).message}`);
     }
@@ -308,7 +313,7 @@ export class GovernorLink implements RequestBudget {
 
   private async update(req: AcquireRequest): Promise<AcquireGrant> {
     const client = await this.client();
-    return client.workflow.executeUpdateWithStart<Workflow, AcquireGrant, [AcquireRequest]>('acquire', {
+    return client.workflow.executeUpdateWithStart(acquireUpdate, {
       args: [req],
       startWorkflowOperation: this.startOperation(),
     });
@@ -323,13 +328,13 @@ export class GovernorLink implements RequestBudget {
   }
 
   private startOperation() {
-    return new WithStartWorkflowOperation<typeof rateGovernor>('rateGovernor', {
+    return new WithStartWorkflowOperation<typeof rateGovernor>(RATE_GOVERNOR_WORKFLOW, {
       workflowId: governorWorkflowId(this.opts.credential),
       taskQueue: this.taskQueue(),
       workflowIdConflictPolicy: 'USE_EXISTING',
       args: [{ credential: this.opts.credential, config: this.opts.config }],
       typedSearchAttributes: fitSearchAttributes([
-        { key: LonghaulProcess, value: 'rate-governor' },
+        { key: LonghaulProcess, value: Process.RateGovernor },
         { key: LonghaulTarget, value: this.opts.credential },
       ]).pairs,
     });
@@ -371,11 +376,11 @@ export class GovernorLink implements RequestBudget {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         const client = await this.client();
-        await client.workflow.signalWithStart<typeof rateGovernor, [{ limit?: LimitReport; observation?: RateObservation }]>('rateGovernor', {
+        await client.workflow.signalWithStart<typeof rateGovernor, [{ limit?: LimitReport; observation?: RateObservation }]>(RATE_GOVERNOR_WORKFLOW, {
           workflowId: governorWorkflowId(this.opts.credential),
           taskQueue: this.taskQueue(),
           args: [{ credential: this.opts.credential, config: this.opts.config }],
-          signal: 'report',
+          signal: reportSignal,
           signalArgs: [msg],
         });
         return;
