@@ -11,6 +11,7 @@ import type { RateLimiter } from './rate-limiter';
 import type { Router } from './router';
 import type { ServiceSpec } from './service';
 import type { StorageOrigin } from './storage/origin';
+import type { Durable } from './persistence/durable';
 
 export type { ServiceSpec } from './service';
 
@@ -30,17 +31,7 @@ export interface EmulatorContext {
   mount(service: ServiceSpec): Router;
 }
 
-/**
- * What of a module's state survives a restart. `snapshot` returns the live state as data (Maps, Sets,
- * arrays, plain objects, Buffers; an object reached twice comes back as one object, see
- * `persistence/codec.ts`), never a function or class instance; `restore` puts a decoded snapshot back
- * (`refill` replaces a container's contents in place). Times are absolute emulator-clock times, so an export
- * that had 3 s left when the emulator stopped is done 3 s after it restarts, or already done.
- */
-export interface Durable<Saved = any> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  snapshot(): Saved;
-  restore(saved: Saved): void;
-}
+export type { Durable } from './persistence/durable';
 
 /** Replaces the contents of a Map, Set or array in place (modules keep their containers in `const`s). */
 export function refill<K, V>(target: Map<K, V>, source: Map<K, V>): void;

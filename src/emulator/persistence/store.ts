@@ -18,7 +18,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Durable } from '../module';
+import type { Durable } from './durable';
 import { decodeState, encodeState } from './codec';
 
 export const STATE_FILE = 'emulator-state.json';

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type { EmulatorStats } from '../stats';
 import { contentBytes, generatedArchive, type GeneratedContent } from './archive-content';
 import { StorageFaults, type StorageFault } from './faults';
-import type { Durable } from '../module';
+import type { Durable } from '../persistence/durable';
 
 export interface StoredObject {
   bytes: Buffer | GeneratedContent;
