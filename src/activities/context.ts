@@ -6,6 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ApiClient } from '../http/api-client';
 import type { GoogleClients } from '../http/google';
 import { currentCredential } from './credential-scope';
+import { CredentialFailure } from '../common/credential';
 
 export interface ActivityDeps {
   /** The GitHub REST client of the default credential (base URL, token, retry policy, rate-limit gate). */
@@ -38,7 +39,7 @@ export function githubFor(deps: Pick<ActivityDeps, 'github' | 'githubClients'>, 
   const client = deps.githubClients?.[credential];
   if (!client) {
     const known = Object.keys(deps.githubClients ?? {}).join(', ') || '(only the default)';
-    throw ApplicationFailure.nonRetryable(`no GitHub credential named ${JSON.stringify(credential)} on this worker (configured: ${known})`, 'UnknownCredential');
+    throw ApplicationFailure.nonRetryable(`no GitHub credential named ${JSON.stringify(credential)} on this worker (configured: ${known})`, CredentialFailure.Unknown);
   }
   return client;
 }
@@ -47,7 +48,7 @@ export function githubFor(deps: Pick<ActivityDeps, 'github' | 'githubClients'>, 
 export function googleFor(deps: Pick<ActivityDeps, 'google' | 'googleCredential'>, credential: string | undefined = currentCredential()): GoogleClients {
   const configured = deps.googleCredential ?? DEFAULT_GOOGLE_CREDENTIAL;
   if (credential !== undefined && credential !== configured) {
-    throw ApplicationFailure.nonRetryable(`no Google credential named ${JSON.stringify(credential)} on this worker (configured: ${configured})`, 'UnknownCredential');
+    throw ApplicationFailure.nonRetryable(`no Google credential named ${JSON.stringify(credential)} on this worker (configured: ${configured})`, CredentialFailure.Unknown);
   }
   return deps.google;
 }

@@ -1,35 +1,12 @@
 /**
  * Reading the failure an activity ended with, in workflow code (no workflows here: not exported from the
- * index). Workflows may not import `src/http`, so the failure type names they react to are repeated in
- * `HttpFailure`; a unit test keeps them equal to `FailureType`.
+ * index). The failure types and their classification are the registry's (`src/common/failures.ts`), which
+ * the HTTP core raises from too.
  *
- * Pure (imports `@temporalio/common` only), so the classification is unit-tested without a workflow.
+ * Pure (imports `@temporalio/common` and the registry only), so the classification is unit-tested without a workflow.
  */
 import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
-
-/** Failure types of the HTTP core (`FailureType` in `src/http/retry-policy.ts`) that workflows react to. */
-export const HttpFailure = {
-  AlreadyExists: 'AlreadyExistsError',
-  Conflict: 'ConflictError',
-  NotFound: 'NotFoundError',
-  FailedPrecondition: 'FailedPreconditionError',
-  Gone: 'GoneError',
-  ValidationFailed: 'ValidationFailedError',
-  PrimaryRateLimit: 'PrimaryRateLimitError',
-  SecondaryRateLimit: 'SecondaryRateLimitError',
-  ResourceExhausted: 'ResourceExhaustedError',
-  Server: 'ServerError',
-  Network: 'NetworkError',
-  /** The HTTP core stopped retrying a transient failure (it is marked non-retryable, but it is an outage). */
-  TransientExhausted: 'TransientRetriesExhaustedError',
-  /** The HTTP core stopped retrying a rate limit (non-retryable, but waiting longer would help). */
-  RateLimitExhausted: 'RateLimitRetriesExhaustedError',
-  /**
-   * A success status with a body that is not the documented answer. The server may have acted (a mutation's
-   * outcome is unknown), and a proxy's page may go away: never permanent, even after the activity's budget.
-   */
-  MalformedAnswer: 'MalformedAnswer',
-} as const;
+import { FAILURES, FailureType, meansOutage } from './failures';
 
 /**
  * An activity scheduled on one worker's own task queue that no worker took within its schedule-to-start timeout:
@@ -51,15 +28,12 @@ export function demandedDelayMs(failure: ApplicationFailure | undefined): number
   return typeof details?.retryDelayMs === 'number' ? details.retryDelayMs : undefined;
 }
 
-const REFUSED: readonly string[] = [HttpFailure.PrimaryRateLimit, HttpFailure.SecondaryRateLimit, HttpFailure.ResourceExhausted, HttpFailure.RateLimitExhausted];
+const REFUSED: readonly string[] = [FailureType.PrimaryRateLimit, FailureType.SecondaryRateLimit, FailureType.ResourceExhausted, FailureType.RateLimitExhausted];
 
 /** Refused before the server acted on it: rate limited or out of quota, or never sent because the API was limited. */
 export function certainlyNotProcessed(failure: ApplicationFailure | undefined): boolean {
   return REFUSED.includes(failure?.type ?? '');
 }
-
-/** Non-retryable types that still mean "try again later": the activity gave up on an outage, a rate limit or malformed answers. */
-const EXHAUSTED: readonly string[] = [HttpFailure.TransientExhausted, HttpFailure.RateLimitExhausted, HttpFailure.MalformedAnswer];
 
 /** What a workflow needs to know about a failed activity call to decide what comes next. */
 export interface FailureFacts {
@@ -85,7 +59,9 @@ export function failureFacts(err: unknown): FailureFacts {
   }
   const failure = activityCause(err);
   if (failure) {
-    const permanent = failure.nonRetryable && !EXHAUSTED.includes(failure.type ?? '');
+    // Non-retryable types that still mean "try again later" (the activity gave up on an outage, a rate limit or
+    // malformed answers) are the registry's outages.
+    const permanent = failure.nonRetryable && !meansOutage(failure.type);
     return {
       kind: permanent ? 'permanent' : 'transient',
       type: failure.type ?? undefined,
@@ -96,5 +72,5 @@ export function failureFacts(err: unknown): FailureFacts {
   }
   // Activity timeouts (start-to-close, heartbeat) and anything unrecognised: the call may have happened.
   const timeout = err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
-  return { kind: 'transient', type: timeout ? 'ActivityTimeout' : undefined, message, notProcessed: false };
+  return { kind: 'transient', type: timeout ? FAILURES.activity.Timeout.type : undefined, message, notProcessed: false };
 }

@@ -9,6 +9,11 @@
  * way, with no activity signature to forget, and it is recorded in history with the activity it belongs to.
  */
 
+import { failureTypes } from './failures';
+
+/** Failure types of named credentials: a name that is not valid, or not configured on the worker. */
+export const CredentialFailure = failureTypes('credential');
+
 /** The Temporal header carrying the credential name. */
 export const CREDENTIAL_HEADER = 'longhaul-credential';
 

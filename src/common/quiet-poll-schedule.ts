@@ -11,14 +11,10 @@
  */
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { pollDelayMs, type ResolvedPollBounds } from './poll-schedule';
+import { failureTypes } from './failures';
 
 /** Failure types of a quiet poll activity. */
-export const QuietPoll = {
-  /** Retried by Temporal at the schedule's next poll (a benign failure: logged at debug level, no failure metric). */
-  Unchanged: 'QuietPollUnchanged',
-  /** Not retried: the poll failed; the original failure is its cause and the workflow's outage budget judges it. */
-  Ended: 'QuietPollEnded',
-} as const;
+export const QuietPoll = failureTypes('quietPoll');
 
 /** Where the poller's schedule stands when it hands the waiting to a quiet poll. */
 export interface QuietSchedule {

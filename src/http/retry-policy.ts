@@ -9,6 +9,7 @@
  *  3. else a secondary limit ⇒ at least 60 s, growing exponentially, for a bounded number of attempts.
  */
 import { BACKOFF, backoffMs, type Backoff } from '../common/backoff';
+import { FailureType, type FailureTypeName } from '../common/failures';
 
 /** What the decision needs to know about one response. Header names are lower-case. */
 export interface ResponseFacts {
@@ -24,33 +25,8 @@ export interface ResponseFacts {
   apiStatus?: string;
 }
 
-/** Stable failure type names: workflows and `nonRetryableErrorTypes` match on these strings. */
-export const FailureType = {
-  BadRequest: 'BadRequestError',
-  Authentication: 'AuthenticationError',
-  Forbidden: 'ForbiddenError',
-  NotFound: 'NotFoundError',
-  Conflict: 'ConflictError',
-  Gone: 'GoneError',
-  ValidationFailed: 'ValidationFailedError',
-  ClientError: 'ClientError',
-  PrimaryRateLimit: 'PrimaryRateLimitError',
-  SecondaryRateLimit: 'SecondaryRateLimitError',
-  RateLimitExhausted: 'RateLimitRetriesExhaustedError',
-  Server: 'ServerError',
-  Network: 'NetworkError',
-  TransientExhausted: 'TransientRetriesExhaustedError',
-  UnexpectedResponse: 'UnexpectedResponseError',
-  AlreadyExists: 'AlreadyExistsError',
-  FailedPrecondition: 'FailedPreconditionError',
-  /** Google's 409 `ABORTED` on a request carrying an etag: the resource changed since the caller read it. */
-  EtagMismatch: 'EtagMismatchError',
-  /** Google's 429 `RESOURCE_EXHAUSTED` (quota or rate): retried after the wait the server asks for. */
-  ResourceExhausted: 'ResourceExhaustedError',
-  /** A success status whose body is not the documented answer (HTML page, truncated JSON, a field missing): `answer.ts`. */
-  MalformedAnswer: 'MalformedAnswer',
-} as const;
-export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
+/** Stable failure type names (the registry's, `src/common/failures.ts`): workflows and `nonRetryableErrorTypes` match on these strings. */
+export { FailureType, type FailureTypeName };
 
 export interface RetryPolicy {
   /** Statuses that never succeed on retry, with the failure type each one becomes. */

@@ -7,7 +7,7 @@
  */
 import { ApplicationFailure, defaultPayloadConverter, type Headers, type Payload } from '@temporalio/common';
 import type { WorkflowInterceptors } from '@temporalio/workflow';
-import { CREDENTIAL_HEADER, credentialNameProblems, credentialOfInput } from '../common/credential';
+import { CREDENTIAL_HEADER, CredentialFailure, credentialNameProblems, credentialOfInput } from '../common/credential';
 
 export const interceptors = (): WorkflowInterceptors => {
   let credential: Payload | undefined;
@@ -19,7 +19,7 @@ export const interceptors = (): WorkflowInterceptors => {
         async execute(input, next) {
           const named = credentialOfInput(input.args);
           const problems = credentialNameProblems(named);
-          if (problems.length > 0) throw ApplicationFailure.nonRetryable(problems.join('; '), 'InvalidCredential');
+          if (problems.length > 0) throw ApplicationFailure.nonRetryable(problems.join('; '), CredentialFailure.Invalid);
           credential = named !== undefined ? defaultPayloadConverter.toPayload(named) : input.headers[CREDENTIAL_HEADER];
           return next(input);
         },

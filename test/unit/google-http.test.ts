@@ -7,7 +7,6 @@ import { MockAgent } from 'undici';
 import { googleRetryPolicy, parseDurationMs, parseGoogleErrorBody, etagMismatchMessage } from '../../src/http/google';
 import { decideNetworkRetry, decideRetry, FailureType, githubRetryPolicy, type ResponseFacts } from '../../src/http/retry-policy';
 import { createGoogleClient } from '../../src/http/google';
-import { HttpFailure } from '../../src/common/activity-failures';
 import type { HttpFailureDetails } from '../../src/http/failures';
 import { failureOf } from '../helpers/failures';
 
@@ -131,10 +130,6 @@ describe('googleRetryPolicy', () => {
   it('leaves the GitHub policy as it was: a 409 there is a ConflictError whatever the body says', () => {
     const f: ResponseFacts = { status: 409, headers: {}, message: 'conflict', apiStatus: 'ABORTED' };
     expect(decideRetry(f, ctx, githubRetryPolicy)).toMatchObject({ kind: 'permanent', type: FailureType.Conflict });
-  });
-
-  it('names the failure types the workflows match on exactly as the HTTP core does', () => {
-    for (const [name, value] of Object.entries(HttpFailure)) expect(FailureType[name as keyof typeof FailureType]).toBe(value);
   });
 });
 

@@ -12,6 +12,7 @@ import type { CredentialChoice } from '../../common/credential';
 import { isGithubLogin, isRepositoryName } from '../../common/github-names';
 import { Process } from '../../common/processes';
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
+import { failureTypes } from '../../common/failures';
 
 export * from './sinks';
 
@@ -53,11 +54,7 @@ export const DEFAULT_POLL_INTERVAL_SECONDS = 60;
 export const POLL_SAFETY_MS = 250;
 
 /** Failure types of the feed workflows and their activities (stable strings; one list for both sides). */
-export const FeedFailure = {
-  InvalidInput: 'InvalidFeedInput',
-  PollFailed: 'FeedPollFailed',
-  CursorStopping: 'FeedCursorStopping',
-} as const;
+export const FeedFailure = failureTypes('feed');
 
 /** A path parameter of a feed template: `{repo}` is a repository name, every other one a login (GitHub's rules). */
 function validParam(name: string, value: string): boolean {

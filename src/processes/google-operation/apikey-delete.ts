@@ -6,7 +6,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { apiKeyDeleteProblems, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from './input';
 import { GoogleOperationFailure, type OperationView } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, rejectInvalid, sendOperation, startRun } from './workflow';
 import { Process } from '../../common/processes';
 
 const RETRIEVABLE_FOR_MS = 30 * 24 * 60 * 60 * 1000;
@@ -26,7 +26,7 @@ export async function apiKeyDelete(input: ApiKeyDeleteInput): Promise<ApiKeyDele
         const deletedAt = typeof key?.deleteTime === 'string' ? Date.parse(key.deleteTime) : NaN;
         return deletedAt >= notBefore ? { name: '', done: true, state: 'SUCCEEDED', response: key } : undefined;
       },
-      conflictTypes: [HttpFailure.FailedPrecondition, HttpFailure.NotFound],
+      conflictTypes: [FailureType.FailedPrecondition, FailureType.NotFound],
       outage: input.outage,
       graceMs: input.sendOnceGraceMs ?? input.recoveryGraceMs,
     });

@@ -5,7 +5,7 @@
  */
 import { dnsChangeProblems, type DnsChangeInput, type DnsChangeResult } from './input';
 import type { OperationView } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, rejectInvalid, sendOperation, startRun } from './workflow';
 import { Process } from '../../common/processes';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
@@ -21,7 +21,7 @@ export async function dnsChange(input: DnsChangeInput): Promise<DnsChangeResult>
       send: () => googleSend.createDnsChange(change),
       recover: () => googleApi.findDnsChange({ ...change, notBefore }),
       // A lost answer to an applied change makes the re-send conflict with itself.
-      conflictTypes: [HttpFailure.AlreadyExists, HttpFailure.Conflict, HttpFailure.NotFound, HttpFailure.FailedPrecondition],
+      conflictTypes: [FailureType.AlreadyExists, FailureType.Conflict, FailureType.NotFound, FailureType.FailedPrecondition],
       outage: input.outage,
       graceMs: input.sendOnceGraceMs ?? input.recoveryGraceMs,
     });

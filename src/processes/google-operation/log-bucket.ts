@@ -22,7 +22,7 @@ import {
 } from './input';
 import { BACKOFF } from '../../common/backoff';
 import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, HttpFailure, rejectInvalid, sendOperation, startRun, type OperationRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, rejectInvalid, sendOperation, startRun, type OperationRun } from './workflow';
 import { Process } from '../../common/processes';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
@@ -87,7 +87,7 @@ async function runBucketOperation(run: OperationRun, options: OperationRunOption
   let operation: OperationView | undefined;
   try {
     // Non-cancellable while in flight: a cancel waits for the answer, so the operation below is always known.
-    operation = await sendOperation({ what: spec.what, send: spec.send, recover: spec.recover, conflictTypes: [HttpFailure.AlreadyExists], outage, graceMs });
+    operation = await sendOperation({ what: spec.what, send: spec.send, recover: spec.recover, conflictTypes: [FailureType.AlreadyExists], outage, graceMs });
     run.status.phase = 'waiting';
     const first = operation;
     const done = await awaitOperation(run, first, {

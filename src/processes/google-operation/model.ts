@@ -10,6 +10,7 @@ import { HONEST_POLL_SHAPE, nextPollAtMs, pollBoundsProblems, resolvePollBounds,
 import { MAX_EVENTS_PER_RUN } from '../../common/run-budget';
 import type { StatusView } from '../../common/search-attributes';
 import type { Process } from '../../common/processes';
+import { failureTypes } from '../../common/failures';
 
 export type { PollBounds } from '../../common/poll-schedule';
 export type { OutageBounds } from '../../common/outage';
@@ -39,17 +40,7 @@ export function operationCancelled(op: OperationView): boolean {
 }
 
 /** Failure types the Google operation workflows end with (stable strings for callers). */
-export const GoogleOperationFailure = {
-  InvalidInput: 'InvalidGoogleOperationInput',
-  /** The operation finished with an `error` (or a bucket operation ended FAILED). */
-  OperationFailed: 'GoogleOperationFailed',
-  /** The operation was still running when the poller's total time ran out. */
-  TimedOut: 'GoogleOperationTimedOut',
-  /** Polls failed permanently or for longer than the outage budget; the operation itself may still be running. */
-  PollFailed: 'GoogleOperationPollFailed',
-  /** The mutating call could not be made within its tries (or an unknown outcome could not be resolved). */
-  SendFailed: 'GoogleOperationSendFailed',
-} as const;
+export const GoogleOperationFailure = failureTypes('googleOperation');
 
 /**
  * Poll bounds of the Google operation poller: the kit's honest shape (every 30 s, then 10 % of the wait,

@@ -23,7 +23,7 @@ import { POLL, QUIET_POLL, READ, SEND_ONCE } from '../../workflows/activity-opti
 import { pollUntil, quietWherePatched, resolvePollBounds, sendOnce, statusQuery, trackStatus, type OutageBounds, type PollBounds, type Polled, type QuietPollAnswer, type QuietPollRequest } from '../../workflows/kit';
 import { summarized } from '../../workflows/activity-summaries';
 
-export { HttpFailure } from '../../common/activity-failures';
+export { FailureType } from '../../common/failures';
 
 /** Reads (lookups, cancels): bounded retries, server-demanded waits honoured. */
 export const googleApi = summarized(proxyActivities<GoogleOperationActivities>(READ));

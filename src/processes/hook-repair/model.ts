@@ -10,10 +10,11 @@ import { pauseAfterFailuresProblems } from '../scheduled-run/model';
 import { isGithubLogin, isRepositoryName, loginProblems } from '../../common/github-names';
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
+import { failureTypes } from '../../common/failures';
 
 
 /** Failure types of hook repair (stable strings). */
-export const HookFailure = { InvalidInput: 'InvalidHookInput' } as const;
+export const HookFailure = failureTypes('hook');
 export type HookTarget = { org: string } | { owner: string; repo: string };
 
 export interface Pacing {

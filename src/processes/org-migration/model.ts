@@ -13,22 +13,12 @@ import { eventBudgetProblems } from '../../common/run-budget';
 import { sendOnceGraceProblems, type SendOnceGraceInput } from '../../common/send-once-grace';
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
+import { failureTypes } from '../../common/failures';
 
 export type { PollBounds } from '../../common/poll-schedule';
 
 /** Failure types the org-migration workflow ends with (stable strings for callers). */
-export const MigrationFailure = {
-  InvalidInput: 'InvalidMigrationInput',
-  ExportFailed: 'MigrationExportFailed',
-  TimedOut: 'MigrationTimedOut',
-  /** Polling the export failed permanently (404, 401/403 that is not a rate limit, 410) or for the whole outage budget. */
-  PollFailed: 'MigrationPollFailed',
-  StartFailed: 'MigrationStartFailed',
-  /** Some repositories could not be unlocked; `details[0].stillLocked` names them. */
-  UnlockFailed: 'MigrationUnlockFailed',
-  /** The archive could not be deleted on the server (after the download); the message says how to by hand. */
-  ArchiveDeleteFailed: 'MigrationArchiveDeleteFailed',
-} as const;
+export const MigrationFailure = failureTypes('migration');
 
 /**
  * The body flags of the start call, defined once: the workflow input's name → the API's body field (the CLI's

@@ -18,6 +18,7 @@ import type { StatusView } from '../../common/search-attributes';
 import type { PollState } from '../../common/poll-decision';
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
+import { failureTypes } from '../../common/failures';
 
 export const IMPORT_VCS_TYPES = ['subversion', 'git', 'mercurial', 'tfvc'] as const;
 export type ImportVcs = (typeof IMPORT_VCS_TYPES)[number];
@@ -435,25 +436,7 @@ export interface MappingAccepted {
 }
 
 /** Failure types the workflow ends with (stable strings for callers). */
-export const ImportFailure = {
-  InvalidInput: 'InvalidImportInput',
-  ApiUnavailable: 'ImportApiUnavailable',
-  StartRejected: 'ImportStartRejected',
-  SourceNotFound: 'ImportSourceNotFound',
-  ImportFailed: 'ImportFailed',
-  AnswerTimedOut: 'ImportAnswerTimedOut',
-  TimedOut: 'ImportTimedOut',
-  /** Polls failed permanently or for longer than the outage budget; the import may still run on the server. */
-  PollFailed: 'ImportPollFailed',
-  ImportGone: 'ImportGone',
-  /** `import-choose` answered with something that is not exactly one offered choice. */
-  InvalidChoice: 'InvalidChoice',
-  /** An update's PATCH failed (the answer was recorded by the server or not, as the message says). */
-  ChoiceFailed: 'ChoiceFailed',
-  MappingFailed: 'MappingFailed',
-  /** Raised by activities when a credential reference cannot be resolved on the worker. */
-  CredentialReference: 'CredentialReferenceError',
-} as const;
+export const ImportFailure = failureTypes('import');
 
 /** Statuses the server works through on its own: the workflow polls while the import is in one of these. */
 export const RUNNING_IMPORT_STATES: readonly string[] = ['detecting', 'importing', 'mapping', 'pushing'];

@@ -45,7 +45,8 @@ import {
   type SourceImportResult,
   type SourceImportStatus,
 } from './model';
-import { activityCause, HttpFailure } from '../../common/activity-failures';
+import { activityCause } from '../../common/activity-failures';
+import { FailureType } from '../../common/failures';
 import { POLL, QUIET_POLL } from '../../workflows/activity-options';
 import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, resolvePollBounds, runBudgetReached, startPolling, statusQuery, trackStatus, type PollState } from '../../workflows/kit';
 import { importApi, ImportSession } from './session';
@@ -77,7 +78,7 @@ function serverOf(err: unknown): string {
 /** Why the start was refused, as the workflow's failure (404/410: the API is absent; 422: refused). */
 function startFailure(input: SourceImportInput, err: unknown): unknown {
   const failure = activityCause(err);
-  if (failure?.type === HttpFailure.NotFound || failure?.type === HttpFailure.Gone) {
+  if (failure?.type === FailureType.NotFound || failure?.type === FailureType.Gone) {
     return ApplicationFailure.nonRetryable(
       `the source-import API is not available on ${serverOf(err)}: PUT /repos/${input.owner}/${input.repo}/import answered ` +
         `${httpDetails(err).status ?? 404}. GitHub.com retired these endpoints on 2024-04-12; use a server that still serves them ` +
@@ -86,7 +87,7 @@ function startFailure(input: SourceImportInput, err: unknown): unknown {
       { server: serverOf(err) },
     );
   }
-  if (failure?.type === HttpFailure.ValidationFailed) {
+  if (failure?.type === FailureType.ValidationFailed) {
     return ApplicationFailure.nonRetryable(`the server refused to start the import into ${input.owner}/${input.repo}: ${failure.message}`, ImportFailure.StartRejected);
   }
   return err;
@@ -205,7 +206,7 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
                 if (!answer.notModified) session.observe(answer.value);
                 return answer;
               } catch (err) {
-                if (activityCause(err)?.type !== HttpFailure.NotFound) throw err;
+                if (activityCause(err)?.type !== FailureType.NotFound) throw err;
                 throw importGone();
               }
             },
@@ -217,7 +218,7 @@ export async function sourceImport(input: SourceImportInput): Promise<SourceImpo
               if (read && !read.notModified) session.observe(read.value);
               return answer;
             } catch (err) {
-              if (activityCause(quietPollEnded(err)?.cause ?? err)?.type !== HttpFailure.NotFound) throw err;
+              if (activityCause(quietPollEnded(err)?.cause ?? err)?.type !== FailureType.NotFound) throw err;
               throw importGone();
             }
           }),

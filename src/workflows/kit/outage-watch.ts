@@ -6,31 +6,19 @@
  * `keepTrying`, only an *outage* is waited out (`outageCause`): any other failure ends the call at once.
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, sleep, TimeoutFailure } from '@temporalio/workflow';
+import { failureTypes, FailureType, meansOutage } from '../../common/failures';
 import { outageBackoffMs, type AccumulatedOutageBounds } from '../../common/outage';
 
-export const OutageFailure = { OutageBudgetExhausted: 'OutageBudgetExhausted' } as const;
+export const OutageFailure = failureTypes('outage');
 
-/**
- * Failure types of the HTTP core (`FailureType` in `src/http/retry-policy.ts`, repeated here because
- * workflows may not import `src/http`; a unit test keeps them equal) that mean "not reachable now".
- */
-export const OUTAGE_FAILURE_TYPES: readonly string[] = [
-  'ServerError',
-  'NetworkError',
-  'TransientRetriesExhaustedError',
-  'RateLimitRetriesExhaustedError',
-  // A 200 whose body is not what the API returns (an HTML page from a proxy in front of it).
-  'UnexpectedResponseError',
-  // A success answer that is not the API's (a proxy's HTML page, truncated JSON): see src/http/answer.ts.
-  'MalformedAnswer',
-];
-
-/** The failure a call ended with, if it means the service is unreachable for now (an outage). */
+/** The failure a call ended with, if it means the service is unreachable for now (an outage: the registry's `meansOutage`). */
 export function outageCause(err: unknown): string | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof TimeoutFailure) return `timed out: ${cause.message}`;
-  if (cause instanceof ApplicationFailure && OUTAGE_FAILURE_TYPES.includes(cause.type ?? '')) return `${cause.type}: ${cause.message}`;
-  return undefined;
+  if (!(cause instanceof ApplicationFailure)) return undefined;
+  // Still waited out, though permanent to the registry (and to `failureFacts`): the disagreement of issue 28.
+  const unexpected = cause.type === FailureType.UnexpectedResponse;
+  return meansOutage(cause.type) || unexpected ? `${cause.type}: ${cause.message}` : undefined;
 }
 
 /** How a run has fared against outages (reported in its result and status). */

@@ -3,29 +3,10 @@
  * answer, as pure functions, and the failure types a user sees when one of them refuses.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { failureTypes } from '../../../common/failures';
 
 /** Failure types of the archive download (stable strings for `nonRetryableErrorTypes` and callers). */
-export const ArchiveFailure = {
-  /** Storage answered with something that is not the archive (an HTML error page, JSON, no gzip magic). */
-  NotAnArchive: 'ArchiveNotAnArchive',
-  /** The archive URL (the API's `Location` or a storage redirect) cannot be downloaded: not http(s), unparsable. */
-  LocationUnusable: 'ArchiveLocationUnusable',
-  /** Storage redirects in a circle, or more than the core's `MAX_REDIRECTS` times. */
-  RedirectLoop: 'ArchiveRedirectLoop',
-  /** The transfer kept breaking off without making progress. */
-  TransferBroken: 'ArchiveTransferBroken',
-  /** Storage refused the pre-signed URL even after fresh ones (403). */
-  AccessDenied: 'ArchiveAccessDenied',
-  /** Storage has no such object (the archive was deleted). */
-  Gone: 'ArchiveGone',
-  /**
-   * Writing the `.part` file failed (disk full, I/O error, the write thread lost): retryable, the bytes
-   * written are kept and the next attempt resumes from them.
-   */
-  WriteFailed: 'ArchiveWriteFailed',
-  /** Another live process holds the download's lock file (retryable: it may finish or die). */
-  Busy: 'ArchiveDownloadBusy',
-} as const;
+export const ArchiveFailure = failureTypes('archive');
 
 /** Content types an object store sends for a `.tar.gz` (S3 defaults to `binary/octet-stream`). */
 const ARCHIVE_TYPES = new Set([

@@ -14,12 +14,9 @@ import { readSecret } from '../../../../config';
 import { TokenlessClient, type FailureTypes } from '../../../../http/tokenless';
 import { SIGNATURE_HEADER, signBody } from '../../../../http/signature';
 import { eventBatches } from './batches';
+import { failureTypes } from '../../../../common/failures';
 
-export const SinkFailure = {
-  SecretMissing: 'SinkSecretMissing',
-  Rejected: 'SinkRejected',
-  Unavailable: 'SinkUnavailable',
-} as const;
+export const SinkFailure = failureTypes('sink');
 
 /**
  * What the core's decision becomes: a retry (5xx, 408, 425, 429 with its `retry-after`, no answer) is

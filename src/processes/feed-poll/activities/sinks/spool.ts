@@ -20,9 +20,7 @@
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import type { FeedEvent } from '../../model';
-
-export const SpoolFailure = { Missing: 'FeedSpoolMissing' } as const;
+import { FeedFailure, type FeedEvent } from '../../model';
 
 const DELIVERED_MARKER = 'delivered';
 
@@ -36,7 +34,7 @@ function feedDir(dataDir: string, feed: string): string {
 }
 
 function pollDir(dataDir: string, feed: string, pollId: string): string {
-  if (!/^[A-Za-z0-9-]{1,100}$/.test(pollId)) throw ApplicationFailure.nonRetryable(`invalid spool poll id ${JSON.stringify(pollId)}`, 'InvalidFeedInput');
+  if (!/^[A-Za-z0-9-]{1,100}$/.test(pollId)) throw ApplicationFailure.nonRetryable(`invalid spool poll id ${JSON.stringify(pollId)}`, FeedFailure.InvalidInput);
   return join(feedDir(dataDir, feed), pollId);
 }
 
@@ -92,7 +90,7 @@ export async function readSpooled(dataDir: string, feed: string, ref: SpoolRef, 
   if (missing.length > 0) {
     throw ApplicationFailure.nonRetryable(
       `${missing.length} event(s) of poll ${ref.pollId} of ${feed} are not in this worker's spool (${dir}); the next poll fetches them again`,
-      SpoolFailure.Missing,
+      FeedFailure.SpoolMissing,
     );
   }
   return { events, done: false };

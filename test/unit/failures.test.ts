@@ -1,0 +1,44 @@
+/**
+ * The failure registry (`src/common/failures.ts`): one name and one handling per failure type, which the HTTP
+ * core's decisions and the processes' failure names are the registry's own.
+ */
+import { describe, expect, it } from 'vitest';
+import { ALL_FAILURES, FAILURES, failureHandling, failureTypes, meansOutage } from '../../src/common/failures';
+import { decideNetworkRetry, decideRetry, githubRetryPolicy, PERMANENT_STATUSES } from '../../src/http/retry-policy';
+import { googleRetryPolicy } from '../../src/http/google';
+
+const ctx = { nowMs: Date.UTC(2026, 2, 1), attempt: 1 };
+
+describe('the failure registry', () => {
+  it('names every failure type once, across all groups', () => {
+    const types = ALL_FAILURES.map((f) => f.type);
+    expect(new Set(types).size).toBe(types.length);
+    expect(types.length).toBe(Object.values(FAILURES).reduce((n, group) => n + Object.keys(group).length, 0));
+  });
+
+  it("gives each group's names exactly the registry's types", () => {
+    for (const group of Object.keys(FAILURES) as (keyof typeof FAILURES)[]) {
+      const names = failureTypes(group);
+      expect(Object.keys(names)).toEqual(Object.keys(FAILURES[group]));
+      for (const [key, spec] of Object.entries(FAILURES[group])) expect(names[key as keyof typeof names]).toBe(spec.type);
+    }
+  });
+
+  it('counts back-off and outage failures as outages, and nothing else', () => {
+    for (const spec of ALL_FAILURES) expect(meansOutage(spec.type)).toBe(spec.handling === 'back-off' || spec.handling === 'outage');
+    expect(meansOutage('SomethingElse')).toBe(false);
+    expect(failureHandling(undefined)).toBeUndefined();
+  });
+
+  it("agrees with the HTTP core's decisions: permanent statuses, rate limits as told, 5xx and resets backed off", () => {
+    for (const type of Object.values(PERMANENT_STATUSES)) expect(failureHandling(type)).toBe('permanent');
+    const limited = decideRetry({ status: 429, headers: { 'retry-after': '5' } }, ctx);
+    const google = decideRetry({ status: 429, headers: {}, apiStatus: 'RESOURCE_EXHAUSTED' }, ctx, googleRetryPolicy);
+    const server = decideRetry({ status: 502, headers: {} }, ctx);
+    const network = decideNetworkRetry('socket hang up', ctx);
+    expect([limited, google, server, network].map((d) => (d.kind === 'success' ? undefined : failureHandling(d.type)))).toEqual(['wait-as-told', 'wait-as-told', 'back-off', 'back-off']);
+    const spent = { ...ctx, attempt: githubRetryPolicy.maxTransientAttempts };
+    const gaveUp = [decideRetry({ status: 502, headers: {} }, spent), decideRetry({ status: 429, headers: {} }, { ...ctx, attempt: githubRetryPolicy.maxRateLimitAttempts })];
+    expect(gaveUp.map((d) => (d.kind === 'permanent' ? failureHandling(d.type) : d.kind))).toEqual(['outage', 'outage']);
+  });
+});
