@@ -1,6 +1,6 @@
 /**
  * How the emulator answers a request a fault rule picked (`faults.ts` decides which rule applies): a status
- * (JSON, or a proxy's HTML page), a malformed answer, a reset connection, or a delay before normal handling.
+ * (JSON, or a proxy's HTML page), a malformed answer, a redirect, a reset connection, or a delay before normal handling.
  */
 import type { IncomingMessage } from 'node:http';
 import { type FaultRule, isMalformedRule, malformedAnswer } from './faults';
@@ -12,7 +12,7 @@ function htmlErrorPage(status: number): string {
   return `<html>\r\n<head><title>${status} Bad Gateway</title></head>\r\n<body>\r\n<center><h1>${status} Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n`;
 }
 
-/** Applies one fault: answers (status), drops the connection (reset) or holds the request (slow). */
+/** Applies one fault: answers (status, redirect, malformed), drops the connection (reset) or holds the request (slow). */
 export async function applyFault(
   fault: FaultRule,
   req: IncomingMessage,
@@ -23,6 +23,10 @@ export async function applyFault(
   if (isMalformedRule(fault)) {
     const answer = malformedAnswer(fault, handled);
     send({ status: answer.status, raw: answer.raw, headers: { ...(handled?.headers ?? {}), 'content-type': answer.contentType } }, {});
+    return 'answered';
+  }
+  if (fault.kind === 'redirect') {
+    send({ status: fault.status ?? 302, headers: { location: fault.location ?? req.url ?? '/' } }, {});
     return 'answered';
   }
   if (fault.kind === 'reset') {

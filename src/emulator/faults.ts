@@ -1,6 +1,6 @@
 /**
  * Fault injection by configuration: answer a matching request with a 5xx, reset the connection, delay
- * it, or answer with a malformed success (truncated JSON, a required field missing or saying what no
+ * it, redirect it (to another origin, say, or to itself in a loop), or answer with a malformed success (truncated JSON, a required field missing or saying what no
  * documentation names, an HTML page, a wrong content type — what captive proxies, truncating middleboxes and API changes produce), before the request
  * is processed or (`afterProcessing`) after it. Rules are deterministic (`times`, `every`) unless
  * `probability` is given.
@@ -15,12 +15,17 @@ export interface FaultRule {
   method?: string;
   /** Matches the route pattern (`/orgs/:org/migrations/:id`) or the concrete path; a string is a substring test. */
   path?: string | RegExp;
-  kind: 'status' | 'reset' | 'slow' | MalformedKind;
+  kind: 'status' | 'reset' | 'slow' | 'redirect' | MalformedKind;
   /**
    * For `status`: the status to answer (500, 502, 503…). For the malformed kinds: the success status to
    * answer (default: the handler's own after processing, 200 before).
    */
   status?: number;
+  /**
+   * For `redirect`: the `Location` answered (absolute, e.g. another origin, or relative to the request: the
+   * request's own path makes a loop). The status is `status`, default 302.
+   */
+  location?: string;
   /** For `status`: answer with an HTML error page (`text/html`), as proxies and load balancers do, instead of the API's JSON. */
   html?: boolean;
   /** For `status`: a `retry-after` header value in seconds. */

@@ -45,6 +45,22 @@ describe('emulator faults', () => {
     expect((await create(e)).status).toBe(201);
   });
 
+  it('redirects to the given Location (another origin), or to the request itself when none is given', async () => {
+    const e = await start({
+      faults: [
+        { kind: 'redirect', path: '/orgs/:org/migrations', method: 'GET', location: 'http://elsewhere.example.test/events', times: 1 },
+        { kind: 'redirect', status: 307, path: '/orgs/:org/migrations', method: 'GET', times: 1 },
+      ],
+    });
+    const away = await call(e.apiUrl, 'GET', LIST);
+    expect(away.status).toBe(302);
+    expect(away.headers.location).toBe('http://elsewhere.example.test/events');
+    const loop = await call(e.apiUrl, 'GET', `${LIST}?per_page=5`);
+    expect(loop.status).toBe(307);
+    expect(loop.headers.location).toBe(`${LIST}?per_page=5`);
+    expect((await call(e.apiUrl, 'GET', LIST)).status).toBe(200);
+  });
+
   it('resets the connection before processing: nothing is created', async () => {
     const e = await start({ faults: [{ kind: 'reset', method: 'POST', path: '/orgs/:org/migrations', times: 1 }] });
     const err = await errorOf(create(e));
