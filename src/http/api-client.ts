@@ -21,7 +21,7 @@ import { answerProblem, malformedAnswerFailure } from './answer';
 import { RateLimitGate } from './rate-limit-gate';
 import { githubRequestKind, outcomeOf, type BudgetTicket, type RequestBudget, type RequestKind } from './request-budget';
 import { observeSafely, type ApiObservation, type ApiObserver } from './observer';
-import { isRedirect, MAX_REDIRECTS, methodAfterRedirect, withoutCredentials } from './redirects';
+import { isRedirect, MAX_REDIRECTS, methodAfterRedirect } from './redirects';
 
 /** Resolves the bearer token at call time (env var, file, ADC…); `undefined` sends no `Authorization`. */
 export type TokenProvider = () => string | undefined | Promise<string | undefined>;
@@ -73,7 +73,10 @@ export interface ApiRequest {
   headers?: Record<string, string>;
   /** Sends `If-None-Match`; a 304 answer comes back as `notModified: true` instead of failing. */
   ifNoneMatch?: string;
-  /** `follow` (default) follows redirects, dropping credentials when the origin changes; `manual` returns the 3xx. */
+  /**
+   * `follow` (default) follows redirects within the API's origin (one to another origin fails `ForeignOriginRefusedError`);
+   * `manual` returns the 3xx.
+   */
   redirect?: 'follow' | 'manual';
 }
 
@@ -167,7 +170,7 @@ export class ApiClient {
   async request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>> {
     const url = this.url(req.path, req.query);
     if (url.origin !== this.origin) {
-      throw ApplicationFailure.nonRetryable(`refusing to send API credentials to ${url.origin} (API is ${this.origin})`, FailureType.UnexpectedResponse);
+      throw ApplicationFailure.nonRetryable(`refusing to send API credentials to ${url.origin} (API is ${this.origin})`, FailureType.ForeignOrigin);
     }
     const call = { method: req.method, url: `${url.origin}${url.pathname}` };
     const attempt = this.opts.attempt?.() ?? 1;
@@ -194,7 +197,7 @@ export class ApiClient {
   }
 
   private async send<T>(req: ApiRequest, url: URL, call: { method: string; url: string }, attempt: number, ticket: BudgetTicket | undefined, token: string | undefined): Promise<ApiResponse<T>> {
-    let headers: Record<string, string> = {
+    const headers: Record<string, string> = {
       'user-agent': this.opts.userAgent ?? 'longhaul/0.1',
       ...(this.opts.defaultHeaders ?? {}),
       ...(token ? { authorization: `Bearer ${token}` } : {}),
@@ -235,10 +238,18 @@ export class ApiClient {
         }
         await res.body.dump();
         if (hop >= MAX_REDIRECTS) {
-          throw ApplicationFailure.nonRetryable(`too many redirects from ${call.url}`, FailureType.UnexpectedResponse);
+          throw ApplicationFailure.nonRetryable(`too many redirects from ${call.url} (more than ${MAX_REDIRECTS})`, FailureType.TooManyRedirects);
         }
         const next = new URL(location);
-        if (next.origin !== url.origin) headers = withoutCredentials(headers);
+        // An answer from another origin is not the API's (and would be taken for it): a download that is
+        // redirected to storage asks for `manual` and checks the target itself.
+        if (next.origin !== this.origin) {
+          throw ApplicationFailure.nonRetryable(
+            `${call.method} ${call.url} → ${res.statusCode}: redirects to ${next.origin}, another origin than the API's; not followed`,
+            FailureType.ForeignOrigin,
+            { method: call.method, url: call.url, status: res.statusCode },
+          );
+        }
         const nextMethod = methodAfterRedirect(res.statusCode, method);
         if (nextMethod !== method) {
           method = nextMethod;

@@ -5,7 +5,7 @@
  */
 import { FailureType, type RetryDecision } from './retry-policy';
 
-/** Hops one request may take before it fails (`UnexpectedResponse`, or `ArchiveRedirectLoop` for downloads). */
+/** Hops one request may take before it fails (`TooManyRedirects`, or `ArchiveRedirectLoop` for downloads). */
 export const MAX_REDIRECTS = 5;
 
 /** Headers that carry a credential. */

@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import { ApiClient, parseLinkHeader } from '../../src/http/api-client';
+import { MAX_REDIRECTS } from '../../src/http/redirects';
 import { GITHUB_DEFAULT_HEADERS, parseGithubErrorBody } from '../../src/http/github';
 import { FailureType, githubRetryPolicy } from '../../src/http/retry-policy';
 import type { HttpFailureDetails } from '../../src/http/failures';
@@ -107,7 +108,7 @@ describe('ApiClient requests', () => {
   it('refuses to send credentials to another origin named as an absolute path', async () => {
     const failure = await failureOf(client().request({ method: 'GET', path: `${STORAGE}/anything` }));
     expect(failure.nonRetryable).toBe(true);
-    expect(failure.type).toBe(FailureType.UnexpectedResponse);
+    expect(failure.type).toBe(FailureType.ForeignOrigin);
     expect(callCount()).toBe(0);
   });
 
@@ -120,17 +121,22 @@ describe('ApiClient requests', () => {
 });
 
 describe('ApiClient redirects', () => {
-  it('never sends Authorization to another origin when following a redirect', async () => {
-    agent.get(API).intercept({ path: '/orgs/octo-org/migrations/1/archive', method: 'GET' }).reply(302, '', { headers: { location: `${STORAGE}/archive.tar.gz?sig=x` } });
-    agent.get(STORAGE).intercept({ path: '/archive.tar.gz?sig=x', method: 'GET' }).reply(200, 'bytes');
-    const res = await client().request({ method: 'GET', path: '/orgs/octo-org/migrations/1/archive' });
-    expect(res.status).toBe(200);
-    expect(res.url).toBe(`${STORAGE}/archive.tar.gz?sig=x`);
-    const [toApi, toStorage] = sentHeaders();
-    expect(toApi.authorization).toBe('Bearer token-one');
-    expect(toStorage.authorization).toBeUndefined();
-    // The API's own headers are not secrets and may go along; the token may not.
-    expect(JSON.stringify(toStorage)).not.toContain('token-one');
+  it('refuses to follow a redirect to another origin: nothing is sent there, and the call fails for good', async () => {
+    agent.get(API).intercept({ path: '/orgs/octo-org/events?per_page=100', method: 'GET' }).reply(302, '', { headers: { location: `${STORAGE}/events?sig=x` } });
+    const failure = await failureOf(client().request({ method: 'GET', path: '/orgs/octo-org/events', query: { per_page: 100 } }));
+    expect(failure.type).toBe(FailureType.ForeignOrigin);
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toContain(STORAGE);
+    expect(failure.message).not.toContain('sig=x');
+    expect(callCount()).toBe(1);
+  });
+
+  it('fails a redirect loop for good after the core’s maximum of hops', async () => {
+    agent.get(API).intercept({ path: '/orgs/octo-org', method: 'GET' }).reply(302, '', { headers: { location: '/orgs/octo-org' } }).times(MAX_REDIRECTS + 1);
+    const failure = await failureOf(client().request({ method: 'GET', path: '/orgs/octo-org' }));
+    expect(failure.type).toBe(FailureType.TooManyRedirects);
+    expect(failure.nonRetryable).toBe(true);
+    expect(callCount()).toBe(MAX_REDIRECTS + 1);
   });
 
   it('keeps Authorization on a same-origin redirect', async () => {
@@ -291,16 +297,15 @@ describe('ApiClient rate-limit gate', () => {
     expect(callCount()).toBe(2);
   });
 
-  it('does not close the gate for server errors or for failures on another origin', async () => {
+  it('does not close the gate for server errors or for a redirect it refuses', async () => {
     const pool = agent.get(API);
     pool.intercept({ path: '/a', method: 'GET' }).reply(503, 'busy', { headers: { 'retry-after': '60' } });
-    pool.intercept({ path: '/redirect', method: 'GET' }).reply(302, '', { headers: { location: `${STORAGE}/obj` } });
-    agent.get(STORAGE).intercept({ path: '/obj', method: 'GET' }).reply(429, 'slow down', { headers: { 'retry-after': '600' } });
+    pool.intercept({ path: '/redirect', method: 'GET' }).reply(302, '', { headers: { location: `${STORAGE}/obj`, 'retry-after': '600' } });
     pool.intercept({ path: '/b', method: 'GET' }).reply(200, {}, { headers: json });
     const api = client();
     await failureOf(api.request({ method: 'GET', path: '/a' }));
     await failureOf(api.request({ method: 'GET', path: '/redirect' }));
     await api.request({ method: 'GET', path: '/b' });
-    expect(callCount()).toBe(4);
+    expect(callCount()).toBe(3);
   });
 });

@@ -6,6 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { ALL_FAILURES, FAILURES, failureHandling, failureTypes, meansOutage } from '../../src/common/failures';
 import { decideNetworkRetry, decideRetry, githubRetryPolicy, PERMANENT_STATUSES } from '../../src/http/retry-policy';
 import { googleRetryPolicy } from '../../src/http/google';
+import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
+import { failureFacts } from '../../src/common/activity-failures';
+import { outageCause } from '../../src/workflows/kit/outage-watch';
 
 const ctx = { nowMs: Date.UTC(2026, 2, 1), attempt: 1 };
 
@@ -40,5 +43,15 @@ describe('the failure registry', () => {
     const spent = { ...ctx, attempt: githubRetryPolicy.maxTransientAttempts };
     const gaveUp = [decideRetry({ status: 502, headers: {} }, spent), decideRetry({ status: 429, headers: {} }, { ...ctx, attempt: githubRetryPolicy.maxRateLimitAttempts })];
     expect(gaveUp.map((d) => (d.kind === 'permanent' ? failureHandling(d.type) : d.kind))).toEqual(['outage', 'outage']);
+  });
+
+  it('decides "transient or permanent" one way: failureFacts and the outage watch agree on every type', () => {
+    for (const spec of ALL_FAILURES) {
+      const failed = new ActivityFailure('activity failed', 'fetchFeedPage', '1', RetryState.NON_RETRYABLE_FAILURE, undefined, ApplicationFailure.nonRetryable('failed', spec.type));
+      const permanent = failureFacts(failed).kind === 'permanent';
+      expect(permanent, spec.type).toBe(!meansOutage(spec.type));
+      // UnexpectedResponseError asks `patched()` (runs that began waiting it out go on doing so): workflow code only.
+      if (spec.type !== FAILURES.http.UnexpectedResponse.type) expect(outageCause(failed) === undefined, spec.type).toBe(permanent);
+    }
   });
 });

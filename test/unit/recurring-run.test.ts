@@ -45,6 +45,9 @@ describe('outage budget', () => {
     expect(outageCause(inActivity(ApplicationFailure.nonRetryable('Not Found', FailureType.NotFound)))).toBeUndefined();
     expect(outageCause(inActivity(ApplicationFailure.nonRetryable('Bad credentials', FailureType.Authentication)))).toBeUndefined();
     expect(outageCause(inActivity(ApplicationFailure.nonRetryable('proxy page', FailureType.MalformedAnswer)))).toMatch(/^MalformedAnswer/);
+    // A call that would leave the API's origin, or redirects in a loop, is answered for good: not waited out.
+    expect(outageCause(inActivity(ApplicationFailure.nonRetryable('elsewhere', FailureType.ForeignOrigin)))).toBeUndefined();
+    expect(outageCause(inActivity(ApplicationFailure.nonRetryable('loop', FailureType.TooManyRedirects)))).toBeUndefined();
     expect(outageCause(new Error('plain'))).toBeUndefined();
   });
 });

@@ -5,20 +5,26 @@
  * the consecutive budget of `src/common/outage.ts`). Only a spent budget fails the run (`OutageBudgetExhausted`). Unlike
  * `keepTrying`, only an *outage* is waited out (`outageCause`): any other failure ends the call at once.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, sleep, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, patched, sleep, TimeoutFailure } from '@temporalio/workflow';
 import { failureTypes, FailureType, meansOutage } from '../../common/failures';
 import { outageBackoffMs, type AccumulatedOutageBounds } from '../../common/outage';
 
 export const OutageFailure = failureTypes('outage');
+
+/**
+ * `patched()` id: runs begun before `UnexpectedResponseError` was permanent waited it out as an outage. The API
+ * client no longer raises it for the calls recurring work makes (a refused foreign origin and a redirect loop
+ * have their own permanent types), so only a history recorded by an older worker meets it here.
+ */
+export const UNEXPECTED_RESPONSE_PERMANENT_PATCH = 'unexpected-response-permanent';
 
 /** The failure a call ended with, if it means the service is unreachable for now (an outage: the registry's `meansOutage`). */
 export function outageCause(err: unknown): string | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof TimeoutFailure) return `timed out: ${cause.message}`;
   if (!(cause instanceof ApplicationFailure)) return undefined;
-  // Still waited out, though permanent to the registry (and to `failureFacts`): the disagreement of issue 28.
-  const unexpected = cause.type === FailureType.UnexpectedResponse;
-  return meansOutage(cause.type) || unexpected ? `${cause.type}: ${cause.message}` : undefined;
+  const waitedOutBefore = cause.type === FailureType.UnexpectedResponse && !patched(UNEXPECTED_RESPONSE_PERMANENT_PATCH);
+  return meansOutage(cause.type) || waitedOutBefore ? `${cause.type}: ${cause.message}` : undefined;
 }
 
 /** How a run has fared against outages (reported in its result and status). */
