@@ -162,6 +162,11 @@ export function meansOutage(type: string | null | undefined): boolean {
   return handling === 'back-off' || handling === 'outage';
 }
 
+/** The permanent failure types of a group, in its order (e.g. for `nonRetryableErrorTypes`). */
+export function permanentTypes(group: keyof Groups): string[] {
+  return (Object.values(FAILURES[group]) as FailureSpec[]).filter((spec) => spec.handling === 'permanent').map((spec) => spec.type);
+}
+
 /** The HTTP core's failure types (`FailureType.NotFound` …), for activities and workflows alike. */
 export const FailureType = failureTypes('http');
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];

@@ -6,7 +6,7 @@
  */
 import type { RequestKind } from '../processes/rate-governor/model';
 import type { CallDescription } from './failures';
-import { msUntilReset, type ResponseFacts, type RetryDecision, type RetryPolicy } from './retry-policy';
+import { FailureType, msUntilReset, type ResponseFacts, type RetryDecision, type RetryPolicy } from './retry-policy';
 
 export type { RequestKind } from '../processes/rate-governor/model';
 
@@ -68,9 +68,9 @@ export function outcomeOf(facts: ResponseFacts, decision: RetryDecision, nowMs: 
     at: nowMs,
   };
   if (decision.kind === 'retry' && decision.blockedUntilMs !== undefined) {
-    const primary = decision.type === 'PrimaryRateLimitError';
+    const primary = decision.type === FailureType.PrimaryRateLimit;
     outcome.limited = { kind: primary ? 'primary' : 'secondary', waitMs: decision.blockedUntilMs - nowMs, message: decision.message };
-  } else if (decision.kind === 'permanent' && decision.type === 'RateLimitRetriesExhaustedError') {
+  } else if (decision.kind === 'permanent' && decision.type === FailureType.RateLimitExhausted) {
     outcome.limited = { kind: 'secondary', waitMs: policy.rateLimitBackoff.initialMs, message: decision.message };
   } else if (facts.status === 503 && decision.kind === 'retry' && facts.headers['retry-after'] !== undefined) {
     // A 503 with retry-after asks every client of the API to stay away that long, not just this request.

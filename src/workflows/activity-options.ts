@@ -8,6 +8,7 @@
 import type { ActivityOptions } from '@temporalio/workflow';
 import { BACKOFF, temporalRetryPolicy } from '../common/backoff';
 import { QuietPoll } from '../common/quiet-poll-schedule';
+import { FAILURES, permanentTypes } from '../common/failures';
 
 /** Reads (lookups, listings): bounded retries, then the workflow decides. */
 export const READ: ActivityOptions = {
@@ -60,7 +61,7 @@ export const FEED_SINK: ActivityOptions = {
   startToCloseTimeout: '2 minutes',
   retry: temporalRetryPolicy(BACKOFF.feedRetry, {
     maximumAttempts: 8,
-    nonRetryableErrorTypes: ['SinkSecretMissing', 'SinkRejected', 'FeedSpoolMissing'],
+    nonRetryableErrorTypes: [...permanentTypes('sink'), FAILURES.feed.SpoolMissing.type],
   }),
 };
 

@@ -3,7 +3,7 @@
  * core's decisions and the processes' failure names are the registry's own.
  */
 import { describe, expect, it } from 'vitest';
-import { ALL_FAILURES, FAILURES, failureHandling, failureTypes, meansOutage } from '../../src/common/failures';
+import { ALL_FAILURES, FAILURES, failureHandling, failureTypes, meansOutage, permanentTypes } from '../../src/common/failures';
 import { decideNetworkRetry, decideRetry, githubRetryPolicy, PERMANENT_STATUSES } from '../../src/http/retry-policy';
 import { googleRetryPolicy } from '../../src/http/google';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
@@ -25,6 +25,10 @@ describe('the failure registry', () => {
       expect(Object.keys(names)).toEqual(Object.keys(FAILURES[group]));
       for (const [key, spec] of Object.entries(FAILURES[group])) expect(names[key as keyof typeof names]).toBe(spec.type);
     }
+  });
+
+  it("lists a group's permanent types in its order", () => {
+    expect(permanentTypes('sink')).toEqual(['SinkSecretMissing', 'SinkRejected']);
   });
 
   it('counts back-off and outage failures as outages, and nothing else', () => {
