@@ -267,6 +267,22 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    // The deliveries list redirects in a loop once (six hops): recorded on the code before a redirect loop had its
+    // own permanent type, when it was an UnexpectedResponseError that OutageWatch waited out (one outage wait, then
+    // the list again). Today's code fails such a run at once (TooManyRedirectsError); this history's run goes on
+    // waiting it out (patched 'unexpected-response-permanent').
+    name: 'hookRepair--redirect-loop-waited-out',
+    emulator: { faults: [{ method: 'GET', path: '/hooks/:hook_id/deliveries', kind: 'redirect', status: 307, times: 6 }] },
+    async run({ client, taskQueue, id, emulator }) {
+      const { id: hookId } = emulator.hooks.create({ org: 'octo-org' }, { url: 'https://receiver.example.test/hook', secret: 'x' });
+      emulator.hooks.addDelivery(hookId, { at: Date.now() - 1_800_000, statusCode: 502 });
+      const workflowId = id('hook-repair');
+      const input = { target: { org: 'octo-org' }, hookId, pacing: { minuteMs: 500, hourMs: 2_000 }, outage: { initialBackoffMs: 1_000, maxBackoffMs: 1_000, budgetMs: 60_000 } };
+      await client.workflow.execute(hookRepair, { taskQueue, workflowId, args: [input] }).catch(() => undefined);
+      return [workflowId];
+    },
+  },
+  {
     name: 'hookPing--happy',
     async run({ client, taskQueue, id, emulator }) {
       const { id: hookId } = emulator.hooks.create({ owner: 'octo-org', repo: 'beta' }, { url: 'https://receiver.example.test/hook' });
