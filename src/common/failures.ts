@@ -90,6 +90,16 @@ export const FAILURES = {
     WriteFailed: { type: 'ArchiveWriteFailed', handling: 'back-off', meaning: 'writing the `.part` file failed; the next attempt resumes from the bytes kept' },
     Busy: { type: 'ArchiveDownloadBusy', handling: 'back-off', meaning: "another live process holds the download's lock file" },
   },
+  /** Archive uploads to an object store (`src/object-store/errors.ts`). */
+  objectStore: {
+    DestinationInvalid: { type: 'ArchiveDestinationInvalid', handling: 'permanent', meaning: 'the destination is not one (unknown scheme, bad bucket name)' },
+    DestinationCredential: { type: 'ArchiveDestinationCredential', handling: 'permanent', meaning: 'the destination URL carries a credential' },
+    BucketNotFound: { type: 'ArchiveBucketNotFound', handling: 'permanent', meaning: 'the bucket or container does not exist' },
+    AccessDenied: { type: 'ArchiveStoreAccessDenied', handling: 'permanent', meaning: 'the store refused the credentials or the operation (401/403)' },
+    StoreNotConfigured: { type: 'ArchiveStoreNotConfigured', handling: 'permanent', meaning: 'the worker has no usable configuration for the store (no region, no account)' },
+    SizeMismatch: { type: 'ArchiveSizeMismatch', handling: 'permanent', meaning: 'the source delivered more or fewer bytes than announced' },
+    ChecksumMismatch: { type: 'ArchiveChecksumMismatch', handling: 'permanent', meaning: "the store holds different bytes than the ones sent (a part's or the object's checksum)" },
+  },
   /** The source import (`src/processes/source-import/model.ts`). */
   import: {
     InvalidInput: { type: 'InvalidImportInput', handling: 'permanent', meaning: 'the import input is not valid (nothing was sent)' },

@@ -21,6 +21,7 @@ const RAISED_BY: Record<keyof typeof FAILURES, string> = {
   credential: 'credentials',
   migration: 'org migration',
   archive: 'archive download',
+  objectStore: 'archive upload',
   import: 'source import',
   googleOperation: 'Google operations',
   feed: 'feed polling',
