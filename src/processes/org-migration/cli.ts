@@ -32,7 +32,7 @@ import { Process } from '../../common/processes';
 /** The body flags other than the lock keep their input names as options (`--exclude-git-data` → `excludeGitData`). */
 type SameNamedFlags = Exclude<MigrationFlag, 'lockRepositories'>;
 
-interface MigrateFlags extends OutputFlags, PollFlags, Pick<OrgMigrationInput, SameNamedFlags | 'downloadDir'> {
+interface MigrateFlags extends OutputFlags, PollFlags, Pick<OrgMigrationInput, SameNamedFlags | 'downloadDir' | 'archiveTo'> {
   org?: string;
   repo: string[];
   reposFile?: string;
@@ -88,6 +88,7 @@ function inputFrom(flags: MigrateFlags, org: string, repositories: string[]): Or
     lockRepositories: flags.lock,
     ...Object.fromEntries(sameNamed.map((f) => [f, flags[f]])),
     downloadDir: flags.downloadDir,
+    archiveTo: flags.archiveTo,
     deleteArchiveAfterDownload: flags.deleteArchive,
     ...pollOptionsFrom(flags),
   };
@@ -187,6 +188,7 @@ export function registerMigrateCommands(program: Command, ctx: () => CliContext)
           .option('--batch <csv>', 'a CSV with a header naming org and repo columns (and optionally group): one migration per row or group'),
       )
         .option('--download-dir <dir>', 'where the archive goes (relative to the worker data dir)')
+        .option('--archive-to <url>', 'stream the archive into an object store: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or azblob://CONTAINER/PREFIX (credentials from the worker\'s SDK settings); default: the worker\'s LONGHAUL_ARCHIVE_TO, else its data dir')
         .option('--delete-archive', 'delete the archive on the server after download'),
       { defaults: DEFAULT_POLL },
     ),

@@ -14,6 +14,7 @@ import { sendOnceGraceProblems, type SendOnceGraceInput } from '../../common/sen
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
 import { failureTypes } from '../../common/failures';
+import { parseDestination } from '../../object-store/destination';
 
 export type { PollBounds } from '../../common/poll-schedule';
 
@@ -45,6 +46,13 @@ export interface OrgMigrationInput extends CredentialChoice, MigrationFlags, Sen
   repositories: string[];
   /** Where the archive goes, relative to the worker's data directory unless absolute. Default `archives`. */
   downloadDir?: string;
+  /**
+   * An object-store destination for the archive: `s3://BUCKET/PREFIX`, `gs://BUCKET/PREFIX` or
+   * `azblob://CONTAINER/PREFIX` (docs/org-migration.md, "Archive destinations"). The endpoint and credentials
+   * come from the worker's SDK settings, never from here. Absent: the worker's `LONGHAUL_ARCHIVE_TO`, else
+   * `downloadDir` on the worker's disk.
+   */
+  archiveTo?: string;
   /** Delete the archive on the server once it is safely on disk. */
   deleteArchiveAfterDownload?: boolean;
   poll?: PollBounds;
@@ -80,13 +88,24 @@ export interface OrgMigrationResume {
 
 /** How a migration ends once every repository is unlocked. */
 export type MigrationEnding =
-  | { kind: 'exported'; archive: { path: string; bytes: number; sha256: string } }
+  | { kind: 'exported'; archive: MigrationArchive }
   | { kind: 'failed'; type: string; message: string; details?: unknown[]; cancelled?: boolean };
+
+/** Where the archive went: a local file, or an object (then `path` is the object's URL too). */
+export interface MigrationArchive {
+  path: string;
+  bytes: number;
+  sha256: string;
+  /** The object's URL (`s3://bucket/key`, `gs://…`, `azblob://…`) when the archive went to an object store. */
+  url?: string;
+  /** The store's ETag (S3, Azure) or generation (GCS). */
+  version?: string;
+}
 
 export interface OrgMigrationResult {
   migrationId: number;
   state: 'exported';
-  archive: { path: string; bytes: number; sha256: string };
+  archive: MigrationArchive;
   unlockedRepositories: string[];
 }
 
@@ -153,6 +172,16 @@ export function migrationInputProblems(input: OrgMigrationInput): string[] {
   }
   for (const flag of [...MIGRATION_FLAGS, 'deleteArchiveAfterDownload'] as const) {
     if (input[flag] !== undefined && typeof input[flag] !== 'boolean') problems.push(`${flag} must be true or false (got ${JSON.stringify(input[flag])})`);
+  }
+  if (input.archiveTo !== undefined) {
+    if (typeof input.archiveTo !== 'string') problems.push('archiveTo must be a URL: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or azblob://CONTAINER/PREFIX');
+    else {
+      try {
+        parseDestination(input.archiveTo, 'archiveTo');
+      } catch (err) {
+        problems.push((err as Error).message);
+      }
+    }
   }
   if (input.downloadDir !== undefined && (typeof input.downloadDir !== 'string' || input.downloadDir.trim() === '')) problems.push('downloadDir must be a non-empty path');
   const v = input.apiCallTimeoutMs;

@@ -28,6 +28,7 @@ import {
   type OrgMigrationStatus,
 } from './model';
 import { LonghaulMigrationGuid, summarizeList } from '../../common/search-attributes';
+import { parseDestination } from '../../object-store/destination';
 import {
   completeExport,
   continueEnding,
@@ -64,6 +65,8 @@ const LIST_MIGRATION_ENDING_PATCH = 'list-migration-ending';
 const CLOCK_SKEW_MARGIN_MS = 60_000;
 
 export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrationResult> {
+  // A bad destination ends with its own type (ArchiveDestinationInvalid, ArchiveDestinationCredential).
+  if (typeof input.archiveTo === 'string') parseDestination(input.archiveTo, 'archiveTo');
   const problems = migrationInputProblems(input);
   if (problems.length > 0) {
     throw ApplicationFailure.nonRetryable(`invalid migration input: ${problems.join('; ')}`, MigrationFailure.InvalidInput, { problems });
@@ -146,9 +149,13 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
       status.phase = 'downloading';
       tracker.update();
       const dir = (input.downloadDir ?? 'archives').replace(/\/+$/, '');
-      const archive = await acts.download.downloadArchive({ org: input.org, migrationId: known.id, path: `${dir}/${input.org}-migration-${known.id}.tar.gz` });
+      // The same activity, in the same place, with or without a destination: histories from before
+      // `archiveTo` existed replay unchanged (the activity streams to the store when it has one).
+      const path = `${dir}/${input.org}-migration-${known.id}.tar.gz`;
+      const archive = await acts.download.downloadArchive({ org: input.org, migrationId: known.id, path, ...(input.archiveTo !== undefined ? { archiveTo: input.archiveTo } : {}) });
       status.download = { offset: archive.bytes, total: archive.bytes };
-      const done = await completeExport(cleanup(known), { path: archive.path, bytes: archive.bytes, sha256: archive.sha256 });
+      const where = archive.url !== undefined ? { url: archive.url, ...(archive.version !== undefined ? { version: archive.version } : {}) } : {};
+      const done = await completeExport(cleanup(known), { path: archive.path, bytes: archive.bytes, sha256: archive.sha256, ...where });
       if ('result' in done) return done.result;
       next = done.next;
     }

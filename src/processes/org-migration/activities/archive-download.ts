@@ -17,12 +17,11 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { BACKOFF, backoffMs } from '../../../common/backoff';
 import { githubFor, type ActivityDeps } from '../../../activities/context';
-import type { DownloadProgress } from '../model';
 import { FailureType } from '../../../http/retry-policy';
 import { flattenHeaders } from '../../../http/api-client';
 import { discard, readHead, type StorageResponse } from '../../../http/download';
@@ -34,16 +33,27 @@ import { longhaulMetrics } from '../../../telemetry/metrics';
 import { activityLog } from '../../../telemetry/log';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
 import { BlockWriter, writeOnThread } from './archive-writer';
+import { archiveDestination, streamArchiveTo, type UploadProgress } from './archive-upload';
 
 export interface ArchiveDownloadInput {
   org: string;
   migrationId: number;
   /** Destination file; relative paths resolve under the worker's data directory. */
   path: string;
+  /**
+   * An object-store destination (`s3://…`, `gs://…`, `azblob://…`): the archive streams there, named as `path`'s
+   * file name, instead of to `path`. Absent: the worker's `LONGHAUL_ARCHIVE_TO`, else the local file.
+   */
+  archiveTo?: string;
 }
 
 export interface ArchiveDownload {
+  /** The local file, or the object's URL when the archive went to an object store. */
   path: string;
+  /** The object's URL (`s3://bucket/key`), when the archive went to an object store. */
+  url?: string;
+  /** The store's ETag (S3, Azure) or generation (GCS) of the object. */
+  version?: string;
   bytes: number;
   sha256: string;
   /** How many bytes of the archive this attempt fetched (less than `bytes` when it resumed). */
@@ -54,8 +64,10 @@ export interface ArchiveDownload {
 
 /** What the download needs from its surroundings: the activity context, or a benchmark's stand-in. */
 export interface DownloadHooks {
-  heartbeat(progress: DownloadProgress): void;
+  heartbeat(progress: UploadProgress): void;
   signal?: AbortSignal;
+  /** The last heartbeat details of an earlier attempt (an upload continues from its checkpoint). */
+  previous?: UploadProgress;
 }
 
 /** Fresh URLs asked of the API after storage answered something that is not the archive. */
@@ -77,7 +89,7 @@ export function createArchiveDownload(deps: ActivityDeps) {
   const download = archiveDownloader(deps);
   return async function downloadArchive(input: ArchiveDownloadInput): Promise<ArchiveDownload> {
     const ctx = Context.current();
-    return download(input, { heartbeat: (p) => ctx.heartbeat(p), signal: ctx.cancellationSignal });
+    return download(input, { heartbeat: (p) => ctx.heartbeat(p), signal: ctx.cancellationSignal, previous: ctx.info.heartbeatDetails as UploadProgress | undefined });
   };
 }
 
@@ -101,6 +113,17 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
   };
 
   return async function download(input: ArchiveDownloadInput, hooks: DownloadHooks): Promise<ArchiveDownload> {
+    const destination = archiveDestination(input.archiveTo);
+    if (destination !== undefined) {
+      const follow = (url: URL, opts: { from?: number; ifRange?: string; signal: AbortSignal }) => followRedirects(storage, url, opts);
+      const name = basename(input.path);
+      const object = await streamArchiveTo(destination, name, { storage, askApi: () => archiveUrl(input), follow }, {
+        heartbeat: hooks.heartbeat,
+        signal: hooks.signal,
+        checkpoint: hooks.previous?.upload,
+      });
+      return { path: object.url, url: object.url, version: object.version, bytes: object.bytes, sha256: object.sha256, fetchedBytes: object.readBytes, resumedFrom: object.resumedFrom };
+    }
     const path = isAbsolute(input.path) ? input.path : resolve(deps.dataDir, input.path);
     await mkdir(dirname(path), { recursive: true });
     const lock = await DownloadLock.acquire(path, LOCK_STALE_MS);
@@ -161,7 +184,7 @@ class Transfer {
     private readonly gzip: boolean,
   ) {}
 
-  progress(): DownloadProgress {
+  progress(): UploadProgress {
     return { offset: this.offset, total: this.total };
   }
 

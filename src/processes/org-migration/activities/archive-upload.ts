@@ -1,0 +1,199 @@
+/**
+ * The archive into an object store (issue 26): `downloadArchive` with a destination (the input's `archiveTo`,
+ * else the worker's `LONGHAUL_ARCHIVE_TO`) streams GitHub's storage straight into the store in one bounded pass
+ * (`src/object-store`), never through local disk.
+ *
+ * - The source is the pre-signed storage URL behind the API's 302, fetched by the same token-less client as the
+ *   local download. A later part is re-opened with `Range: bytes=N-` and `If-Range` (the object's validator from
+ *   the first answer): storage answering anything but that range means the object changed, and the attempt
+ *   fails retryable so the next one starts from the object as it is.
+ * - Heartbeat details carry the upload's checkpoint beside the progress (`offset`, `total`: what `status` and
+ *   `wait --follow` show), so an attempt on any host continues the upload from the parts already stored.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { parseDestination, uploadArchive, type UploadCheckpoint } from '../../../object-store';
+import { FailureType } from '../../../http/retry-policy';
+import { discard, readHead, type StorageBody, type StorageResponse } from '../../../http/download';
+import type { TokenlessClient } from '../../../http/tokenless';
+import type { DownloadProgress } from '../model';
+import { ArchiveFailure, announcedTotal, contentTypeProblem, excerpt, rangeStart, validatorOf } from './archive-checks';
+
+/** The worker's default archive destination (`s3://…`, `gs://…`, `azblob://…`); unset: the local data directory. */
+export const ARCHIVE_TO_ENV = 'LONGHAUL_ARCHIVE_TO';
+
+/** Heartbeat details of an upload: the progress every download shows, and the checkpoint a later attempt continues. */
+export interface UploadProgress extends DownloadProgress {
+  upload?: UploadCheckpoint;
+}
+
+/** The destination of a download: the input's, else the worker's default, else none (local disk). */
+export function archiveDestination(archiveTo: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const url = archiveTo ?? (env[ARCHIVE_TO_ENV]?.trim() || undefined);
+  if (url !== undefined) parseDestination(url, archiveTo !== undefined ? 'archiveTo' : ARCHIVE_TO_ENV);
+  return url;
+}
+
+export interface StorageSource {
+  storage: TokenlessClient;
+  /** A fresh pre-signed URL from the API. */
+  askApi(): Promise<URL>;
+  follow(url: URL, opts: { from?: number; ifRange?: string; signal: AbortSignal }): Promise<{ res: StorageResponse; finalUrl: URL }>;
+}
+
+export interface StreamedArchive {
+  url: string;
+  bytes: number;
+  sha256: string;
+  version?: string;
+  readBytes: number;
+  uploadedBytes: number;
+  resumedFrom: number;
+  alreadyThere: boolean;
+}
+
+/** Streams the archive at `source` into `destination` as `name`; see the module comment. */
+export async function streamArchiveTo(
+  destination: string,
+  name: string,
+  source: StorageSource,
+  hooks: { heartbeat(progress: UploadProgress): void; signal?: AbortSignal; checkpoint?: UploadCheckpoint },
+): Promise<StreamedArchive> {
+  const signal = hooks.signal ?? new AbortController().signal;
+  let url = await source.askApi();
+  // The first answer names the object: its length and validator. Its body serves a start from byte 0.
+  let first = await openAt(source, url, undefined, undefined, signal);
+  url = first.url;
+  const { total, validator } = first;
+  const open = async (offset: number, openSignal: AbortSignal): Promise<AsyncIterable<Uint8Array>> => {
+    if (offset === 0 && first.body) {
+      const body = first.body;
+      first = { ...first, body: undefined };
+      return bodyChunks(body, openSignal);
+    }
+    if (first.body) {
+      discard(first.body);
+      first = { ...first, body: undefined };
+    }
+    if (offset === 0) return bodyChunks((await openAt(source, url, undefined, undefined, openSignal)).body!, openSignal);
+    const again = await openAt(source, url, offset, validator, openSignal);
+    url = again.url;
+    if (again.start !== offset || again.total !== total || again.validator !== validator) {
+      if (again.body) discard(again.body);
+      throw ApplicationFailure.retryable(`storage answered bytes from ${again.start} of ${again.total} (${again.validator ?? 'no validator'}) when asked for ${offset}- of ${total} (${validator ?? 'no validator'}): the archive changed; the next attempt starts over`, ArchiveFailure.TransferBroken);
+    }
+    return bodyChunks(again.body!, openSignal);
+  };
+  try {
+    const object = await uploadArchive({
+      destination,
+      name,
+      size: total,
+      contentType: 'application/gzip',
+      openSource: open,
+      checkpoint: hooks.checkpoint,
+      heartbeat: (checkpoint) => hooks.heartbeat({ offset: checkpoint.offset, total, upload: checkpoint }),
+      signal,
+    });
+    return {
+      url: object.url,
+      bytes: object.bytes,
+      sha256: object.sha256,
+      version: object.version,
+      readBytes: object.readBytes,
+      uploadedBytes: object.uploadedBytes,
+      resumedFrom: object.resumedFrom,
+      alreadyThere: object.alreadyThere,
+    };
+  } finally {
+    if (first.body) discard(first.body);
+  }
+}
+
+interface Opened {
+  url: URL;
+  total: number;
+  start: number;
+  validator?: string;
+  body?: StorageBody;
+}
+
+/** One storage answer that is the archive (from `from`), or a typed failure; a 403 asks the API for a fresh URL once. */
+async function openAt(source: StorageSource, url: URL, from: number | undefined, ifRange: string | undefined, signal: AbortSignal, reasked = false): Promise<Opened> {
+  const { res, finalUrl } = await source.follow(url, { from, ifRange, signal });
+  const status = res.statusCode;
+  if (status === 403 && !reasked) {
+    discard(res.body);
+    return openAt(source, await source.askApi(), from, ifRange, signal, true);
+  }
+  if (status !== 200 && status !== 206) {
+    const body = excerpt(await readHead(res.body));
+    if (status === 404 || status === 410) throw ApplicationFailure.nonRetryable(`storage has no such archive (${status}, ${body}); it may have been deleted`, ArchiveFailure.Gone);
+    if (status === 403) throw ApplicationFailure.nonRetryable(`storage refused the archive URL twice (403, ${body})`, ArchiveFailure.AccessDenied);
+    const decision = source.storage.judge('GET', status, res.headers);
+    if (decision.kind === 'retry') throw source.storage.failure({ ...decision, message: `storage answered ${status} (${body})` }, 'GET', finalUrl);
+    throw ApplicationFailure.nonRetryable(`storage answered ${status} (${body}) instead of the archive`, FailureType.UnexpectedResponse);
+  }
+  const typeProblem = contentTypeProblem(res.headers['content-type']);
+  if (typeProblem) {
+    const body = excerpt(await readHead(res.body));
+    throw ApplicationFailure.nonRetryable(`storage sent ${typeProblem} instead of the archive (${body})`, ArchiveFailure.NotAnArchive);
+  }
+  const total = announcedTotal(status, res.headers['content-range'], res.headers['content-length']);
+  if (total === undefined) {
+    discard(res.body);
+    throw ApplicationFailure.retryable(`storage answered ${status} without a length (Content-Length or Content-Range)`, FailureType.UnexpectedResponse);
+  }
+  const start = status === 206 ? rangeStart(res.headers['content-range']) ?? -1 : 0;
+  return { url: finalUrl, total, start, validator: validatorOf(res.headers['etag'], res.headers['last-modified']), body: res.body };
+}
+
+/**
+ * A storage body as an async iterable of copies (the body hands out views of its read buffer), paused while
+ * `HIGH_WATER` chunks wait, so memory stays bounded by the upload's parts in flight.
+ */
+async function* bodyChunks(body: StorageBody, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  const HIGH_WATER = 8;
+  const queue: Buffer[] = [];
+  let ended: { error?: Error } | undefined;
+  let wake: (() => void) | undefined;
+  let paused = false;
+  const notify = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const onAbort = () => body.destroy(signal.reason as Error);
+  signal.addEventListener('abort', onAbort, { once: true });
+  void body
+    .deliver((chunk) => {
+      queue.push(Buffer.from(chunk));
+      notify();
+      paused = queue.length >= HIGH_WATER;
+      return !paused;
+    })
+    .then((error) => {
+      ended = { error };
+      notify();
+    });
+  try {
+    for (;;) {
+      const next = queue.shift();
+      if (next) {
+        if (paused && queue.length < HIGH_WATER / 2) {
+          paused = false;
+          body.resume();
+        }
+        yield next;
+        continue;
+      }
+      if (ended) {
+        if (ended.error) throw ApplicationFailure.retryable(`the archive transfer broke off: ${ended.error.message}`, FailureType.Network);
+        return;
+      }
+      await new Promise<void>((resolveWake) => (wake = resolveWake));
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    if (!ended) body.destroy();
+  }
+}
