@@ -68,5 +68,18 @@ describe('org-migration model', () => {
   it('shows the download with the heartbeat the CLI has, as a percentage', () => {
     const status: OrgMigrationStatus = { ...newMigrationStatus({ org: 'o', repositories: ['a'] }), phase: 'downloading', migrationId: 1 };
     expect(describeOrgMigration(status, { offset: 512 * 1024, total: 1024 * 1024 })).toMatchObject({ line: 'downloading · migration 1 · 512 KiB of 1024 KiB', percent: 50 });
+    // An upload's heartbeat: the bytes stored, and where.
+    const upload = { offset: 256 * 1024, total: 1024 * 1024, url: 's3://archives/o-migration-1.tar.gz' };
+    expect(describeOrgMigration(status, upload)).toMatchObject({ line: 'downloading · migration 1 · 256 KiB of 1024 KiB stored in s3://archives/o-migration-1.tar.gz', percent: 25 });
+  });
+
+  it('refuses an archive destination with an unknown scheme or a credential, naming the field', () => {
+    const input = { org: 'octo-org', repositories: ['alpha'] };
+    expect(migrationInputProblems({ ...input, archiveTo: 's3://archives/exports/' })).toEqual([]);
+    expect(migrationInputProblems({ ...input, archiveTo: 'ftp://archives/exports/' })).toEqual([expect.stringContaining('archiveTo "ftp://archives/exports/" has an unknown scheme "ftp"')]);
+    const [credential] = migrationInputProblems({ ...input, archiveTo: 's3://AKIAEXAMPLE:hunter2secret@archives/' });
+    expect(credential).toContain('archiveTo');
+    expect(credential).not.toContain('hunter2secret');
+    expect(migrationInputProblems({ ...input, archiveTo: 42 as unknown as string })).toEqual([expect.stringContaining('archiveTo must be a URL')]);
   });
 });

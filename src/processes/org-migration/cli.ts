@@ -51,7 +51,7 @@ export function describeMigrationStatus(s: OrgMigrationStatus, heartbeat?: unkno
 export function describeMigrationResult(r: OrgMigrationResult): string[] {
   return [
     `migration ${r.migrationId} ${r.state}`,
-    `archive: ${r.archive.path} (${r.archive.bytes} bytes, sha256 ${r.archive.sha256})`,
+    `archive: ${r.archive.path} (${r.archive.bytes} bytes, sha256 ${r.archive.sha256}${r.archive.version ? `, version ${r.archive.version}` : ''})`,
     `unlocked: ${r.unlockedRepositories.length ? r.unlockedRepositories.join(', ') : '(none locked)'}`,
   ];
 }

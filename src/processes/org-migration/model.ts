@@ -238,8 +238,11 @@ export function migrationWorkflowId(org: string, repositories: readonly string[]
  */
 /** Heartbeat details of the archive download (progress for the CLI; the resume point is the `.part` file). */
 export interface DownloadProgress {
+  /** Bytes on disk, or stored in the object store when the archive goes there. */
   offset: number;
   total?: number;
+  /** The object being uploaded (`s3://bucket/key`), when the archive goes to an object store. */
+  url?: string;
 }
 
 export function describeOrgMigration(
@@ -258,10 +261,10 @@ export function describeOrgMigration(
     if (s.nextPollInMs !== undefined) parts.push(`next poll in ${formatDuration(s.nextPollInMs)}`);
   }
   let percent: number | undefined;
-  const progress = heartbeat ?? s.download;
+  const progress: Partial<DownloadProgress> | undefined = heartbeat ?? s.download;
   if (s.phase === 'downloading' && typeof progress?.offset === 'number') {
     const kib = (n: number) => `${Math.round(n / 1024)} KiB`;
-    parts.push(`${kib(progress.offset)}${progress.total ? ` of ${kib(progress.total)}` : ''}`);
+    parts.push(`${kib(progress.offset)}${progress.total ? ` of ${kib(progress.total)}` : ''}${typeof progress.url === 'string' ? ` stored in ${progress.url}` : ''}`);
     if (progress.total) percent = (100 * progress.offset) / progress.total;
   }
   if (s.unlockedRepositories.length) parts.push(`unlocked ${summarizeList(s.unlockedRepositories, 200)}`);

@@ -91,7 +91,7 @@ export async function streamArchiveTo(
       contentType: 'application/gzip',
       openSource: open,
       checkpoint: hooks.checkpoint,
-      heartbeat: (checkpoint) => hooks.heartbeat({ offset: checkpoint.offset, total, upload: checkpoint }),
+      heartbeat: (checkpoint) => hooks.heartbeat({ offset: checkpoint.offset, total, url: checkpoint.url, upload: checkpoint }),
       signal,
     });
     return {
