@@ -92,6 +92,8 @@ export const BACKOFF = {
   downloadStall: { kind: 'exponential', where: 'in-activity', initialMs: 200, coefficient: 2, maxMs: Number.POSITIVE_INFINITY },
   /** The rate governor's link reporting a limit it saw (Signal-with-Start), 5 tries: 200 ms, 400 ms, 600 ms… */
   governorReport: { kind: 'linear', where: 'in-activity', initialMs: 200, coefficient: 1, maxMs: Number.POSITIVE_INFINITY },
+  /** An object store's request failing transiently (connection refused, 408, 429, 5xx), inside the upload activity. */
+  objectStoreRetry: { kind: 'exponential', where: 'in-activity', initialMs: 200, coefficient: 2, maxMs: 5_000 },
   /** The rate governor's link asking again (unreachable, or its attempt's time spent): 1–2 s, jittered. */
   governorRetry: { kind: 'exponential', where: 'in-activity', initialMs: 1_000, coefficient: 1, maxMs: 1_000, jitterMs: 1_000 },
 } as const satisfies Record<string, Backoff>;

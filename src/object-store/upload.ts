@@ -27,6 +27,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
+import { BACKOFF, backoffMs } from '../common/backoff';
 import { objectKey, objectUrl, parseDestination, type ArchiveDestination } from './destination';
 import { HashThread } from './hash-thread';
 import { ObjectStoreFailure } from './errors';
@@ -124,7 +125,7 @@ async function retrying<T>(run: () => Promise<T>, retryForMs: number, signal: Ab
       return await run();
     } catch (err) {
       if (signal.aborted || !isTransient(err) || Date.now() >= deadline) throw err;
-      await sleep(Math.min(5_000, 200 * 2 ** attempt), undefined, { signal });
+      await sleep(backoffMs(BACKOFF.objectStoreRetry, attempt + 1), undefined, { signal });
     }
   }
 }

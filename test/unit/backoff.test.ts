@@ -135,6 +135,7 @@ describe('one backoff function, every schedule a preset of it', () => {
     expect(waits(BACKOFF.poll, 3)).toEqual([30000, 30000, 30000]);
     expect(waits(BACKOFF.bucketCancelWatch, 8)).toEqual([1000, 1500, 2250, 3375, 5063, 7594, 10000, 10000]);
     expect(waits(BACKOFF.githubSecondaryLimit, 7)).toEqual([60000, 120000, 240000, 480000, 960000, 1920000, 3840000]);
+    expect(waits(BACKOFF.objectStoreRetry, 7)).toEqual([200, 400, 800, 1600, 3200, 5000, 5000]);
     expect(waits(BACKOFF.githubTransient, 9)).toEqual([1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000]);
     expect(waits(BACKOFF.googleRateLimit, 7)).toEqual([5000, 10000, 20000, 40000, 80000, 160000, 320000]);
     expect(waits(BACKOFF.googleTransient, 7)).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000]);
