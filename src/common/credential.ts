@@ -8,6 +8,8 @@
  * A header rather than a field of every activity input: every activity of every workflow gets it the same
  * way, with no activity signature to forget, and it is recorded in history with the activity it belongs to.
  */
+import * as v from 'valibot';
+import { firstProblem, problemsOf } from './schema';
 
 import { failureTypes } from './failures';
 
@@ -23,14 +25,22 @@ const CREDENTIAL_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
 /** Looks like a token rather than a name: GitHub token prefixes, JWTs, long opaque strings. */
 const SECRET_LIKE = /^(gh[pousr]_|github_pat_|ya29\.|eyJ)|^[A-Za-z0-9_-]{36,}$/;
 
+/** A workflow input's `credential`: absent, or a valid name. */
+export const CredentialNameSchema = v.optional(
+  firstProblem(
+    v.pipe(
+      v.string('must be the name of a configured credential (e.g. "github")'),
+      v.nonEmpty('must be the name of a configured credential (e.g. "github")'),
+      // Checked first and reported without echoing the value: a secret pasted here must not reach logs.
+      v.check((name) => !SECRET_LIKE.test(name), 'looks like a secret: name a credential configured on the workers (LONGHAUL_GITHUB_CREDENTIALS), never the token itself'),
+      v.regex(CREDENTIAL_NAME, (issue) => `${JSON.stringify(issue.input)} must be letters, digits, ".", "_" or "-" (at most 63)`),
+    ),
+  ),
+);
+
 /** Problems with a workflow input's `credential` (empty when absent or a valid name). */
 export function credentialNameProblems(value: unknown): string[] {
-  if (value === undefined) return [];
-  if (typeof value !== 'string' || value === '') return ['credential must be the name of a configured credential (e.g. "github")'];
-  // Checked first and reported without echoing the value: a secret pasted here must not reach logs.
-  if (SECRET_LIKE.test(value)) return ['credential looks like a secret: name a credential configured on the workers (LONGHAUL_GITHUB_CREDENTIALS), never the token itself'];
-  if (!CREDENTIAL_NAME.test(value)) return [`credential ${JSON.stringify(value)} must be letters, digits, ".", "_" or "-" (at most 63)`];
-  return [];
+  return problemsOf(CredentialNameSchema, value, 'credential');
 }
 
 /** The `credential` field of a workflow's first argument, if it has one. */
@@ -39,12 +49,12 @@ export function credentialOfInput(args: readonly unknown[]): unknown {
   return first !== null && typeof first === 'object' && 'credential' in first ? (first as { credential?: unknown }).credential : undefined;
 }
 
-/** The field every workflow input accepts to name its credential. */
+/**
+ * The field every workflow input accepts to name its credential: the name of the credential (and so the host
+ * and rate budget) the workflow's API calls use, as configured on the workers (`LONGHAUL_GITHUB_CREDENTIALS`,
+ * `GITHUB_<NAME>_TOKEN`/`_API_URL`/App settings). Never a secret. Default: the workers' default credential.
+ * Its checks run in the workflow interceptor, before the workflow's own.
+ */
 export interface CredentialChoice {
-  /**
-   * The name of the credential (and so the host and rate budget) the workflow's API calls use, as
-   * configured on the workers (`LONGHAUL_GITHUB_CREDENTIALS`, `GITHUB_<NAME>_TOKEN`/`_API_URL`/App
-   * settings). Never a secret. Default: the workers' default credential.
-   */
   credential?: string;
 }

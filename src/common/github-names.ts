@@ -2,6 +2,8 @@
  * GitHub's name rules, once: organization/user logins and repository names. Every process that takes
  * GitHub names validates them here (the CLI and the workflows run the same checks).
  */
+import * as v from 'valibot';
+import { firstProblem } from './schema';
 
 /** Alphanumerics and single hyphens, no hyphen at either end, at most 39 characters. */
 const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
@@ -18,21 +20,32 @@ export function isRepositoryName(value: unknown): value is string {
   return typeof value === 'string' && REPOSITORY.test(value) && value !== '.' && value !== '..';
 }
 
-/** Problems with a login field (empty when valid). */
-export function loginProblems(value: unknown, field: string, kind = 'organization'): string[] {
-  if (typeof value !== 'string' || value.trim() === '') return [`${field} must be a non-empty ${kind} name`];
-  if (!isGithubLogin(value)) return [`${field} ${JSON.stringify(value)} is not a valid ${kind} name (letters, digits and single inner hyphens, at most 39)`];
-  return [];
+/** A login field (an organization's by default): a non-empty name that follows GitHub's login rules. */
+export function loginSchema(kind = 'organization') {
+  return firstProblem(
+    v.pipe(
+      v.string(`must be a non-empty ${kind} name`),
+      v.check((value) => value.trim() !== '', `must be a non-empty ${kind} name`),
+      v.check((value: string) => isGithubLogin(value), (issue) => `${JSON.stringify(issue.input)} is not a valid ${kind} name (letters, digits and single inner hyphens, at most 39)`),
+    ),
+  );
 }
 
-/** Problems with a list of repository names: invalid names and names listed twice (GitHub ignores case). */
-export function repositoryListProblems(values: readonly unknown[], field = 'repository'): string[] {
-  const problems: string[] = [];
-  const seen = new Set<string>();
-  for (const value of values) {
-    if (!isRepositoryName(value)) problems.push(`${field} ${JSON.stringify(value)} is not a valid repository name (letters, digits, . _ -, at most 100, not . or ..)`);
-    else if (seen.has(value.toLowerCase())) problems.push(`${field} ${value} is listed twice`);
-    else seen.add(value.toLowerCase());
-  }
-  return problems;
-}
+/** A list of repository names: each valid, none listed twice (GitHub ignores case). */
+export const RepositoryListSchema = v.pipe(
+  v.array(
+    v.custom<string>(isRepositoryName, (issue) => `${JSON.stringify(issue.input)} is not a valid repository name (letters, digits, . _ -, at most 100, not . or ..)`),
+    'must be an array of repository names',
+  ),
+  // Also among invalid names: each problem is named at once.
+  v.rawCheck(({ dataset, addIssue }) => {
+    const names: unknown = dataset.value;
+    if (!Array.isArray(names)) return;
+    const seen = new Set<string>();
+    names.forEach((name: unknown, key) => {
+      if (!isRepositoryName(name)) return;
+      if (seen.has(name.toLowerCase())) addIssue({ message: `${name} is listed twice`, path: [{ type: 'array', origin: 'value', input: names, key, value: name }] });
+      seen.add(name.toLowerCase());
+    });
+  }),
+);

@@ -9,20 +9,42 @@
  */
 import { backoffMs, BACKOFF } from './backoff';
 import type { FailureFacts } from './activity-failures';
+import * as v from 'valibot';
+import { msBetween, object, problemsOf, rule } from './schema';
 import { POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS } from './poll-schedule';
 
-export interface OutageBounds {
-  /**
-   * @format milliseconds — the outage budget, default 6 h. For a process that runs to an end: how long calls
-   * may keep failing *in a row* before it gives up (consecutive). For a recurring run (feed poll, hook repair):
-   * how much time the run may spend in outages *in all* (accumulated).
-   */
-  budgetMs?: number;
-  /** @format milliseconds — the first wait after a failure. Default 5 s. */
-  initialBackoffMs?: number;
-  /** @format milliseconds — the wait after failures never grows past this. Default 3 min. */
-  maxBackoffMs?: number;
-}
+const outageMs = () =>
+  v.optional(msBetween(POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS, `must be a number of milliseconds between ${POLL_INTERVAL_FLOOR_MS} and ${POLL_TOTAL_CEILING_MS}`));
+
+/**
+ * The outage bounds of an input (absent or `null`: the process's defaults). An unset side of the
+ * `maxBackoffMs ≥ initialBackoffMs` rule takes the most lenient default of any process: bounds valid for one
+ * process are valid for all.
+ */
+export const OutageBoundsSchema = v.nullish(
+  v.pipe(
+    object({
+      /**
+       * @format milliseconds — the outage budget, default 6 h. For a process that runs to an end: how long calls
+       * may keep failing *in a row* before it gives up (consecutive). For a recurring run (feed poll, hook repair):
+       * how much time the run may spend in outages *in all* (accumulated).
+       */
+      budgetMs: outageMs(),
+      /** @format milliseconds — the first wait after a failure. Default 5 s. */
+      initialBackoffMs: outageMs(),
+      /** @format milliseconds — the wait after failures never grows past this. Default 3 min. */
+      maxBackoffMs: outageMs(),
+    }),
+    rule<{ initialBackoffMs?: number; maxBackoffMs?: number }>(
+      ['budgetMs', 'initialBackoffMs', 'maxBackoffMs'],
+      (b) => lenientMax(b) >= lenientInitial(b),
+      (b) => `(${lenientMax(b)}) must be at least {.initialBackoffMs} (${lenientInitial(b)})`,
+      'maxBackoffMs',
+    ),
+  ),
+);
+
+export type OutageBounds = NonNullable<v.InferInput<typeof OutageBoundsSchema>>;
 
 /** The bounds with every field known; `budgetMs` counts consecutive failure time wherever this type is used. */
 export type ResolvedOutageBounds = Required<OutageBounds>;
@@ -58,22 +80,16 @@ export type OutageDecision =
   | { action: 'give-up'; why: 'permanent' | 'budget' | 'cancelled'; message: string; state: OutageState };
 
 /** Every problem with the given outage bounds (empty when valid). */
-export function outageBoundsProblems(bounds: OutageBounds | undefined, prefix = 'outage'): string[] {
-  if (bounds === undefined || bounds === null) return [];
-  if (typeof bounds !== 'object' || Array.isArray(bounds)) return [`${prefix} must be an object`];
-  const problems: string[] = [];
-  for (const name of ['budgetMs', 'initialBackoffMs', 'maxBackoffMs'] as const) {
-    const v = bounds[name];
-    if (v === undefined) continue;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < POLL_INTERVAL_FLOOR_MS || v > POLL_TOTAL_CEILING_MS) {
-      problems.push(`${prefix}.${name} must be a number of milliseconds between ${POLL_INTERVAL_FLOOR_MS} and ${POLL_TOTAL_CEILING_MS}`);
-    }
-  }
-  // An unset side takes the most lenient default of any process: bounds valid for one process are valid for all.
-  const initial = bounds.initialBackoffMs ?? Math.min(DEFAULT_OUTAGE.initialBackoffMs, RECURRING_OUTAGE.initialBackoffMs);
-  const max = bounds.maxBackoffMs ?? Math.max(DEFAULT_OUTAGE.maxBackoffMs, RECURRING_OUTAGE.maxBackoffMs);
-  if (problems.length === 0 && max < initial) problems.push(`${prefix}.maxBackoffMs (${max}) must be at least ${prefix}.initialBackoffMs (${initial})`);
-  return problems;
+export function outageBoundsProblems(bounds: OutageBounds | null | undefined, prefix = 'outage'): string[] {
+  return problemsOf(OutageBoundsSchema, bounds, prefix);
+}
+
+function lenientInitial(b: { initialBackoffMs?: number }): number {
+  return b.initialBackoffMs ?? Math.min(DEFAULT_OUTAGE.initialBackoffMs, RECURRING_OUTAGE.initialBackoffMs);
+}
+
+function lenientMax(b: { maxBackoffMs?: number }): number {
+  return b.maxBackoffMs ?? Math.max(DEFAULT_OUTAGE.maxBackoffMs, RECURRING_OUTAGE.maxBackoffMs);
 }
 
 /**
@@ -87,12 +103,12 @@ export const RECURRING_OUTAGE: ResolvedOutageBounds = {
 };
 
 /** The given bounds over the process's defaults (`DEFAULT_OUTAGE`; recurring runs: `accumulatedOutageBounds`). */
-export function resolveOutageBounds(given: OutageBounds | undefined, defaults: ResolvedOutageBounds = DEFAULT_OUTAGE): ResolvedOutageBounds {
+export function resolveOutageBounds(given: OutageBounds | null | undefined, defaults: ResolvedOutageBounds = DEFAULT_OUTAGE): ResolvedOutageBounds {
   return { ...defaults, ...Object.fromEntries(Object.entries(given ?? {}).filter(([, v]) => v !== undefined)) };
 }
 
 /** A recurring run's bounds: the given ones over `RECURRING_OUTAGE`, its budget counted as accumulated time. */
-export function accumulatedOutageBounds(given: OutageBounds | undefined): AccumulatedOutageBounds {
+export function accumulatedOutageBounds(given: OutageBounds | null | undefined): AccumulatedOutageBounds {
   const { budgetMs, initialBackoffMs, maxBackoffMs } = resolveOutageBounds(given, RECURRING_OUTAGE);
   return { accumulatedBudgetMs: budgetMs, initialBackoffMs, maxBackoffMs };
 }

@@ -4,24 +4,11 @@
  * `pollUntil`), by the per-process model files' validation in `src/common/`, by the CLI and by benchmarks.
  */
 import { BACKOFF, backoffMs, type Backoff } from './backoff';
+import * as v from 'valibot';
+import { firstProblem, object, problemsOf, rule } from './schema';
 
 /** How a process polls a remote state. Every field is optional in input; defaults come per process. */
-export interface PollBounds {
-  /** @format milliseconds — the wait before the first poll. */
-  initialIntervalMs?: number;
-  /** @format milliseconds — the interval never grows past this. */
-  maxIntervalMs?: number;
-  /** Growth of the interval per poll (≥ 1; 1 = a fixed interval). */
-  backoffFactor?: number;
-  /** @format milliseconds — give up waiting after this long in total (counted from the start of the wait). */
-  timeoutMs?: number;
-  /**
-   * The interval also grows to this fraction of the time waited so far (0 = off), so a finished process is
-   * noticed at most that fraction of its wait late. Left out when `backoffFactor` is given: a growth law the
-   * caller describes is kept exactly as described.
-   */
-  elapsedFraction?: number;
-}
+export type PollBounds = v.InferInput<ReturnType<typeof pollBoundsFields>>;
 
 /** Bounds with every field known (`elapsedFraction` absent = 0, as in bounds recorded before it existed). */
 export type ResolvedPollBounds = Required<Omit<PollBounds, 'elapsedFraction'>> & Pick<PollBounds, 'elapsedFraction'>;
@@ -58,33 +45,63 @@ export const POLL_TOTAL_CEILING_MS = 7 * 24 * 60 * 60 * 1000;
 /** Largest accepted growth factor (a bigger one reaches the cap after one poll and only hides mistakes). */
 export const POLL_FACTOR_CEILING = 10;
 
+/** A bounded number: "must be a number" when it is none, "must be between" when it is out of range. */
+function bounded(min: number, max: number, unit: string) {
+  return v.optional(
+    firstProblem(
+      v.pipe(
+        v.number(`must be a number${unit}`),
+        v.finite(`must be a number${unit}`),
+        v.minValue(min, (issue) => `must be between ${min} and ${max}${unit} (got ${String(issue.input)})`),
+        v.maxValue(max, (issue) => `must be between ${min} and ${max}${unit} (got ${String(issue.input)})`),
+      ),
+    ),
+  );
+}
+
+function pollBoundsFields() {
+  return object({
+    /** @format milliseconds — the wait before the first poll. */
+    initialIntervalMs: bounded(POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS, ' ms'),
+    /** @format milliseconds — the interval never grows past this. */
+    maxIntervalMs: bounded(POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS, ' ms'),
+    /** Growth of the interval per poll (≥ 1; 1 = a fixed interval). */
+    backoffFactor: bounded(1, POLL_FACTOR_CEILING, ''),
+    /** @format milliseconds — give up waiting after this long in total (counted from the start of the wait). */
+    timeoutMs: bounded(POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS, ' ms'),
+    /**
+     * The interval also grows to this fraction of the time waited so far (0 = off), so a finished process is
+     * noticed at most that fraction of its wait late. Left out when `backoffFactor` is given: a growth law the
+     * caller describes is kept exactly as described.
+     */
+    elapsedFraction: bounded(0, 1, ''),
+  });
+}
+
 /**
- * Every problem with the given bounds (empty when valid), each naming the field as `<prefix>.<field>`.
- * Checks the fields that are given and, when both intervals are known (given or defaulted), their order.
+ * Poll bounds in an input (absent or `null`: the process's defaults). Checks the fields that are given and,
+ * when both intervals are known (given or defaulted), their order.
  */
-export function pollBoundsProblems(bounds: PollBounds | undefined, prefix = 'poll', defaults?: ResolvedPollBounds): string[] {
-  if (bounds === undefined || bounds === null) return [];
-  if (typeof bounds !== 'object' || Array.isArray(bounds)) return [`${prefix} must be an object`];
-  const problems: string[] = [];
-  const check = (name: keyof PollBounds, min: number, max: number, unit: string) => {
-    const v = bounds[name];
-    if (v === undefined) return;
-    if (typeof v !== 'number' || !Number.isFinite(v)) problems.push(`${prefix}.${name} must be a number${unit}`);
-    else if (v < min || v > max) problems.push(`${prefix}.${name} must be between ${min} and ${max}${unit} (got ${v})`);
-  };
-  check('initialIntervalMs', POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS, ' ms');
-  check('maxIntervalMs', POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS, ' ms');
-  check('backoffFactor', 1, POLL_FACTOR_CEILING, '');
-  check('timeoutMs', POLL_INTERVAL_FLOOR_MS, POLL_TOTAL_CEILING_MS, ' ms');
-  check('elapsedFraction', 0, 1, '');
-  if (problems.length === 0) {
-    const initial = bounds.initialIntervalMs ?? defaults?.initialIntervalMs;
-    const max = bounds.maxIntervalMs ?? defaults?.maxIntervalMs;
-    if (initial !== undefined && max !== undefined && max < initial) {
-      problems.push(`${prefix}.maxIntervalMs (${max}) must be at least ${prefix}.initialIntervalMs (${initial})`);
-    }
-  }
-  return problems;
+export function pollBoundsSchema(defaults?: ResolvedPollBounds) {
+  return v.nullish(
+    v.pipe(
+      pollBoundsFields(),
+      rule<PollBounds>(
+        ['initialIntervalMs', 'maxIntervalMs', 'backoffFactor', 'timeoutMs', 'elapsedFraction'],
+        (b) => {
+          const [initial, max] = [b.initialIntervalMs ?? defaults?.initialIntervalMs, b.maxIntervalMs ?? defaults?.maxIntervalMs];
+          return initial === undefined || max === undefined || max >= initial;
+        },
+        (b) => `(${b.maxIntervalMs ?? defaults?.maxIntervalMs}) must be at least {.initialIntervalMs} (${b.initialIntervalMs ?? defaults?.initialIntervalMs})`,
+        'maxIntervalMs',
+      ),
+    ),
+  );
+}
+
+/** Every problem with the given bounds (empty when valid), each naming the field as `<prefix>.<field>`. */
+export function pollBoundsProblems(bounds: PollBounds | null | undefined, prefix = 'poll', defaults?: ResolvedPollBounds): string[] {
+  return problemsOf(pollBoundsSchema(defaults), bounds, prefix);
 }
 
 /**
@@ -93,7 +110,7 @@ export function pollBoundsProblems(bounds: PollBounds | undefined, prefix = 'pol
  * who only moves its bounds (`initialIntervalMs`, `maxIntervalMs`, `timeoutMs`) keeps the default's growth
  * with the fraction (`{ initialIntervalMs: 60_000, maxIntervalMs: 600_000 }` still grows from 1 to 10 minutes).
  */
-export function resolvePollBounds(defaults: ResolvedPollBounds, given: PollBounds | undefined): ResolvedPollBounds {
+export function resolvePollBounds(defaults: ResolvedPollBounds, given: PollBounds | null | undefined): ResolvedPollBounds {
   const pick = <K extends keyof PollBounds>(k: K) => (given?.[k] !== undefined ? (given[k] as number) : (defaults[k] ?? 0));
   const ownGrowth = given?.backoffFactor !== undefined;
   const elapsedFraction = given?.elapsedFraction ?? (ownGrowth ? 0 : (defaults.elapsedFraction ?? 0));

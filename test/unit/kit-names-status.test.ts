@@ -1,6 +1,7 @@
 /** GitHub name rules and the search-attribute limits of the status tracker. */
 import { describe, expect, it } from 'vitest';
-import { isGithubLogin, isRepositoryName, loginProblems, repositoryListProblems } from '../../src/common/github-names';
+import { isGithubLogin, isRepositoryName, loginSchema, RepositoryListSchema } from '../../src/common/github-names';
+import { problemsOf } from '../../src/common/schema';
 import { hookTargetProblems } from '../../src/processes/hook-repair/model';
 import { isFeedProblem, parseFeed } from '../../src/processes/feed-poll/model';
 import {
@@ -30,11 +31,11 @@ describe('GitHub names', () => {
   });
 
   it('names the problems, including duplicates in any case', () => {
-    expect(loginProblems('a_b', 'org')[0]).toContain('org "a_b" is not a valid organization name');
-    expect(loginProblems('', 'org')).toEqual(['org must be a non-empty organization name']);
-    expect(repositoryListProblems(['alpha', 'Alpha', '..'])).toEqual([
-      'repository alpha is listed twice'.replace('alpha', 'Alpha'),
-      expect.stringContaining('repository ".." is not a valid repository name'),
+    expect(problemsOf(loginSchema(), 'a_b', 'org')[0]).toContain('org "a_b" is not a valid organization name');
+    expect(problemsOf(loginSchema(), '', 'org')).toEqual(['org must be a non-empty organization name']);
+    expect(problemsOf(RepositoryListSchema, ['alpha', 'Alpha', '..'], 'repositories')).toEqual([
+      expect.stringContaining('repositories[2] ".." is not a valid repository name'),
+      'repositories[1] Alpha is listed twice',
     ]);
   });
 

@@ -22,7 +22,7 @@ describe('org-migration model', () => {
     });
     expect(problems).toEqual([
       expect.stringContaining('org "octo_org" is not a valid organization name'),
-      expect.stringContaining('repository ".." is not a valid repository name'),
+      expect.stringContaining('repositories[1] ".." is not a valid repository name'),
       'lockRepositories must be true or false (got "yes")',
       expect.stringContaining('poll.initialIntervalMs must be between 1000'),
       expect.stringContaining('poll.timeoutMs must be between'),

@@ -10,7 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { accumulatedOutageBounds, outageBackoffMs, outageBoundsProblems, RECURRING_OUTAGE } from '../../src/common/outage';
 import { outageCause } from '../../src/workflows/kit/outage-watch';
-import { autoPauseNote, consecutiveFailures, pauseAfterFailuresProblems } from '../../src/processes/scheduled-run/model';
+import { autoPauseNote, consecutiveFailures, PauseAfterFailuresSchema } from '../../src/processes/scheduled-run/model';
+import { problemsOf } from '../../src/common/schema';
+
+const pauseAfterFailures = (n: unknown) => problemsOf(PauseAfterFailuresSchema, n, 'pauseAfterFailures');
 import { FailureType } from '../../src/http/retry-policy';
 import { markDelivered, readSpooled, spoolPage } from '../../src/processes/feed-poll/activities/sinks/spool';
 import type { FeedEvent } from '../../src/processes/feed-poll/model';
@@ -62,11 +65,11 @@ describe('schedule auto-pause', () => {
   });
 
   it('validates N and writes a note that says why and what to do', () => {
-    expect(pauseAfterFailuresProblems(undefined)).toEqual([]);
-    expect(pauseAfterFailuresProblems(5)).toEqual([]);
-    expect(pauseAfterFailuresProblems(0)).toHaveLength(1);
-    expect(pauseAfterFailuresProblems(11).join()).toMatch(/from 1 to 10/);
-    expect(pauseAfterFailuresProblems(2.5)).toHaveLength(1);
+    expect(pauseAfterFailures(undefined)).toEqual([]);
+    expect(pauseAfterFailures(5)).toEqual([]);
+    expect(pauseAfterFailures(0)).toHaveLength(1);
+    expect(pauseAfterFailures(11).join()).toMatch(/from 1 to 10/);
+    expect(pauseAfterFailures(2.5)).toHaveLength(1);
     const note = autoPauseNote(5, `GET /orgs/o/hooks/1/deliveries → 404: Not Found ${'x'.repeat(400)}`);
     expect(note).toMatch(/^paused by longhaul after 5 consecutive failed runs; last failure: GET .* 404: Not Found x+…\. Fix the cause, then unpause \(--unpause\)\.$/);
     expect(note.length).toBeLessThan(450);

@@ -5,9 +5,11 @@
  *
  * Deterministic: shared by workflows, activities, the starter and tests.
  */
-import { sinkProblems, type SinkConfig } from './sinks';
-import { outageBoundsProblems, type OutageBounds } from '../../common/outage';
-import { pauseAfterFailuresProblems } from '../scheduled-run/model';
+import * as v from 'valibot';
+import { SinkSchema, type SinkConfig } from './sinks';
+import { nonNegativeNumber, notBoth, object, problemsOf } from '../../common/schema';
+import { OutageBoundsSchema } from '../../common/outage';
+import { PauseAfterFailuresSchema } from '../scheduled-run/model';
 import type { CredentialChoice } from '../../common/credential';
 import { isGithubLogin, isRepositoryName } from '../../common/github-names';
 import { Process } from '../../common/processes';
@@ -353,29 +355,34 @@ export const pollFeedUpdate = defineUpdate<FeedPollOutcome, [FeedPollRequest]>('
 export const stopFeedCursorSignal = defineSignal('stopFeedCursor');
 
 /** Input of the scheduled (or one-off) run. */
-export interface FeedPollRunInput extends CredentialChoice, EarlyWaitInput {
-  feed: string;
-  sink: SinkConfig;
-  origin?: 'schedule' | 'manual';
-  /** How long a run may spend waiting out outages of the API, accumulated over the run (default 6 h, waits 10 s doubling to 3 min). */
-  outage?: OutageBounds;
-  /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */
-  pauseAfterFailures?: number;
-}
+export const FeedPollRunInputSchema = v.pipe(
+  object(
+  {
+    feed: v.custom<string>(
+      (feed) => !isFeedProblem(parseFeed(feed as string)),
+      (issue) => `{=}${(parseFeed(issue.input as string) as { problem: string }).problem}`,
+    ),
+    sink: SinkSchema,
+    /** @format milliseconds — how early a run may come and still wait for its poll to be due (default `defaultEarlyWaitMs`). */
+    earlyWaitMs: v.optional(nonNegativeNumber()),
+    /** @deprecated The former name of `earlyWaitMs` (not the send-once grace), still read. */
+    graceMs: v.optional(nonNegativeNumber()),
+    origin: v.optional(v.custom<'schedule' | 'manual'>(() => true)),
+    /** How long a run may spend waiting out outages of the API, accumulated over the run (default 6 h, waits 10 s doubling to 3 min). */
+    outage: OutageBoundsSchema,
+    /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */
+    pauseAfterFailures: PauseAfterFailuresSchema,
+  },
+  'input must be an object',
+  ),
+  notBoth('earlyWaitMs', 'graceMs'),
+);
+
+export type FeedPollRunInput = v.InferInput<typeof FeedPollRunInputSchema> & CredentialChoice;
 
 /** Every problem with a scheduled run's input (empty when valid). */
-export function feedRunProblems(input: FeedPollRunInput): string[] {
-  const problems: string[] = [];
-  const feed = parseFeed(input?.feed);
-  if (isFeedProblem(feed)) problems.push(feed.problem);
-  problems.push(...sinkProblems(input?.sink));
-  for (const name of ['earlyWaitMs', 'graceMs'] as const) {
-    const v = input?.[name];
-    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) problems.push(`${name} must be a non-negative number`);
-  }
-  if (input?.earlyWaitMs !== undefined && input?.graceMs !== undefined) problems.push('give earlyWaitMs or graceMs (its former name), not both');
-  problems.push(...outageBoundsProblems(input?.outage), ...pauseAfterFailuresProblems(input?.pauseAfterFailures));
-  return problems;
+export function feedRunProblems(input: unknown): string[] {
+  return problemsOf(FeedPollRunInputSchema, input);
 }
 
 /** What a run did, in lines for people (the starter's output; the workflows' current details). */

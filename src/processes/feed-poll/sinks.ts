@@ -5,28 +5,12 @@
  *
  * Deterministic: shared by workflows, activities, the starter and tests.
  */
+import * as v from 'valibot';
 import { credentialInUrlProblems } from '../../common/url-secrets';
+import { problemsOf, shape } from '../../common/schema';
 
 /** Where a feed's new events go. Secrets are named, never carried: the activity reads them itself. */
-export type SinkConfig =
-  | {
-      kind: 'file';
-      /** JSON-lines file; relative paths resolve under the worker's data directory. Default `feeds/<feed>.jsonl`. */
-      path?: string;
-    }
-  | {
-      kind: 'http';
-      url: string;
-      /** Environment variable (or `<NAME>_FILE`) holding the HMAC-SHA256 secret. Default `LONGHAUL_SINK_SECRET`. */
-      secretEnv?: string;
-    }
-  | {
-      kind: 'logging';
-      /** `projects/P`, `organizations/O`, `folders/F` or `billingAccounts/B`. */
-      parent: string;
-      /** Log id under the parent. Default `longhaul-feeds`. */
-      logId?: string;
-    };
+export type SinkConfig = v.InferInput<typeof SinkSchema>;
 
 export const DEFAULT_SINK_SECRET_ENV = 'LONGHAUL_SINK_SECRET';
 export const DEFAULT_LOG_ID = 'longhaul-feeds';
@@ -36,36 +20,54 @@ export function defaultSinkFile(feedPath: string): string {
   return `feeds/${feedPath.replace(/^\//, '').replace(/\//g, '_')}.jsonl`;
 }
 
-/** Every problem with a sink configuration (empty when valid). */
-export function sinkProblems(sink: SinkConfig): string[] {
-  const problems: string[] = [];
-  if (!sink || typeof sink !== 'object') return ['sink must be an object'];
-  switch (sink.kind) {
-    case 'file':
-      if (sink.path !== undefined && (typeof sink.path !== 'string' || sink.path.trim() === '')) problems.push('file sink path must be a non-empty string');
-      break;
-    case 'http': {
-      let url: URL | undefined;
-      try {
-        url = new URL(sink.url);
-      } catch {
-        problems.push(`http sink url ${JSON.stringify(sink.url)} is not a URL`);
-      }
-      if (url && url.protocol !== 'http:' && url.protocol !== 'https:') problems.push('http sink url must be http(s)');
-      if (url) problems.push(...credentialInUrlProblems(sink.url, 'the http sink url'));
-      if (sink.secretEnv !== undefined && !/^[A-Z_][A-Z0-9_]*$/.test(sink.secretEnv)) problems.push('secretEnv must be an environment variable name');
-      break;
-    }
-    case 'logging':
-      if (!/^(projects|organizations|folders|billingAccounts)\/[^/]+$/.test(sink.parent ?? '')) {
-        problems.push('logging sink parent must be projects/P, organizations/O, folders/F or billingAccounts/B');
-      }
-      if (sink.logId !== undefined && !/^[A-Za-z0-9._\-/]{1,512}$/.test(sink.logId)) problems.push('logId may contain letters, digits, . _ - / only');
-      break;
-    default:
-      problems.push(`unknown sink kind ${JSON.stringify((sink as { kind?: unknown }).kind)}`);
+/** The URL of an http sink, or undefined when it is none. */
+function parsedUrl(url: unknown): URL | undefined {
+  try {
+    return new URL(url as string);
+  } catch {
+    return undefined;
   }
-  return problems;
+}
+
+/** A sink configuration; its messages name the sink's field in words (`http sink url`, `logId`). */
+export const SinkSchema = v.variant(
+  'kind',
+  [
+    shape({
+      kind: v.literal('file'),
+      /** JSON-lines file; relative paths resolve under the worker's data directory. Default `feeds/<feed>.jsonl`. */
+      path: v.optional(v.pipe(v.string('{=}file sink path must be a non-empty string'), v.check((path) => path.trim() !== '', '{=}file sink path must be a non-empty string'))),
+    }),
+    shape({
+      kind: v.literal('http'),
+      url: v.pipe(
+        v.custom<string>((url) => parsedUrl(url) !== undefined, (issue) => `{=}http sink url ${JSON.stringify(issue.input)} is not a URL`),
+        v.rawCheck(({ dataset, addIssue }) => {
+          if (!dataset.typed) return;
+          if (!['http:', 'https:'].includes(parsedUrl(dataset.value)!.protocol)) addIssue({ message: '{=}http sink url must be http(s)' });
+          for (const message of credentialInUrlProblems(dataset.value, 'the http sink url')) addIssue({ message: `{=}${message}` });
+        }),
+      ),
+      /** Environment variable (or `<NAME>_FILE`) holding the HMAC-SHA256 secret. Default `LONGHAUL_SINK_SECRET`. */
+      secretEnv: v.optional(v.custom<string>((name) => /^[A-Z_][A-Z0-9_]*$/.test(name as string), '{=}secretEnv must be an environment variable name')),
+    }),
+    shape({
+      kind: v.literal('logging'),
+      /** `projects/P`, `organizations/O`, `folders/F` or `billingAccounts/B`. */
+      parent: v.custom<string>(
+        (parent) => /^(projects|organizations|folders|billingAccounts)\/[^/]+$/.test((parent ?? '') as string),
+        '{=}logging sink parent must be projects/P, organizations/O, folders/F or billingAccounts/B',
+      ),
+      /** Log id under the parent. Default `longhaul-feeds`. */
+      logId: v.optional(v.custom<string>((id) => /^[A-Za-z0-9._\-/]{1,512}$/.test(id as string), '{=}logId may contain letters, digits, . _ - / only')),
+    }),
+  ],
+  (issue) => (issue.expected === 'Object' ? '{=}sink must be an object' : `{=}unknown sink kind ${JSON.stringify(issue.input)}`),
+);
+
+/** Every problem with a sink configuration (empty when valid). */
+export function sinkProblems(sink: unknown): string[] {
+  return problemsOf(SinkSchema, sink);
 }
 
 /**

@@ -3,28 +3,30 @@
  * any API call (and in the starter before starting one), so a malformed name never reaches Google.
  * Deterministic: no I/O.
  */
-import { operationPollProblems, type CancelOutcome, type OutageBounds, type PollBounds } from './model';
+import * as v from 'valibot';
+import { OperationPollEntries, operationPollCeiling, type CancelOutcome } from './model';
+import { firstProblem, hasIssuesAt, notBoth, object, problemsOf, rule, wholeBetween } from '../../common/schema';
 import type { CredentialChoice } from '../../common/credential';
-import { sendOnceGraceProblems, type SendOnceGraceInput } from '../../common/send-once-grace';
+import { sendOnceGraceSchema } from '../../common/send-once-grace';
 
 /**
- * How every Google operation workflow polls, waits out outages and recovers an unknown outcome
- * (`sendOnceGraceMs`: default 180 000, twice the call's 60 s timeout plus the server's own cutoff).
+ * How every Google operation workflow polls, waits out outages and recovers an unknown outcome. Each input's
+ * schema ends with `operationPollCeiling()` and `notBoth('sendOnceGraceMs', 'recoveryGraceMs')`.
  */
-export interface OperationRunOptions extends CredentialChoice, SendOnceGraceInput {
-  poll?: PollBounds;
-  /** How long failed polls (and lookups) are waited out: default 6 h of consecutive failure, backoff 5 s doubling to 3 min. */
-  outage?: OutageBounds;
+const RUN_OPTIONS = {
+  ...OperationPollEntries,
+  /**
+   * @format milliseconds — after a mutating call whose outcome is unknown, how long lookups for what it did go
+   * on before it is sent again. Default 180 000 (twice the call's 60 s timeout plus the server's own cutoff).
+   */
+  sendOnceGraceMs: sendOnceGraceSchema(60 * 60 * 1000),
   /** @deprecated The former name of `sendOnceGraceMs`, still read: inputs written before carry it. */
-  recoveryGraceMs?: number;
-}
+  recoveryGraceMs: sendOnceGraceSchema(60 * 60 * 1000),
+};
 
-export interface ApiKeyDeleteInput extends OperationRunOptions {
-  /** `projects/{project}/locations/global/keys/{key}`. */
-  name: string;
-  /** The etag the caller read; the deletion is refused (EtagMismatchError) if the key changed since. */
-  etag?: string;
-}
+export type OperationRunOptions = v.InferInput<ReturnType<typeof object<typeof RUN_OPTIONS>>> & CredentialChoice;
+
+export type ApiKeyDeleteInput = v.InferInput<typeof ApiKeyDeleteInputSchema> & CredentialChoice;
 
 export interface ApiKeyDeleteResult {
   name: string;
@@ -38,28 +40,13 @@ export interface ApiKeyDeleteResult {
   note: string;
 }
 
-export interface LogBucketCreateInput extends OperationRunOptions {
-  /** `{projects|organizations|folders|billingAccounts}/{id}/locations/{location}`. */
-  parent: string;
-  bucketId: string;
-  /** 1…3650. */
-  retentionDays?: number;
-  description?: string;
-}
+export type LogBucketCreateInput = v.InferInput<typeof LogBucketCreateInputSchema> & CredentialChoice;
 
 /** Bucket fields an update may set; `updateMask` names which of them to apply. */
 export const BUCKET_UPDATE_FIELDS = ['retentionDays', 'description', 'locked', 'analyticsEnabled'] as const;
 export type BucketUpdateField = (typeof BUCKET_UPDATE_FIELDS)[number];
 
-export interface LogBucketUpdateInput extends OperationRunOptions {
-  /** `{parent}/buckets/{bucketId}`. */
-  name: string;
-  updateMask: string[];
-  retentionDays?: number;
-  description?: string;
-  locked?: boolean;
-  analyticsEnabled?: boolean;
-}
+export type LogBucketUpdateInput = v.InferInput<typeof LogBucketUpdateInputSchema> & CredentialChoice;
 
 export interface LogBucketResult {
   /** The bucket's full name. */
@@ -73,23 +60,7 @@ export interface LogBucketResult {
   cancel?: CancelOutcome;
 }
 
-/** A Cloud DNS resource record set. */
-export interface ResourceRecordSet {
-  /** Fully qualified, with the trailing dot: `www.example.com.`. */
-  name: string;
-  type: string;
-  /** Seconds. */
-  ttl: number;
-  rrdatas: string[];
-}
-
-export interface DnsChangeInput extends OperationRunOptions {
-  project: string;
-  /** Managed zone name (not its DNS name). */
-  zone: string;
-  additions?: ResourceRecordSet[];
-  deletions?: ResourceRecordSet[];
-}
+export type DnsChangeInput = v.InferInput<typeof DnsChangeInputSchema> & CredentialChoice;
 
 export interface DnsChangeResult {
   project: string;
@@ -113,25 +84,45 @@ export const DNS_RECORD_TYPES = ['A', 'AAAA', 'CAA', 'CNAME', 'DNSKEY', 'DS', 'H
 export const BUCKET_PARENT_KINDS = ['projects', 'organizations', 'folders', 'billingAccounts'] as const;
 
 const q = JSON.stringify;
+const API_KEY_NAME = /^projects\/([^/]+)\/locations\/([^/]+)\/keys\/([^/]+)$/;
+const ETAG = '{path}, when given, must be the etag read from the key (printable ASCII, no spaces)';
+const PARENT_FORMS = `${BUCKET_PARENT_KINDS.map((k) => `${k}/ID`).join(' | ')} followed by /locations/LOCATION`;
 
-/** Problems with an API key name (`projects/P/locations/global/keys/K`). */
-export function apiKeyNameProblems(name: unknown): string[] {
-  if (typeof name !== 'string' || name === '') return ['name must be an API key name: projects/PROJECT/locations/global/keys/KEY'];
-  const m = /^projects\/([^/]+)\/locations\/([^/]+)\/keys\/([^/]+)$/.exec(name);
-  if (!m) return [`name ${q(name)} is not an API key name: expected projects/PROJECT/locations/global/keys/KEY`];
-  const problems: string[] = [];
-  if (!PROJECT.test(m[1])) problems.push(`project ${q(m[1])} in ${q(name)} is not a project id or number`);
-  if (m[2] !== 'global') problems.push(`location ${q(m[2])} in ${q(name)} is not supported: API keys are global resources, the location must be "global"`);
-  if (!KEY_ID.test(m[3])) problems.push(`key id ${q(m[3])} in ${q(name)} is not a valid key id`);
-  return problems;
-}
+/** An API key name (`projects/P/locations/global/keys/K`): each part that is wrong is named. */
+const ApiKeyNameSchema = firstProblem(
+  v.pipe(
+    v.string('must be an API key name: projects/PROJECT/locations/global/keys/KEY'),
+    v.nonEmpty('must be an API key name: projects/PROJECT/locations/global/keys/KEY'),
+    v.regex(API_KEY_NAME, (issue) => `${q(issue.input)} is not an API key name: expected projects/PROJECT/locations/global/keys/KEY`),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const name = dataset.value;
+      const [, project, location, key] = API_KEY_NAME.exec(name) ?? [];
+      if (!PROJECT.test(project)) addIssue({ message: `{=}project ${q(project)} in ${q(name)} is not a project id or number` });
+      if (location !== 'global') addIssue({ message: `{=}location ${q(location)} in ${q(name)} is not supported: API keys are global resources, the location must be "global"` });
+      if (!KEY_ID.test(key)) addIssue({ message: `{=}key id ${q(key)} in ${q(name)} is not a valid key id` });
+    }),
+  ),
+);
 
-export function apiKeyDeleteProblems(input: ApiKeyDeleteInput): string[] {
-  const problems = apiKeyNameProblems(input?.name);
-  if (input?.etag !== undefined && (typeof input.etag !== 'string' || !/^[!-~]+$/.test(input.etag))) {
-    problems.push('etag, when given, must be the etag read from the key (printable ASCII, no spaces)');
-  }
-  return [...problems, ...runOptionProblems(input)];
+/** An API key deletion's input. */
+export const ApiKeyDeleteInputSchema = v.pipe(
+  object(
+    {
+      /** `projects/{project}/locations/global/keys/{key}`. */
+      name: ApiKeyNameSchema,
+      /** The etag the caller read; the deletion is refused (EtagMismatchError) if the key changed since. */
+      etag: v.optional(v.pipe(v.string(ETAG), v.regex(/^[!-~]+$/, ETAG))),
+      ...RUN_OPTIONS,
+    },
+    'input must be an object',
+  ),
+  operationPollCeiling(),
+  notBoth('sendOnceGraceMs', 'recoveryGraceMs'),
+);
+
+export function apiKeyDeleteProblems(input: unknown): string[] {
+  return problemsOf(ApiKeyDeleteInputSchema, input);
 }
 
 /** Parses a bucket parent; undefined when it is not one of the four forms. */
@@ -141,11 +132,9 @@ export function parseBucketParent(parent: string): { kind: string; id: string; l
 }
 
 /** Problems with a bucket parent (`projects/P/locations/L` or the organizations/folders/billingAccounts forms). */
-export function bucketParentProblems(parent: unknown, field = 'parent'): string[] {
-  const expected = `${BUCKET_PARENT_KINDS.map((k) => `${k}/ID`).join(' | ')} followed by /locations/LOCATION`;
-  if (typeof parent !== 'string' || parent === '') return [`${field} must be a bucket parent: ${expected}`];
+export function bucketParentProblems(parent: string, field: string): string[] {
   const p = parseBucketParent(parent);
-  if (!p) return [`${field} ${q(parent)} is not a bucket parent: expected ${expected}`];
+  if (!p) return [`${field} ${q(parent)} is not a bucket parent: expected ${PARENT_FORMS}`];
   const problems: string[] = [];
   if (!(BUCKET_PARENT_KINDS as readonly string[]).includes(p.kind)) problems.push(`${field} ${q(parent)} starts with ${q(p.kind)}; it must be one of ${BUCKET_PARENT_KINDS.join(', ')}`);
   if (!PARENT_ID.test(p.id)) problems.push(`${q(p.id)} in ${field} ${q(parent)} is not a valid ${p.kind} id`);
@@ -153,26 +142,41 @@ export function bucketParentProblems(parent: unknown, field = 'parent'): string[
   return problems;
 }
 
-function bucketIdProblems(bucketId: unknown): string[] {
-  if (typeof bucketId !== 'string' || !BUCKET_ID.test(bucketId)) {
-    return [`bucket id ${q(bucketId)} is not valid: up to 100 letters, digits, underscores, hyphens and periods, starting with a letter or digit`];
-  }
-  return [];
-}
+const BucketIdSchema = v.custom<string>(
+  (id) => typeof id === 'string' && BUCKET_ID.test(id),
+  (issue) => `{=}bucket id ${q(issue.input)} is not valid: up to 100 letters, digits, underscores, hyphens and periods, starting with a letter or digit`,
+);
 
-function bucketFieldProblems(input: { retentionDays?: unknown; description?: unknown; locked?: unknown; analyticsEnabled?: unknown }): string[] {
-  const problems: string[] = [];
-  const r = input.retentionDays;
-  if (r !== undefined && !(Number.isInteger(r) && (r as number) >= 1 && (r as number) <= 3650)) problems.push('retentionDays must be an integer from 1 to 3650');
-  if (input.description !== undefined && (typeof input.description !== 'string' || input.description.length > 8192)) problems.push('description must be a string of at most 8192 characters');
-  for (const flag of ['locked', 'analyticsEnabled'] as const) {
-    if (input[flag] !== undefined && typeof input[flag] !== 'boolean') problems.push(`${flag} must be true or false`);
-  }
-  return problems;
-}
+/** The bucket fields a creation or an update may set. */
+const BUCKET_FIELDS = {
+  /** 1…3650. */
+  retentionDays: v.optional(wholeBetween(1, 3650, 'must be an integer from 1 to 3650')),
+  description: v.optional(v.pipe(v.string('must be a string of at most 8192 characters'), v.maxLength(8192, 'must be a string of at most 8192 characters'))),
+};
 
-export function bucketCreateProblems(input: LogBucketCreateInput): string[] {
-  return [...bucketParentProblems(input?.parent), ...bucketIdProblems(input?.bucketId), ...bucketFieldProblems(input ?? {}), ...runOptionProblems(input)];
+/** A log bucket creation's input. */
+export const LogBucketCreateInputSchema = v.pipe(
+  object(
+    {
+      /** `{projects|organizations|folders|billingAccounts}/{id}/locations/{location}`. */
+      parent: v.pipe(
+        v.custom<string>((parent) => typeof parent === 'string' && parent !== '', `must be a bucket parent: ${PARENT_FORMS}`),
+        v.rawCheck(({ dataset, addIssue }) => {
+          if (dataset.typed) for (const message of bucketParentProblems(dataset.value, '{path}')) addIssue({ message });
+        }),
+      ),
+      bucketId: BucketIdSchema,
+      ...BUCKET_FIELDS,
+      ...RUN_OPTIONS,
+    },
+    'input must be an object',
+  ),
+  operationPollCeiling(),
+  notBoth('sendOnceGraceMs', 'recoveryGraceMs'),
+);
+
+export function bucketCreateProblems(input: unknown): string[] {
+  return problemsOf(LogBucketCreateInputSchema, input);
 }
 
 /** Splits a bucket name into its parent and id; undefined when it is not `{parent}/buckets/{id}`. */
@@ -181,51 +185,115 @@ export function parseBucketName(name: string): { parent: string; bucketId: strin
   return m ? { parent: m[1], bucketId: m[2] } : undefined;
 }
 
-export function bucketUpdateProblems(input: LogBucketUpdateInput): string[] {
-  const problems: string[] = [];
-  const parsed = typeof input?.name === 'string' ? parseBucketName(input.name) : undefined;
-  if (!parsed) problems.push(`name ${q(input?.name)} is not a bucket name: expected PARENT/buckets/BUCKET_ID`);
-  else problems.push(...bucketParentProblems(parsed.parent, 'the parent of name'), ...bucketIdProblems(parsed.bucketId));
-  const mask = input?.updateMask;
-  if (!Array.isArray(mask) || mask.length === 0) problems.push(`updateMask must name at least one field (${BUCKET_UPDATE_FIELDS.join(', ')})`);
-  else {
-    for (const field of mask) {
-      if (!(BUCKET_UPDATE_FIELDS as readonly string[]).includes(field)) problems.push(`updateMask field ${q(field)} is not updatable here (allowed: ${BUCKET_UPDATE_FIELDS.join(', ')})`);
-    }
+/** A log bucket update's input: a bucket name, and the fields `updateMask` names (no other). */
+export const LogBucketUpdateInputSchema = v.pipe(
+  object(
+    {
+      /** `{parent}/buckets/{bucketId}`. */
+      name: v.pipe(
+        v.custom<string>(
+          (name) => typeof name === 'string' && parseBucketName(name) !== undefined,
+          (issue) => `${q(issue.input)} is not a bucket name: expected PARENT/buckets/BUCKET_ID`,
+        ),
+        v.rawCheck(({ dataset, addIssue }) => {
+          if (!dataset.typed) return;
+          const { parent, bucketId } = parseBucketName(dataset.value)!;
+          for (const message of bucketParentProblems(parent, 'the parent of name')) addIssue({ message: `{=}${message}` });
+          for (const issue of v.safeParse(BucketIdSchema, bucketId).issues ?? []) addIssue({ message: issue.message });
+        }),
+      ),
+      updateMask: v.pipe(
+        v.array(
+          v.custom<string>(
+            (field) => (BUCKET_UPDATE_FIELDS as readonly unknown[]).includes(field),
+            (issue) => `{=}updateMask field ${q(issue.input)} is not updatable here (allowed: ${BUCKET_UPDATE_FIELDS.join(', ')})`,
+          ),
+          `must name at least one field (${BUCKET_UPDATE_FIELDS.join(', ')})`,
+        ),
+        v.minLength(1, `must name at least one field (${BUCKET_UPDATE_FIELDS.join(', ')})`),
+      ),
+      ...BUCKET_FIELDS,
+      locked: v.optional(v.boolean('must be true or false')),
+      analyticsEnabled: v.optional(v.boolean('must be true or false')),
+      ...RUN_OPTIONS,
+    },
+    'input must be an object',
+  ),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed || hasIssuesAt(dataset, 'updateMask')) return;
+    const input = dataset.value;
     for (const field of BUCKET_UPDATE_FIELDS) {
-      if (input[field] !== undefined && !mask.includes(field)) problems.push(`${field} is set but not in updateMask, so it would be ignored`);
+      if (input[field] !== undefined && !input.updateMask.includes(field)) addIssue({ message: `${field} is set but not in updateMask, so it would be ignored` });
     }
-  }
-  return [...problems, ...bucketFieldProblems(input ?? {}), ...runOptionProblems(input)];
+  }),
+  operationPollCeiling(),
+  notBoth('sendOnceGraceMs', 'recoveryGraceMs'),
+);
+
+export function bucketUpdateProblems(input: unknown): string[] {
+  return problemsOf(LogBucketUpdateInputSchema, input);
 }
 
-function rrsetProblems(sets: unknown, field: string): string[] {
-  if (sets === undefined) return [];
-  if (!Array.isArray(sets)) return [`${field} must be an array of record sets`];
-  const problems: string[] = [];
-  const seen = new Set<string>();
-  sets.forEach((s: Partial<ResourceRecordSet>, i) => {
-    const at = `${field}[${i}]`;
-    if (typeof s?.name !== 'string' || !DNS_NAME.test(s.name)) problems.push(`${at}.name ${q(s?.name)} must be a fully qualified DNS name ending in "."`);
-    if (typeof s?.type !== 'string' || !DNS_RECORD_TYPES.includes(s.type)) problems.push(`${at}.type ${q(s?.type)} is not a record type (${DNS_RECORD_TYPES.join(', ')})`);
-    if (!Number.isInteger(s?.ttl) || (s.ttl as number) < 0 || (s.ttl as number) > 2_147_483_647) problems.push(`${at}.ttl must be a non-negative integer number of seconds`);
-    if (!Array.isArray(s?.rrdatas) || s.rrdatas.length === 0 || s.rrdatas.some((d) => typeof d !== 'string' || d.trim() === '')) {
-      problems.push(`${at}.rrdatas must list at least one record value`);
-    }
-    const key = `${String(s?.name).toLowerCase()} ${s?.type}`;
-    if (seen.has(key)) problems.push(`${at} repeats ${key}`);
-    seen.add(key);
-  });
-  return problems;
-}
+const RecordSetSchema = object(
+  {
+    name: v.custom<string>((name) => typeof name === 'string' && DNS_NAME.test(name), (issue) => `${q(issue.input)} must be a fully qualified DNS name ending in "."`),
+    type: v.custom<string>((type) => typeof type === 'string' && DNS_RECORD_TYPES.includes(type), (issue) => `${q(issue.input)} is not a record type (${DNS_RECORD_TYPES.join(', ')})`),
+    /** Seconds. */
+    ttl: wholeBetween(0, 2_147_483_647, 'must be a non-negative integer number of seconds'),
+    rrdatas: v.custom<string[]>(
+      (values) => Array.isArray(values) && values.length > 0 && values.every((d) => typeof d === 'string' && d.trim() !== ''),
+      'must list at least one record value',
+    ),
+  },
+  'must be a record set',
+);
 
-export function dnsChangeProblems(input: DnsChangeInput): string[] {
-  const problems: string[] = [];
-  if (typeof input?.project !== 'string' || !PROJECT.test(input.project)) problems.push(`project ${q(input?.project)} is not a project id or number`);
-  if (typeof input?.zone !== 'string' || !ZONE.test(input.zone)) problems.push(`zone ${q(input?.zone)} is not a managed zone name (lower-case letters, digits and hyphens, starting with a letter)`);
-  problems.push(...rrsetProblems(input?.additions, 'additions'), ...rrsetProblems(input?.deletions, 'deletions'));
-  if ((input?.additions?.length ?? 0) + (input?.deletions?.length ?? 0) === 0) problems.push('a change needs at least one addition or deletion');
-  return [...problems, ...runOptionProblems(input)];
+/** A Cloud DNS resource record set: `NAME TYPE TTL RRDATA…`. */
+export type ResourceRecordSet = v.InferInput<typeof RecordSetSchema>;
+
+/** Record sets to add or delete: each valid, no name and type twice. */
+const RecordSetsSchema = v.optional(
+  v.pipe(
+    v.array(RecordSetSchema, 'must be an array of record sets'),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const seen = new Set<string>();
+      dataset.value.forEach((set, key) => {
+        const name = `${set.name.toLowerCase()} ${set.type}`;
+        if (seen.has(name)) addIssue({ message: `repeats ${name}`, path: [{ type: 'array', origin: 'value', input: dataset.value, key, value: set }] });
+        seen.add(name);
+      });
+    }),
+  ),
+);
+
+/** A Cloud DNS change's input: at least one addition or deletion. */
+export const DnsChangeInputSchema = v.pipe(
+  object(
+    {
+      project: v.custom<string>((p) => typeof p === 'string' && PROJECT.test(p), (issue) => `${q(issue.input)} is not a project id or number`),
+      /** Managed zone name (not its DNS name). */
+      zone: v.custom<string>(
+        (z) => typeof z === 'string' && ZONE.test(z),
+        (issue) => `${q(issue.input)} is not a managed zone name (lower-case letters, digits and hyphens, starting with a letter)`,
+      ),
+      additions: RecordSetsSchema,
+      deletions: RecordSetsSchema,
+      ...RUN_OPTIONS,
+    },
+    'input must be an object',
+  ),
+  rule(
+    ['additions', 'deletions'],
+    (input) => (input.additions?.length ?? 0) + (input.deletions?.length ?? 0) > 0,
+    'a change needs at least one addition or deletion',
+  ),
+  operationPollCeiling(),
+  notBoth('sendOnceGraceMs', 'recoveryGraceMs'),
+);
+
+export function dnsChangeProblems(input: unknown): string[] {
+  return problemsOf(DnsChangeInputSchema, input);
 }
 
 /**
@@ -238,11 +306,4 @@ export function parseRrset(text: string): ResourceRecordSet {
   const [name = '', type = '', ttl = '', ...rrdatas] = tokens;
   if (!/^\d+$/.test(ttl)) throw new Error(`record set ${q(text)}: TTL ${q(ttl)} must be a number of seconds`);
   return { name, type: type.toUpperCase(), ttl: Number(ttl), rrdatas };
-}
-
-/** Problems with the options every Google operation input shares. */
-function runOptionProblems(input: OperationRunOptions | undefined): string[] {
-  const problems = operationPollProblems(input?.poll, input?.outage);
-  problems.push(...sendOnceGraceProblems(input?.sendOnceGraceMs, { name: 'recoveryGraceMs', value: input?.recoveryGraceMs }, 60 * 60 * 1000));
-  return problems;
 }

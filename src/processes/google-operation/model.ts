@@ -5,8 +5,10 @@
  * query and its one `describe`, the failure types, and the poll bounds with their per-run event check.
  * Deterministic: no I/O.
  */
-import { DEFAULT_OUTAGE, outageBackoffMs, outageBoundsProblems, resolveOutageBounds, type OutageBounds } from '../../common/outage';
-import { HONEST_POLL_SHAPE, nextPollAtMs, pollBoundsProblems, resolvePollBounds, type PollBounds, type ResolvedPollBounds } from '../../common/poll-schedule';
+import * as v from 'valibot';
+import { object, problemsOf, rule } from '../../common/schema';
+import { DEFAULT_OUTAGE, outageBackoffMs, OutageBoundsSchema, resolveOutageBounds, type OutageBounds } from '../../common/outage';
+import { HONEST_POLL_SHAPE, nextPollAtMs, pollBoundsSchema, resolvePollBounds, type PollBounds, type ResolvedPollBounds } from '../../common/poll-schedule';
 import { MAX_EVENTS_PER_RUN } from '../../common/run-budget';
 import type { StatusView } from '../../common/search-attributes';
 import type { Process } from '../../common/processes';
@@ -81,22 +83,32 @@ export function maxPollsPerRun(bounds: ResolvedPollBounds, outage: Required<Outa
 }
 
 /**
- * Problems with a Google input's poll and outage bounds: the kit's rules (floor, ceiling, factor, max ≥
- * initial) and, since these workflows do not continue as new, a ceiling on what one run can cost in history
- * events (a fixed 1-second poll for 12 hours would pass 10,000 events long before the time bound).
+ * A Google input's poll and outage bounds: the kit's rules (floor, ceiling, factor, max ≥ initial) and, since
+ * these workflows do not continue as new, a ceiling on what one run can cost in history events (a fixed
+ * 1-second poll for 12 hours would pass 10,000 events long before the time bound).
  */
-export function operationPollProblems(poll: PollBounds | undefined, outage: OutageBounds | undefined): string[] {
-  const problems = [...pollBoundsProblems(poll, 'poll', DEFAULT_OPERATION_POLL), ...outageBoundsProblems(outage)];
-  if (problems.length > 0) return problems;
+export const OperationPollEntries = {
+  poll: pollBoundsSchema(DEFAULT_OPERATION_POLL),
+  /** How long failed polls (and lookups) are waited out: default 6 h of consecutive failure, backoff 5 s doubling to 3 min. */
+  outage: OutageBoundsSchema,
+};
+
+type PollAndOutage = { poll?: PollBounds | null; outage?: OutageBounds | null };
+
+/** The per-run ceiling on polls of `OperationPollEntries`, as a check of the object holding them. */
+export function operationPollCeiling<T extends PollAndOutage>() {
   const limit = Math.floor((MAX_EVENTS_PER_RUN - RUN_OVERHEAD_EVENTS) / EVENTS_PER_POLL);
-  const polls = maxPollsPerRun(resolvePollBounds(DEFAULT_OPERATION_POLL, poll), resolveOutageBounds(outage), limit);
-  if (polls > limit) {
-    problems.push(
-      `poll bounds allow more than ${limit} polls in one run (poll.timeoutMs at this poll rate, plus an outage's failed polls), ` +
-        `which would pass the per-run budget of ${MAX_EVENTS_PER_RUN} history events: raise poll.maxIntervalMs or lower poll.timeoutMs`,
-    );
-  }
-  return problems;
+  return rule<T>(
+    ['poll', 'outage'],
+    (input) => maxPollsPerRun(resolvePollBounds(DEFAULT_OPERATION_POLL, input.poll), resolveOutageBounds(input.outage), limit) <= limit,
+    `poll bounds allow more than ${limit} polls in one run (poll.timeoutMs at this poll rate, plus an outage's failed polls), ` +
+      `which would pass the per-run budget of ${MAX_EVENTS_PER_RUN} history events: raise poll.maxIntervalMs or lower poll.timeoutMs`,
+  );
+}
+
+/** Problems with a Google input's poll and outage bounds (empty when valid). */
+export function operationPollProblems(poll: PollBounds | null | undefined, outage: OutageBounds | null | undefined): string[] {
+  return problemsOf(v.pipe(object(OperationPollEntries), operationPollCeiling()), { poll, outage });
 }
 
 export type OperationPhase = 'starting' | 'waiting' | 'cancelling' | 'done' | 'failed' | 'cancelled';

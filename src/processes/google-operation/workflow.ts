@@ -73,7 +73,7 @@ export interface SendOperationOptions<T> {
   send: () => Promise<T>;
   recover: () => Promise<T | undefined>;
   conflictTypes: readonly string[];
-  outage?: OutageBounds;
+  outage?: OutageBounds | null;
   /** @format milliseconds — lookups after an unknown outcome go on this long before a re-send (the kit's default when absent). */
   graceMs?: number;
 }
@@ -90,8 +90,8 @@ export interface AwaitOperationOptions {
   read: () => Promise<OperationView>;
   /** The same read as a quiet poll (a `QUIET_POLL` activity), used by runs recorded after quiet polls came. */
   quiet: (request: QuietPollRequest<OperationView>) => Promise<QuietPollAnswer<Polled<OperationView>>>;
-  bounds?: PollBounds;
-  outage?: OutageBounds;
+  bounds?: PollBounds | null;
+  outage?: OutageBounds | null;
 }
 
 /**

@@ -5,9 +5,11 @@
  *
  * Deterministic: shared by the workflow, activities, the starter and tests.
  */
-import { outageBoundsProblems, type OutageBounds } from '../../common/outage';
-import { pauseAfterFailuresProblems } from '../scheduled-run/model';
-import { isGithubLogin, isRepositoryName, loginProblems } from '../../common/github-names';
+import * as v from 'valibot';
+import { OutageBoundsSchema } from '../../common/outage';
+import { PauseAfterFailuresSchema } from '../scheduled-run/model';
+import { isGithubLogin, isRepositoryName, loginSchema } from '../../common/github-names';
+import { firstProblem, msBetween, nonNegativeNumber, object, positiveNumber, problemsOf, wholeBetween } from '../../common/schema';
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
 import { failureTypes } from '../../common/failures';
@@ -53,27 +55,8 @@ export const DEFAULT_CLOCK_SKEW_MS = 5 * 60 * 1000;
  */
 export const DEFAULT_REDELIVERY_SETTLE_MS = 5 * 60 * 1000;
 
-export interface HookRepairInput extends CredentialChoice {
-  target: HookTarget;
-  hookId: number;
-  /** How far back the first run looks. Default 24 h. @format milliseconds */
-  lookbackMs?: number;
-  /** @format milliseconds */
-  clockSkewMs?: number;
-  pacing?: Partial<Pacing>;
-  /** Redeliveries of one guid, over all runs, before giving up on it (default 3). */
-  maxRedeliveriesPerGuid?: number;
-  /** Redeliveries in one run (default 500); the rest waits for the next run. */
-  maxRedeliveriesPerRun?: number;
-  /** Pages of deliveries listed in one run (default 100, i.e. 10,000 deliveries). */
-  maxPagesPerRun?: number;
-  /** How long an accepted redelivery may take to be listed (default 5 min). @format milliseconds */
-  redeliverySettleMs?: number;
-  /** How long a run may spend waiting out outages of the API, accumulated over the run (default 6 h, waits 10 s doubling to 3 min). */
-  outage?: OutageBounds;
-  /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */
-  pauseAfterFailures?: number;
-}
+/** A hook repair's input: see `HookRepairInputSchema` for each field. */
+export type HookRepairInput = v.InferInput<typeof HookRepairInputSchema> & CredentialChoice;
 
 /** The part of a delivery the repair needs: ids and the outcome only (pages of it pass through history). */
 export interface DeliverySummary {
@@ -172,44 +155,87 @@ export function hookPath(target: HookTarget, hookId: number): string {
   return 'org' in target ? `/orgs/${enc(target.org)}/hooks/${hookId}` : `/repos/${enc(target.owner)}/${enc(target.repo)}/hooks/${hookId}`;
 }
 
-export function hookTargetProblems(target: HookTarget, hookId: number): string[] {
-  const problems: string[] = [];
-  if (!target || typeof target !== 'object') problems.push('target must be { org } or { owner, repo }');
-  else if ('org' in target) {
-    problems.push(...loginProblems(target.org, 'org'));
-  } else if (!isGithubLogin((target as { owner?: string }).owner) || !isRepositoryName((target as { repo?: string }).repo)) {
-    problems.push('repository must be OWNER/REPO');
-  }
-  if (!Number.isInteger(hookId) || hookId <= 0) problems.push('hookId must be a positive integer');
-  return problems;
+/** The hook: `{ org }` or `{ owner, repo }`, and its id. */
+const HOOK_ENTRIES = {
+  target: v.pipe(
+    v.custom<HookTarget>((target) => !!target && typeof target === 'object', 'must be { org } or { owner, repo }'),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const target = dataset.value;
+      if ('org' in target) {
+        const path: [v.ObjectPathItem] = [{ type: 'object', origin: 'value', input: target, key: 'org', value: target.org }];
+        for (const issue of v.safeParse(loginSchema(), target.org).issues ?? []) addIssue({ message: issue.message, path });
+      } else if (!isGithubLogin(target.owner) || !isRepositoryName(target.repo)) addIssue({ message: '{=}repository must be OWNER/REPO' });
+    }),
+  ),
+  hookId: wholeBetween(1, Number.POSITIVE_INFINITY, 'must be a positive integer'),
+};
+
+/** Problems with a hook's target and id (empty when valid). */
+export function hookTargetProblems(target: unknown, hookId: unknown): string[] {
+  return problemsOf(object(HOOK_ENTRIES), { target, hookId });
 }
 
-export function hookRepairProblems(input: HookRepairInput): string[] {
-  const problems = hookTargetProblems(input?.target, input?.hookId);
-  const positive = (name: string, v: unknown) => {
-    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v > 0)) problems.push(`${name} must be a positive number`);
-  };
-  positive('lookbackMs', input?.lookbackMs);
-  if (input?.clockSkewMs !== undefined && !(Number.isFinite(input.clockSkewMs) && input.clockSkewMs >= 0)) problems.push('clockSkewMs must be a non-negative number');
-  for (const key of ['perMinute', 'perHour', 'minuteMs', 'hourMs'] as const) positive(`pacing.${key}`, input?.pacing?.[key]);
-  const pacing = { ...DEFAULT_PACING, ...input?.pacing };
-  if (pacing.perMinute > CONTENT_LIMITS.perMinute) problems.push(`pacing.perMinute must stay under the content-creation limit of ${CONTENT_LIMITS.perMinute}`);
-  if (pacing.perHour > CONTENT_LIMITS.perHour) problems.push(`pacing.perHour must stay under the content-creation limit of ${CONTENT_LIMITS.perHour}`);
-  if (pacing.minuteMs < 100 || pacing.hourMs < pacing.minuteMs) problems.push('pacing.minuteMs must be at least 100 and pacing.hourMs at least pacing.minuteMs');
-  if (!(Number.isFinite(pacing.marginMs) && pacing.marginMs >= 0)) problems.push('pacing.marginMs must be a non-negative number');
-  if ((input?.lookbackMs ?? 0) > 30 * 24 * 3_600_000) problems.push('lookbackMs may be at most 30 days');
-  if ((input?.clockSkewMs ?? 0) > 3_600_000) problems.push('clockSkewMs may be at most 1 hour');
-  const whole = (name: string, v: unknown, max: number) => {
-    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 1 && (v as number) <= max)) problems.push(`${name} must be a whole number from 1 to ${max}`);
-  };
-  whole('maxRedeliveriesPerGuid', input?.maxRedeliveriesPerGuid, 20);
-  whole('maxRedeliveriesPerRun', input?.maxRedeliveriesPerRun, 700);
-  whole('maxPagesPerRun', input?.maxPagesPerRun, 200);
-  if (input?.redeliverySettleMs !== undefined && !(Number.isFinite(input.redeliverySettleMs) && input.redeliverySettleMs >= 0 && input.redeliverySettleMs <= 24 * 3_600_000)) {
-    problems.push('redeliverySettleMs must be a number of milliseconds from 0 to 24 hours');
-  }
-  problems.push(...outageBoundsProblems(input?.outage), ...pauseAfterFailuresProblems(input?.pauseAfterFailures));
-  return problems;
+const PacingSchema = v.object({
+  perMinute: v.optional(positiveNumber()),
+  perHour: v.optional(positiveNumber()),
+  minuteMs: v.optional(positiveNumber()),
+  hourMs: v.optional(positiveNumber()),
+});
+
+const upTo = (max: number) => v.optional(wholeBetween(1, max, `must be a whole number from 1 to ${max}`));
+const MAX_LOOKBACK_MS = 30 * 24 * 3_600_000;
+
+/** A hook repair's input (the scheduled run's and a one-off run's). */
+export const HookRepairInputSchema = v.pipe(
+  object(
+    {
+      ...HOOK_ENTRIES,
+      /** How far back the first run looks. Default 24 h. @format milliseconds */
+      lookbackMs: v.optional(firstProblem(v.pipe(positiveNumber(), v.maxValue(MAX_LOOKBACK_MS, 'may be at most 30 days')))),
+      /** @format milliseconds */
+      clockSkewMs: v.optional(firstProblem(v.pipe(nonNegativeNumber(), v.maxValue(3_600_000, 'may be at most 1 hour')))),
+      /** Redelivery pacing; each field defaults to `DEFAULT_PACING`'s. */
+      pacing: v.optional(
+        v.pipe(
+          // Anything but an object leaves the defaults as they are.
+          v.custom<Partial<Pacing> | null>(() => true),
+          v.rawCheck(({ dataset, addIssue }) => {
+            const pacing: unknown = dataset.value;
+            if (typeof pacing !== 'object' || pacing === null || Array.isArray(pacing)) return;
+            for (const issue of v.safeParse(PacingSchema, pacing).issues ?? []) addIssue({ message: issue.message, path: issue.path });
+          }),
+        ),
+      ),
+      /** Redeliveries of one guid, over all runs, before giving up on it (default 3). */
+      maxRedeliveriesPerGuid: upTo(20),
+      /** Redeliveries in one run (default 500); the rest waits for the next run. */
+      maxRedeliveriesPerRun: upTo(700),
+      /** Pages of deliveries listed in one run (default 100, i.e. 10,000 deliveries). */
+      maxPagesPerRun: upTo(200),
+      /** How long an accepted redelivery may take to be listed (default 5 min). @format milliseconds */
+      redeliverySettleMs: v.optional(msBetween(0, 24 * 3_600_000, 'must be a number of milliseconds from 0 to 24 hours')),
+      /** How long a run may spend waiting out outages of the API, accumulated over the run (default 6 h, waits 10 s doubling to 3 min). */
+      outage: OutageBoundsSchema,
+      /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */
+      pauseAfterFailures: PauseAfterFailuresSchema,
+    },
+    'input must be an object',
+  ),
+  // The pacing as it applies (the given fields over the defaults) against the content-creation limits.
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const pacing = { ...DEFAULT_PACING, ...dataset.value.pacing };
+    if (pacing.perMinute > CONTENT_LIMITS.perMinute) addIssue({ message: `pacing.perMinute must stay under the content-creation limit of ${CONTENT_LIMITS.perMinute}` });
+    if (pacing.perHour > CONTENT_LIMITS.perHour) addIssue({ message: `pacing.perHour must stay under the content-creation limit of ${CONTENT_LIMITS.perHour}` });
+    if (pacing.minuteMs < 100 || pacing.hourMs < pacing.minuteMs) addIssue({ message: 'pacing.minuteMs must be at least 100 and pacing.hourMs at least pacing.minuteMs' });
+    if (!(Number.isFinite(pacing.marginMs) && pacing.marginMs >= 0)) addIssue({ message: 'pacing.marginMs must be a non-negative number' });
+  }),
+);
+
+/** Every problem with a hook repair's input (empty when valid). */
+export function hookRepairProblems(input: unknown): string[] {
+  return problemsOf(HookRepairInputSchema, input);
 }
 
 /**

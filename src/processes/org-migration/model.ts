@@ -4,13 +4,15 @@
  * deterministic workflow id per repository set, and `describeOrgMigration`, the one status text shown by
  * the workflow (current details, search attributes) and the CLI. Deterministic: workflows import this.
  */
-import { loginProblems, repositoryListProblems } from '../../common/github-names';
+import * as v from 'valibot';
+import { loginSchema, RepositoryListSchema } from '../../common/github-names';
+import { msBetween, notBoth, object, problemsOf, rule } from '../../common/schema';
 import { summarizeList, type StatusView } from '../../common/search-attributes';
-import { HONEST_POLL_SHAPE, pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '../../common/poll-schedule';
-import { formatDuration, outageBoundsProblems, type OutageBounds } from '../../common/outage';
+import { HONEST_POLL_SHAPE, pollBoundsSchema, type ResolvedPollBounds } from '../../common/poll-schedule';
+import { formatDuration, OutageBoundsSchema } from '../../common/outage';
 import type { PollState } from '../../common/poll-decision';
-import { eventBudgetProblems } from '../../common/run-budget';
-import { sendOnceGraceProblems, type SendOnceGraceInput } from '../../common/send-once-grace';
+import { EventBudgetSchema } from '../../common/run-budget';
+import { sendOnceGraceSchema } from '../../common/send-once-grace';
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
 import { failureTypes } from '../../common/failures';
@@ -39,38 +41,8 @@ export const MIGRATION_FLAGS = Object.keys(MIGRATION_FLAG_FIELDS) as MigrationFl
 /** The flags as the workflow input carries them (each optional, default false). */
 export type MigrationFlags = { [F in MigrationFlag]?: boolean };
 
-/** The input of an org migration; `sendOnceGraceMs` is the start's grace (default 2 × apiCallTimeoutMs + 60 s). */
-export interface OrgMigrationInput extends CredentialChoice, MigrationFlags, SendOnceGraceInput {
-  org: string;
-  /** Repository names in `org` (1..N); empty only with `orgMetadataOnly`. */
-  repositories: string[];
-  /** Where the archive goes, relative to the worker's data directory unless absolute. Default `archives`. */
-  downloadDir?: string;
-  /**
-   * An object-store destination for the archive: `s3://BUCKET/PREFIX`, `gs://BUCKET/PREFIX` or
-   * `azblob://CONTAINER/PREFIX` (docs/org-migration.md, "Archive destinations"). The endpoint and credentials
-   * come from the worker's SDK settings, never from here. Absent: the worker's `LONGHAUL_ARCHIVE_TO`, else
-   * `downloadDir` on the worker's disk.
-   */
-  archiveTo?: string;
-  /** Delete the archive on the server once it is safely on disk. */
-  deleteArchiveAfterDownload?: boolean;
-  poll?: PollBounds;
-  /** How long failing polls, lookups and cleanup calls are retried in a row. Default 6 h, backoff 5 s doubling to 3 min. */
-  outage?: OutageBounds;
-  /**
-   * @format milliseconds — start-to-close timeout of each API-call activity (default 60 000). A call that
-   * takes longer is abandoned and treated as an unknown outcome (the start call then looks for the
-   * migration it may have created before trying again).
-   */
-  apiCallTimeoutMs?: number;
-  /** @deprecated The former name of `sendOnceGraceMs` (the start's grace), still read: inputs written before carry it. */
-  startGraceMs?: number;
-  /** History events per run before continuing as new between polls (50..8,000; default 8,000). */
-  eventsPerRun?: number;
-  /** Set by the workflow itself when it continues as new: what the previous run knew. */
-  resume?: OrgMigrationResume;
-}
+/** A migration's input: see `OrgMigrationInputSchema` for each field; `sendOnceGraceMs` is the start's grace. */
+export type OrgMigrationInput = v.InferInput<typeof OrgMigrationInputSchema> & CredentialChoice;
 
 /** What one run hands to the next when it continues as new. */
 export interface OrgMigrationResume {
@@ -160,54 +132,86 @@ export function newMigrationStatus(input: Pick<OrgMigrationInput, 'org' | 'repos
   };
 }
 
+const exportFlag = () => v.optional(v.boolean((issue) => `must be true or false (got ${JSON.stringify(issue.input)})`));
+const callMs = () => v.optional(msBetween(1_000, 24 * 60 * 60 * 1000, 'must be a number of milliseconds between 1000 and 86400000'));
+
+/** A migration's input, checked before any API call (the workflow runs it; so does the CLI through it). */
+export const OrgMigrationInputSchema = v.pipe(
+  object(
+    {
+      org: loginSchema(),
+      /** Repository names in `org` (1..N); empty only with `orgMetadataOnly`. */
+      repositories: RepositoryListSchema,
+      ...(Object.fromEntries(MIGRATION_FLAGS.map((flag) => [flag, exportFlag()])) as Record<MigrationFlag, ReturnType<typeof exportFlag>>),
+      /** Delete the archive on the server once it is safely on disk. */
+      deleteArchiveAfterDownload: exportFlag(),
+      /**
+       * An object-store destination for the archive: `s3://BUCKET/PREFIX`, `gs://BUCKET/PREFIX` or
+       * `azblob://CONTAINER/PREFIX` (docs/org-migration.md, "Archive destinations"). The endpoint and credentials
+       * come from the worker's SDK settings, never from here. Absent: the worker's `LONGHAUL_ARCHIVE_TO`, else
+       * `downloadDir` on the worker's disk.
+       */
+      archiveTo: v.optional(
+        v.pipe(
+          v.string('must be a URL: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or azblob://CONTAINER/PREFIX'),
+          v.rawCheck(({ dataset, addIssue }) => {
+            if (!dataset.typed) return;
+            try {
+              parseDestination(dataset.value, 'archiveTo');
+            } catch (err) {
+              addIssue({ message: `{=}${(err as Error).message}` });
+            }
+          }),
+        ),
+      ),
+      /** Where the archive goes, relative to the worker's data directory unless absolute. Default `archives`. */
+      downloadDir: v.optional(v.pipe(v.string('must be a non-empty path'), v.check((dir) => dir.trim() !== '', 'must be a non-empty path'))),
+      /**
+       * @format milliseconds — start-to-close timeout of each API-call activity (default 60 000). A call that
+       * takes longer is abandoned and treated as an unknown outcome (the start call then looks for the
+       * migration it may have created before trying again).
+       */
+      apiCallTimeoutMs: callMs(),
+      /** @format milliseconds — how long the start lookups go on after an unknown outcome. Default 2 × apiCallTimeoutMs + 60 s. */
+      sendOnceGraceMs: sendOnceGraceSchema(24 * 60 * 60 * 1000),
+      /** @deprecated The former name of `sendOnceGraceMs` (the start's grace), still read: inputs written before carry it. */
+      startGraceMs: sendOnceGraceSchema(24 * 60 * 60 * 1000),
+      poll: pollBoundsSchema(DEFAULT_POLL),
+      /** How long failing polls, lookups and cleanup calls are retried in a row. Default 6 h, backoff 5 s doubling to 3 min. */
+      outage: OutageBoundsSchema,
+      /** History events per run before continuing as new between polls (50..8,000; default 8,000). */
+      eventsPerRun: EventBudgetSchema,
+      /** Set by the workflow itself when it continues as new: what the previous run knew. */
+      resume: v.optional(
+        v.custom<OrgMigrationResume>((r) => {
+          const resume = r as OrgMigrationResume | null;
+          return (
+            typeof resume === 'object' &&
+            resume !== null &&
+            Number.isInteger(resume.migrationId) &&
+            Array.isArray(resume.locked) &&
+            typeof resume.status === 'object' &&
+            (resume.ending !== undefined || (typeof resume.poll === 'object' && typeof resume.state === 'string'))
+          );
+        }, 'is set by the workflow when it continues as new; it is malformed'),
+      ),
+    },
+    'input must be an object',
+  ),
+  rule(['repositories', 'orgMetadataOnly'], (input) => input.repositories.length > 0 || !!input.orgMetadataOnly, 'at least one repository is required unless orgMetadataOnly is true'),
+  rule(['repositories', 'orgMetadataOnly'], (input) => input.repositories.length === 0 || !input.orgMetadataOnly, 'orgMetadataOnly exports take no repositories'),
+  rule(
+    ['repositories', 'resume'],
+    (input) => input.resume === undefined || input.resume.locked.every((repo) => input.repositories.includes(repo)),
+    '{path}.locked names repositories that are not in repositories',
+    'resume',
+  ),
+  notBoth('sendOnceGraceMs', 'startGraceMs'),
+);
+
 /** Returns every problem with the input (empty when valid). */
-export function migrationInputProblems(input: OrgMigrationInput): string[] {
-  if (typeof input !== 'object' || input === null) return ['input must be an object'];
-  const problems = loginProblems(input.org, 'org');
-  if (!Array.isArray(input.repositories)) problems.push('repositories must be an array of repository names');
-  else {
-    if (input.repositories.length === 0 && !input.orgMetadataOnly) problems.push('at least one repository is required unless orgMetadataOnly is true');
-    if (input.repositories.length > 0 && input.orgMetadataOnly) problems.push('orgMetadataOnly exports take no repositories');
-    problems.push(...repositoryListProblems(input.repositories));
-  }
-  for (const flag of [...MIGRATION_FLAGS, 'deleteArchiveAfterDownload'] as const) {
-    if (input[flag] !== undefined && typeof input[flag] !== 'boolean') problems.push(`${flag} must be true or false (got ${JSON.stringify(input[flag])})`);
-  }
-  if (input.archiveTo !== undefined) {
-    if (typeof input.archiveTo !== 'string') problems.push('archiveTo must be a URL: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or azblob://CONTAINER/PREFIX');
-    else {
-      try {
-        parseDestination(input.archiveTo, 'archiveTo');
-      } catch (err) {
-        problems.push((err as Error).message);
-      }
-    }
-  }
-  if (input.downloadDir !== undefined && (typeof input.downloadDir !== 'string' || input.downloadDir.trim() === '')) problems.push('downloadDir must be a non-empty path');
-  const v = input.apiCallTimeoutMs;
-  if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 1_000 && v <= 24 * 60 * 60 * 1000)) {
-    problems.push('apiCallTimeoutMs must be a number of milliseconds between 1000 and 86400000');
-  }
-  problems.push(...sendOnceGraceProblems(input.sendOnceGraceMs, { name: 'startGraceMs', value: input.startGraceMs }, 24 * 60 * 60 * 1000));
-  problems.push(...pollBoundsProblems(input.poll, 'poll', DEFAULT_POLL));
-  problems.push(...outageBoundsProblems(input.outage, 'outage'));
-  problems.push(...eventBudgetProblems(input.eventsPerRun, 'eventsPerRun'));
-  if (input.resume !== undefined) {
-    const r = input.resume;
-    if (
-      typeof r !== 'object' ||
-      r === null ||
-      !Number.isInteger(r.migrationId) ||
-      !Array.isArray(r.locked) ||
-      typeof r.status !== 'object' ||
-      (r.ending === undefined && (typeof r.poll !== 'object' || typeof r.state !== 'string'))
-    ) {
-      problems.push('resume is set by the workflow when it continues as new; it is malformed');
-    } else if (Array.isArray(input.repositories) && r.locked.some((repo) => !input.repositories.includes(repo))) {
-      problems.push('resume.locked names repositories that are not in repositories');
-    }
-  }
-  return problems;
+export function migrationInputProblems(input: unknown): string[] {
+  return problemsOf(OrgMigrationInputSchema, input);
 }
 
 /** FNV-1a, 32 bits: a small deterministic hash (no Node crypto in workflow-safe code). */

@@ -10,6 +10,8 @@
  * the fleet spends the window down to the reserve and then waits for the reset instead of learning about
  * exhaustion from a limited answer. Limited answers any worker receives still close the gate for all.
  */
+import * as v from 'valibot';
+import { nonNegativeNumber, object, problemsOf, wholeBetween } from '../../common/schema';
 import { contentFreeAt, heldForMutations, holdForMutations, slotLeadFor, slotSpacingMs, type MutationsWaiting } from './mutation-slots';
 import { Process } from '../../common/processes';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
@@ -76,33 +78,32 @@ export interface LimitReport {
   workerId: string;
 }
 
-export interface AcquireRequest {
-  workerId: string;
-  kind: RequestKind;
-  count: number;
-  /** The worker's latest rate-limit facts since its previous ask. */
-  observation?: RateObservation;
-  /** Granted requests the server did not count (304 Not Modified), by the window they were granted in. */
-  refunds?: { window: number; count: number }[];
-  /** @format milliseconds — for mutations/content: no slot nearer than this (how late this worker's answers arrive). */
-  leadMs?: number;
-  /** @format milliseconds — for mutations/content: no slot further out than this (the asking attempts' time left to send). */
-  maxWaitMs?: number;
-}
+const waitMs = () => v.optional(nonNegativeNumber());
 
-/** Checks an Update's input (the workflow's validator): bad input is refused before it reaches history. */
+/** An `acquire` request, checked by the Update's validator: bad input is refused before it reaches history. */
+export const AcquireRequestSchema = object(
+  {
+    workerId: v.pipe(v.string('must be a non-empty string'), v.nonEmpty('must be a non-empty string')),
+    kind: v.picklist(['read', 'mutation', 'content'], 'must be read, mutation or content'),
+    count: wholeBetween(1, 1000, 'must be an integer 1..1000'),
+    /** The worker's latest rate-limit facts since its previous ask. */
+    observation: v.optional(v.custom<RateObservation>(() => true)),
+    /** Granted requests the server did not count (304 Not Modified), by the window they were granted in. */
+    refunds: v.optional(v.custom<{ window: number; count: number }[]>(() => true)),
+    /** @format milliseconds — for mutations/content: no slot nearer than this (how late this worker's answers arrive). */
+    leadMs: waitMs(),
+    /** @format milliseconds — for mutations/content: no slot further out than this (the asking attempts' time left to send). */
+    maxWaitMs: waitMs(),
+  },
+  'request must be an object',
+);
+
+/** What a worker asks the governor for: see `AcquireRequestSchema` for each field. */
+export type AcquireRequest = v.InferInput<typeof AcquireRequestSchema>;
+
+/** Problems with an `acquire` request (empty when valid). */
 export function acquireRequestProblems(req: unknown): string[] {
-  const r = req as Partial<AcquireRequest> | undefined;
-  const problems: string[] = [];
-  if (!r || typeof r !== 'object') return ['request must be an object'];
-  if (typeof r.workerId !== 'string' || !r.workerId) problems.push('workerId must be a non-empty string');
-  if (r.kind !== 'read' && r.kind !== 'mutation' && r.kind !== 'content') problems.push('kind must be read, mutation or content');
-  if (!Number.isInteger(r.count) || (r.count as number) < 1 || (r.count as number) > 1000) problems.push('count must be an integer 1..1000');
-  for (const key of ['leadMs', 'maxWaitMs'] as const) {
-    const v = r[key];
-    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) problems.push(`${key} must be a non-negative number`);
-  }
-  return problems;
+  return problemsOf(AcquireRequestSchema, req);
 }
 
 export interface AcquireGrant {

@@ -10,6 +10,8 @@
  *
  * Deterministic: shared by workflows, activities, the starter and tests.
  */
+import * as v from 'valibot';
+import { wholeBetween } from '../../common/schema';
 
 export const DEFAULT_PAUSE_AFTER_FAILURES = 5;
 /** The Schedule keeps its 10 most recent actions: a longer streak could not be seen. */
@@ -18,12 +20,10 @@ export const MAX_PAUSE_AFTER_FAILURES = 10;
 /** Execution statuses (`WorkflowExecutionStatusName`) that count as a failed run. */
 export const FAILED_RUN_STATUSES: readonly string[] = ['FAILED', 'TIMED_OUT'];
 
-export function pauseAfterFailuresProblems(n: unknown): string[] {
-  if (n === undefined) return [];
-  return Number.isInteger(n) && (n as number) >= 1 && (n as number) <= MAX_PAUSE_AFTER_FAILURES
-    ? []
-    : [`pauseAfterFailures must be a whole number from 1 to ${MAX_PAUSE_AFTER_FAILURES} (a Schedule shows its last ${MAX_PAUSE_AFTER_FAILURES} runs)`];
-}
+/** Failed scheduled runs in a row after which a Schedule pauses itself (`pauseAfterFailures`). */
+export const PauseAfterFailuresSchema = v.optional(
+  wholeBetween(1, MAX_PAUSE_AFTER_FAILURES, `must be a whole number from 1 to ${MAX_PAUSE_AFTER_FAILURES} (a Schedule shows its last ${MAX_PAUSE_AFTER_FAILURES} runs)`),
+);
 
 export interface ScheduledRunFailure {
   scheduleId: string;

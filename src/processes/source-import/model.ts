@@ -9,11 +9,13 @@
  * Secrets never appear here: credentials travel as a *reference* (`env:NAME`, `file:/path`) that
  * only an activity resolves.
  */
+import * as v from 'valibot';
 import { credentialInUrlProblems } from '../../common/url-secrets';
 import { isGithubLogin, isRepositoryName } from '../../common/github-names';
-import { outageBoundsProblems, type OutageBounds } from '../../common/outage';
-import { HONEST_POLL_SHAPE, pollBoundsProblems, type PollBounds, type ResolvedPollBounds } from '../../common/poll-schedule';
-import { eventBudgetProblems } from '../../common/run-budget';
+import { firstProblem, object, positiveNumber, problemsOf, rule, wholeBetween } from '../../common/schema';
+import { OutageBoundsSchema } from '../../common/outage';
+import { HONEST_POLL_SHAPE, pollBoundsSchema, type ResolvedPollBounds } from '../../common/poll-schedule';
+import { EventBudgetSchema } from '../../common/run-budget';
 import type { StatusView } from '../../common/search-attributes';
 import type { PollState } from '../../common/poll-decision';
 import type { CredentialChoice } from '../../common/credential';
@@ -105,40 +107,8 @@ export interface ProjectChoiceRule {
   humanName?: string;
 }
 
-export interface SourceImportInput extends CredentialChoice {
-  owner: string;
-  repo: string;
-  vcsUrl: string;
-  /** Without it the server runs the detection step first. */
-  vcs?: ImportVcs;
-  tfvcProject?: string;
-  /**
-   * A credential *reference* resolved by an activity on the worker: `env:NAME` (the variable, or the
-   * file named by `NAME_FILE`) or `file:/absolute/path`. The secret reads `username:password` or
-   * `{"username": …, "password": …}`. Never the secret itself.
-   */
-  credentials?: string;
-  authors?: AuthorMapping[];
-  /** Default `opt_in` (nothing is lost). */
-  lfs?: LfsPolicy;
-  /** Picks a project when detection finds several; otherwise the workflow waits for `import-choose`. */
-  projectChoice?: ProjectChoiceRule;
-  /** Restarts (PATCH with no parameters) after an `error` before giving up. Default 2. */
-  maxRestarts?: number;
-  /** @format milliseconds — how long to wait for credentials or a project choice. Default 24 h. */
-  answerTimeoutMs?: number;
-  /**
-   * How long failing calls and polls are waited out (5xx, HTML error pages, resets, timeouts, DNS errors):
-   * default 6 h of consecutive failure, backoff 5 s doubling to 3 min. Only a permanent answer or the poll
-   * time bound ends the wait.
-   */
-  outage?: OutageBounds;
-  poll?: PollBounds;
-  /** History events per run before the workflow continues as new (default 8,000; tests use tiny budgets). */
-  eventsPerRun?: number;
-  /** Set by the workflow itself when it continues as new: what the previous run had done. */
-  resume?: SourceImportResume;
-}
+/** A source import's input: see `SourceImportInputSchema` for each field. */
+export type SourceImportInput = v.InferInput<typeof SourceImportInputSchema> & CredentialChoice;
 
 export const DEFAULT_MAX_RESTARTS = 2;
 export const DEFAULT_ANSWER_TIMEOUT_MS = 24 * 60 * 60 * 1000;
@@ -185,87 +155,60 @@ export interface SourceImportResult {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const EMAIL = /^[^\s@<>,;"]+@[^\s@<>,;"]+$/;
+const REFERENCE = 'must be a reference like env:NAME or file:/absolute/path';
+
+/**
+ * A credential reference: `env:NAME` or `file:/absolute/path`. A value that is neither is never echoed: it may
+ * be the secret itself, pasted by mistake.
+ */
+export const CredentialReferenceSchema = firstProblem(
+  v.pipe(
+    v.string(REFERENCE),
+    v.nonEmpty(REFERENCE),
+    v.check(
+      (ref) => !/^env:(.*)$/.exec(ref) || ENV_NAME.test(/^env:(.*)$/.exec(ref)![1]),
+      (issue) => `reference ${JSON.stringify(issue.input)} does not name an environment variable (env:NAME)`,
+    ),
+    v.check((ref) => {
+      const file = /^file:(.*)$/.exec(ref);
+      return !file || (file[1].startsWith('/') && !file[1].includes('\0'));
+    }, 'reference file:PATH needs an absolute path'),
+    v.check((ref) => /^env:(.*)$/.test(ref) || /^file:(.*)$/.test(ref), `${REFERENCE}, not the secret itself`),
+  ),
+);
 
 /** Problems with a credential reference (empty when it is a valid `env:NAME` or `file:/absolute/path`). */
 export function credentialReferenceProblems(ref: unknown): string[] {
-  if (typeof ref !== 'string' || ref === '') return ['credentials must be a reference like env:NAME or file:/absolute/path'];
-  const env = /^env:(.*)$/.exec(ref);
-  if (env) return ENV_NAME.test(env[1]) ? [] : [`credentials reference ${JSON.stringify(ref)} does not name an environment variable (env:NAME)`];
-  const file = /^file:(.*)$/.exec(ref);
-  if (file) {
-    if (!file[1].startsWith('/') || file[1].includes('\0')) return ['credentials reference file:PATH needs an absolute path'];
-    return [];
-  }
-  // Deliberately never echo the value: it may be the secret itself, pasted by mistake.
-  return ['credentials must be a reference like env:NAME or file:/absolute/path, not the secret itself'];
+  return problemsOf(CredentialReferenceSchema, ref, 'credentials');
 }
 
-export function authorMappingProblems(mapping: unknown): string[] {
-  if (typeof mapping !== 'object' || mapping === null) return ['an author mapping needs remote, name and email'];
-  const m = mapping as Partial<AuthorMapping>;
-  const problems: string[] = [];
-  for (const key of Object.keys(m)) if (!['remote', 'name', 'email'].includes(key)) problems.push(`unknown field ${JSON.stringify(key)} in author mapping`);
-  if (typeof m.remote !== 'string' || m.remote.trim() === '') problems.push('author mapping: remote must name the remote id, name or email of an author');
-  if (typeof m.name !== 'string' || m.name.trim() === '' || /[<>\r\n]/.test(m.name) || m.name.length > 255) {
-    problems.push(`author mapping for ${JSON.stringify(m.remote ?? '')}: name must be a non-empty Git name without <, > or line breaks`);
-  }
-  if (typeof m.email !== 'string' || !EMAIL.test(m.email) || m.email.length > 255) {
-    problems.push(`author mapping for ${JSON.stringify(m.remote ?? '')}: email ${JSON.stringify(m.email ?? '')} is not an email address`);
-  }
-  return problems;
-}
+const mappingFor = (mapping: Partial<AuthorMapping>) => `{=}author mapping for ${JSON.stringify(mapping.remote ?? '')}`;
+const nonBlank = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 
-function lfsPolicyProblems(policy: unknown): string[] {
-  if (policy === undefined || policy === 'opt_in' || policy === 'opt_out') return [];
-  const auto = (policy as { auto?: { maxTotalBytes?: unknown } } | null)?.auto;
-  const max = auto?.maxTotalBytes;
-  if (typeof max === 'number' && Number.isFinite(max) && max >= 0) return [];
-  return ['lfs must be "opt_in", "opt_out" or { auto: { maxTotalBytes } } with a non-negative size'];
-}
-
-function positiveNumber(value: unknown): boolean {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0;
-}
-
-/** Every problem with the input (empty when valid). Runs before any API call. */
-export function importInputProblems(input: SourceImportInput): string[] {
-  const problems: string[] = [];
-  if (typeof input !== 'object' || input === null) return ['input must be an object'];
-  if (!isGithubLogin(input.owner)) problems.push(`owner ${JSON.stringify(input.owner)} is not a valid account name`);
-  if (!isRepositoryName(input.repo)) {
-    problems.push(`repo ${JSON.stringify(input.repo)} is not a valid repository name`);
-  }
-  if (typeof input.vcsUrl !== 'string' || !/^(https?|svn|svn\+ssh|git|ssh):\/\/[^\s/]+/.test(input.vcsUrl)) {
-    problems.push(`vcsUrl ${JSON.stringify(input.vcsUrl)} must be an absolute URL of the source repository`);
-  } else {
-    // user:password@, token parameters, known token prefixes: the URL goes into history, a secret must not.
-    problems.push(...credentialInUrlProblems(input.vcsUrl, 'vcsUrl', 'import --credentials env:NAME (or file:/path), or credentials: "env:NAME" in workflow input'));
-  }
-  if (input.vcs !== undefined && !(IMPORT_VCS_TYPES as readonly string[]).includes(input.vcs)) {
-    problems.push(`vcs must be one of ${IMPORT_VCS_TYPES.join(', ')}, got ${JSON.stringify(input.vcs)}`);
-  }
-  if (input.tfvcProject !== undefined) {
-    if (typeof input.tfvcProject !== 'string' || input.tfvcProject.trim() === '') problems.push('tfvcProject must be a non-empty string');
-    else if (input.vcs !== undefined && input.vcs !== 'tfvc') problems.push('tfvcProject applies only to vcs "tfvc"');
-  }
-  if (input.credentials !== undefined) problems.push(...credentialReferenceProblems(input.credentials));
-  if (input.authors !== undefined) {
-    if (!Array.isArray(input.authors)) problems.push('authors must be an array of { remote, name, email }');
-    else input.authors.forEach((m) => problems.push(...authorMappingProblems(m)));
-  }
-  problems.push(...lfsPolicyProblems(input.lfs));
-  if (input.projectChoice !== undefined) {
-    const rule = input.projectChoice;
-    if (typeof rule !== 'object' || rule === null || (rule.vcs === undefined && rule.tfvcProject === undefined && rule.humanName === undefined)) {
-      problems.push('projectChoice needs at least one of vcs, tfvcProject, humanName');
+/** An author mapping; its messages name the mapping by its `remote`, field by field, as a person fixes them. */
+export const AuthorMappingSchema = v.pipe(
+  // Loose on purpose: every field's problem is reported, each naming the mapping.
+  v.custom<AuthorMapping>((mapping) => typeof mapping === 'object' && mapping !== null, '{=}an author mapping needs remote, name and email'),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    for (const key of Object.keys(dataset.value)) {
+      if (!['remote', 'name', 'email'].includes(key)) addIssue({ message: `{=}unknown field ${JSON.stringify(key)} in author mapping` });
     }
-  }
-  if (input.maxRestarts !== undefined && !(Number.isInteger(input.maxRestarts) && input.maxRestarts >= 0 && input.maxRestarts <= 100)) {
-    problems.push('maxRestarts must be an integer from 0 to 100');
-  }
-  if (input.answerTimeoutMs !== undefined && !positiveNumber(input.answerTimeoutMs)) problems.push('answerTimeoutMs must be a positive number');
-  problems.push(...pollBoundsProblems(input.poll, 'poll', DEFAULT_IMPORT_POLL), ...outageBoundsProblems(input.outage), ...eventBudgetProblems(input.eventsPerRun));
-  return problems;
+  }),
+  v.check((m) => nonBlank(m.remote), '{=}author mapping: remote must name the remote id, name or email of an author'),
+  v.check(
+    (m) => nonBlank(m.name) && !/[<>\r\n]/.test(m.name) && m.name.length <= 255,
+    (issue) => `${mappingFor(issue.input)}: name must be a non-empty Git name without <, > or line breaks`,
+  ),
+  v.check(
+    (m) => typeof m.email === 'string' && EMAIL.test(m.email) && m.email.length <= 255,
+    (issue) => `${mappingFor(issue.input)}: email ${JSON.stringify(issue.input.email ?? '')} is not an email address`,
+  ),
+);
+
+/** Problems with an author mapping (empty when valid). */
+export function authorMappingProblems(mapping: unknown): string[] {
+  return problemsOf(AuthorMappingSchema, mapping);
 }
 
 /** Whether a mapping applies to an author. */
@@ -349,6 +292,77 @@ export function decideLfs(policy: LfsPolicy, largeFiles: readonly LargeFile[]): 
  * spent waiting for an answer not counted). Each change this workflow makes starts the schedule over.
  */
 export const DEFAULT_IMPORT_POLL: ResolvedPollBounds = { ...HONEST_POLL_SHAPE, timeoutMs: 24 * 60 * 60 * 1000 };
+
+const LFS_MESSAGE = 'must be "opt_in", "opt_out" or { auto: { maxTotalBytes } } with a non-negative size';
+
+/** A source import's input, checked before any API call (the workflow runs it, and the CLI before it starts one). */
+export const SourceImportInputSchema = v.pipe(
+  object(
+    {
+      owner: v.custom<string>(isGithubLogin, (issue) => `${JSON.stringify(issue.input)} is not a valid account name`),
+      repo: v.custom<string>(isRepositoryName, (issue) => `${JSON.stringify(issue.input)} is not a valid repository name`),
+      vcsUrl: v.pipe(
+        v.custom<string>(
+          (url) => typeof url === 'string' && /^(https?|svn|svn\+ssh|git|ssh):\/\/[^\s/]+/.test(url),
+          (issue) => `${JSON.stringify(issue.input)} must be an absolute URL of the source repository`,
+        ),
+        // user:password@, token parameters, known token prefixes: the URL goes into history, a secret must not.
+        v.rawCheck(({ dataset, addIssue }) => {
+          if (!dataset.typed) return;
+          const reference = 'import --credentials env:NAME (or file:/path), or credentials: "env:NAME" in workflow input';
+          for (const message of credentialInUrlProblems(dataset.value, '{path}', reference)) addIssue({ message });
+        }),
+      ),
+      /** Without it the server runs the detection step first. */
+      vcs: v.optional(v.picklist(IMPORT_VCS_TYPES, (issue) => `must be one of ${IMPORT_VCS_TYPES.join(', ')}, got ${JSON.stringify(issue.input)}`)),
+      tfvcProject: v.optional(v.pipe(v.string('must be a non-empty string'), v.check((p) => p.trim() !== '', 'must be a non-empty string'))),
+      /**
+       * A credential *reference* resolved by an activity on the worker: `env:NAME` (the variable, or the
+       * file named by `NAME_FILE`) or `file:/absolute/path`. The secret reads `username:password` or
+       * `{"username": …, "password": …}`. Never the secret itself.
+       */
+      credentials: v.optional(CredentialReferenceSchema),
+      authors: v.optional(v.array(AuthorMappingSchema, 'must be an array of { remote, name, email }')),
+      /** Default `opt_in` (nothing is lost). */
+      lfs: v.optional(
+        v.custom<LfsPolicy>((policy) => {
+          if (policy === 'opt_in' || policy === 'opt_out') return true;
+          const max = (policy as { auto?: { maxTotalBytes?: unknown } } | null)?.auto?.maxTotalBytes;
+          return typeof max === 'number' && Number.isFinite(max) && max >= 0;
+        }, LFS_MESSAGE),
+      ),
+      /** Picks a project when detection finds several; otherwise the workflow waits for `import-choose`. */
+      projectChoice: v.optional(
+        v.custom<ProjectChoiceRule>((rule) => {
+          const r = rule as ProjectChoiceRule | null;
+          return typeof r === 'object' && r !== null && (r.vcs !== undefined || r.tfvcProject !== undefined || r.humanName !== undefined);
+        }, 'needs at least one of vcs, tfvcProject, humanName'),
+      ),
+      /** Restarts (PATCH with no parameters) after an `error` before giving up. Default 2. */
+      maxRestarts: v.optional(wholeBetween(0, 100, 'must be an integer from 0 to 100')),
+      /** @format milliseconds — how long to wait for credentials or a project choice. Default 24 h. */
+      answerTimeoutMs: v.optional(positiveNumber()),
+      poll: pollBoundsSchema(DEFAULT_IMPORT_POLL),
+      /**
+       * How long failing calls and polls are waited out (5xx, HTML error pages, resets, timeouts, DNS errors):
+       * default 6 h of consecutive failure, backoff 5 s doubling to 3 min. Only a permanent answer or the poll
+       * time bound ends the wait.
+       */
+      outage: OutageBoundsSchema,
+      /** History events per run before the workflow continues as new (default 8,000; tests use tiny budgets). */
+      eventsPerRun: EventBudgetSchema,
+      /** Set by the workflow itself when it continues as new: what the previous run had done. */
+      resume: v.optional(v.custom<SourceImportResume>(() => true)),
+    },
+    'input must be an object',
+  ),
+  rule(['tfvcProject'], (input) => input.tfvcProject === undefined || input.vcs === undefined || input.vcs === 'tfvc', 'applies only to vcs "tfvc"', 'tfvcProject'),
+);
+
+/** Every problem with the input (empty when valid). Runs before any API call. */
+export function importInputProblems(input: unknown): string[] {
+  return problemsOf(SourceImportInputSchema, input);
+}
 
 /** What one run hands to the next when it continues as new. */
 export interface SourceImportResume {

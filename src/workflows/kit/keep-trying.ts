@@ -14,7 +14,7 @@ export type KeepTryingOutcome<T> =
   | { ok: false; why: 'suspended'; message: string; error: unknown };
 
 export interface KeepTryingOptions {
-  outage?: OutageBounds;
+  outage?: OutageBounds | null;
   /** Checked before each further try: true stops (e.g. the run's event budget is reached). */
   suspend?: () => boolean;
   /**

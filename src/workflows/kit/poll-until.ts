@@ -64,7 +64,7 @@ export interface PollUntilOptions<T> {
   /** Whether an observation ends the wait (finished, failed, whatever the caller handles next). */
   done: (value: T) => boolean;
   bounds: ResolvedPollBounds;
-  outage?: OutageBounds;
+  outage?: OutageBounds | null;
   /** The state a previous run carried across continue-as-new; a fresh wait when absent. */
   state?: PollState;
   /** Called before every wait and after every poll, with the last observation (if any). */

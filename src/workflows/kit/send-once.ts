@@ -32,7 +32,7 @@ export interface SendOnceOptions<T> {
   /** @format milliseconds — the send-once grace: how long lookups continue after an unknown outcome. Default `defaultSendOnceGraceMs(callTimeoutMs)`. */
   graceMs?: number;
   /** The budget for failing lookups. */
-  outage?: OutageBounds;
+  outage?: OutageBounds | null;
   /** Added to the failure's details. */
   details?: Record<string, unknown>;
   /** Called before each lookup (`recover`), for the caller's count of lookups in its status. */
