@@ -9,7 +9,9 @@
  * messages are written without the field (`must be true or false`): the formatter puts the path in front.
  * A message may place the path itself with `{path}` (`{path} "x" is not a valid repository name`) and name a
  * sibling field with `{.name}` (`must be at least {.initialIntervalMs}` → `poll.initialIntervalMs`); a message
- * that names its own subject starts with `{=}` and is kept as it is (`{=}author mapping for "x": …`).
+ * that names its own subject starts with `{=}` and is kept as it is (`{=}author mapping for "x": …`), naming
+ * the root and the field's key if it needs to with `{root}` and `{key}` (`{=}{root} has no {key}`: "the body
+ * has no id", as answers are told).
  */
 import * as v from 'valibot';
 
@@ -36,10 +38,14 @@ export function issueMessage(issue: v.BaseIssue<unknown>, root = ''): string {
   const parent = LEAF.test(path) ? path.replace(LEAF, '') : '';
   const text = issue.message.startsWith('Invalid ') ? `must be ${issue.expected ?? 'valid'} (got ${issue.received})` : issue.message;
   const placed = text.includes('{path}') || text.startsWith('{=}');
+  const key = String((issue.path?.at(-1) as { key?: unknown } | undefined)?.key ?? '');
+  const words: Record<string, string> = { '{path}': path, '{root}': root, '{key}': key };
   // Quoted values (the input, echoed) are kept as they are.
   const message = text
     .replace(/^\{=\}/, '')
-    .replace(/"(?:[^"\\]|\\.)*"|\{path\}|\{\.(\w+)\}/g, (match, name?: string) => (match === '{path}' ? path : name === undefined ? match : parent ? `${parent}.${name}` : name));
+    .replace(/"(?:[^"\\]|\\.)*"|\{(?:path|root|key)\}|\{\.(\w+)\}/g, (match, name?: string) =>
+      match in words ? words[match] : name === undefined ? match : parent ? `${parent}.${name}` : name,
+    );
   return placed || !path ? message : `${path} ${message}`;
 }
 
@@ -68,8 +74,8 @@ export function shape<E extends v.ObjectEntries>(entries: E, message = 'must be 
 }
 
 /** An object (not an array, not null) with these entries, as `shape`; `message` when it is not one. */
-export function object<E extends v.ObjectEntries>(entries: E, message = 'must be an object') {
-  const shaped = shape(entries, message);
+export function object<E extends v.ObjectEntries>(entries: E, message: string | ((issue: v.CustomIssue) => string) = 'must be an object') {
+  const shaped = shape(entries, typeof message === 'string' ? message : 'must be an object');
   return v.pipe(
     v.custom<v.InferInput<typeof shaped>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), message),
     shaped,

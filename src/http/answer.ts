@@ -11,7 +11,9 @@
  * attempts, then non-retryable; workflows treat it as an unknown outcome (the server may have acted), never
  * as "nothing happened" and never as a value to carry on with.
  */
+import * as v from 'valibot';
 import { currentAttempt } from './attempt';
+import { object, problemsOf } from '../common/schema';
 import { ApplicationFailure } from '@temporalio/common';
 import type { CallDescription } from './failures';
 import { FailureType } from './retry-policy';
@@ -22,8 +24,30 @@ export const MALFORMED_ANSWER = FailureType.MalformedAnswer;
 export const MALFORMED_ATTEMPTS = 4;
 
 type FieldKind = 'string' | 'integer' | 'boolean' | 'object' | 'array';
-/** Field → kind it must have; a trailing `?` allows it to be absent (or `null`). */
-export type Shape = Readonly<Record<string, FieldKind | `${FieldKind}?`>>;
+type KindOf<K extends FieldKind> = K extends 'integer' ? number : K extends 'object' ? Record<string, unknown> : K extends 'array' ? unknown[] : K extends 'string' ? string : boolean;
+
+/** A field of this kind, named in the answer's words when it has another: "the body's id is a string "7", not an integer". */
+function kind<K extends FieldKind>(k: K) {
+  return v.custom<KindOf<K>>((value) => hasKind(value, k), (issue) => `{=}{root}'s {key} is ${describe(issue.input)}, not ${/^[aeiou]/.test(k) ? 'an' : 'a'} ${k}`);
+}
+
+/** A field the answer must carry (not `null`). */
+export function required<K extends FieldKind>(k: K) {
+  return v.pipe(v.custom<KindOf<K>>((value) => value !== undefined && value !== null, '{=}{root} has no {key}'), kind(k));
+}
+
+/** A field the answer may leave out (or send as `null`). */
+export function optional<K extends FieldKind>(k: K) {
+  return v.nullish(kind(k));
+}
+
+/** An answer's object: the fields longhaul reads, each of its kind; other fields are left alone. */
+export function answer<E extends v.ObjectEntries>(entries: E) {
+  return object(entries, (issue) => `{=}{root} is ${describe(issue.input)}, not an object`);
+}
+
+/** An answer's schema: what an activity reads from a body (or from each item of a list). */
+export type Shape = v.GenericSchema;
 
 /** The failure for a malformed answer: retryable until `attempt` reaches the budget. */
 export function malformedAnswerFailure(call: CallDescription, problem: string, attempt = currentAttempt()): ApplicationFailure {
@@ -49,22 +73,9 @@ export function answerProblem(contentType: string | undefined, text: string, par
   return undefined;
 }
 
-/** What is wrong with one object against a shape (empty when nothing). */
+/** What is wrong with one object against a shape (empty when nothing), `where` naming it ("the body", "item 3"). */
 export function shapeProblems(value: unknown, shape: Shape, where = 'the body'): string[] {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [`${where} is ${describe(value)}, not an object`];
-  const problems: string[] = [];
-  const record = value as Record<string, unknown>;
-  for (const [field, spec] of Object.entries(shape)) {
-    const optional = spec.endsWith('?');
-    const kind = (optional ? spec.slice(0, -1) : spec) as FieldKind;
-    const v = record[field];
-    if (v === undefined || v === null) {
-      if (!optional) problems.push(`${where} has no ${field}`);
-      continue;
-    }
-    if (!hasKind(v, kind)) problems.push(`${where}'s ${field} is ${describe(v)}, not ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`);
-  }
-  return problems;
+  return problemsOf(shape, value, where);
 }
 
 /** The body, checked against the shape; a `MalformedAnswer` failure naming the call and the problems otherwise. */

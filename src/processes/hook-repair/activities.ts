@@ -8,11 +8,11 @@ import { githubFor, type ActivityDeps } from '../../activities/context';
 import { hookPath, type DeliverySummary, type HookTarget } from './model';
 import { parseLinkHeader } from '../../http/api-client';
 import { FailureType } from '../../http/retry-policy';
-import { expectList, MALFORMED_ANSWER, type Shape } from '../../http/answer';
+import { answer, expectList, MALFORMED_ANSWER, required } from '../../http/answer';
 import { certainlyNotProcessed } from '../../common/activity-failures';
 
 /** `GET …/hooks/{id}/deliveries` items: what `summarizeDelivery` reads. */
-export const DELIVERY_SHAPE: Shape = { id: 'integer', guid: 'string', status: 'string', delivered_at: 'string' };
+export const DELIVERY_SHAPE = answer({ id: required('integer'), guid: required('string'), status: required('string'), delivered_at: required('string') });
 
 export interface DeliveriesPage {
   /** The page's deliveries inside the window (delivered at or after `since`), reduced to ids and outcome. */

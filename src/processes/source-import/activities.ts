@@ -16,7 +16,7 @@ import {
   type LargeFile,
   type ProjectChoice,
 } from './model';
-import { expectList, expectShape, type Shape } from '../../http/answer';
+import { answer, expectList, expectShape, optional, required } from '../../http/answer';
 import { countPoll } from '../../telemetry/metrics';
 import { conditionalPoll } from '../../activities/conditional-poll';
 import type { Polled } from '../../common/poll-schedule';
@@ -24,11 +24,11 @@ import { quietly } from '../../activities/quiet-poll';
 import { Process } from '../../common/processes';
 
 /** `PUT/GET/PATCH /repos/{owner}/{repo}/import`: what `summarizeImport` reads to decide. */
-export const IMPORT_SHAPE: Shape = { status: 'string', vcs_url: 'string?', status_text: 'string?', failed_step: 'string?', error_message: 'string?' };
+export const IMPORT_SHAPE = answer({ status: required('string'), vcs_url: optional('string'), status_text: optional('string'), failed_step: optional('string'), error_message: optional('string') });
 /** `GET/PATCH …/import/authors[/{id}]` items (`porter-author`): what the author mapping reads and acts on. */
-export const IMPORT_AUTHOR_SHAPE: Shape = { id: 'integer', remote_id: 'string', remote_name: 'string', email: 'string', name: 'string' };
+export const IMPORT_AUTHOR_SHAPE = answer({ id: required('integer'), remote_id: required('string'), remote_name: required('string'), email: required('string'), name: required('string') });
 /** `GET …/import/large_files` items (`porter-large-file`). */
-export const LARGE_FILE_SHAPE: Shape = { ref_name: 'string', path: 'string', oid: 'string', size: 'integer' };
+export const LARGE_FILE_SHAPE = answer({ ref_name: required('string'), path: required('string'), oid: required('string'), size: required('integer') });
 
 /** The import record as the API sends it (spec 002 field names). */
 interface ImportBody {

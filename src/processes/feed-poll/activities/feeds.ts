@@ -10,13 +10,13 @@ import { githubFor, type ActivityDeps } from '../../../activities/context';
 import { FEED_PAGE_SIZE, type FeedEvent } from '../model';
 import { parseLinkHeader } from '../../../http/api-client';
 import { spoolPage } from './sinks/spool';
-import { expectList, type Shape } from '../../../http/answer';
+import { answer, expectList, optional, required } from '../../../http/answer';
 import { countPoll } from '../../../telemetry/metrics';
 import { whileBeating } from '../../../activities/keep-alive';
 import { Process } from '../../../common/processes';
 
 /** Activity-feed events: the id is what the cursor remembers. */
-export const FEED_EVENT_SHAPE: Shape = { id: 'string', type: 'string?', created_at: 'string?' };
+export const FEED_EVENT_SHAPE = answer({ id: required('string'), type: optional('string'), created_at: optional('string') });
 
 export interface FeedPageInput {
   /** Canonical feed path (`/repos/octo-org/alpha/events`). */

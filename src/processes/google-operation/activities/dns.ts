@@ -5,17 +5,18 @@
 import { googleFor, type ActivityDeps } from '../../../activities/context';
 import type { OperationView } from '../model';
 import type { ResourceRecordSet } from '../input';
-import { expectItems, expectShape, type Shape } from '../../../http/answer';
+import { answer, expectItems, expectShape, optional, required } from '../../../http/answer';
 import { countPoll } from '../../../telemetry/metrics';
 import { quietly } from '../../../activities/quiet-poll';
 import { Process } from '../../../common/processes';
 
 /** Cloud DNS `Change`. */
-export const DNS_CHANGE_SHAPE: Shape = { id: 'string', status: 'string', startTime: 'string?' };
+const DNS_CHANGE = { id: required('string'), status: required('string'), startTime: optional('string') };
+export const DNS_CHANGE_SHAPE = answer(DNS_CHANGE);
 /** Cloud DNS `changes.list` (`changes` is left out when empty, as Google leaves out empty repeated fields). */
-export const DNS_CHANGE_LIST_SHAPE: Shape = { changes: 'array?', nextPageToken: 'string?' };
+export const DNS_CHANGE_LIST_SHAPE = answer({ changes: optional('array'), nextPageToken: optional('string') });
 /** A listed change as the lookup of a lost answer compares it: when it started and what it changed. */
-export const DNS_LISTED_CHANGE_SHAPE: Shape = { ...DNS_CHANGE_SHAPE, startTime: 'string', additions: 'array?', deletions: 'array?' };
+export const DNS_LISTED_CHANGE_SHAPE = answer({ ...DNS_CHANGE, startTime: required('string'), additions: optional('array'), deletions: optional('array') });
 
 interface DnsChange {
   id: string;

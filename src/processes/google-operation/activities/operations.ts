@@ -5,12 +5,12 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { OperationView } from '../model';
 import { FailureType } from '../../../http/retry-policy';
-import type { Shape } from '../../../http/answer';
+import { answer, optional, required } from '../../../http/answer';
 
 /** `google.longrunning.Operation`. */
-export const OPERATION_SHAPE: Shape = { name: 'string', done: 'boolean?', metadata: 'object?', error: 'object?', response: 'object?' };
+export const OPERATION_SHAPE = answer({ name: required('string'), done: optional('boolean'), metadata: optional('object'), error: optional('object'), response: optional('object') });
 /** A Google resource (API key, log bucket) as read back: its name identifies it. */
-export const RESOURCE_SHAPE: Shape = { name: 'string' };
+export const RESOURCE_SHAPE = answer({ name: required('string') });
 
 /** A `google.longrunning.Operation` as JSON. */
 export interface GoogleOperation {

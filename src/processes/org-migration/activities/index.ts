@@ -8,7 +8,7 @@ import { Context } from '@temporalio/activity';
 import { MIGRATION_FLAG_FIELDS, MIGRATION_FLAGS, type MigrationFlag, type MigrationFlags } from '../model';
 import { LonghaulMigrationGuid } from '../../../common/search-attributes';
 import { createArchiveDownload } from './archive-download';
-import { expectList, expectShape, type Shape } from '../../../http/answer';
+import { answer, expectList, expectShape, optional, required } from '../../../http/answer';
 import { countPoll, countSendLookup } from '../../../telemetry/metrics';
 import { conditionalPoll } from '../../../activities/conditional-poll';
 import type { Polled } from '../../../common/poll-schedule';
@@ -18,7 +18,7 @@ import { Process } from '../../../common/processes';
 type Migration = components['schemas']['migration'];
 
 /** `POST/GET /orgs/{org}/migrations[/{id}]`: what `summarizeMigration` reads (checked as the HTTP core's `answer.ts` says). */
-export const MIGRATION_SHAPE: Shape = { id: 'integer', guid: 'string', state: 'string', created_at: 'string', lock_repositories: 'boolean?', repositories: 'array?' };
+export const MIGRATION_SHAPE = answer({ id: required('integer'), guid: required('string'), state: required('string'), created_at: required('string'), lock_repositories: optional('boolean'), repositories: optional('array') });
 
 /** The part of a migration workflows need (keeps workflow history small). */
 export interface MigrationSummary {
