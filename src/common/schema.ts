@@ -40,12 +40,11 @@ export function issueMessage(issue: v.BaseIssue<unknown>, root = ''): string {
   const placed = text.includes('{path}') || text.startsWith('{=}');
   const key = String((issue.path?.at(-1) as { key?: unknown } | undefined)?.key ?? '');
   const words: Record<string, string> = { '{path}': path, '{root}': root, '{key}': key };
-  // Quoted values (the input, echoed) are kept as they are.
+  // Sibling names are not looked for in quoted values (the input, echoed: a feed template's `{owner}`).
   const message = text
     .replace(/^\{=\}/, '')
-    .replace(/"(?:[^"\\]|\\.)*"|\{(?:path|root|key)\}|\{\.(\w+)\}/g, (match, name?: string) =>
-      match in words ? words[match] : name === undefined ? match : parent ? `${parent}.${name}` : name,
-    );
+    .replace(/\{(?:path|root|key)\}/g, (match) => words[match])
+    .replace(/"(?:[^"\\]|\\.)*"|\{\.(\w+)\}/g, (match, name?: string) => (name === undefined ? match : parent ? `${parent}.${name}` : name));
   return placed || !path ? message : `${path} ${message}`;
 }
 

@@ -1,53 +1,61 @@
 /**
  * Strict request validation, as the real service does it: unknown fields and wrong types are a 422 with
- * a message naming the field, never silently ignored.
+ * a message naming the field, never silently ignored. Each route's body is a valibot schema (`requestBody`),
+ * its type derived from it; the problem named is the one GitHub names first: an unknown key, then a missing
+ * one, then a wrong type.
  */
+import * as v from 'valibot';
+import { problemsOf, type Schema } from '../common/schema';
 import { EmulatorHttpError } from './http-error';
 
-export type FieldType = 'string' | 'boolean' | 'integer' | 'number' | 'string[]' | 'object' | 'array';
+type Kind = 'string' | 'boolean' | 'integer' | 'number' | 'string[]' | 'object' | 'array';
 
-export interface BodySchema {
-  fields: Record<string, FieldType>;
-  required?: string[];
+const KINDS: { [K in Kind]: (value: unknown) => boolean } = {
+  string: (value) => typeof value === 'string',
+  boolean: (value) => typeof value === 'boolean',
+  integer: (value) => Number.isInteger(value),
+  number: (value) => typeof value === 'number' && Number.isFinite(value),
+  'string[]': (value) => Array.isArray(value) && value.every((item) => typeof item === 'string'),
+  object: (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  array: (value) => Array.isArray(value),
+};
+
+/** A field of this kind: `For "name", 5 is not a string.` otherwise. */
+function kind<T>(k: Kind) {
+  return v.custom<T>((value) => KINDS[k](value), (issue) => `{=}For "{key}", ${JSON.stringify(issue.input)} is not ${k === 'integer' ? 'an integer' : `a ${k}`}.`);
 }
 
-function typeOk(value: unknown, type: FieldType): boolean {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'integer':
-      return Number.isInteger(value);
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'string[]':
-      return Array.isArray(value) && value.every((v) => typeof v === 'string');
-    case 'object':
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
-    case 'array':
-      return Array.isArray(value);
-  }
+export const text = () => kind<string>('string');
+export const flag = () => kind<boolean>('boolean');
+export const texts = () => kind<string[]>('string[]');
+export const jsonObject = () => kind<Record<string, unknown>>('object');
+
+/** A field the body must carry: `"name" wasn't supplied.` otherwise. */
+export function given<S extends Schema>(schema: S) {
+  return v.pipe(v.custom<v.InferInput<S>>((value) => value !== undefined, `{=}"{key}" wasn't supplied.`), schema);
 }
 
-/** Validates a JSON body against a schema; throws a 422 (`status`) describing the first problem. */
-export function validateBody(body: unknown, schema: BodySchema, status = 422): Record<string, unknown> {
-  if (body === undefined) body = {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new EmulatorHttpError(status, 'Invalid request.\n\nBody must be a JSON object.');
+/** A request body: a JSON object with these fields and no other. */
+export function requestBody<E extends v.ObjectEntries>(entries: E) {
+  const known = v.strictObject(entries, (issue) => {
+    if (issue.expected === 'never') return `{=}"{key}" is not a permitted key.`;
+    const key = String((issue.path?.at(-1) as { key?: unknown } | undefined)?.key);
+    return v.safeParse(entries[key], undefined).issues?.[0]?.message ?? `{=}"{key}" wasn't supplied.`;
+  });
+  return v.pipe(v.custom<v.InferInput<typeof known>>((body) => KINDS.object(body), '{=}Body must be a JSON object.'), known);
+}
+
+/** GitHub's order: an unknown key, then a missing one, then a wrong type. */
+const ORDER = [/is not a permitted key\.$/, /wasn't supplied\.$/, /./];
+
+/** The body, checked against its schema; a 422 (`status`) naming the first problem otherwise. */
+export function validateBody<S extends Schema>(body: unknown, schema: S, status = 422): v.InferOutput<S> {
+  const value = body === undefined ? {} : body;
+  const problems = problemsOf(schema, value);
+  if (problems.length > 0) {
+    const rank = (problem: string) => ORDER.findIndex((pattern) => pattern.test(problem));
+    const [first] = [...problems].sort((a, b) => rank(a) - rank(b));
+    throw new EmulatorHttpError(status, `Invalid request.\n\n${first}`);
   }
-  const record = body as Record<string, unknown>;
-  for (const key of Object.keys(record)) {
-    if (!(key in schema.fields)) throw new EmulatorHttpError(status, `Invalid request.\n\n"${key}" is not a permitted key.`);
-  }
-  for (const key of schema.required ?? []) {
-    if (record[key] === undefined) throw new EmulatorHttpError(status, `Invalid request.\n\n"${key}" wasn't supplied.`);
-  }
-  for (const [key, type] of Object.entries(schema.fields)) {
-    const value = record[key];
-    if (value !== undefined && !typeOk(value, type)) {
-      throw new EmulatorHttpError(status, `Invalid request.\n\nFor "${key}", ${JSON.stringify(value)} is not ${type === 'integer' ? 'an integer' : `a ${type}`}.`);
-    }
-  }
-  return record;
+  return value as v.InferOutput<S>;
 }

@@ -14,7 +14,8 @@ import type { Router, RouteContext, RouteResult } from '../router';
 import { refill, type Durable, type EmulatorContext } from '../module';
 import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
-import { validateBody } from '../validation';
+import * as v from 'valibot';
+import { flag, given, jsonObject, requestBody, text, texts, validateBody } from '../validation';
 import { accountOr404, repositoryOr404 } from './lookup';
 import { paginate } from './pagination';
 import { parseConfig } from './hook-config';
@@ -158,18 +159,18 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
 
   const createHook = (scope: Hook['scope'], body: unknown, now: number, caller: string): Hook => {
     const isOrg = scope.kind === 'org';
-    const input = validateBody(body, {
-      fields: { name: 'string', config: 'object', events: 'string[]', active: 'boolean' },
-      required: isOrg ? ['name', 'config'] : ['config'],
-    });
+    const input = validateBody(
+      body,
+      requestBody({ name: isOrg ? given(text()) : v.optional(text()), config: given(jsonObject()), events: v.optional(texts()), active: v.optional(flag()) }),
+    );
     if (input.name !== undefined && input.name !== 'web') throw new EmulatorHttpError(422, 'Validation Failed', { errors: [{ resource: 'Hook', code: 'custom', field: 'name', message: 'Name must be "web"' }] });
     const config = parseConfig(input.config, true, isOrg ? ['username', 'password'] : []);
     admitContent(caller, now);
     const h: Hook = {
       id: nextHookId++,
       scope,
-      events: (input.events as string[] | undefined) ?? ['push'],
-      active: (input.active as boolean | undefined) ?? true,
+      events: input.events ?? ['push'],
+      active: input.active ?? true,
       config: { url: config.url!, content_type: config.content_type ?? 'form', insecure_ssl: config.insecure_ssl ?? '0', secret: config.secret },
       createdAt: now,
       updatedAt: now,
@@ -188,21 +189,20 @@ export function registerHookRoutes(router: Router, ctx: EmulatorContext, options
   const updateHook = ({ params, body, now }: RouteContext): RouteResult => {
     const h = findHook(params);
     const isOrg = h.scope.kind === 'org';
-    const input = validateBody(body, {
-      fields: isOrg
-        ? { config: 'object', events: 'string[]', active: 'boolean', name: 'string' }
-        : // GitHub ignores a repository hook's `name` on edit (PyGithub's `Hook.edit` always sends it).
-          { config: 'object', events: 'string[]', add_events: 'string[]', remove_events: 'string[]', active: 'boolean', name: 'string' },
-    });
+    const edit = { config: v.optional(jsonObject()), events: v.optional(texts()), active: v.optional(flag()), name: v.optional(text()) };
+    // GitHub ignores a repository hook's `name` on edit (PyGithub's `Hook.edit` always sends it).
+    const repoEdit = requestBody({ ...edit, add_events: v.optional(texts()), remove_events: v.optional(texts()) });
+    const input: v.InferOutput<typeof repoEdit> = validateBody(body, isOrg ? requestBody(edit) : repoEdit);
     if (input.config !== undefined) {
       const config = parseConfig(input.config, isOrg);
       // An update without the secret removes it (spec rule 3).
       h.config = { url: config.url ?? h.config.url, content_type: config.content_type ?? h.config.content_type, insecure_ssl: config.insecure_ssl ?? h.config.insecure_ssl, secret: config.secret };
     }
-    if (input.events !== undefined) h.events = input.events as string[];
-    for (const e of (input.add_events as string[] | undefined) ?? []) if (!h.events.includes(e)) h.events.push(e);
-    if (input.remove_events !== undefined) h.events = h.events.filter((e) => !(input.remove_events as string[]).includes(e));
-    if (input.active !== undefined) h.active = input.active as boolean;
+    if (input.events !== undefined) h.events = input.events;
+    for (const e of input.add_events ?? []) if (!h.events.includes(e)) h.events.push(e);
+    const removed = input.remove_events;
+    if (removed !== undefined) h.events = h.events.filter((e) => !removed.includes(e));
+    if (input.active !== undefined) h.active = input.active;
     h.updatedAt = now;
     return { status: 200, body: hookObject(h) };
   };

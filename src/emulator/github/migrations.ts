@@ -10,7 +10,8 @@ import { refill, type Durable, type EmulatorContext } from '../module';
 import { githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import { conditionalJson, NOT_MODIFIED_NOT_COUNTED } from '../conditional';
-import { validateBody } from '../validation';
+import * as v from 'valibot';
+import { flag, given, requestBody, texts, validateBody } from '../validation';
 import { accountObject, type Repository } from './fixture';
 import { accountOr404 } from './lookup';
 import { fullRepository } from './repository';
@@ -59,6 +60,13 @@ export interface EmulatedMigration {
 }
 
 const FLAGS = ['lock_repositories', 'exclude_metadata', 'exclude_git_data', 'exclude_attachments', 'exclude_releases', 'exclude_owner_projects', 'org_metadata_only'] as const;
+
+/** `POST /orgs/{org}/migrations`. */
+const START_BODY = requestBody({
+  repositories: given(texts()),
+  ...(Object.fromEntries(FLAGS.map((f) => [f, v.optional(flag())])) as Record<(typeof FLAGS)[number], v.OptionalSchema<ReturnType<typeof flag>, undefined>>),
+  exclude: v.optional(texts()),
+});
 
 export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, options: MigrationOptions) {
   const fixture = githubFixture(ctx);
@@ -131,15 +139,8 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
 
   router.post('/orgs/:org/migrations', ({ params, body, now }): RouteResult => {
     const account = orgAccount(params.org);
-    const input = validateBody(body, {
-      fields: {
-        repositories: 'string[]',
-        ...Object.fromEntries(FLAGS.map((f) => [f, 'boolean' as const])),
-        exclude: 'string[]',
-      },
-      required: ['repositories'],
-    });
-    const names = input.repositories as string[];
+    const input = validateBody(body, START_BODY);
+    const names = input.repositories;
     const metadataOnly = input.org_metadata_only === true;
     if (!metadataOnly && names.length === 0) throw new EmulatorHttpError(422, 'Invalid request.\n\n"repositories" must not be empty unless "org_metadata_only" is true.');
     const repositories = metadataOnly
@@ -158,14 +159,14 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
     }
     const id = nextId++;
     const flags: Record<string, boolean> = {};
-    for (const f of FLAGS) if (typeof input[f] === 'boolean') flags[f] = input[f] as boolean;
+    for (const f of FLAGS) if (typeof input[f] === 'boolean') flags[f] = input[f];
     const m: EmulatedMigration = {
       id,
       guid: randomUUID(),
       org: account.login,
       repositories,
       flags,
-      exclude: (input.exclude as string[] | undefined) ?? [],
+      exclude: input.exclude ?? [],
       createdAt: now,
       exportMs: pickExportMs(id),
       willFail: repositories.some((r) => options.failRepositories.includes(r.name)),

@@ -9,7 +9,8 @@ import { githubFixture } from '../service';
 import { repositoryOr404 } from '../lookup';
 import { EmulatorHttpError } from '../../http-error';
 import { conditionalJson, NOT_MODIFIED_NOT_COUNTED } from '../../conditional';
-import { validateBody } from '../../validation';
+import * as v from 'valibot';
+import { given, requestBody, text, validateBody } from '../../validation';
 import { checkUrl, checkVcs, readCredentials } from './checks';
 import { createImportMachine } from './machine';
 import { PROJECT_CHOICES, scenarioOf, sha256, type EmulatedImport, type ImportOptions, type ImportStatus, type PushedResult } from './model';
@@ -43,11 +44,11 @@ export function registerImportRoutes(router: Router, ctx: EmulatorContext, optio
     '/repos/:owner/:repo/import',
     ({ params, body, now }): RouteResult => {
       const repository = guard(params.owner, params.repo, now);
-      const input = validateBody(body, {
-        fields: { vcs_url: 'string', vcs: 'string', vcs_username: 'string', vcs_password: 'string', tfvc_project: 'string' },
-        required: ['vcs_url'],
-      });
-      const vcsUrl = input.vcs_url as string;
+      const input = validateBody(
+        body,
+        requestBody({ vcs_url: given(text()), vcs: v.optional(text()), vcs_username: v.optional(text()), vcs_password: v.optional(text()), tfvc_project: v.optional(text()) }),
+      );
+      const vcsUrl = input.vcs_url;
       checkUrl(vcsUrl, 'vcs_url');
       checkVcs(input.vcs);
       if (input.tfvc_project !== undefined && input.vcs !== undefined && input.vcs !== 'tfvc') {
@@ -113,9 +114,10 @@ export function registerImportRoutes(router: Router, ctx: EmulatorContext, optio
   router.patch('/repos/:owner/:repo/import', ({ params, body, now }) => {
     guard(params.owner, params.repo, now);
     const imp = current(params.owner, params.repo);
-    const input = validateBody(body, {
-      fields: { vcs_username: 'string', vcs_password: 'string', vcs: 'string', tfvc_project: 'string', human_name: 'string' },
-    });
+    const input = validateBody(
+      body,
+      requestBody({ vcs_username: v.optional(text()), vcs_password: v.optional(text()), vcs: v.optional(text()), tfvc_project: v.optional(text()), human_name: v.optional(text()) }),
+    );
     checkVcs(input.vcs);
     advance(imp, now);
     const credentials = readCredentials(input);
@@ -192,7 +194,7 @@ export function registerImportRoutes(router: Router, ctx: EmulatorContext, optio
     advance(imp, now);
     const author = /^\d+$/.test(params.authorId) ? imp.authors.find((a) => a.id === Number(params.authorId)) : undefined;
     if (!author) throw new EmulatorHttpError(404, 'Not Found');
-    const input = validateBody(body, { fields: { email: 'string', name: 'string' } });
+    const input = validateBody(body, requestBody({ email: v.optional(text()), name: v.optional(text()) }));
     if (input.email === undefined && input.name === undefined) throw new EmulatorHttpError(422, 'Invalid request.\n\nGive "email", "name" or both.');
     if (input.email !== undefined && !/^[^\s@<>]+@[^\s@<>]+$/.test(input.email as string)) {
       throw new EmulatorHttpError(422, `Invalid request.\n\n"email" ${JSON.stringify(input.email)} is not an email address.`, {
@@ -225,7 +227,7 @@ export function registerImportRoutes(router: Router, ctx: EmulatorContext, optio
   router.patch('/repos/:owner/:repo/import/lfs', ({ params, body, now }) => {
     guard(params.owner, params.repo, now);
     const imp = current(params.owner, params.repo);
-    const input = validateBody(body, { fields: { use_lfs: 'string' }, required: ['use_lfs'] });
+    const input = validateBody(body, requestBody({ use_lfs: given(text()) }));
     if (input.use_lfs !== 'opt_in' && input.use_lfs !== 'opt_out') {
       throw new EmulatorHttpError(422, `Invalid request.\n\n"use_lfs" must be "opt_in" or "opt_out", got ${JSON.stringify(input.use_lfs)}.`, {
         errors: [{ resource: 'Import', field: 'use_lfs', code: 'invalid' }],
