@@ -111,7 +111,7 @@ export const FAILURES = {
     TimedOut: { type: 'ImportTimedOut', handling: 'permanent', meaning: "the import was not done within the poll's total time" },
     PollFailed: { type: 'ImportPollFailed', handling: 'permanent', meaning: 'polls failed permanently or past the outage budget; the import may still run on the server' },
     ImportGone: { type: 'ImportGone', handling: 'permanent', meaning: 'the import no longer exists on the server (cancelled elsewhere?)' },
-    InvalidChoice: { type: 'InvalidChoice', handling: 'permanent', meaning: 'an `import-choose` answer is not exactly one offered choice' },
+    InvalidChoice: { type: 'InvalidChoice', handling: 'permanent', meaning: "the answer to a source import's choice is not exactly one offered choice" },
     ChoiceFailed: { type: 'ChoiceFailed', handling: 'permanent', meaning: "an update's PATCH failed (recorded by the server or not, as the message says)" },
     CredentialReference: { type: 'CredentialReferenceError', handling: 'permanent', meaning: 'a credential reference (an environment variable name) cannot be resolved on the worker' },
     MappingFailed: { type: 'MappingFailed', handling: 'permanent', meaning: 'an author mapping could not be applied' },
