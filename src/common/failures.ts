@@ -98,7 +98,6 @@ export const FAILURES = {
     AccessDenied: { type: 'ArchiveStoreAccessDenied', handling: 'permanent', meaning: 'the store refused the credentials or the operation (401/403)' },
     StoreNotConfigured: { type: 'ArchiveStoreNotConfigured', handling: 'permanent', meaning: 'the worker has no usable configuration for the store (no region, no account)' },
     SizeMismatch: { type: 'ArchiveSizeMismatch', handling: 'permanent', meaning: 'the source delivered more or fewer bytes than announced' },
-    ChecksumMismatch: { type: 'ArchiveChecksumMismatch', handling: 'permanent', meaning: "the store holds different bytes than the ones sent (a part's or the object's checksum)" },
   },
   /** The source import (`src/processes/source-import/model.ts`). */
   import: {
