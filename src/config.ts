@@ -4,6 +4,7 @@
  * never passed to workflows.
  */
 import { readFileSync } from 'node:fs';
+import { MAX_PART_BYTES, MAX_PARTS_IN_FLIGHT, MIB, MIN_PART_BYTES } from './object-store/limits';
 
 export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
 export const DEFAULT_TASK_QUEUE = 'longhaul';
@@ -38,6 +39,22 @@ export interface LonghaulConfig {
    * Undefined: on with the embedded dev server, off on a configured server (the worker then refuses to start).
    */
   registerSearchAttributes?: boolean;
+  /**
+   * Archive uploads into object storage (`LONGHAUL_ARCHIVE_PART_MIB`, `LONGHAUL_ARCHIVE_PARTS_IN_FLIGHT`); unset
+   * ones take the upload's defaults (8 MiB, 4).
+   */
+  archiveUpload: ArchiveUploadSettings;
+}
+
+/**
+ * How an archive upload cuts and sends the archive: each upload holds at most `partBytes × (partsInFlight + 1)`
+ * of it in memory (the one more is the part being filled).
+ */
+export interface ArchiveUploadSettings {
+  /** @format bytes — a whole number of MiB, at least S3's 5 MiB (so also a multiple of GCS's 256 KiB). */
+  partBytes?: number;
+  /** Parts being stored at once (S3, Azure; GCS takes one chunk after the other). */
+  partsInFlight?: number;
 }
 
 /**
@@ -94,12 +111,23 @@ function credentialName(name: string): string {
   return name;
 }
 
-function optionalInt(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {
+/** `env[name]` as an integer in `[min, max]`, or undefined when unset; `why` says where the bounds come from. */
+function optionalInt(env: NodeJS.ProcessEnv, name: string, min: number, max = Number.POSITIVE_INFINITY, why = ''): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.POSITIVE_INFINITY ? `≥ ${min}` : `from ${min} to ${max}`;
+    throw new ConfigError(`${name} must be an integer ${range}${why}, got ${JSON.stringify(raw)}`);
+  }
   return value;
+}
+
+/** The archive upload's part size and parts in flight, checked against every store's rules (`object-store/limits.ts`). */
+export function archiveUploadSettings(env: NodeJS.ProcessEnv): ArchiveUploadSettings {
+  const partMib = optionalInt(env, 'LONGHAUL_ARCHIVE_PART_MIB', MIN_PART_BYTES / MIB, MAX_PART_BYTES / MIB, ' (MiB: S3 takes parts of 5 MiB or more, GCS multiples of 256 KiB, Azure blocks up to 4000 MiB)');
+  const partsInFlight = optionalInt(env, 'LONGHAUL_ARCHIVE_PARTS_IN_FLIGHT', 1, MAX_PARTS_IN_FLIGHT, ' (each holds a part in memory)');
+  return { ...(partMib !== undefined ? { partBytes: partMib * MIB } : {}), ...(partsInFlight !== undefined ? { partsInFlight } : {}) };
 }
 
 function rateGovernorSettings(env: NodeJS.ProcessEnv): LonghaulConfig['rateGovernor'] {
@@ -130,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LonghaulConfig
     googleCredential: credentialName(env.LONGHAUL_GOOGLE_CREDENTIAL || 'google'),
     rateGovernor: rateGovernorSettings(env),
     registerSearchAttributes: onOff(env, 'LONGHAUL_REGISTER_SEARCH_ATTRIBUTES'),
+    archiveUpload: archiveUploadSettings(env),
   };
 }
 

@@ -197,6 +197,7 @@ export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partia
     googleCredential: config.googleCredential,
     dataDir: config.dataDir,
     clock: Date.now,
+    archiveUpload: config.archiveUpload,
     ...overrides,
   };
 }

@@ -7,6 +7,7 @@ import type { ApiClient } from '../http/api-client';
 import type { GoogleClients } from '../http/google';
 import { currentCredential } from './credential-scope';
 import { CredentialFailure } from '../common/credential';
+import type { ArchiveUploadSettings } from '../config';
 
 export interface ActivityDeps {
   /** The GitHub REST client of the default credential (base URL, token, retry policy, rate-limit gate). */
@@ -27,6 +28,11 @@ export interface ActivityDeps {
    * directory holds the poll's spool. Undefined on a worker that polls the shared queue only.
    */
   workerQueue?: string;
+  /**
+   * Part size and parts in flight of archive uploads into object storage (`LONGHAUL_ARCHIVE_PART_MIB`,
+   * `LONGHAUL_ARCHIVE_PARTS_IN_FLIGHT`); unset: the upload's defaults.
+   */
+  archiveUpload?: ArchiveUploadSettings;
 }
 
 /**

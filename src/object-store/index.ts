@@ -4,4 +4,5 @@
  */
 export { parseDestination, objectKey, objectUrl, type ArchiveDestination, type StoreKind } from './destination';
 export { ObjectStoreFailure } from './errors';
-export { uploadArchive, partSizeFor, DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT, DEFAULT_RETRY_FOR_MS, type ArchiveObject, type ArchiveUploadOptions, type OpenSource, type UploadCheckpoint } from './upload';
+export { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT } from './limits';
+export { uploadArchive, partSizeFor, DEFAULT_RETRY_FOR_MS, type ArchiveObject, type ArchiveUploadOptions, type OpenSource, type UploadCheckpoint } from './upload';

@@ -33,17 +33,10 @@ import { HashThread } from './hash-thread';
 import { ObjectStoreFailure } from './errors';
 import { isTransient, type StoredPart } from './stores/store';
 import { storeFor } from './stores';
+import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT, MAX_PARTS, MIN_PART_BYTES, PART_MULTIPLE } from './limits';
 
-/** @format bytes */
-export const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
-export const DEFAULT_PARTS_IN_FLIGHT = 4;
 /** @format milliseconds — how long a failing store is waited out before the attempt gives up (retryable). */
 export const DEFAULT_RETRY_FOR_MS = 10 * 60_000;
-/** GCS chunks must be multiples of 256 KiB; S3 parts at least 5 MiB but the last; Azure blocks at most 4000 MiB. */
-const PART_MULTIPLE = 256 * 1024;
-const MIN_PART_BYTES = 5 * 1024 * 1024;
-/** S3 and Azure allow 10,000 parts (Azure 50,000 blocks). */
-const MAX_PARTS = 10_000;
 /** @format milliseconds */
 const BEAT_MS = 1_000;
 

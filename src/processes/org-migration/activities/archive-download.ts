@@ -94,7 +94,7 @@ export function createArchiveDownload(deps: ActivityDeps) {
 }
 
 /** The download itself, independent of the activity context (benchmarks run it in a plain process). */
-export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubClients' | 'dataDir'>) {
+export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubClients' | 'dataDir' | 'archiveUpload'>) {
   // Storage gets no credential: pre-signed URLs are fetched by the core's token-less client.
   const storage = new TokenlessClient({ api: 'storage', route: '/object' });
   const archiveUrl = async (input: ArchiveDownloadInput): Promise<URL> => {
@@ -121,6 +121,7 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
         heartbeat: hooks.heartbeat,
         signal: hooks.signal,
         checkpoint: hooks.previous?.upload,
+        ...deps.archiveUpload,
       });
       return { path: object.url, url: object.url, version: object.version, bytes: object.bytes, sha256: object.sha256, fetchedBytes: object.readBytes, resumedFrom: object.resumedFrom };
     }

@@ -16,6 +16,7 @@ import { FailureType } from '../../../http/retry-policy';
 import { discard, readHead, type StorageBody, type StorageResponse } from '../../../http/download';
 import type { TokenlessClient } from '../../../http/tokenless';
 import type { DownloadProgress } from '../model';
+import type { ArchiveUploadSettings } from '../../../config';
 import { ArchiveFailure, announcedTotal, contentTypeProblem, excerpt, rangeStart, validatorOf } from './archive-checks';
 
 /** The worker's default archive destination (`s3://…`, `gs://…`, `azblob://…`); unset: the local data directory. */
@@ -56,7 +57,7 @@ export async function streamArchiveTo(
   destination: string,
   name: string,
   source: StorageSource,
-  hooks: { heartbeat(progress: UploadProgress): void; signal?: AbortSignal; checkpoint?: UploadCheckpoint },
+  hooks: { heartbeat(progress: UploadProgress): void; signal?: AbortSignal; checkpoint?: UploadCheckpoint } & ArchiveUploadSettings,
 ): Promise<StreamedArchive> {
   const signal = hooks.signal ?? new AbortController().signal;
   let url = await source.askApi();
@@ -93,6 +94,8 @@ export async function streamArchiveTo(
       checkpoint: hooks.checkpoint,
       heartbeat: (checkpoint) => hooks.heartbeat({ offset: checkpoint.offset, total, url: checkpoint.url, upload: checkpoint }),
       signal,
+      partBytes: hooks.partBytes,
+      partsInFlight: hooks.partsInFlight,
     });
     return {
       url: object.url,
