@@ -19,13 +19,27 @@ import { bucketNotFound, statusOf, storeCall, type PartStore, type StoredObject,
 
 const SESSION_SUFFIX = '.upload-session';
 
+/**
+ * The emulator's origin from `STORAGE_EMULATOR_HOST`, written as other Google SDKs take it (`host:port`), with a
+ * scheme, or with the JSON API's path (`…/storage/v1`).
+ */
+export function emulatorOrigin(host: string): string {
+  const url = host.includes('://') ? host : `http://${host}`;
+  return url.replace(/\/+$/, '').replace(/\/storage\/v1$/, '');
+}
+
 export function gcsStorage(env: NodeJS.ProcessEnv = process.env): Storage {
-  const emulator = env.STORAGE_EMULATOR_HOST;
-  return new Storage({
-    ...(emulator ? { apiEndpoint: emulator.startsWith('http') ? emulator : `http://${emulator}`, projectId: env.GOOGLE_CLOUD_PROJECT ?? 'emulator' } : {}),
+  const emulator = env.STORAGE_EMULATOR_HOST ? emulatorOrigin(env.STORAGE_EMULATOR_HOST) : undefined;
+  const storage = new Storage({
+    ...(emulator ? { apiEndpoint: emulator, projectId: env.GOOGLE_CLOUD_PROJECT ?? 'emulator' } : {}),
     // Transient failures are retried by the upload, which heartbeats meanwhile.
     retryOptions: { autoRetry: true, maxRetries: 2, totalTimeout: 60 },
   });
+  // The SDK also reads STORAGE_EMULATOR_HOST from the process's environment itself, and then sends the JSON API's
+  // requests to that value as it is (`http://host:port/b/…`, without `/storage/v1`), which the emulator answers
+  // 404: a worker given the variable found no bucket. The JSON API's base is set from the origin instead.
+  if (emulator) storage.baseUrl = `${emulator}/storage/v1`;
+  return storage;
 }
 
 function fingerprint(uri: string): string {
