@@ -99,6 +99,18 @@ export class LonghaulWorker {
   }
 }
 
+/**
+ * How often an activity's heartbeats reach the server, at most. The SDK's default sends the first at once and
+ * then at most one per 80 % of the heartbeat timeout: 24 s for the archive download, whose heartbeat details are
+ * its upload's checkpoint (`src/object-store/upload.ts`). Another host's attempt continues from the checkpoint
+ * the server holds, so a host SIGKILLed during a transfer shorter than that left only the first one (nothing
+ * stored yet): the next attempt read the whole archive from GitHub's storage again, and to GCS, whose resume
+ * trusts the checkpoint, sent it again. The activities call `heartbeat` every second (the download, the feed
+ * control calls) or every third of a 10-s timeout (`whileBeating`), so this costs about one heartbeat request
+ * per second per running download.
+ */
+export const HEARTBEAT_THROTTLE = '1 second';
+
 export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise<LonghaulWorker> {
   const workerQueue = workerQueueName(opts.taskQueue);
   const activities = createActivities({ ...opts.deps, workerQueue });
@@ -115,6 +127,7 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     // The release polls as its deployment version (seen on the task queue's pollers, `longhaul doctor`); routing
     // by version is off unless LONGHAUL_WORKER_VERSIONING=on (temporal/worker-versioning.ts).
     workerDeploymentOptions: deployment,
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     ...opts.workerOptions,
     interceptors: {
       ...opts.workerOptions?.interceptors,
@@ -132,6 +145,7 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     // Unversioned: the queue lives as long as this process, and the version it would join would gather one
     // queue per process start. Only activities run here, scheduled by workflows that already chose this process.
     workerDeploymentOptions: { version: deployment.version, useWorkerVersioning: false },
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     ...activityOptions,
     taskQueue: workerQueue,
     interceptors: { activity: activityInterceptors },
