@@ -93,12 +93,38 @@ export async function activityWorkers(handle: WorkflowHandle): Promise<{ activit
   return out;
 }
 
-/** The identities of the workers running the workflow's pending activities now (started, not yet closed), by type. */
-export async function runningActivities(handle: WorkflowHandle): Promise<{ activity: string; identity?: string; attempt: number }[]> {
+/** A JSON payload's value (the default converter's `json/plain`; the test workers encrypt nothing). */
+function decoded(payload: { data?: Uint8Array | null } | undefined): unknown {
+  return payload?.data ? (JSON.parse(Buffer.from(payload.data).toString()) as unknown) : undefined;
+}
+
+/**
+ * The workflow's pending activities now (started, not yet closed), by type: the identity of the worker running
+ * each, its attempt, and the last heartbeat details the server holds (what another host would resume from).
+ */
+export async function runningActivities(handle: WorkflowHandle): Promise<{ activity: string; identity?: string; attempt: number; heartbeat?: unknown }[]> {
   const { raw } = await handle.describe();
   return (raw.pendingActivities ?? []).map((a) => ({
     activity: a.activityType?.name ?? '?',
     identity: a.lastWorkerIdentity || undefined,
     attempt: a.attempt ?? 1,
+    heartbeat: decoded(a.heartbeatDetails?.payloads?.[0]),
   }));
+}
+
+/** What each completed activity of this type returned, with the attempt that completed it, in order. */
+export async function activityResults(handle: WorkflowHandle, activity: string): Promise<{ attempt: number; identity?: string; result: unknown }[]> {
+  const { events } = await handle.fetchHistory();
+  const scheduled = new Set<string>();
+  const started = new Map<string, { attempt: number; identity?: string }>();
+  const out: { attempt: number; identity?: string; result: unknown }[] = [];
+  for (const e of events ?? []) {
+    if (e.activityTaskScheduledEventAttributes?.activityType?.name === activity) scheduled.add(String(e.eventId));
+    const s = e.activityTaskStartedEventAttributes;
+    if (s && scheduled.has(String(s.scheduledEventId))) started.set(String(e.eventId), { attempt: s.attempt ?? 1, identity: s.identity || undefined });
+    const c = e.activityTaskCompletedEventAttributes;
+    const run = c && started.get(String(c.startedEventId));
+    if (c && run) out.push({ ...run, result: decoded(c.result?.payloads?.[0]) });
+  }
+  return out;
 }
