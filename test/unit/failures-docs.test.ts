@@ -49,8 +49,8 @@ const FAILURE_LIKE = [
   /^[A-Z][A-Za-z]+(Error|Failed|TimedOut|Input|Exhausted|Missing|Rejected|Unavailable|Gone|Busy|Loop|Denied|Unusable|Broken|Stopping|Answer|Credential|Ended|Unchanged|NotFound)$/,
   /^(Migration|Import|Archive|Feed|Sink|Hook|GoogleOperation|QuietPoll|Invalid|Outage)[A-Z][A-Za-z]*$/,
 ];
-/** Names of that look that are not failure types: other errors (a codec's, the emulator's) and code names (schemas too). */
-const NOT_FAILURE_TYPES = new Set(['CodecKeyError', 'EmulatorStateError', 'FeedFailure', 'MigrationFailure', 'OutageWatch', 'SinkReceiver']);
+/** Names of that look that are not failure types: other errors (a codec's, the worker configuration's, the emulator's) and code names (schemas too). */
+const NOT_FAILURE_TYPES = new Set(['CodecKeyError', 'ConfigError', 'EmulatorStateError', 'FeedFailure', 'MigrationFailure', 'OutageWatch', 'SinkReceiver']);
 const isCodeName = (name: string) => NOT_FAILURE_TYPES.has(name) || name.endsWith('Schema');
 
 describe('the docs and the failure registry', () => {
