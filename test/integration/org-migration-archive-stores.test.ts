@@ -39,8 +39,6 @@ const ARCHIVE_BYTES = 4 * PART + MiB;
 /** The slowed origin: the archive takes 7 s, so the kill lands mid-transfer. */
 const SLOW_BYTES_PER_SECOND = 3 * MiB;
 const BUCKET = 'fleet-archives';
-/** What a loopback connection's kernel buffers (send and receive, autotuned) may hold beyond what a reader took. */
-const SOCKET_BUFFERS = 8 * MiB;
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -140,11 +138,11 @@ describe.each(['gs', 'azblob'] as StoreKind[])('org migrations into %s on two wo
     const inFlight = kind === 'gs' ? 1 : PARTS_IN_FLIGHT;
     expect(sent).toBeGreaterThanOrEqual(ARCHIVE_BYTES);
     expect(sent - ARCHIVE_BYTES).toBeLessThanOrEqual(inFlight * PART + MiB);
-    // Read twice from the origin: what the killed host had read past the checkpoint, and the first answer of the
-    // next attempt (from byte 0, which names the object's length and validator; dropped as soon as it is seen to
-    // be a resume), which the loopback sockets' buffers took before it was dropped.
+    // Read twice from the origin: only what the killed host had read past the checkpoint. The next attempt asked
+    // storage for the rest from the checkpoint's offset at once (Range, If-Range with the checkpoint's validator).
     const served = e.stats.storage.bytesServed - servedBefore;
-    expect(served - ARCHIVE_BYTES).toBeLessThanOrEqual(servedToVictim - checkpoint.offset + SOCKET_BUFFERS);
+    expect(served - ARCHIVE_BYTES).toBeGreaterThanOrEqual(0);
+    expect(served - ARCHIVE_BYTES).toBeLessThanOrEqual(servedToVictim - checkpoint.offset + MiB);
     console.info(
       `[archive ${kind}] ${ARCHIVE_BYTES} B in ${PART_MIB} MiB parts, ${inFlight} in flight; ${victim!.name} killed at ${servedAtKill} B served (${servedToVictim} B when it was gone) ` +
         `(${sentAtKill} B sent to the store), the server's checkpoint at ${checkpoint.offset} B; ${survivor.name} took over and finished ` +

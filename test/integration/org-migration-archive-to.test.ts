@@ -11,7 +11,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ObjectStoreFailure } from '../../src/object-store';
 import { startVersitygw, type StoreServer } from '../../src/object-store/servers/run';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
+import { archiveDownloader } from '../../src/processes/org-migration/activities/archive-download';
+import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
+import { TEST_TOKEN } from '../helpers/emulator';
 import { useStack } from '../helpers/stack';
+import { eventually } from '../helpers/wait';
 import { createBucket, openUploads, readBack } from '../helpers/object-stores';
 import { FAST_POLL } from '../helpers/presets';
 
@@ -79,6 +83,45 @@ describe('org migration into an object store', () => {
     } finally {
       vi.stubEnv('LONGHAUL_ARCHIVE_TO', '');
     }
+  });
+
+  it('starts a continued attempt over from its one storage answer when the archive changed since the checkpoint (If-Range not matched), and heartbeats the validator', async () => {
+    const e = stack.emulator;
+    const created = await fetch(`${e.apiUrl}/orgs/octo-org/migrations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ repositories: ['alpha'] }),
+    });
+    const { id } = (await created.json()) as { id: number };
+    await eventually(async () => {
+      const res = await fetch(`${e.apiUrl}/orgs/octo-org/migrations/${id}`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+      return ((await res.json()) as { state: string }).state === 'exported' || undefined;
+    }, 'the export');
+    const name = `octo-org-migration-${id}.tar.gz`;
+    // An earlier attempt's heartbeat: 5 MiB stored of an upload the store no longer has, read from an archive whose
+    // validator storage no longer answers to.
+    const previous: UploadProgress = {
+      offset: 5 * 1024 * 1024,
+      total: ARCHIVE_BYTES,
+      validator: '"an-earlier-archive"',
+      upload: { url: `s3://${BUCKET}/changed/${name}`, size: ARCHIVE_BYTES, partBytes: 5 * 1024 * 1024, upload: 'gone', offset: 5 * 1024 * 1024, hashState: '', sentBytes: 5 * 1024 * 1024 },
+    };
+    const servedBefore = e.stats.storage.bytesServed;
+    const requestsBefore = e.stats.storage.requests;
+    const rangesBefore = e.stats.storage.rangeRequests;
+    const beats: UploadProgress[] = [];
+    const download = archiveDownloader(stack.deps);
+    const result = await download({ org: 'octo-org', migrationId: id, path: name, archiveTo: `s3://${BUCKET}/changed/` }, { heartbeat: (p) => beats.push(p), previous });
+    // One request, from the checkpoint with If-Range: answered 200 with the whole archive (no ranged answer), which
+    // was uploaded from it.
+    expect(e.stats.storage.requests - requestsBefore).toBe(1);
+    expect(e.stats.storage.rangeRequests - rangesBefore).toBe(0);
+    expect(e.stats.storage.bytesServed - servedBefore).toBe(ARCHIVE_BYTES);
+    expect(result).toMatchObject({ url: `s3://${BUCKET}/changed/${name}`, bytes: ARCHIVE_BYTES, sha256: expectedSha(id), resumedFrom: 0, fetchedBytes: ARCHIVE_BYTES });
+    expect(await readBack('s3', server.env, BUCKET, `changed/${name}`)).toEqual({ bytes: ARCHIVE_BYTES, sha256: expectedSha(id), metadataSha256: expectedSha(id) });
+    // Its own heartbeats name the validator its bytes came from, for the next attempt's If-Range.
+    expect(beats.at(-1)?.validator).toMatch(/^"/);
+    expect(beats.at(-1)?.validator).not.toBe(previous.validator);
   });
 
   it.each([

@@ -121,6 +121,7 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
         heartbeat: hooks.heartbeat,
         signal: hooks.signal,
         checkpoint: hooks.previous?.upload,
+        validator: hooks.previous?.validator,
         ...deps.archiveUpload,
       });
       return { path: object.url, url: object.url, version: object.version, bytes: object.bytes, sha256: object.sha256, fetchedBytes: object.readBytes, resumedFrom: object.resumedFrom };

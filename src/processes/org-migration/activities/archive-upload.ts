@@ -25,6 +25,8 @@ export const ARCHIVE_TO_ENV = 'LONGHAUL_ARCHIVE_TO';
 /** Heartbeat details of an upload: the progress every download shows, and the checkpoint a later attempt continues. */
 export interface UploadProgress extends DownloadProgress {
   upload?: UploadCheckpoint;
+  /** The archive's validator at storage (ETag or Last-Modified) the checkpoint's bytes came from. */
+  validator?: string;
 }
 
 /** The destination of a download: the input's, else the worker's default, else none (local disk). */
@@ -57,16 +59,23 @@ export async function streamArchiveTo(
   destination: string,
   name: string,
   source: StorageSource,
-  hooks: { heartbeat(progress: UploadProgress): void; signal?: AbortSignal; checkpoint?: UploadCheckpoint } & ArchiveUploadSettings,
+  hooks: { heartbeat(progress: UploadProgress): void; signal?: AbortSignal; checkpoint?: UploadCheckpoint; validator?: string } & ArchiveUploadSettings,
 ): Promise<StreamedArchive> {
   const signal = hooks.signal ?? new AbortController().signal;
   let url = await source.askApi();
-  // The first answer names the object: its length and validator. Its body serves a start from byte 0.
-  let first = await openAt(source, url, undefined, undefined, signal);
+  // The first answer names the object: its length and validator. Its body serves the start: byte 0, or, for an
+  // attempt that continues a checkpoint, the checkpoint's offset, asked with `If-Range` and the validator the
+  // checkpoint's bytes came from (a byte-0 answer there would be dropped at once, after the sockets' buffers had
+  // taken megabytes of it). A 200 there says the archive changed since (or storage ignores Range): the upload
+  // starts over from byte 0 with that answer, and the store's parts of the checkpoint are dropped.
+  const resumeAt = hooks.checkpoint && !hooks.checkpoint.sha256 && hooks.checkpoint.offset > 0 && hooks.validator ? hooks.checkpoint.offset : undefined;
+  let first = await openAt(source, url, resumeAt, resumeAt !== undefined ? hooks.validator : undefined, signal);
   url = first.url;
   const { total, validator } = first;
+  const changed = resumeAt !== undefined && (first.start !== resumeAt || validator !== hooks.validator);
+  const checkpoint = changed ? undefined : hooks.checkpoint;
   const open = async (offset: number, openSignal: AbortSignal): Promise<AsyncIterable<Uint8Array>> => {
-    if (offset === 0 && first.body) {
+    if (offset === first.start && first.body) {
       const body = first.body;
       first = { ...first, body: undefined };
       return bodyChunks(body, openSignal);
@@ -91,8 +100,8 @@ export async function streamArchiveTo(
       size: total,
       contentType: 'application/gzip',
       openSource: open,
-      checkpoint: hooks.checkpoint,
-      heartbeat: (checkpoint) => hooks.heartbeat({ offset: checkpoint.offset, total, url: checkpoint.url, upload: checkpoint }),
+      checkpoint,
+      heartbeat: (c) => hooks.heartbeat({ offset: c.offset, total, url: c.url, upload: c, ...(validator !== undefined ? { validator } : {}) }),
       signal,
       partBytes: hooks.partBytes,
       partsInFlight: hooks.partsInFlight,
