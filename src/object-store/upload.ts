@@ -319,6 +319,27 @@ async function upload(options: ArchiveUploadOptions, key: string, url: string, d
   }
 }
 
+/**
+ * One call to the store `destination` names, before anything is sent: the bucket (container) exists and the
+ * worker's credentials reach it (`PartStore.check`). Throws `ArchiveBucketNotFound`, `ArchiveStoreAccessDenied`,
+ * `ArchiveStoreNotConfigured` (non-retryable), or the store's own transient error.
+ */
+export async function checkDestination(destination: string, env?: NodeJS.ProcessEnv): Promise<ArchiveDestination> {
+  const parsed = parseDestination(destination);
+  await storeFor(parsed, env).check();
+  return parsed;
+}
+
+/**
+ * Drops every upload still open for the object `name` under `destination` (S3 multipart uploads, the GCS
+ * session, Azure's uncommitted blocks): what a migration that failed or was cancelled mid-upload leaves, when
+ * no attempt was alive to abort it. A complete object is not touched.
+ */
+export async function abortUploads(destination: string, name: string, env?: NodeJS.ProcessEnv): Promise<void> {
+  const parsed = parseDestination(destination);
+  await storeFor(parsed, env).abandon(objectKey(parsed, name));
+}
+
 function sizeMismatch(url: string, size: number, got: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(`uploading ${url}: the source announced ${size} bytes and delivered ${got}`, ObjectStoreFailure.SizeMismatch);
 }

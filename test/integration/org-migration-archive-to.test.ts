@@ -2,18 +2,24 @@
  * Org migrations into an object store (issue 26): `archiveTo` (and the worker's `LONGHAUL_ARCHIVE_TO`) stream the
  * archive from the emulator's storage into versitygw, the real S3 server, through the real worker and the AWS SDK
  * configured from the standard AWS_* variables; the object is read back and its SHA-256 checked. A bad destination
- * ends the workflow with its own failure type before the API is called.
+ * ends the workflow with its own failure type before the API is called: a malformed URL in the workflow itself, a
+ * missing bucket or a refusal (403) after one check of the store, before the export is started (no migration POST);
+ * a store that is down during that check is waited out.
  */
 import { createHash } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { ObjectStoreFailure } from '../../src/object-store';
-import { startVersitygw, type StoreServer } from '../../src/object-store/servers/run';
+import { s3Client } from '../../src/object-store/stores/s3';
+import { startAzurite, startVersitygw, type StoreServer } from '../../src/object-store/servers/run';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { useStack } from '../helpers/stack';
 import { createBucket, openUploads, readBack } from '../helpers/object-stores';
 import { FAST_POLL } from '../helpers/presets';
+import { expectFailure } from '../helpers/failures';
+import { waitFor } from '../helpers/wait';
 
 const BUCKET = 'archives';
 /** 6 MB: two parts of the smallest size S3 allows (5 MiB), so the multipart path runs. */
@@ -99,5 +105,98 @@ describe('org migration into an object store', () => {
     expect((cause as ApplicationFailure).type).toBe(type);
     expect((cause as ApplicationFailure).message).not.toContain('wJalrXUtnFEMI');
     expect(stack.emulator.stats.requests).toBe(before);
+  });
+
+  const startPosts = () => stack.emulator.stats.byRoute['POST /orgs/:org/migrations'] ?? 0;
+  const migrate = (workflowId: string, archiveTo?: string) =>
+    stack.client.workflow.start(orgMigration, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL, ...(archiveTo !== undefined ? { archiveTo } : {}) }],
+    });
+
+  it.each([
+    ['a bucket that does not exist', { archiveTo: `s3://no-such-bucket/exports/` }, ObjectStoreFailure.BucketNotFound],
+    ["the worker's default naming a bucket that does not exist", { env: { LONGHAUL_ARCHIVE_TO: 's3://no-such-bucket/fleet/' } }, ObjectStoreFailure.BucketNotFound],
+    ['a store that refuses the credentials (403)', { archiveTo: `s3://${BUCKET}/exports/`, env: { AWS_SECRET_ACCESS_KEY: 'not-the-secret' } }, ObjectStoreFailure.AccessDenied],
+  ] as const)('refuses %s with its type before the export is started, leaving nothing behind', async (_what, c, type) => {
+    const env: Record<string, string> = 'env' in c ? c.env : {};
+    for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+    try {
+      const postsBefore = startPosts();
+      const migrationsBefore = stack.emulator.migrations.all().length;
+      const handle = await migrate(`archive-to-refused-${Date.now()}`, 'archiveTo' in c ? c.archiveTo : undefined);
+      const failure = await expectFailure(handle.result(), type);
+      expect(failure.nonRetryable).toBe(true);
+      expect(failure.message).toMatch(/no export was started/);
+      expect(failure.message).not.toContain('not-the-secret');
+      // Nothing was sent to the API: no export, so nothing locked and nothing to clean up.
+      expect(startPosts()).toBe(postsBefore);
+      expect(stack.emulator.migrations.all()).toHaveLength(migrationsBefore);
+      expect(stack.emulator.migrations.isLocked('octo-org', 'alpha')).toBe(false);
+      expect((await s3Client(server.env).send(new ListMultipartUploadsCommand({ Bucket: BUCKET }))).Uploads ?? []).toEqual([]);
+      // One check, failed for good: not retried.
+      const history = await handle.fetchHistory();
+      expect(history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkArchiveDestination')).toHaveLength(1);
+      expect(history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt)).toEqual([1]);
+    } finally {
+      for (const name of Object.keys(env)) vi.stubEnv(name, name === 'AWS_SECRET_ACCESS_KEY' ? server.env.AWS_SECRET_ACCESS_KEY : '');
+    }
+  });
+
+  it('waits out a store that is down when the destination is checked, then migrates once', async () => {
+    await server.stop();
+    let restarted = false;
+    try {
+      const postsBefore = startPosts();
+      const handle = await migrate(`archive-to-store-down-${Date.now()}`, `s3://${BUCKET}/exports/`);
+      // The check fails retryable (connection refused) and is tried again; nothing reaches the API meanwhile.
+      await waitFor(
+        'a second attempt of the destination check',
+        async () => (await handle.describe()).raw.pendingActivities ?? [],
+        (pending) => pending.some((a) => a.activityType?.name === 'checkArchiveDestination' && (a.attempt ?? 0) >= 2),
+        60_000,
+      );
+      expect(startPosts()).toBe(postsBefore);
+      await server.start();
+      restarted = true;
+      const result = await handle.result();
+      expect(startPosts()).toBe(postsBefore + 1);
+      const key = `exports/octo-org-migration-${result.migrationId}.tar.gz`;
+      expect((await readBack('s3', server.env, BUCKET, key)).sha256).toBe(expectedSha(result.migrationId));
+    } finally {
+      if (!restarted) await server.start();
+    }
+  });
+});
+
+describe('org migration into Azure Blob Storage refused before the export', () => {
+  const stack = useStack({ emulator: { migrations: { exportMs: 500, archiveBytes: 4_096 } } });
+  let azurite: StoreServer;
+  beforeAll(async () => {
+    azurite = await startAzurite();
+    await createBucket('azblob', azurite.env, BUCKET);
+  });
+  afterAll(async () => {
+    vi.unstubAllEnvs();
+    await azurite?.destroy();
+  });
+
+  it.each([
+    ['a container that does not exist', 'azblob://no-such-container/exports/', (azurite: StoreServer) => azurite.env.AZURE_STORAGE_CONNECTION_STRING, ObjectStoreFailure.BucketNotFound],
+    // Azurite checks the shared-key signature: another key is refused with 403.
+    ['a key Azurite refuses (403)', `azblob://${BUCKET}/exports/`, (azurite: StoreServer) => azurite.env.AZURE_STORAGE_CONNECTION_STRING.replace(/AccountKey=[^;]+/, `AccountKey=${Buffer.from('not-the-key').toString('base64')}`), ObjectStoreFailure.AccessDenied],
+  ] as const)('refuses %s with its type and no migration POST', async (_what, archiveTo, connectionString, type) => {
+    vi.stubEnv('AZURE_STORAGE_CONNECTION_STRING', connectionString(azurite));
+    const posts = () => stack.emulator.stats.byRoute['POST /orgs/:org/migrations'] ?? 0;
+    const handle = await stack.client.workflow.start(orgMigration, {
+      taskQueue: stack.taskQueue,
+      workflowId: `archive-to-azure-refused-${Date.now()}`,
+      args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL, archiveTo }],
+    });
+    const failure = await expectFailure(handle.result(), type);
+    expect(failure.nonRetryable).toBe(true);
+    expect(posts()).toBe(0);
+    expect(stack.emulator.migrations.all()).toHaveLength(0);
   });
 });

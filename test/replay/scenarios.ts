@@ -79,15 +79,23 @@ const startUnknown: Omit<Scenario, 'name'> = {
   },
 };
 
+/** A migration of two repositories, locked, exported in a second, downloaded and unlocked. */
+const happyMigration: Omit<Scenario, 'name'> = {
+  emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 } },
+  async run({ client, taskQueue, id }) {
+    const workflowId = id('migration');
+    await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: FAST_POLL }] });
+    return [workflowId];
+  },
+};
+
 export const scenarios: Scenario[] = [
+  { ...happyMigration, name: 'orgMigration--happy' },
   {
-    name: 'orgMigration--happy',
-    emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 } },
-    async run({ client, taskQueue, id }) {
-      const workflowId = id('migration');
-      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: FAST_POLL }] });
-      return [workflowId];
-    },
+    // The happy path on the current code: the archive's destination is checked before the export is started
+    // (patched 'archive-destination-checked'; here the worker's data directory, so the check calls no store).
+    ...happyMigration,
+    name: 'orgMigration--destination-checked',
   },
   {
     // A tiny per-run event budget: the wait continues as new every few polls, carrying the migration with it.

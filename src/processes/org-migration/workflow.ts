@@ -12,8 +12,8 @@ import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew,
 import type { MigrationActivityFunctions, MigrationSummary } from './activities';
 import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/activity-options';
 import { summarized } from '../../workflows/activity-summaries';
-import { failureFacts } from '../../common/activity-failures';
-import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes } from '../../workflows/kit';
+import { activityCause, failureFacts } from '../../common/activity-failures';
+import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes } from '../../workflows/kit';
 import {
   DEFAULT_POLL,
   describeOrgMigration,
@@ -29,6 +29,7 @@ import {
 } from './model';
 import { LonghaulMigrationGuid, summarizeList } from '../../common/search-attributes';
 import { parseDestination } from '../../object-store/destination';
+import { ObjectStoreFailure } from '../../object-store/errors';
 import {
   completeExport,
   continueEnding,
@@ -61,6 +62,13 @@ export const migrationStatusQuery = statusQuery<OrgMigrationStatus>();
 /** `patched()` id: a cancelled or failed migration's LonghaulState names its ending. */
 const LIST_MIGRATION_ENDING_PATCH = 'list-migration-ending';
 
+/**
+ * `patched()` id: before the export is started, the archive's destination is checked with one call to the store
+ * (the input's `archiveTo` or the worker's default, which only the activity knows). Runs started before it have
+ * no such activity.
+ */
+const ARCHIVE_DESTINATION_CHECKED_PATCH = 'archive-destination-checked';
+
 /** Tolerated difference between our clock and the server's when matching `created_at` to our attempt window. */
 const CLOCK_SKEW_MARGIN_MS = 60_000;
 
@@ -86,6 +94,7 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
   try {
     let state = resume?.state;
     if (!migration || state === undefined) {
+      if (patched(ARCHIVE_DESTINATION_CHECKED_PATCH)) await checkArchiveDestination(input, acts);
       const started = await startExactlyOnce(input, acts, () => {
         status.startLookups = (status.startLookups ?? 0) + 1;
         tracker.update();
@@ -212,6 +221,27 @@ async function endWithCleanup(err: unknown, c: Cleanup | undefined, status: OrgM
   status.phase = cancelled ? 'cancelled' : 'failed';
   tracker.update();
   throw err;
+}
+
+/**
+ * The archive's destination, checked before anything is sent to the API: a missing bucket, a refusal or a worker
+ * without the store's configuration ends the migration with that type; a store that is down is waited out on the
+ * outage budget (`ArchiveStoreUnreachable` after it).
+ */
+async function checkArchiveDestination(input: OrgMigrationInput, acts: MigrationActivities): Promise<void> {
+  const checked = await keepTrying(() => acts.poll.checkArchiveDestination(input.archiveTo !== undefined ? { archiveTo: input.archiveTo } : {}), { outage: input.outage });
+  if (checked.ok) return;
+  const cause = activityCause(checked.error);
+  if (checked.why === 'permanent' && cause?.type) {
+    // The store's own type, as the workflow's failure (not wrapped in the activity's).
+    throw ApplicationFailure.create({ type: cause.type, nonRetryable: true, message: `${cause.message}; no export was started`, details: cause.details ?? undefined });
+  }
+  throw ApplicationFailure.create({
+    type: ObjectStoreFailure.StoreUnreachable,
+    nonRetryable: true,
+    message: `the archive destination could not be checked (${checked.message}); no export was started`,
+    cause: checked.error instanceof Error ? checked.error : undefined,
+  });
 }
 
 /**
