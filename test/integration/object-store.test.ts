@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ObjectStoreFailure, uploadArchive, type ArchiveUploadOptions, type StoreKind, type UploadCheckpoint } from '../../src/object-store';
+import { checkDestination, ObjectStoreFailure, uploadArchive, type ArchiveUploadOptions, type StoreKind, type UploadCheckpoint } from '../../src/object-store';
 import { startCountingProxy, type CountingProxy } from '../../src/object-store/servers/counting-proxy';
 import { startFakeGcs, type StoreServer } from '../../src/object-store/servers/run';
 import { freePort } from '../../src/temporal/dev-server';
@@ -168,7 +168,12 @@ describe.each(['s3', 'gs', 'azblob'] as StoreKind[])('archive uploads to %s', (k
       expect(err.type, `${c.destination}: ${err.message}`).toBe(c.type);
       expect(err.nonRetryable).toBe(true);
       expect(source.counter.opened, c.destination).toEqual([]);
+      // The check a migration makes before its export (one call to the store) fails the same way.
+      const checked = await refusal(checkDestination(c.destination, c.env ?? env));
+      expect(checked.type, `check ${c.destination}: ${checked.message}`).toBe(c.type);
+      expect(checked.nonRetryable).toBe(true);
     }
+    await expect(checkDestination(`${kind}://${BUCKET}/org/`, env)).resolves.toMatchObject({ kind, bucket: BUCKET });
   });
 
   it('waits out a store that refuses every connection for a while, and completes the object', async () => {
