@@ -60,6 +60,11 @@ async function untilTimers(handle: WorkflowHandle, count: number, timeoutMs = 60
 /** Cancels the run mid-wait and waits for it to end (cancelled, or failed by its cleanup). */
 async function cancelMidWait(handle: WorkflowHandle): Promise<string[]> {
   await untilTimers(handle, 2);
+  return cancelAndAwaitEnd(handle);
+}
+
+/** Cancels the run and waits for it to end (cancelled, or failed by its cleanup). */
+async function cancelAndAwaitEnd(handle: WorkflowHandle): Promise<string[]> {
   await handle.cancel();
   const outcome = await handle.result().then(
     () => 'completed',
@@ -122,6 +127,22 @@ export const scenarios: Scenario[] = [
     // re-send (patched 'send-once-bounded-lookups'). With the history above, both sides of the patch replay.
     ...startUnknown,
     name: 'orgMigration--start-unknown-bounded',
+  },
+  {
+    // Cancelled mid-download (storage throttled): after the unlock, the workflow aborts the archive's upload
+    // (patched 'archive-upload-aborted'; here the worker's data directory, so the activity has nothing to drop).
+    name: 'orgMigration--cancelled-downloading',
+    emulator: { migrations: { exportMs: 500, archiveBytes: 8 * 1024 * 1024 }, storageBytesPerSecond: 1024 * 1024 },
+    async run({ client, taskQueue, id }) {
+      const handle = await client.workflow.start(orgMigration, { taskQueue, workflowId: id('migration'), args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL }] });
+      const deadline = Date.now() + 60_000;
+      const downloading = async () => ((await handle.describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'downloadArchive' && (a.heartbeatDetails?.payloads?.length ?? 0) > 0);
+      while (!(await downloading())) {
+        if (Date.now() > deadline) throw new Error(`${handle.workflowId} did not start its download within 60 s`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return cancelAndAwaitEnd(handle);
+    },
   },
   {
     name: 'orgMigration--cancelled',

@@ -61,7 +61,15 @@ export interface OrgMigrationResume {
 /** How a migration ends once every repository is unlocked. */
 export type MigrationEnding =
   | { kind: 'exported'; archive: MigrationArchive }
-  | { kind: 'failed'; type: string; message: string; details?: unknown[]; cancelled?: boolean };
+  | {
+      kind: 'failed';
+      type: string;
+      message: string;
+      details?: unknown[];
+      cancelled?: boolean;
+      /** The ending came mid-download: the archive's upload is aborted once every repository is unlocked. */
+      abortUpload?: boolean;
+    };
 
 /** Where the archive went: a local file, or an object (then `path` is the object's URL too). */
 export interface MigrationArchive {

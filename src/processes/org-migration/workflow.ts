@@ -31,6 +31,8 @@ import { LonghaulMigrationGuid, summarizeList } from '../../common/search-attrib
 import { parseDestination } from '../../object-store/destination';
 import { ObjectStoreFailure } from '../../object-store/errors';
 import {
+  abortUpload,
+  archivePath,
   completeExport,
   continueEnding,
   EVENTS_PER_UNLOCK,
@@ -157,10 +159,9 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
       }
       status.phase = 'downloading';
       tracker.update();
-      const dir = (input.downloadDir ?? 'archives').replace(/\/+$/, '');
       // The same activity, in the same place, with or without a destination: histories from before
       // `archiveTo` existed replay unchanged (the activity streams to the store when it has one).
-      const path = `${dir}/${input.org}-migration-${known.id}.tar.gz`;
+      const path = archivePath(input, known.id);
       const archive = await acts.download.downloadArchive({ org: input.org, migrationId: known.id, path, ...(input.archiveTo !== undefined ? { archiveTo: input.archiveTo } : {}) });
       status.download = { offset: archive.bytes, total: archive.bytes };
       const where = archive.url !== undefined ? { url: archive.url, ...(archive.version !== undefined ? { version: archive.version } : {}) } : {};
@@ -191,6 +192,7 @@ async function finishEnding(c: Cleanup, ending: MigrationEnding): Promise<OrgMig
     throw withUnlockFailure(ending.message, unlockErr);
   }
   if (unlocked === 'suspended') return continueAsNew<typeof orgMigration>(continueEnding(c, ending));
+  if (ending.abortUpload) await abortUpload(c);
   c.status.phase = ending.cancelled ? 'cancelled' : 'failed';
   c.tracker.update();
   // The cancellation request belonged to an earlier run: this one can only report it.
@@ -201,6 +203,8 @@ async function finishEnding(c: Cleanup, ending: MigrationEnding): Promise<OrgMig
 /** After a failure, time bound or cancellation: unlock what the migration locked (never cancelled), then end with the cause. */
 async function endWithCleanup(err: unknown, c: Cleanup | undefined, status: OrgMigrationStatus, tracker: Cleanup['tracker']): Promise<never> {
   const cancelled = isCancellation(err);
+  // Ended mid-download: an upload may be open in the object store with no attempt alive to abort it.
+  const uploadOpen = status.phase === 'downloading';
   status.error = err instanceof Error ? err.message : String(err);
   status.nextPollInMs = undefined;
   if (c) {
@@ -215,8 +219,9 @@ async function endWithCleanup(err: unknown, c: Cleanup | undefined, status: OrgM
     if (unlocked === 'suspended') {
       const failure = err instanceof ApplicationFailure ? err : undefined;
       const type = failure?.type ?? failureFacts(err).type ?? MigrationFailure.ExportFailed;
-      return continueAsNew<typeof orgMigration>(continueEnding(c, { kind: 'failed', type, message: status.error, details: failure?.details ?? undefined, cancelled }));
+      return continueAsNew<typeof orgMigration>(continueEnding(c, { kind: 'failed', type, message: status.error, details: failure?.details ?? undefined, cancelled, ...(uploadOpen ? { abortUpload: true } : {}) }));
     }
+    if (uploadOpen) await abortUpload(c);
   }
   status.phase = cancelled ? 'cancelled' : 'failed';
   tracker.update();
