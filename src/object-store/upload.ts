@@ -86,6 +86,8 @@ export interface ArchiveUploadOptions {
   partsInFlight?: number;
   /** @format milliseconds */
   retryForMs?: number;
+  /** What `retryForMs` and the waits between tries are measured on (default: the wall clock). */
+  clock?: UploadClock;
   /** The environment the store's SDK is configured from (default: the process's). */
   env?: NodeJS.ProcessEnv;
 }
@@ -117,15 +119,29 @@ function partCount(size: number, partBytes: number): number {
   return Math.max(1, Math.ceil(size / partBytes));
 }
 
-/** Calls `run` until it succeeds, a permanent failure, or `retryForMs` of transient ones. */
-async function retrying<T>(run: () => Promise<T>, retryForMs: number, signal: AbortSignal): Promise<T> {
-  const deadline = Date.now() + retryForMs;
+/**
+ * The time an upload waits out a failing store on: the wall clock and a real timer, or (`ActivityDeps.clock` and
+ * `sleep`) a clock a test advances by each wait, since a time-skipping test server skips no time while an
+ * activity runs.
+ */
+export interface UploadClock {
+  /** Epoch ms. */
+  now(): number;
+  /** Resolves after `ms` on this clock; rejects when `signal` aborts. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+}
+
+export const WALL_CLOCK: UploadClock = { now: () => Date.now(), sleep: (ms, signal) => sleep(ms, undefined, { signal }) };
+
+/** Calls `run` until it succeeds, a permanent failure, or `retryForMs` (on `clock`) of transient ones. */
+async function retrying<T>(run: () => Promise<T>, retryForMs: number, signal: AbortSignal, clock: UploadClock): Promise<T> {
+  const deadline = clock.now() + retryForMs;
   for (let attempt = 0; ; attempt++) {
     try {
       return await run();
     } catch (err) {
-      if (signal.aborted || !isTransient(err) || Date.now() >= deadline) throw err;
-      await sleep(backoffMs(BACKOFF.objectStoreRetry, attempt + 1), undefined, { signal });
+      if (signal.aborted || !isTransient(err) || clock.now() >= deadline) throw err;
+      await clock.sleep(backoffMs(BACKOFF.objectStoreRetry, attempt + 1), signal);
     }
   }
 }
@@ -159,7 +175,7 @@ async function upload(options: ArchiveUploadOptions, key: string, url: string, d
   const retryForMs = options.retryForMs ?? DEFAULT_RETRY_FOR_MS;
   const inner = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, inner.signal]) : inner.signal;
-  const retry = <T>(run: () => Promise<T>) => retrying(run, retryForMs, signal);
+  const retry = <T>(run: () => Promise<T>) => retrying(run, retryForMs, signal, options.clock ?? WALL_CLOCK);
   // Already there, complete? Compare with what a finished attempt recorded; else hash the source to compare.
   const there = await retry(() => store.head(key));
   const previous = options.checkpoint?.url === url && options.checkpoint.size === size ? options.checkpoint : undefined;

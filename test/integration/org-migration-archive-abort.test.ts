@@ -5,13 +5,11 @@
  * then aborts the upload (`abortArchiveUpload`, patched 'archive-upload-aborted') once the store answers again.
  */
 import { ListMultipartUploadsCommand, ListPartsCommand } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startCountingProxy, type CountingProxy } from '../../src/object-store/servers/counting-proxy';
-import { startVersitygw, type StoreServer } from '../../src/object-store/servers/run';
+import { describe, expect, it } from 'vitest';
 import { s3Client } from '../../src/object-store/stores/s3';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { useStack } from '../helpers/stack';
-import { createBucket, envThrough } from '../helpers/object-stores';
+import { useS3BehindRelay } from '../helpers/s3-relay';
 import { FAST_POLL } from '../helpers/presets';
 import { expectCancelled } from '../helpers/failures';
 import { waitFor } from '../helpers/wait';
@@ -23,22 +21,9 @@ const STORAGE_BYTES_PER_SECOND = 2_000_000;
 
 describe('org migration cancelled mid-upload', () => {
   const stack = useStack({ emulator: { migrations: { exportMs: 300, archiveBytes: ARCHIVE_BYTES }, storageBytesPerSecond: STORAGE_BYTES_PER_SECOND } });
-  let server: StoreServer;
-  let relay: CountingProxy;
-  beforeAll(async () => {
-    server = await startVersitygw();
-    relay = await startCountingProxy(server.port);
-    await createBucket('s3', server.env, BUCKET);
-    // The worker (in this process) reaches the store through the relay; the test reads versitygw directly.
-    for (const [name, value] of Object.entries(envThrough('s3', server, relay.endpoint))) vi.stubEnv(name, value);
-  });
-  afterAll(async () => {
-    vi.unstubAllEnvs();
-    await relay?.close();
-    await server?.destroy();
-  });
+  const s3 = useS3BehindRelay(BUCKET);
 
-  const direct = () => s3Client(server.env);
+  const direct = () => s3Client(s3.server.env);
   const openUploadsFor = async (key: string) => ((await direct().send(new ListMultipartUploadsCommand({ Bucket: BUCKET }))).Uploads ?? []).filter((u) => u.Key === key);
 
   it('aborts the multipart upload from the workflow when the download attempt could not: no parts left', async () => {
@@ -63,14 +48,14 @@ describe('org migration cancelled mid-upload', () => {
 
     // The store goes away, then the migration is cancelled: the download attempt learns it on a heartbeat and
     // tries to abort, which the store refuses.
-    relay.refuse(true);
+    s3.relay.refuse(true);
     await handle.cancel();
     const events = async () => (await handle.fetchHistory()).events ?? [];
     await waitFor('the download attempt to end cancelled', events, (e) => e.some((ev) => ev.activityTaskCanceledEventAttributes), 90_000);
     // The attempt is gone and its abort was refused: the upload is still open in the store.
     expect(await openUploadsFor(key)).toHaveLength(1);
 
-    relay.refuse(false);
+    s3.relay.refuse(false);
     await expectCancelled(handle.result());
     expect(await openUploadsFor(key)).toEqual([]);
     expect(stack.emulator.migrations.isLocked('octo-org', 'alpha')).toBe(false);

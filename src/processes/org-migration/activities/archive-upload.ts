@@ -11,7 +11,7 @@
  *   `wait --follow` show), so an attempt on any host continues the upload from the parts already stored.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { abortUploads, checkDestination, parseDestination, uploadArchive, type StoreKind, type UploadCheckpoint } from '../../../object-store';
+import { abortUploads, checkDestination, parseDestination, uploadArchive, type StoreKind, type UploadCheckpoint, type UploadClock } from '../../../object-store';
 import { FailureType } from '../../../http/retry-policy';
 import { discard, readHead, type StorageBody, type StorageResponse } from '../../../http/download';
 import type { TokenlessClient } from '../../../http/tokenless';
@@ -82,7 +82,7 @@ export async function streamArchiveTo(
   destination: string,
   name: string,
   source: StorageSource,
-  hooks: { heartbeat(progress: UploadProgress): void; signal?: AbortSignal; checkpoint?: UploadCheckpoint },
+  hooks: { heartbeat(progress: UploadProgress): void; signal?: AbortSignal; checkpoint?: UploadCheckpoint; clock?: UploadClock },
 ): Promise<StreamedArchive> {
   const signal = hooks.signal ?? new AbortController().signal;
   let url = await source.askApi();
@@ -119,6 +119,7 @@ export async function streamArchiveTo(
       checkpoint: hooks.checkpoint,
       heartbeat: (checkpoint) => hooks.heartbeat({ offset: checkpoint.offset, total, url: checkpoint.url, upload: checkpoint }),
       signal,
+      clock: hooks.clock,
     });
     return {
       url: object.url,
