@@ -6,14 +6,16 @@
  *   longhaul watch <id>             (wait --follow)
  *   longhaul cancel <id>            (waits for the cleanup and reports it: "unlocked alpha, beta")
  *   longhaul list [--process org-migration] [--org O] [--state exporting] [--running|--closed]
+ *                   (a migration's row ends with where its archive went: `→ s3://…` or the worker's path)
  *
  * Natural keys map to the ids the start commands derive (`migrationWorkflowId`) or, for ids with a time in
  * them, to the search attributes the workflows keep (`LonghaulTarget`).
  */
 import { type Command, Option } from 'commander';
-import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import { Client, WorkflowNotFoundError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common';
-import { migrationWorkflowId } from '../processes/org-migration/model';
+import { ARCHIVE_MEMO, migrationWorkflowId, type MigrationArchive } from '../processes/org-migration/model';
+import { readingOrMarking, type UnreadablePayload } from '../temporal/codec';
 import { statusQuery } from '../workflows/kit/status-tracker';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
 import { CliError, printJson, type CliContext } from './context';
@@ -214,14 +216,31 @@ export function listQuery(flags: Omit<ListFlags, 'limit' | 'json'>): string {
   return clauses.filter(Boolean).join(' AND ');
 }
 
+/**
+ * Where a migration's archive went, from its memo (`ARCHIVE_MEMO`, set the moment the archive is stored): the
+ * object's URL or the file on the worker's disk. Absent while it is not stored yet, and for runs from before it
+ * was recorded.
+ */
+export function archiveOfMemo(memo: Record<string, unknown> | undefined): (Partial<MigrationArchive> & { where: string }) | undefined {
+  const archive = memo?.[ARCHIVE_MEMO];
+  if (archive === null || typeof archive !== 'object') return undefined;
+  const { url, path, unreadable } = archive as Partial<MigrationArchive> & Partial<UnreadablePayload>;
+  if (typeof unreadable === 'string') return { where: `(unreadable: ${unreadable})` };
+  const where = typeof url === 'string' ? url : typeof path === 'string' ? path : undefined;
+  return where === undefined ? undefined : { ...(archive as Partial<MigrationArchive>), where };
+}
+
 async function list(ctx: CliContext, flags: ListFlags): Promise<number> {
   const limit = Number(flags.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new CliError('--limit must be a positive whole number', ExitCode.Usage);
   const query = listQuery(flags);
-  const client = await ctx.client();
+  const base = await ctx.client();
+  // Memos are payloads (encrypted with a codec key): one this CLI cannot read is marked, not fatal to the list.
+  const client = new Client({ connection: base.connection, namespace: base.options.namespace, dataConverter: { payloadCodecs: [readingOrMarking(base.options.loadedDataConverter.payloadCodecs)] } });
   const rows = [];
   for await (const wf of client.workflow.list({ query, pageSize: Math.min(limit, 1000) })) {
     const a = wf.typedSearchAttributes;
+    const archive = archiveOfMemo(wf.memo);
     rows.push({
       workflowId: wf.workflowId,
       workflowType: wf.type,
@@ -232,12 +251,13 @@ async function list(ctx: CliContext, flags: ListFlags): Promise<number> {
       target: a.get(LonghaulTarget),
       startTime: wf.startTime.toISOString(),
       closeTime: wf.closeTime?.toISOString(),
+      ...(archive ? { archive } : {}),
     });
     if (rows.length >= limit) break;
   }
   if (flags.json) printJson({ query, workflows: rows });
   else if (rows.length === 0) console.error(`no workflows match (${query})`);
-  else for (const r of rows) console.log([r.workflowId, r.workflowStatus, r.process ?? r.workflowType, r.state ?? '-', r.target ?? '-', r.startTime].join('  '));
+  else for (const r of rows) console.log([r.workflowId, r.workflowStatus, r.process ?? r.workflowType, r.state ?? '-', r.target ?? '-', r.startTime, ...(r.archive ? [`→ ${r.archive.where}`] : [])].join('  '));
   return ExitCode.Success;
 }
 
@@ -264,7 +284,7 @@ export function registerLifecycleCommands(program: Command, ctx: () => CliContex
     });
   program
     .command('list')
-    .description('List longhaul workflows, newest first, filtered through their search attributes')
+    .description('List longhaul workflows, newest first, filtered through their search attributes; a migration\u2019s row ends with where its archive went')
     .addOption(new Option('--process <kind>', 'process kind').choices(PROCESS_NAMES))
     .option('--org <org>', 'organization or owner')
     .option('--state <state>', 'remote state as last seen (exporting, importing, RUNNING…)')
