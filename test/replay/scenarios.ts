@@ -10,6 +10,7 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
+import { newMigrationStatus } from '../../src/processes/org-migration/model';
 import { sourceImport } from '../../src/processes/source-import/workflow';
 import { apiKeyDelete } from '../../src/processes/google-operation/apikey-delete';
 import { logBucketCreate, logBucketUpdate } from '../../src/processes/google-operation/log-bucket';
@@ -80,6 +81,28 @@ const startUnknown: Omit<Scenario, 'name'> = {
 };
 
 export const scenarios: Scenario[] = [
+  {
+    // patched('archive-memo'): the stored archive recorded in the memo (upsertMemo) as the download returns.
+    name: 'orgMigration--archive-memo',
+    emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 } },
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('migration');
+      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL }] });
+      return [workflowId];
+    },
+  },
+  {
+    // patched('archive-memo') in a run resumed after the download (its memo recorded again before the result).
+    name: 'orgMigration--archive-memo-resumed',
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('migration');
+      const base = { org: 'octo-org', repositories: ['alpha'] };
+      const archive = { path: '/data/archives/octo-org-migration-4242.tar.gz', bytes: 4_096, sha256: 'ab'.repeat(32) };
+      const resume = { migrationId: 4242, locked: [], status: { ...newMigrationStatus(base), migrationId: 4242 }, ending: { kind: 'exported' as const, archive } };
+      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ ...base, resume }] });
+      return [workflowId];
+    },
+  },
   {
     name: 'orgMigration--happy',
     emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 } },
