@@ -12,10 +12,11 @@
  * them, to the search attributes the workflows keep (`LonghaulTarget`).
  */
 import { type Command, Option } from 'commander';
-import { Client, WorkflowNotFoundError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common';
 import { ARCHIVE_MEMO, migrationWorkflowId, type MigrationArchive } from '../processes/org-migration/model';
-import { readingOrMarking, type UnreadablePayload } from '../temporal/codec';
+import type { UnreadablePayload } from '../temporal/codec';
+import { memoTolerant } from '../temporal/tolerant-client';
 import { statusQuery } from '../workflows/kit/status-tracker';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
 import { CliError, printJson, type CliContext } from './context';
@@ -58,7 +59,7 @@ async function resolveWorkflowId(ctx: CliContext, id: string | undefined, flags:
     query = `${processClause(Process.SourceImport)} AND ${LonghaulTarget.name} = ${quoted(flags.repo, '--repo')}`;
   } else if (flags.name) query = `${LonghaulTarget.name} = ${quoted(flags.name, '--name')}`;
   else throw new CliError('give a workflow id, or --org and --repos, --repo owner/repo, or --name RESOURCE', ExitCode.Usage);
-  const client = await ctx.client();
+  const client = memoTolerant(await ctx.client());
   const running = await listIds(client, `${query} AND ExecutionStatus = 'Running'`, 10);
   if (running.length > 1) throw new CliError(`several running workflows match (${running.join(', ')}); give the workflow id`, ExitCode.Usage);
   if (running.length === 1) return running[0];
@@ -79,9 +80,11 @@ async function listIds(client: Client, query: string, limit: number): Promise<st
 /** The handle and description of an existing workflow; a missing one is a clear error. */
 async function existing(ctx: CliContext, id: string | undefined, flags: KeyFlags): Promise<{ handle: WorkflowHandle; description: WorkflowExecutionDescription }> {
   const workflowId = await resolveWorkflowId(ctx, id, flags);
-  const handle = (await ctx.client()).workflow.getHandle(workflowId);
+  const client = await ctx.client();
+  const handle = client.workflow.getHandle(workflowId);
   try {
-    return { handle, description: await handle.describe() };
+    // Described through a client that reads a memo it cannot decrypt as unreadable (status works without the key).
+    return { handle, description: await memoTolerant(client).workflow.getHandle(workflowId).describe() };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new CliError(`no workflow ${workflowId}`);
     throw err;
@@ -234,9 +237,8 @@ async function list(ctx: CliContext, flags: ListFlags): Promise<number> {
   const limit = Number(flags.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new CliError('--limit must be a positive whole number', ExitCode.Usage);
   const query = listQuery(flags);
-  const base = await ctx.client();
   // Memos are payloads (encrypted with a codec key): one this CLI cannot read is marked, not fatal to the list.
-  const client = new Client({ connection: base.connection, namespace: base.options.namespace, dataConverter: { payloadCodecs: [readingOrMarking(base.options.loadedDataConverter.payloadCodecs)] } });
+  const client = memoTolerant(await ctx.client());
   const rows = [];
   for await (const wf of client.workflow.list({ query, pageSize: Math.min(limit, 1000) })) {
     const a = wf.typedSearchAttributes;

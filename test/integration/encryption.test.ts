@@ -112,7 +112,7 @@ describe('encrypted payloads', () => {
     expect(((await bad.json()) as { message: string }).message).toMatch(/payloads/);
   });
 
-  it('`longhaul list` names the archive from the encrypted memo with the key, and marks it unreadable without it', async () => {
+  it('`longhaul list` names the archive from the encrypted memo with the key, marks it unreadable without it, and `status` works without it', async () => {
     const workflowId = `encrypted-list-${Date.now()}`;
     const result = await encrypted.workflow.execute(orgMigration, { taskQueue: stack.taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['gamma'], poll: { initialIntervalMs: 1000, maxIntervalMs: 1000 } }] });
     const args = ['list', '--process', 'org-migration', '--closed', '--limit', '1000', '--json'];
@@ -130,5 +130,9 @@ describe('encrypted payloads', () => {
     expect(await archiveListed({ LONGHAUL_CODEC_KEYS: keyText })).toMatchObject({ where: result.archive.path, sha256: result.archive.sha256 });
     // Without the key the row is still listed: the memo is marked, the list does not fail.
     expect((await archiveListed({ LONGHAUL_CODEC_KEYS: '' })).where).toMatch(/^\(unreadable: encrypted, and no key is configured/);
+    // `status` describes the workflow (memo included) without the key too.
+    const status = await runLonghaul(['status', workflowId, '--json'], stack.taskQueue, { LONGHAUL_CODEC_KEYS: '' });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ workflowId, workflowStatus: 'COMPLETED', process: 'org-migration' });
   });
 });
