@@ -138,7 +138,7 @@ describe('org migration into an object store', () => {
         (b) => b?.url !== undefined,
         60_000,
       );
-      // The SDK sends the first heartbeat at once and later ones at most every 24 s (80 % of the 30 s heartbeat timeout).
+      // The SDK sends the first heartbeat at once, later ones at most once every 24 s (80 % of the 30 s heartbeat timeout).
       expect(beat).toMatchObject({ offset: expect.any(Number), total: ARCHIVE_BYTES, url: object });
       // The activity's summary in the UI's timeline names the object too.
       const scheduled = (await handle.fetchHistory()).events!.map((e) => e.activityTaskScheduledEventAttributes && e.userMetadata?.summary).filter(Boolean);
