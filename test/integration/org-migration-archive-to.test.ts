@@ -5,7 +5,8 @@
  * ends the workflow with its own failure type before the API is called.
  */
 import { createHash } from 'node:crypto';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { defineQuery } from '@temporalio/workflow';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ObjectStoreFailure } from '../../src/object-store';
@@ -19,9 +20,12 @@ import { eventually, waitFor } from '../helpers/wait';
 import { decodeHeartbeat } from '../../src/cli/run-workflow';
 import { newMigrationStatus, type MigrationArchive, type OrgMigrationInput } from '../../src/processes/org-migration/model';
 
-/** What the Temporal UI shows as a workflow's current details: the SDK's built-in metadata query. */
-async function currentDetails(handle: { query<T>(name: string): Promise<T> }): Promise<string | undefined> {
-  return (await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata')).currentDetails;
+/** The SDK's built-in query the Temporal UI reads a workflow's current details from. */
+const workflowMetadataQuery = defineQuery<{ currentDetails?: string }>('__temporal_workflow_metadata');
+
+/** What the Temporal UI shows as a workflow's current details. */
+async function currentDetails(handle: WorkflowHandle): Promise<string | undefined> {
+  return (await handle.query(workflowMetadataQuery)).currentDetails;
 }
 
 const BUCKET = 'archives';
