@@ -99,6 +99,15 @@ export class LonghaulWorker {
   }
 }
 
+/**
+ * How stale the server's copy of an activity's heartbeat details may get. The SDK sends them at most every 80 % of
+ * the heartbeat timeout unless this is shorter: 24 s for a download, whose details carry the upload's checkpoint
+ * (what an attempt on another host continues from) and the bytes `status`, `wait --follow` and the UI show. A host
+ * that dies loses what it stored since the last one sent: at 24 s that was a sixth of the test fleet's archives
+ * re-read; at 2 s it is the parts in flight.
+ */
+export const MAX_HEARTBEAT_THROTTLE = '2 seconds';
+
 export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise<LonghaulWorker> {
   const workerQueue = workerQueueName(opts.taskQueue);
   const activities = createActivities({ ...opts.deps, workerQueue });
@@ -115,6 +124,7 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     // The release polls as its deployment version (seen on the task queue's pollers, `longhaul doctor`); routing
     // by version is off unless LONGHAUL_WORKER_VERSIONING=on (temporal/worker-versioning.ts).
     workerDeploymentOptions: deployment,
+    maxHeartbeatThrottleInterval: MAX_HEARTBEAT_THROTTLE,
     ...opts.workerOptions,
     interceptors: {
       ...opts.workerOptions?.interceptors,
@@ -132,6 +142,7 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     // Unversioned: the queue lives as long as this process, and the version it would join would gather one
     // queue per process start. Only activities run here, scheduled by workflows that already chose this process.
     workerDeploymentOptions: { version: deployment.version, useWorkerVersioning: false },
+    maxHeartbeatThrottleInterval: MAX_HEARTBEAT_THROTTLE,
     ...activityOptions,
     taskQueue: workerQueue,
     interceptors: { activity: activityInterceptors },

@@ -7,8 +7,9 @@
  * a store that is down during that check is waited out.
  */
 import { createHash } from 'node:crypto';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { defineQuery } from '@temporalio/workflow';
+import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { ObjectStoreFailure } from '../../src/object-store';
@@ -19,7 +20,18 @@ import { useStack } from '../helpers/stack';
 import { createBucket, openUploads, readBack } from '../helpers/object-stores';
 import { FAST_POLL } from '../helpers/presets';
 import { expectFailure } from '../helpers/failures';
-import { waitFor } from '../helpers/wait';
+import { runLonghaul } from '../helpers/starter';
+import { eventually, waitFor } from '../helpers/wait';
+import { decodeHeartbeat } from '../../src/cli/run-workflow';
+import { newMigrationStatus, type MigrationArchive, type OrgMigrationInput } from '../../src/processes/org-migration/model';
+
+/** The SDK's built-in query the Temporal UI reads a workflow's current details from. */
+const workflowMetadataQuery = defineQuery<{ currentDetails?: string }>('__temporal_workflow_metadata');
+
+/** What the Temporal UI shows as a workflow's current details. */
+async function currentDetails(handle: WorkflowHandle): Promise<string | undefined> {
+  return (await handle.query(workflowMetadataQuery)).currentDetails;
+}
 
 const BUCKET = 'archives';
 /** 6 MB: two parts of the smallest size S3 allows (5 MiB), so the multipart path runs. */
@@ -105,6 +117,98 @@ describe('org migration into an object store', () => {
     expect((cause as ApplicationFailure).type).toBe(type);
     expect((cause as ApplicationFailure).message).not.toContain('wJalrXUtnFEMI');
     expect(stack.emulator.stats.requests).toBe(before);
+  });
+
+  /** Workflows whose archive `longhaul list` must name, with where it went. */
+  const listed = new Map<string, string>();
+
+  it('shows the destination and the bytes stored: the UI\'s current details, the download\'s summary, its heartbeat; then where the archive went', async () => {
+    // 6 MB at 1.5 MB/s: about 4 s of upload to look at.
+    stack.emulator.storage.bytesPerSecond = 1_500_000;
+    try {
+      const workflowId = `archive-to-ui-${Date.now()}`;
+      const handle = await stack.client.workflow.start(orgMigration, {
+        taskQueue: stack.taskQueue,
+        workflowId,
+        args: [{ org: 'octo-org', repositories: ['alpha'], poll: FAST_POLL, archiveTo: `s3://${BUCKET}/ui` }],
+      });
+      // While the bytes flow, the workflow knows the object (from its input), not the bytes: the details name it.
+      const downloading = await waitFor('the current details of the download', () => currentDetails(handle).catch(() => undefined), (d) => d?.startsWith('downloading') ?? false, 60_000);
+      const migrationId = Number(/migration (\d+)/.exec(downloading!)![1]);
+      const object = `s3://${BUCKET}/ui/octo-org-migration-${migrationId}.tar.gz`;
+      expect(downloading).toBe(`downloading · migration ${migrationId} · state exported · into ${object}`);
+      // The bytes are the pending activity's heartbeat (the UI shows it; `status` and `wait --follow` read it).
+      const beat = await waitFor(
+        'an upload heartbeat',
+        async () => {
+          const pending = (await handle.describe()).raw.pendingActivities?.[0];
+          return pending ? ((await decodeHeartbeat(handle, pending.heartbeatDetails?.payloads?.[0])) as { offset?: number; total?: number; url?: string } | undefined) : undefined;
+        },
+        (b) => b?.url !== undefined,
+        60_000,
+      );
+      // The SDK sends the first heartbeat at once, later ones at most once every 24 s (80 % of the 30 s heartbeat timeout).
+      expect(beat).toMatchObject({ offset: expect.any(Number), total: ARCHIVE_BYTES, url: object });
+      // The activity's summary in the UI's timeline names the object too.
+      const scheduled = (await handle.fetchHistory()).events!.map((e) => e.activityTaskScheduledEventAttributes && e.userMetadata?.summary).filter(Boolean);
+      expect(scheduled.map((summary) => defaultPayloadConverter.fromPayload(summary!))).toContain(`Download archive of export ${migrationId} of octo-org into ${object}`);
+
+      const result = await handle.result();
+      expect(result.archive.url).toBe(object);
+      expect(await currentDetails(handle)).toBe(`done · migration ${migrationId} · state exported · archive ${Math.round(ARCHIVE_BYTES / 1024)} KiB stored in ${object}`);
+      expect((await handle.describe()).memo).toEqual({ archive: result.archive });
+      listed.set(workflowId, object);
+    } finally {
+      stack.emulator.storage.bytesPerSecond = 0;
+    }
+  });
+
+  it('records where the archive went when the worker chose it (LONGHAUL_ARCHIVE_TO) or kept it on its disk', async () => {
+    const run = async (label: string, archiveTo: string) => {
+      vi.stubEnv('LONGHAUL_ARCHIVE_TO', archiveTo);
+      try {
+        const workflowId = `archive-to-${label}-${Date.now()}`;
+        const result = await stack.client.workflow.execute(orgMigration, { taskQueue: stack.taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['beta'], poll: FAST_POLL }] });
+        const handle = stack.client.workflow.getHandle(workflowId);
+        expect((await handle.describe()).memo).toEqual({ archive: result.archive });
+        expect(await currentDetails(handle)).toContain(`· archive ${Math.round(ARCHIVE_BYTES / 1024)} KiB ${result.archive.url ? `stored in ${result.archive.url}` : `at ${result.archive.path}`}`);
+        listed.set(workflowId, result.archive.url ?? result.archive.path);
+        return result;
+      } finally {
+        vi.stubEnv('LONGHAUL_ARCHIVE_TO', '');
+      }
+    };
+    expect((await run('worker-default', `s3://${BUCKET}/by-worker/`)).archive.url).toMatch(new RegExp(`^s3://${BUCKET}/by-worker/octo-org-migration-\\d+\\.tar\\.gz$`));
+    const local = await run('local-disk', '');
+    expect(local.archive.url).toBeUndefined();
+    expect(local.archive.path).toMatch(/^\/.*\/archives\/octo-org-migration-\d+\.tar\.gz$/);
+  });
+
+  it('records the archive again in a run continued after the download (its memo starts empty)', async () => {
+    const archive: MigrationArchive = { path: `s3://${BUCKET}/resumed/x.tar.gz`, url: `s3://${BUCKET}/resumed/x.tar.gz`, bytes: 3, sha256: 'ab', version: '"e"' };
+    const base: OrgMigrationInput = { org: 'octo-org', repositories: ['gamma'] };
+    const workflowId = `archive-to-resumed-${Date.now()}`;
+    const input: OrgMigrationInput = { ...base, resume: { migrationId: 4242, locked: [], status: { ...newMigrationStatus(base), migrationId: 4242 }, ending: { kind: 'exported', archive } } };
+    const result = await stack.client.workflow.execute(orgMigration, { taskQueue: stack.taskQueue, workflowId, args: [input] });
+    expect(result.archive).toEqual(archive);
+    expect((await stack.client.workflow.getHandle(workflowId).describe()).memo).toEqual({ archive });
+    listed.set(workflowId, archive.url!);
+  });
+
+  it('`longhaul list` shows where each archive went', async () => {
+    expect(listed.size).toBe(4);
+    const args = ['list', '--process', 'org-migration', '--org', 'octo-org', '--closed', '--limit', '1000'];
+    // Visibility is eventually consistent: wait until every closed run is listed with its memo.
+    const rows = await eventually(async () => {
+      const { code, stdout } = await runLonghaul([...args, '--json'], stack.taskQueue);
+      if (code !== 0) return undefined;
+      const workflows = (JSON.parse(stdout) as { workflows: { workflowId: string; archive?: { where: string; sha256?: string } }[] }).workflows.filter((w) => listed.has(w.workflowId));
+      return workflows.length === listed.size && workflows.every((w) => w.archive) ? workflows : undefined;
+    }, 'every migration listed with its archive', 60_000, 1_000);
+    for (const row of rows) expect(row.archive!.where).toBe(listed.get(row.workflowId));
+    const { stdout, stderr } = await runLonghaul(args, stack.taskQueue);
+    expect(stderr).toBe('');
+    for (const [workflowId, where] of listed) expect(stdout).toMatch(new RegExp(`^${workflowId}  COMPLETED  org-migration  .*  → ${where.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
   });
 
   const startPosts = () => stack.emulator.stats.byRoute['POST /orgs/:org/migrations'] ?? 0;

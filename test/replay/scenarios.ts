@@ -10,6 +10,7 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
+import { newMigrationStatus } from '../../src/processes/org-migration/model';
 import { sourceImport } from '../../src/processes/source-import/workflow';
 import { apiKeyDelete } from '../../src/processes/google-operation/apikey-delete';
 import { logBucketCreate, logBucketUpdate } from '../../src/processes/google-operation/log-bucket';
@@ -101,6 +102,28 @@ export const scenarios: Scenario[] = [
     // (patched 'archive-destination-checked'; here the worker's data directory, so the check calls no store).
     ...happyMigration,
     name: 'orgMigration--destination-checked',
+  },
+  {
+    // patched('archive-memo'): the stored archive recorded in the memo (upsertMemo) as the download returns.
+    name: 'orgMigration--archive-memo',
+    emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 } },
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('migration');
+      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL }] });
+      return [workflowId];
+    },
+  },
+  {
+    // patched('archive-memo') in a run resumed after the download (its memo recorded again before the result).
+    name: 'orgMigration--archive-memo-resumed',
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('migration');
+      const base = { org: 'octo-org', repositories: ['alpha'] };
+      const archive = { path: '/data/archives/octo-org-migration-4242.tar.gz', bytes: 4_096, sha256: 'ab'.repeat(32) };
+      const resume = { migrationId: 4242, locked: [], status: { ...newMigrationStatus(base), migrationId: 4242 }, ending: { kind: 'exported' as const, archive } };
+      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ ...base, resume }] });
+      return [workflowId];
+    },
   },
   {
     // A tiny per-run event budget: the wait continues as new every few polls, carrying the migration with it.

@@ -7,7 +7,7 @@
 import { ApplicationFailure, CancellationScope, patched } from '@temporalio/workflow';
 import type { MigrationActivityFunctions } from './activities';
 import { keepTrying, MAX_EVENTS_PER_RUN, runBudgetReached, type StatusTracker } from '../../workflows/kit';
-import { MigrationFailure, type MigrationEnding, type OrgMigrationInput, type OrgMigrationResult, type OrgMigrationStatus } from './model';
+import { archiveFileName, MigrationFailure, type MigrationEnding, type OrgMigrationInput, type OrgMigrationResult, type OrgMigrationStatus } from './model';
 import { summarizeList } from '../../common/search-attributes';
 
 /** Unlocks run in parallel, this many at a time (each is its own activity). */
@@ -83,7 +83,7 @@ export async function unlockAll(c: Cleanup): Promise<'done' | 'suspended'> {
 /** Where the archive of `migrationId` is downloaded: the local file, whose name is also the object's under a destination. */
 export function archivePath(input: OrgMigrationInput, migrationId: number): string {
   const dir = (input.downloadDir ?? 'archives').replace(/\/+$/, '');
-  return `${dir}/${input.org}-migration-${migrationId}.tar.gz`;
+  return `${dir}/${archiveFileName(input.org, migrationId)}`;
 }
 
 /**

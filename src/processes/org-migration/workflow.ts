@@ -8,13 +8,15 @@
  * cleanup calls are retried until they succeed or fail permanently, and a permanent failure names what is
  * left to do by hand (`cleanup.ts`).
  */
-import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, isCancellation, patched, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { MigrationActivityFunctions, MigrationSummary } from './activities';
 import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/activity-options';
 import { summarized } from '../../workflows/activity-summaries';
 import { activityCause, failureFacts } from '../../common/activity-failures';
 import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes } from '../../workflows/kit';
 import {
+  ARCHIVE_MEMO,
+  archiveFileName,
   DEFAULT_POLL,
   describeOrgMigration,
   MIGRATION_FLAGS,
@@ -22,13 +24,14 @@ import {
   migrationEnded,
   migrationInputProblems,
   newMigrationStatus,
+  type MigrationArchive,
   type MigrationEnding,
   type OrgMigrationInput,
   type OrgMigrationResult,
   type OrgMigrationStatus,
 } from './model';
 import { LonghaulMigrationGuid, summarizeList } from '../../common/search-attributes';
-import { parseDestination } from '../../object-store/destination';
+import { destinationObjectUrl, parseDestination } from '../../object-store/destination';
 import { ObjectStoreFailure } from '../../object-store/errors';
 import {
   abortUpload,
@@ -70,6 +73,8 @@ const LIST_MIGRATION_ENDING_PATCH = 'list-migration-ending';
  * no such activity.
  */
 const ARCHIVE_DESTINATION_CHECKED_PATCH = 'archive-destination-checked';
+/** `patched()` id: the workflow records where its archive went in its memo (`ARCHIVE_MEMO`), which `longhaul list` shows. */
+const ARCHIVE_MEMO_PATCH = 'archive-memo';
 
 /** Tolerated difference between our clock and the server's when matching `created_at` to our attempt window. */
 const CLOCK_SKEW_MARGIN_MS = 60_000;
@@ -158,6 +163,9 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
         );
       }
       status.phase = 'downloading';
+      const name = archiveFileName(input.org, known.id);
+      // The UI's current details name the object while the bytes flow (they are in the activity's heartbeat).
+      if (input.archiveTo !== undefined) status.archiveTo = destinationObjectUrl(input.archiveTo, name, 'archiveTo');
       tracker.update();
       // The same activity, in the same place, with or without a destination: histories from before
       // `archiveTo` existed replay unchanged (the activity streams to the store when it has one).
@@ -165,7 +173,9 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
       const archive = await acts.download.downloadArchive({ org: input.org, migrationId: known.id, path, ...(input.archiveTo !== undefined ? { archiveTo: input.archiveTo } : {}) });
       status.download = { offset: archive.bytes, total: archive.bytes };
       const where = archive.url !== undefined ? { url: archive.url, ...(archive.version !== undefined ? { version: archive.version } : {}) } : {};
-      const done = await completeExport(cleanup(known), { path: archive.path, bytes: archive.bytes, sha256: archive.sha256, ...where });
+      const stored: MigrationArchive = { path: archive.path, bytes: archive.bytes, sha256: archive.sha256, ...where };
+      recordArchive(status, stored);
+      const done = await completeExport(cleanup(known), stored);
       if ('result' in done) return done.result;
       next = done.next;
     }
@@ -176,9 +186,21 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
   return continueAsNew<typeof orgMigration>(next as OrgMigrationInput);
 }
 
+/**
+ * Where the archive went, known the moment the download returns whatever chose the destination (the input, the
+ * worker's `LONGHAUL_ARCHIVE_TO`, or the worker's disk): in the status (the UI's current details, `status`) and
+ * in the memo `longhaul list` reads. Runs recorded before the memo replay without its command.
+ */
+function recordArchive(status: OrgMigrationStatus, archive: MigrationArchive): void {
+  status.archive = { path: archive.path, bytes: archive.bytes, ...(archive.url !== undefined ? { url: archive.url } : {}) };
+  if (patched(ARCHIVE_MEMO_PATCH)) upsertMemo({ [ARCHIVE_MEMO]: archive });
+}
+
 /** A run resumed after the export ended: the unlocks still to make, then the ending the earlier run reached. */
 async function finishEnding(c: Cleanup, ending: MigrationEnding): Promise<OrgMigrationResult> {
   if (ending.kind === 'exported') {
+    // The run that stored the archive recorded it; a continued run records it again (its memo may start empty).
+    recordArchive(c.status, ending.archive);
     const done = await completeExport(c, ending.archive);
     if ('result' in done) return done.result;
     return continueAsNew<typeof orgMigration>(done.next);
