@@ -320,7 +320,8 @@ async function upload(options: ArchiveUploadOptions, key: string, url: string, d
       resumedFrom: offset,
     };
   } catch (err) {
-    const cause = signal.aborted && !(err instanceof ApplicationFailure) ? (options.signal?.aborted ? options.signal.reason : (inner.signal.reason ?? err)) : err;
+    // A cancellation is the cause whatever broke first (the source stream it destroyed, a part it interrupted).
+    const cause = options.signal?.aborted ? options.signal.reason : signal.aborted && !(err instanceof ApplicationFailure) ? (inner.signal.reason ?? err) : err;
     // Permanent failures and cancellations leave nothing behind; a transient one keeps the parts for the next attempt.
     if (options.signal?.aborted || (cause instanceof ApplicationFailure && cause.nonRetryable)) {
       inner.abort(cause);

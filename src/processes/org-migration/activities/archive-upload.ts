@@ -214,6 +214,8 @@ async function* bodyChunks(body: StorageBody, signal: AbortSignal): AsyncGenerat
         continue;
       }
       if (ended) {
+        // Broken off by the activity's cancellation: that is what the attempt ends with (cancelled, not failed).
+        if (ended.error && signal.aborted) throw signal.reason;
         if (ended.error) throw ApplicationFailure.retryable(`the archive transfer broke off: ${ended.error.message}`, FailureType.Network);
         return;
       }
