@@ -23,6 +23,12 @@ export interface ActivityDeps {
   /** Injected clock (epoch ms) for anything time-based outside the HTTP client. */
   clock: () => number;
   /**
+   * Injected wait on `clock` for waits inside an activity (an archive upload waiting out a failing store); default
+   * a real timer. A test's clock that a time-skipping server cannot skip (it skips no time while an activity runs)
+   * is advanced by the wait instead.
+   */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
    * This worker process's own task queue, polled for activities only (`worker.ts`): a feed poll's first fetch
    * returns it, and the poll schedules its later pages and its delivery there, on the worker whose data
    * directory holds the poll's spool. Undefined on a worker that polls the shared queue only.

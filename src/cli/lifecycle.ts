@@ -6,6 +6,7 @@
  *   longhaul watch <id>             (wait --follow)
  *   longhaul cancel <id>            (waits for the cleanup and reports it: "unlocked alpha, beta")
  *   longhaul list [--process org-migration] [--org O] [--state exporting] [--running|--closed]
+ *                   (a migration's row ends with where its archive went: `→ s3://…` or the worker's path)
  *
  * Natural keys map to the ids the start commands derive (`migrationWorkflowId`) or, for ids with a time in
  * them, to the search attributes the workflows keep (`LonghaulTarget`).
@@ -13,7 +14,9 @@
 import { type Command, Option } from 'commander';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common';
-import { migrationWorkflowId } from '../processes/org-migration/model';
+import { ARCHIVE_MEMO, migrationWorkflowId, type MigrationArchive } from '../processes/org-migration/model';
+import type { UnreadablePayload } from '../temporal/codec';
+import { memoTolerant } from '../temporal/tolerant-client';
 import { statusQuery } from '../workflows/kit/status-tracker';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
 import { CliError, printJson, type CliContext } from './context';
@@ -56,7 +59,7 @@ async function resolveWorkflowId(ctx: CliContext, id: string | undefined, flags:
     query = `${processClause(Process.SourceImport)} AND ${LonghaulTarget.name} = ${quoted(flags.repo, '--repo')}`;
   } else if (flags.name) query = `${LonghaulTarget.name} = ${quoted(flags.name, '--name')}`;
   else throw new CliError('give a workflow id, or --org and --repos, --repo owner/repo, or --name RESOURCE', ExitCode.Usage);
-  const client = await ctx.client();
+  const client = memoTolerant(await ctx.client());
   const running = await listIds(client, `${query} AND ExecutionStatus = 'Running'`, 10);
   if (running.length > 1) throw new CliError(`several running workflows match (${running.join(', ')}); give the workflow id`, ExitCode.Usage);
   if (running.length === 1) return running[0];
@@ -77,9 +80,11 @@ async function listIds(client: Client, query: string, limit: number): Promise<st
 /** The handle and description of an existing workflow; a missing one is a clear error. */
 async function existing(ctx: CliContext, id: string | undefined, flags: KeyFlags): Promise<{ handle: WorkflowHandle; description: WorkflowExecutionDescription }> {
   const workflowId = await resolveWorkflowId(ctx, id, flags);
-  const handle = (await ctx.client()).workflow.getHandle(workflowId);
+  const client = await ctx.client();
+  const handle = client.workflow.getHandle(workflowId);
   try {
-    return { handle, description: await handle.describe() };
+    // Described through a client that reads a memo it cannot decrypt as unreadable (status works without the key).
+    return { handle, description: await memoTolerant(client).workflow.getHandle(workflowId).describe() };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new CliError(`no workflow ${workflowId}`);
     throw err;
@@ -214,14 +219,30 @@ export function listQuery(flags: Omit<ListFlags, 'limit' | 'json'>): string {
   return clauses.filter(Boolean).join(' AND ');
 }
 
+/**
+ * Where a migration's archive went, from its memo (`ARCHIVE_MEMO`, set the moment the archive is stored): the
+ * object's URL or the file on the worker's disk. Absent while it is not stored yet, and for runs from before it
+ * was recorded.
+ */
+export function archiveOfMemo(memo: Record<string, unknown> | undefined): (Partial<MigrationArchive> & { where: string }) | undefined {
+  const archive = memo?.[ARCHIVE_MEMO];
+  if (archive === null || typeof archive !== 'object') return undefined;
+  const { url, path, unreadable } = archive as Partial<MigrationArchive> & Partial<UnreadablePayload>;
+  if (typeof unreadable === 'string') return { where: `(unreadable: ${unreadable})` };
+  const where = typeof url === 'string' ? url : typeof path === 'string' ? path : undefined;
+  return where === undefined ? undefined : { ...(archive as Partial<MigrationArchive>), where };
+}
+
 async function list(ctx: CliContext, flags: ListFlags): Promise<number> {
   const limit = Number(flags.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new CliError('--limit must be a positive whole number', ExitCode.Usage);
   const query = listQuery(flags);
-  const client = await ctx.client();
+  // Memos are payloads (encrypted with a codec key): one this CLI cannot read is marked, not fatal to the list.
+  const client = memoTolerant(await ctx.client());
   const rows = [];
   for await (const wf of client.workflow.list({ query, pageSize: Math.min(limit, 1000) })) {
     const a = wf.typedSearchAttributes;
+    const archive = archiveOfMemo(wf.memo);
     rows.push({
       workflowId: wf.workflowId,
       workflowType: wf.type,
@@ -232,12 +253,13 @@ async function list(ctx: CliContext, flags: ListFlags): Promise<number> {
       target: a.get(LonghaulTarget),
       startTime: wf.startTime.toISOString(),
       closeTime: wf.closeTime?.toISOString(),
+      ...(archive ? { archive } : {}),
     });
     if (rows.length >= limit) break;
   }
   if (flags.json) printJson({ query, workflows: rows });
   else if (rows.length === 0) console.error(`no workflows match (${query})`);
-  else for (const r of rows) console.log([r.workflowId, r.workflowStatus, r.process ?? r.workflowType, r.state ?? '-', r.target ?? '-', r.startTime].join('  '));
+  else for (const r of rows) console.log([r.workflowId, r.workflowStatus, r.process ?? r.workflowType, r.state ?? '-', r.target ?? '-', r.startTime, ...(r.archive ? [`→ ${r.archive.where}`] : [])].join('  '));
   return ExitCode.Success;
 }
 
@@ -264,7 +286,7 @@ export function registerLifecycleCommands(program: Command, ctx: () => CliContex
     });
   program
     .command('list')
-    .description('List longhaul workflows, newest first, filtered through their search attributes')
+    .description('List longhaul workflows, newest first, filtered through their search attributes; a migration\u2019s row ends with where its archive went')
     .addOption(new Option('--process <kind>', 'process kind').choices(PROCESS_NAMES))
     .option('--org <org>', 'organization or owner')
     .option('--state <state>', 'remote state as last seen (exporting, importing, RUNNING…)')

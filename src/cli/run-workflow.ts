@@ -4,13 +4,14 @@
  * stdout carries only the result; the "started" notice (when waiting) and live progress go to stderr.
  */
 import { type Command, Option } from 'commander';
-import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import type { Payload, SearchAttributePair, Workflow } from '@temporalio/common';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { ExitCode, exitCodeForStatus } from './exit-codes';
 import { sharedWaitLine, sharedWaitOf, type PendingActivityView } from '../common/shared-wait';
 import { fitSearchAttributes } from '../common/search-attributes';
 import { statusQuery } from '../workflows/kit/status-tracker';
+import { memoTolerant } from '../temporal/tolerant-client';
 
 /** Adds the options every workflow-starting command shares: `--workflow-id`, `--wait`, `--follow`, `--json`, `--dry-run`. */
 export function withRunOutputOptions(command: Command): Command {
@@ -137,6 +138,11 @@ export interface Outcome<Result> {
   error?: { type?: string; message: string };
 }
 
+/** The handle's workflow described, a memo it cannot decrypt read as unreadable rather than failing (`memoTolerant`). */
+function describeOf(handle: WorkflowHandle): Promise<WorkflowExecutionDescription> {
+  return memoTolerant(handle.client).workflow.getHandle(handle.workflowId).describe();
+}
+
 /** Waits for the end of a workflow (following its status on stderr when asked). */
 export async function awaitOutcome<Result, Status>(
   handle: WorkflowHandle,
@@ -146,14 +152,14 @@ export async function awaitOutcome<Result, Status>(
   try {
     const result = (await handle.result()) as Result;
     await stopFollowing?.();
-    const status = (await handle.describe()).status.name;
+    const status = (await describeOf(handle)).status.name;
     return { workflowId: handle.workflowId, workflowStatus: status, exitCode: ExitCode.Success, result };
   } catch (err) {
     await stopFollowing?.();
     const error = describeFailure(err);
     let status = 'FAILED';
     try {
-      status = (await handle.describe()).status.name;
+      status = (await describeOf(handle)).status.name;
     } catch {
       // The failure itself is what matters.
     }
@@ -229,7 +235,7 @@ export function followStatus<Status>(handle: WorkflowHandle, describe: (s: Statu
 
 /** The workflow's pending activities: decoded heartbeat details and last failure message. */
 async function pendingActivities(handle: WorkflowHandle): Promise<PendingActivityView[]> {
-  const { raw } = await handle.describe();
+  const { raw } = await describeOf(handle);
   return Promise.all(
     (raw.pendingActivities ?? []).map(async (activity) => ({
       heartbeat: await decodeHeartbeat(handle, activity.heartbeatDetails?.payloads?.[0]),

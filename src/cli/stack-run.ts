@@ -32,6 +32,7 @@ import type { OrgMigrationInput } from '../processes/org-migration/model';
 import { runWorkflowCommand } from './run-workflow';
 import { migrationCommand } from '../processes/org-migration/cli';
 import { CliError, type CliContext } from './context';
+import { DEMO_BUCKET, describeStoredObject, startDemoObjectStore, type DemoStore } from './demo-store';
 
 export const log = (m: string) => console.error(m);
 
@@ -96,7 +97,14 @@ async function startStack(log: (m: string) => void, env: NodeJS.ProcessEnv, demo
     if (err instanceof NamespaceNotReadyError) throw new CliError(err.message, ExitCode.NamespaceNotReady);
     throw err;
   }
-  const worker = await createLonghaulWorker({ connection, namespace: target.namespace, taskQueue: config.taskQueue, deps });
+  const worker = await createLonghaulWorker({
+    connection,
+    namespace: target.namespace,
+    taskQueue: config.taskQueue,
+    deps,
+    // As `longhaul worker`: a pre-built bundle (`npm run build:bundle`) spares the webpack build.
+    workflowBundle: process.env.LONGHAUL_WORKFLOW_BUNDLE ? { codePath: process.env.LONGHAUL_WORKFLOW_BUNDLE } : undefined,
+  });
   const running = worker.run();
   log(`[worker] longhaul ${releaseVersion()} polling task queue "${config.taskQueue}" (and its own, "${worker.workerQueue}"; data directory ${config.dataDir})`);
   return {
@@ -165,8 +173,23 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<void>
   await untilInterrupted(stack);
 }
 
-export async function demo(opts: { exit?: boolean }, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const stack = await startStack(log, env, true);
+export async function demo(opts: { exit?: boolean; archiveTo?: DemoStore }, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  // Before the worker: its AWS SDK reads the standard variables the store sets.
+  const store = opts.archiveTo ? await startDemoObjectStore(opts.archiveTo, log) : undefined;
+  let stack: Stack;
+  try {
+    stack = await startStack(log, env, true);
+  } catch (err) {
+    await store?.stop();
+    throw err;
+  }
+  if (store) {
+    const stop = stack.stop;
+    stack.stop = async () => {
+      await stop();
+      await store.stop();
+    };
+  }
   const connection = await Connection.connect({ address: stack.address });
   const client = new Client({ connection, namespace: stack.namespace, dataConverter: longhaulDataConverter() });
   const ctx: CliContext = {
@@ -178,9 +201,24 @@ export async function demo(opts: { exit?: boolean }, env: NodeJS.ProcessEnv = pr
   };
   const workflowId = `demo-migrate-octo-org-${Date.now().toString(36)}`;
   log('');
-  log('demo: migrating octo-org/alpha, beta and gamma (locked while exporting)…');
-  const input: OrgMigrationInput = { org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], lockRepositories: true, poll: { initialIntervalMs: 1000, maxIntervalMs: 5000 } };
-  const code = await runWorkflowCommand(migrationCommand(ctx, input, { wait: true, follow: true }, workflowId));
+  log(`demo: migrating octo-org/alpha, beta and gamma (locked while exporting)${store ? ` into ${store.archiveTo}` : ''}…`);
+  const input: OrgMigrationInput = {
+    org: 'octo-org',
+    repositories: ['alpha', 'beta', 'gamma'],
+    lockRepositories: true,
+    poll: { initialIntervalMs: 1000, maxIntervalMs: 5000 },
+    ...(store ? { archiveTo: store.archiveTo } : {}),
+  };
+  let code = await runWorkflowCommand(migrationCommand(ctx, input, { wait: true, follow: true }, workflowId));
+  // What the store holds, read back from it: the object's URL, its size and its SHA-256.
+  if (store) {
+    try {
+      for (const object of await store.objects()) console.log(describeStoredObject(object));
+    } catch (err) {
+      log(`error: reading the objects back from ${store.endpoint}: ${(err as Error).message}`);
+      code ||= ExitCode.Failed;
+    }
+  }
   if (stack.emulator) {
     const s = stack.emulator.stats;
     console.log(`emulator: ${s.requests} API requests, ${s.rateLimited.primary + s.rateLimited.secondary} rate-limited, ${s.requestsWhileLimited} sent while limited`);
@@ -193,7 +231,7 @@ export async function demo(opts: { exit?: boolean }, env: NodeJS.ProcessEnv = pr
     process.exitCode = code;
     return;
   }
-  log('the stack stays up; Ctrl-C stops it.');
+  log(`the stack stays up${store ? ` (the S3 server too: ${store.endpoint}, bucket ${DEMO_BUCKET})` : ''}; Ctrl-C stops it.`);
   await untilInterrupted(stack);
 }
 

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { extname, join } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { CliError } from './context';
 import { WORKER_NODE_FLAGS, workerProcessEnv } from '../worker-env';
 
@@ -48,7 +48,10 @@ export function registerStackCommands(program: Command): void {
   withRegisterOption(program.command('demo'))
     .description('Run the stack, then drive one organization migration to the end with live progress')
     .option('--exit', 'stop the stack after the demo instead of waiting for Ctrl-C')
-    .action(async (opts: { exit?: boolean; registerSearchAttributes?: boolean }) => (await run()).demo(opts, registerEnv(opts)));
+    .addOption(
+      new Option('--archive-to <store>', 'stream the archive into an embedded object store (s3: versitygw, built into ~/.cache/longhaul on first use) and print the objects').choices(['s3']),
+    )
+    .action(async (opts: { exit?: boolean; archiveTo?: 's3'; registerSearchAttributes?: boolean }) => (await run()).demo(opts, registerEnv(opts)));
   program
     .command('server')
     .description('Run only the embedded Temporal dev server (SQLite in the data directory, Web UI, search attributes)')

@@ -97,6 +97,7 @@ export const FAILURES = {
     BucketNotFound: { type: 'ArchiveBucketNotFound', handling: 'permanent', meaning: 'the bucket or container does not exist' },
     AccessDenied: { type: 'ArchiveStoreAccessDenied', handling: 'permanent', meaning: 'the store refused the credentials or the operation (401/403)' },
     StoreNotConfigured: { type: 'ArchiveStoreNotConfigured', handling: 'permanent', meaning: 'the worker has no usable configuration for the store (no region, no account)' },
+    StoreUnreachable: { type: 'ArchiveStoreUnreachable', handling: 'permanent', meaning: "the check of the destination before the export failed transiently past the outage budget (nothing was started)" },
     SizeMismatch: { type: 'ArchiveSizeMismatch', handling: 'permanent', meaning: 'the source delivered more or fewer bytes than announced' },
   },
   /** The source import (`src/processes/source-import/model.ts`). */

@@ -23,7 +23,7 @@ const OPTIONAL_KEYS = ['fixture', 'hooks.outcome', 'google.fixture', 'imports.re
 
 /** Everything a config file may hold, as a shape to check keys against: core options and each module's defaults. */
 function knownShape(modules: readonly AnyModule[]): Json {
-  const shape: Json = { host: '', port: 0, storagePort: 0, storagePublicUrl: '', googlePorts: { apikeys: 0, logging: 0, dns: 0 }, token: '', dataDir: '', storageBytesPerSecond: 0, clockOffsetMs: 0, faults: [], rateLimit: defaultRateLimitConfig };
+  const shape: Json = { host: '', port: 0, apiPublicUrl: '', storagePort: 0, storagePublicUrl: '', googlePorts: { apikeys: 0, logging: 0, dns: 0 }, token: '', dataDir: '', storageBytesPerSecond: 0, clockOffsetMs: 0, faults: [], rateLimit: defaultRateLimitConfig };
   for (const module of modules) shape[module.name] = module.defaults;
   return shape;
 }
@@ -96,6 +96,7 @@ export interface EmulatorFlags {
   config?: string;
   host?: string;
   port?: number;
+  apiPublicUrl?: string;
   storagePort?: number;
   storagePublicUrl?: string;
   apikeysPort?: number;
@@ -147,6 +148,7 @@ export function flagOptions(f: EmulatorFlags): Json {
   return given({
       host: f.host,
       port: f.port,
+      apiPublicUrl: f.apiPublicUrl,
       storagePort: f.storagePort,
       storagePublicUrl: f.storagePublicUrl,
       googlePorts: { apikeys: f.apikeysPort, logging: f.loggingPort, dns: f.dnsPort },
@@ -192,6 +194,7 @@ export function configSummary(options: EmulatorOptions, modules: readonly AnyMod
   const rateLimit = mergeOptions(defaultRateLimitConfig as unknown as Json, (all.rateLimit as Json | undefined) ?? {});
   const lines = [
     `  ports:           ${show({ host: options.host, api: options.port, storage: options.storagePort, ...options.googlePorts })} (0 = any free port)`,
+    `  api links:       ${options.apiPublicUrl ? `under ${options.apiPublicUrl}` : 'under the address the GitHub API listens on'}`,
     `  storage links:   ${options.storagePublicUrl ? `pre-signed under ${options.storagePublicUrl}` : 'pre-signed under the address the storage origin listens on'}`,
     `  state:           ${options.dataDir ? `kept in ${options.dataDir}` : 'in memory only (--data-dir keeps it across restarts)'}`,
     `  token:           ${options.token ? 'only the configured token' : 'any non-empty bearer token'}`,

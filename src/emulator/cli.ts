@@ -4,6 +4,7 @@
  *   npm run emulator -- --port 8787 --storage-port 8788 --data-dir .longhaul/emulator --export-ms 2000-6000
  *   npm run emulator -- --config emulator.json --token secret
  *
+ * Behind a reverse proxy, `--api-public-url` / `--storage-public-url` give the addresses its links carry.
  * Any `EmulatorOptions` can come from `--config <file.json>`; flags cover the common ones and win over the file
  * (`cli-options.ts`). Point longhaul at it with `GITHUB_API_URL=<printed API URL>` and any non-empty `GITHUB_TOKEN`,
  * and `GOOGLE_APIKEYS_URL`, `GOOGLE_LOGGING_URL`, `GOOGLE_DNS_URL` at the printed Google roots.
@@ -22,6 +23,7 @@ const program = new Command()
   .option('--config <file.json>', 'a JSON file of emulator options (any of EmulatorOptions; flags win over it)')
   .addOption(withEnv('--host <host>', 'address to bind (default 127.0.0.1)', 'LONGHAUL_EMULATOR_HOST', String))
   .addOption(withEnv('--port <port>', 'GitHub API port (0 = any free port; default 8787)', 'LONGHAUL_EMULATOR_PORT', port))
+  .addOption(withEnv('--api-public-url <url>', "the GitHub API's public URL, which its links (url fields, Link headers, a 301's Location) carry (default: where it listens)", 'LONGHAUL_EMULATOR_API_PUBLIC_URL', httpUrl))
   .addOption(withEnv('--storage-port <port>', 'storage origin port (0 = any free port; default 8788)', 'LONGHAUL_EMULATOR_STORAGE_PORT', port))
   .addOption(withEnv('--storage-public-url <url>', "the storage origin's public URL, which the archive's pre-signed links carry (default: where it listens)", 'LONGHAUL_EMULATOR_STORAGE_PUBLIC_URL', httpUrl))
   .addOption(withEnv('--apikeys-port <port>', 'Google API Keys port (0 = any free port; default 8789)', 'LONGHAUL_EMULATOR_APIKEYS_PORT', port))
@@ -59,12 +61,12 @@ const program = new Command()
     const options = resolveOptions(flags);
     const emulator = await startEmulator(options);
     console.log(`longhaul emulator listening`);
-    console.log(`  GitHub API:      ${emulator.apiUrl}`);
+    // Each public address (what links carry), and where it listens when that is another.
+    const listening = (publicUrl: string, url: string) => `${publicUrl}${publicUrl === url ? '' : ` (listening on ${url})`}`;
+    console.log(`  GitHub API:      ${listening(emulator.apiPublicUrl, emulator.apiUrl)}`);
     // Each Google API at the root of its own port (what `rootUrl` of Google's clients and GOOGLE_*_URL take).
     for (const service of emulator.services.filter((s) => s.prefix || s.ownPort)) console.log(`  ${`${service.name}:`.padEnd(16)} ${emulator.serviceUrl(service.name)}`);
-    // The address its pre-signed links carry, and where it listens when that is another.
-    const { publicUrl, baseUrl } = emulator.storage;
-    console.log(`  storage origin:  ${publicUrl}${publicUrl === baseUrl ? '' : ` (listening on ${baseUrl})`}`);
+    console.log(`  storage origin:  ${listening(emulator.storage.publicUrl, emulator.storage.baseUrl)}`);
     console.log(`  stats:           ${emulator.apiUrl}/_emulator/stats`);
     console.log(`fixture: org octo-org with repositories alpha (formerly alpha-legacy), beta, gamma; ${options.token ? 'token required' : 'any non-empty bearer token'}`);
     console.log('effective configuration (defaults < --config file < flags):');

@@ -29,6 +29,12 @@ export interface CoreOptions {
   host?: string;
   /** API port; 0 picks a free one. */
   port?: number;
+  /**
+   * The GitHub API's public URL, which the links it builds carry (`url` fields, `Link` headers, a 301's
+   * `Location`): the address clients reach it at through a reverse proxy, a container's published port or a host
+   * name (a path is kept: `https://ghe.example/api/v3`); default the address it listens on.
+   */
+  apiPublicUrl?: string;
   /** Storage origin port; 0 picks a free one. */
   storagePort?: number;
   /**
@@ -87,6 +93,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
   private server?: Server;
   /** Services served at the root of an origin of their own (`ServiceSpec.ownPort`): name → server and URL. */
   private readonly ownOrigins = new Map<string, { server: Server; url: string }>();
+  /** Where the GitHub API listens (known once listening); its links carry `apiPublicUrl`. */
   /** The data directory's state file, when `dataDir` is given. */
   readonly persistence?: StateStore;
   apiUrl = '';
@@ -127,7 +134,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
       storage: this.storage,
       rateLimiter: this.rateLimiter,
       options,
-      apiUrl: () => this.apiUrl,
+      apiUrl: () => this.apiPublicUrl,
       shared: <T>(key: string, create: () => T): T => {
         if (!shared.has(key)) shared.set(key, create());
         return shared.get(key) as T;
@@ -193,6 +200,11 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
       server.listen(port, host, resolve);
     });
     return { server, url: `http://${host}:${(server.address() as AddressInfo).port}` };
+  }
+
+  /** The address the GitHub API's links carry: the configured public URL, or where it listens. */
+  get apiPublicUrl(): string {
+    return this.options.apiPublicUrl?.replace(/\/+$/, '') ?? this.apiUrl;
   }
 
   /** Base URL of a mounted service (e.g. `google-logging`: the root of its own origin). */
@@ -372,7 +384,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
     }
     if (method === 'GET' && url.pathname === '/_emulator/config') {
       const services = Object.fromEntries(this.services.map((s) => [s.name, this.serviceUrl(s.name)]));
-      return json(200, { rateLimit: this.rateLimiter.config, apiUrl: this.apiUrl, storageUrl: this.storage.baseUrl, storagePublicUrl: this.storage.publicUrl, services });
+      return json(200, { rateLimit: this.rateLimiter.config, apiUrl: this.apiUrl, apiPublicUrl: this.apiPublicUrl, storageUrl: this.storage.baseUrl, storagePublicUrl: this.storage.publicUrl, services });
     }
     return json(404, { message: 'Not Found' });
   }

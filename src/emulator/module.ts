@@ -23,7 +23,7 @@ export interface EmulatorContext {
   readonly rateLimiter: RateLimiter;
   /** Every option the emulator was given; a family reads its family-wide settings here (the GitHub fixture). */
   readonly options: Readonly<Record<string, unknown>>;
-  /** The API base URL (known once listening). */
+  /** The GitHub API's base URL as its links carry it: `apiPublicUrl`, or where it listens (known once listening). */
   apiUrl(): string;
   /** One value per emulator under `key`, created on first use: what the modules of one family share. */
   shared<T>(key: string, create: () => T): T;

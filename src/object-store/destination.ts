@@ -77,3 +77,9 @@ export function objectKey(destination: ArchiveDestination, name: string): string
 export function objectUrl(destination: ArchiveDestination, key: string): string {
   return `${destination.kind}://${destination.bucket}/${key}`;
 }
+
+/** The URL of the object `name` under the destination `url` (`s3://BUCKET/PREFIX` + `name`), as the download names it. */
+export function destinationObjectUrl(url: string, name: string, fieldName?: string): string {
+  const destination = parseDestination(url, fieldName);
+  return objectUrl(destination, objectKey(destination, name));
+}

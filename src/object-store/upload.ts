@@ -79,6 +79,8 @@ export interface ArchiveUploadOptions {
   partsInFlight?: number;
   /** @format milliseconds */
   retryForMs?: number;
+  /** What `retryForMs` and the waits between tries are measured on (default: the wall clock). */
+  clock?: UploadClock;
   /** The environment the store's SDK is configured from (default: the process's). */
   env?: NodeJS.ProcessEnv;
 }
@@ -110,15 +112,29 @@ function partCount(size: number, partBytes: number): number {
   return Math.max(1, Math.ceil(size / partBytes));
 }
 
-/** Calls `run` until it succeeds, a permanent failure, or `retryForMs` of transient ones. */
-async function retrying<T>(run: () => Promise<T>, retryForMs: number, signal: AbortSignal): Promise<T> {
-  const deadline = Date.now() + retryForMs;
+/**
+ * The time an upload waits out a failing store on: the wall clock and a real timer, or (`ActivityDeps.clock` and
+ * `sleep`) a clock a test advances by each wait, since a time-skipping test server skips no time while an
+ * activity runs.
+ */
+export interface UploadClock {
+  /** Epoch ms. */
+  now(): number;
+  /** Resolves after `ms` on this clock; rejects when `signal` aborts. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+}
+
+export const WALL_CLOCK: UploadClock = { now: () => Date.now(), sleep: (ms, signal) => sleep(ms, undefined, { signal }) };
+
+/** Calls `run` until it succeeds, a permanent failure, or `retryForMs` (on `clock`) of transient ones. */
+async function retrying<T>(run: () => Promise<T>, retryForMs: number, signal: AbortSignal, clock: UploadClock): Promise<T> {
+  const deadline = clock.now() + retryForMs;
   for (let attempt = 0; ; attempt++) {
     try {
       return await run();
     } catch (err) {
-      if (signal.aborted || !isTransient(err) || Date.now() >= deadline) throw err;
-      await sleep(backoffMs(BACKOFF.objectStoreRetry, attempt + 1), undefined, { signal });
+      if (signal.aborted || !isTransient(err) || clock.now() >= deadline) throw err;
+      await clock.sleep(backoffMs(BACKOFF.objectStoreRetry, attempt + 1), signal);
     }
   }
 }
@@ -152,7 +168,7 @@ async function upload(options: ArchiveUploadOptions, key: string, url: string, d
   const retryForMs = options.retryForMs ?? DEFAULT_RETRY_FOR_MS;
   const inner = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, inner.signal]) : inner.signal;
-  const retry = <T>(run: () => Promise<T>) => retrying(run, retryForMs, signal);
+  const retry = <T>(run: () => Promise<T>) => retrying(run, retryForMs, signal, options.clock ?? WALL_CLOCK);
   // Already there, complete? Compare with what a finished attempt recorded; else hash the source to compare.
   const there = await retry(() => store.head(key));
   const previous = options.checkpoint?.url === url && options.checkpoint.size === size ? options.checkpoint : undefined;
@@ -297,7 +313,8 @@ async function upload(options: ArchiveUploadOptions, key: string, url: string, d
       resumedFrom: offset,
     };
   } catch (err) {
-    const cause = signal.aborted && !(err instanceof ApplicationFailure) ? (options.signal?.aborted ? options.signal.reason : (inner.signal.reason ?? err)) : err;
+    // A cancellation is the cause whatever broke first (the source stream it destroyed, a part it interrupted).
+    const cause = options.signal?.aborted ? options.signal.reason : signal.aborted && !(err instanceof ApplicationFailure) ? (inner.signal.reason ?? err) : err;
     // Permanent failures and cancellations leave nothing behind; a transient one keeps the parts for the next attempt.
     if (options.signal?.aborted || (cause instanceof ApplicationFailure && cause.nonRetryable)) {
       inner.abort(cause);
@@ -310,6 +327,27 @@ async function upload(options: ArchiveUploadOptions, key: string, url: string, d
   } finally {
     await hash.end();
   }
+}
+
+/**
+ * One call to the store `destination` names, before anything is sent: the bucket (container) exists and the
+ * worker's credentials reach it (`PartStore.check`). Throws `ArchiveBucketNotFound`, `ArchiveStoreAccessDenied`,
+ * `ArchiveStoreNotConfigured` (non-retryable), or the store's own transient error.
+ */
+export async function checkDestination(destination: string, env?: NodeJS.ProcessEnv): Promise<ArchiveDestination> {
+  const parsed = parseDestination(destination);
+  await storeFor(parsed, env).check();
+  return parsed;
+}
+
+/**
+ * Drops every upload still open for the object `name` under `destination` (S3 multipart uploads, the GCS
+ * session, Azure's uncommitted blocks): what a migration that failed or was cancelled mid-upload leaves, when
+ * no attempt was alive to abort it. A complete object is not touched.
+ */
+export async function abortUploads(destination: string, name: string, env?: NodeJS.ProcessEnv): Promise<void> {
+  const parsed = parseDestination(destination);
+  await storeFor(parsed, env).abandon(objectKey(parsed, name));
 }
 
 function sizeMismatch(url: string, size: number, got: string): ApplicationFailure {

@@ -121,6 +121,40 @@ export class EncryptionCodec implements PayloadCodec {
   }
 }
 
+/** What a payload that `readingOrMarking` could not decode reads as. */
+export interface UnreadablePayload {
+  unreadable: string;
+}
+
+/**
+ * For reading what is not essential (a workflow's memo in `longhaul list`): `codecs` as they are, except that a
+ * payload they cannot decode (sealed with a key this process lacks, or encrypted while it has no key at all)
+ * reads as `{ unreadable: why }` instead of failing the whole answer.
+ */
+export function readingOrMarking(codecs: readonly PayloadCodec[]): PayloadCodec {
+  const marked = (why: string): Payload => ({ metadata: { encoding: encoder.encode('json/plain') }, data: encoder.encode(JSON.stringify({ unreadable: why } satisfies UnreadablePayload)) });
+  return {
+    encode: async (payloads) => {
+      for (const codec of codecs) payloads = await codec.encode(payloads);
+      return payloads;
+    },
+    decode: async (payloads) =>
+      Promise.all(
+        payloads.map(async (payload) => {
+          let decoded = [payload];
+          try {
+            for (const codec of [...codecs].reverse()) decoded = await codec.decode(decoded);
+          } catch (err) {
+            return marked((err as Error).message);
+          }
+          const encoding = decoded[0].metadata?.encoding;
+          if (encoding && decoder.decode(encoding) === ENCRYPTED_ENCODING) return marked('encrypted, and no key is configured (LONGHAUL_CODEC_KEYS / LONGHAUL_CODEC_KEY_FILE)');
+          return decoded[0];
+        }),
+      ),
+  };
+}
+
 /** The data converter for workers and clients: the encryption codec when keys are configured, else Temporal's default. */
 export function longhaulDataConverter(env: NodeJS.ProcessEnv = process.env): DataConverter | undefined {
   const keys = codecKeysFromEnv(env);

@@ -3,7 +3,8 @@
  * closing report and the benchmarks. Temporal terminates a run at 51,200 events; longhaul keeps every run under
  * 10,000 (continue-as-new), and this is how that is checked on real runs.
  */
-import { Client, type WorkflowExecutionStatusName, type WorkflowExecutionInfo } from '@temporalio/client';
+import type { Client, WorkflowExecutionStatusName, WorkflowExecutionInfo } from '@temporalio/client';
+import { memoTolerant } from './tolerant-client';
 
 /** longhaul's own bound on the events of one run. */
 export const EVENT_CAP_PER_RUN = 10_000;
@@ -58,7 +59,8 @@ export async function historySizeReport(client: Client, opts: { namespaces?: str
   const namespaces = opts.namespaces ?? (await userNamespaces(client));
   const report: HistorySizeReport = { runs: 0, overLimit: [] };
   for (const namespace of namespaces) {
-    const nsClient = namespace === client.options.namespace ? client : new Client({ connection: client.connection, namespace });
+    // Memos are decoded on the way, and one this client cannot decrypt must not end the report.
+    const nsClient = memoTolerant(client, namespace);
     for await (const info of nsClient.workflow.list({ query: opts.query })) {
       const size: RunHistorySize = {
         namespace,

@@ -10,6 +10,8 @@
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { HookTarget } from '../processes/hook-repair/model';
+import { archiveFileName } from '../processes/org-migration/model';
+import { destinationObjectUrl } from '../object-store/destination';
 
 type Input<K extends keyof Activities> = Parameters<Activities[K]>[0];
 type Summaries = { [K in keyof Activities]: (input: Input<K>) => string };
@@ -23,7 +25,10 @@ const SUMMARIES: Summaries = {
   findMigration: (i) => `Look for an export of ${i.org} already started`,
   getMigration: (i) => `Poll export ${i.migrationId} of ${i.org}`,
   quietGetMigration: (i) => `Poll export ${i.migrationId} of ${i.org} until it changes`,
-  downloadArchive: (i) => `Download archive of export ${i.migrationId} of ${i.org}`,
+  // The object it streams into, when the input names one (the worker's default is known only on the worker).
+  downloadArchive: (i) => `Download archive of export ${i.migrationId} of ${i.org}${i.archiveTo !== undefined ? ` into ${destinationObjectUrl(i.archiveTo, archiveFileName(i.org, i.migrationId))}` : ''}`,
+  checkArchiveDestination: () => 'Check the archive destination',
+  abortArchiveUpload: (i) => `Abort the upload of the archive of export ${i.migrationId} of ${i.org}`,
   unlockRepository: (i) => `Unlock ${i.repository}`,
   deleteArchive: (i) => `Delete archive of export ${i.migrationId} of ${i.org}`,
   startImport: (i) => `Start import into ${repo(i)}`,

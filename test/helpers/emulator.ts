@@ -20,7 +20,7 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
  */
 export async function emulatorDeps(
   emulator: Emulator,
-  overrides: { policy?: RetryPolicy; googlePolicy?: RetryPolicy; token?: string; clock?: () => number } = {},
+  overrides: { policy?: RetryPolicy; googlePolicy?: RetryPolicy; token?: string; clock?: () => number; sleep?: ActivityDeps['sleep'] } = {},
 ): Promise<ActivityDeps> {
   const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-test-'));
   const clock = overrides.clock ?? Date.now;
@@ -32,6 +32,7 @@ export async function emulatorDeps(
     ),
     dataDir,
     clock,
+    ...(overrides.sleep ? { sleep: overrides.sleep } : {}),
   };
 }
 

@@ -12,6 +12,8 @@ import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { EncryptionCodec, parseCodecKeys } from '../../src/temporal/codec';
 import { startCodecServer, type RunningCodecServer } from '../../src/temporal/codec-server';
 import { useStack } from '../helpers/stack';
+import { runLonghaul } from '../helpers/starter';
+import { eventually } from '../helpers/wait';
 
 /**
  * Every payload anywhere in a history event (inputs, results, failures' details, headers…) except search
@@ -30,7 +32,8 @@ function payloadsIn(value: unknown, found: Payload[] = []): Payload[] {
 }
 
 describe('encrypted payloads', () => {
-  const keys = parseCodecKeys(`it:${randomBytes(32).toString('base64')}`, 'test');
+  const keyText = `it:${randomBytes(32).toString('base64')}`;
+  const keys = parseCodecKeys(keyText, 'test');
   const codec = new EncryptionCodec(keys);
   const stack = useStack({ emulator: { migrations: { exportMs: 300, archiveBytes: 50_000 } }, dataConverter: { payloadCodecs: [codec] } });
   let encrypted: Client;
@@ -107,5 +110,29 @@ describe('encrypted payloads', () => {
     const bad = await fetch(`${codecServer.url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"nope":1}' });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toMatch(/payloads/);
+  });
+
+  it('`longhaul list` names the archive from the encrypted memo with the key, marks it unreadable without it, and `status` works without it', async () => {
+    const workflowId = `encrypted-list-${Date.now()}`;
+    const result = await encrypted.workflow.execute(orgMigration, { taskQueue: stack.taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['gamma'], poll: { initialIntervalMs: 1000, maxIntervalMs: 1000 } }] });
+    const args = ['list', '--process', 'org-migration', '--closed', '--limit', '1000', '--json'];
+    const archiveListed = (env: Record<string, string>) =>
+      eventually(
+        async () => {
+          const { code, stdout } = await runLonghaul(args, stack.taskQueue, env);
+          if (code !== 0) return undefined;
+          return (JSON.parse(stdout) as { workflows: { workflowId: string; archive?: { where: string; sha256?: string } }[] }).workflows.find((w) => w.workflowId === workflowId)?.archive;
+        },
+        'the migration listed with its archive',
+        60_000,
+        1_000,
+      );
+    expect(await archiveListed({ LONGHAUL_CODEC_KEYS: keyText })).toMatchObject({ where: result.archive.path, sha256: result.archive.sha256 });
+    // Without the key the row is still listed: the memo is marked, the list does not fail.
+    expect((await archiveListed({ LONGHAUL_CODEC_KEYS: '' })).where).toMatch(/^\(unreadable: encrypted, and no key is configured/);
+    // `status` describes the workflow (memo included) without the key too.
+    const status = await runLonghaul(['status', workflowId, '--json'], stack.taskQueue, { LONGHAUL_CODEC_KEYS: '' });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ workflowId, workflowStatus: 'COMPLETED', process: 'org-migration' });
   });
 });

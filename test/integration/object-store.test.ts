@@ -9,10 +9,11 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ObjectStoreFailure, uploadArchive, type ArchiveUploadOptions, type StoreKind, type UploadCheckpoint } from '../../src/object-store';
+import { abortUploads, checkDestination, ObjectStoreFailure, uploadArchive, type ArchiveUploadOptions, type StoreKind, type UploadCheckpoint } from '../../src/object-store';
 import { startCountingProxy, type CountingProxy } from '../../src/object-store/servers/counting-proxy';
 import { startFakeGcs, type StoreServer } from '../../src/object-store/servers/run';
 import { freePort } from '../../src/temporal/dev-server';
+import { waitFor } from '../helpers/wait';
 import { archiveSha256, createBucket, envThrough, generatedSource, httpSource, openUploads, readBack, startArchiveServer, STARTERS } from '../helpers/object-stores';
 
 const MiB = 1024 * 1024;
@@ -150,6 +151,22 @@ describe.each(['s3', 'gs', 'azblob'] as StoreKind[])('archive uploads to %s', (k
     expect(await readBack(kind, env, BUCKET, 'org/short.tar.gz').catch(() => 'absent')).toBe('absent');
   });
 
+  it('drops an upload left open by an attempt that failed retryable (abortUploads, the workflow\'s cleanup)', async () => {
+    const size = 4 * PART;
+    const stored: UploadCheckpoint[] = [];
+    // The source breaks off once two parts are stored, retryable: the attempt keeps its parts for the next one.
+    const breaking = async function* () {
+      yield* await generatedSource(2 * PART).open(0);
+      await waitFor('two parts stored', () => stored.at(-1)?.offset ?? 0, (offset) => offset >= 2 * PART);
+      throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    };
+    await expect(uploadArchive({ destination: `${kind}://${BUCKET}/org/`, name: 'left-open.tar.gz', size, openSource: () => Promise.resolve(breaking()), heartbeat: (c) => stored.push(c), partBytes: PART, env })).rejects.toThrow('socket hang up');
+    expect(await openUploads(kind, env, BUCKET, 'org/left-open.tar.gz')).toBeGreaterThan(0);
+    await abortUploads(`${kind}://${BUCKET}/org/`, 'left-open.tar.gz', env);
+    expect(await openUploads(kind, env, BUCKET, 'org/left-open.tar.gz')).toBe(0);
+    expect(await readBack(kind, env, BUCKET, 'org/left-open.tar.gz').catch(() => 'absent')).toBe('absent');
+  });
+
   it('refuses a missing bucket, refused credentials and bad destinations with typed errors before a byte of the archive is read', async () => {
     const cases: { destination: string; env?: Record<string, string>; type: ObjectStoreFailure }[] = [
       { destination: `${kind}://no-such-bucket/org/`, type: ObjectStoreFailure.BucketNotFound },
@@ -168,7 +185,12 @@ describe.each(['s3', 'gs', 'azblob'] as StoreKind[])('archive uploads to %s', (k
       expect(err.type, `${c.destination}: ${err.message}`).toBe(c.type);
       expect(err.nonRetryable).toBe(true);
       expect(source.counter.opened, c.destination).toEqual([]);
+      // The check a migration makes before its export (one call to the store) fails the same way.
+      const checked = await refusal(checkDestination(c.destination, c.env ?? env));
+      expect(checked.type, `check ${c.destination}: ${checked.message}`).toBe(c.type);
+      expect(checked.nonRetryable).toBe(true);
     }
+    await expect(checkDestination(`${kind}://${BUCKET}/org/`, env)).resolves.toMatchObject({ kind, bucket: BUCKET });
   });
 
   it('waits out a store that refuses every connection for a while, and completes the object', async () => {

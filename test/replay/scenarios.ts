@@ -10,6 +10,7 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
+import { newMigrationStatus } from '../../src/processes/org-migration/model';
 import { sourceImport } from '../../src/processes/source-import/workflow';
 import { apiKeyDelete } from '../../src/processes/google-operation/apikey-delete';
 import { logBucketCreate, logBucketUpdate } from '../../src/processes/google-operation/log-bucket';
@@ -60,6 +61,11 @@ async function untilTimers(handle: WorkflowHandle, count: number, timeoutMs = 60
 /** Cancels the run mid-wait and waits for it to end (cancelled, or failed by its cleanup). */
 async function cancelMidWait(handle: WorkflowHandle): Promise<string[]> {
   await untilTimers(handle, 2);
+  return cancelAndAwaitEnd(handle);
+}
+
+/** Cancels the run and waits for it to end (cancelled, or failed by its cleanup). */
+async function cancelAndAwaitEnd(handle: WorkflowHandle): Promise<string[]> {
   await handle.cancel();
   const outcome = await handle.result().then(
     () => 'completed',
@@ -79,13 +85,43 @@ const startUnknown: Omit<Scenario, 'name'> = {
   },
 };
 
+/** A migration of two repositories, locked, exported in a second, downloaded and unlocked. */
+const happyMigration: Omit<Scenario, 'name'> = {
+  emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 } },
+  async run({ client, taskQueue, id }) {
+    const workflowId = id('migration');
+    await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: FAST_POLL }] });
+    return [workflowId];
+  },
+};
+
 export const scenarios: Scenario[] = [
+  { ...happyMigration, name: 'orgMigration--happy' },
   {
-    name: 'orgMigration--happy',
+    // The happy path on the current code: the archive's destination is checked before the export is started
+    // (patched 'archive-destination-checked'; here the worker's data directory, so the check calls no store).
+    ...happyMigration,
+    name: 'orgMigration--destination-checked',
+  },
+  {
+    // patched('archive-memo'): the stored archive recorded in the memo (upsertMemo) as the download returns.
+    name: 'orgMigration--archive-memo',
     emulator: { migrations: { exportMs: 1_000, archiveBytes: 4_096 } },
     async run({ client, taskQueue, id }) {
       const workflowId = id('migration');
-      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha', 'beta'], lockRepositories: true, poll: FAST_POLL }] });
+      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL }] });
+      return [workflowId];
+    },
+  },
+  {
+    // patched('archive-memo') in a run resumed after the download (its memo recorded again before the result).
+    name: 'orgMigration--archive-memo-resumed',
+    async run({ client, taskQueue, id }) {
+      const workflowId = id('migration');
+      const base = { org: 'octo-org', repositories: ['alpha'] };
+      const archive = { path: '/data/archives/octo-org-migration-4242.tar.gz', bytes: 4_096, sha256: 'ab'.repeat(32) };
+      const resume = { migrationId: 4242, locked: [], status: { ...newMigrationStatus(base), migrationId: 4242 }, ending: { kind: 'exported' as const, archive } };
+      await client.workflow.execute(orgMigration, { taskQueue, workflowId, args: [{ ...base, resume }] });
       return [workflowId];
     },
   },
@@ -114,6 +150,22 @@ export const scenarios: Scenario[] = [
     // re-send (patched 'send-once-bounded-lookups'). With the history above, both sides of the patch replay.
     ...startUnknown,
     name: 'orgMigration--start-unknown-bounded',
+  },
+  {
+    // Cancelled mid-download (storage throttled): after the unlock, the workflow aborts the archive's upload
+    // (patched 'archive-upload-aborted'; here the worker's data directory, so the activity has nothing to drop).
+    name: 'orgMigration--cancelled-downloading',
+    emulator: { migrations: { exportMs: 500, archiveBytes: 8 * 1024 * 1024 }, storageBytesPerSecond: 1024 * 1024 },
+    async run({ client, taskQueue, id }) {
+      const handle = await client.workflow.start(orgMigration, { taskQueue, workflowId: id('migration'), args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL }] });
+      const deadline = Date.now() + 60_000;
+      const downloading = async () => ((await handle.describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'downloadArchive' && (a.heartbeatDetails?.payloads?.length ?? 0) > 0);
+      while (!(await downloading())) {
+        if (Date.now() > deadline) throw new Error(`${handle.workflowId} did not start its download within 60 s`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return cancelAndAwaitEnd(handle);
+    },
   },
   {
     name: 'orgMigration--cancelled',

@@ -1,7 +1,7 @@
 /** The CLI's batch files, list filters and exit codes (pure functions; the commands are tested end to end in cli-lifecycle). */
 import { describe, expect, it } from 'vitest';
 import { parseBatchCsv, parseReposFile } from '../../src/processes/org-migration/cli-batch';
-import { listQuery } from '../../src/cli/lifecycle';
+import { archiveOfMemo, listQuery } from '../../src/cli/lifecycle';
 import { exitCodeForStatus } from '../../src/cli/exit-codes';
 import { CliError } from '../../src/cli/context';
 
@@ -46,6 +46,14 @@ describe('list filters', () => {
     expect(listQuery({ closed: true })).toBe("LonghaulProcess IS NOT NULL AND ExecutionStatus != 'Running'");
     expect(() => listQuery({ org: "x' OR 1=1 --" })).toThrow(/--org must not contain quotes/);
     expect(() => listQuery({ running: true, closed: true })).toThrow(/--running or --closed/);
+  });
+
+  it('list: where the archive went, from the memo a migration sets once it is stored', () => {
+    const object = { path: 's3://archives/x/o-migration-1.tar.gz', url: 's3://archives/x/o-migration-1.tar.gz', bytes: 3, sha256: 'ab', version: '"e1"' };
+    expect(archiveOfMemo({ archive: object })).toEqual({ ...object, where: object.url });
+    expect(archiveOfMemo({ archive: { path: '/data/archives/o-migration-2.tar.gz', bytes: 3, sha256: 'cd' } })).toMatchObject({ where: '/data/archives/o-migration-2.tar.gz' });
+    expect(archiveOfMemo({ archive: { unreadable: 'payload was encrypted with key "k9", which is not configured' } })).toEqual({ where: '(unreadable: payload was encrypted with key "k9", which is not configured)' });
+    for (const memo of [undefined, {}, { archive: null }, { archive: 'x' }, { archive: { bytes: 3 } }]) expect(archiveOfMemo(memo)).toBeUndefined();
   });
 });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { CodecKeyError, EncryptionCodec, ENCRYPTED_ENCODING, codecKeysFromEnv, parseCodecKeys } from '../../src/temporal/codec';
+import { CodecKeyError, EncryptionCodec, ENCRYPTED_ENCODING, codecKeysFromEnv, parseCodecKeys, readingOrMarking } from '../../src/temporal/codec';
 
 const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 const clear = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
@@ -64,5 +64,19 @@ describe('payload encryption codec', () => {
     expect(codecKeysFromEnv({})).toEqual([]);
     expect(codecKeysFromEnv({ LONGHAUL_CODEC_KEYS: `# comment\n${key('a')}\n${key('b')}` }).map((k) => k.id)).toEqual(['a', 'b']);
     expect(() => codecKeysFromEnv({ LONGHAUL_CODEC_KEY_FILE: '/nonexistent/longhaul-key' })).toThrow(/cannot read/);
+  });
+
+  it('reads what it can and marks the rest when reading is not essential (a memo in `list`), without failing', async () => {
+    const k1 = key('k1');
+    const [sealed] = await new EncryptionCodec(parseCodecKeys(k1, 'test')).encode([clear({ url: 's3://b/k' })]);
+    const [sealedElsewhere] = await new EncryptionCodec(parseCodecKeys(key('gone'), 'test')).encode([clear(1)]);
+    const withKey = readingOrMarking([new EncryptionCodec(parseCodecKeys(k1, 'test'))]);
+    const [opened, plain, missing] = await withKey.decode([sealed, clear('clear'), sealedElsewhere]);
+    expect(defaultPayloadConverter.fromPayload(opened)).toEqual({ url: 's3://b/k' });
+    expect(defaultPayloadConverter.fromPayload(plain)).toBe('clear');
+    expect(defaultPayloadConverter.fromPayload(missing)).toEqual({ unreadable: expect.stringMatching(/key "gone".*not configured/) });
+    // No key at all: the sealed payload is marked, where the default converter would throw on its encoding.
+    const [unkeyed] = await readingOrMarking([]).decode([sealed]);
+    expect(defaultPayloadConverter.fromPayload(unkeyed)).toEqual({ unreadable: expect.stringContaining('no key is configured') });
   });
 });

@@ -73,6 +73,18 @@ describe('org-migration model', () => {
     expect(describeOrgMigration(status, upload)).toMatchObject({ line: 'downloading · migration 1 · 256 KiB of 1024 KiB stored in s3://archives/o-migration-1.tar.gz', percent: 25 });
   });
 
+  it('names the destination while the workflow has no bytes (the UI\'s current details), then the archive where it went', () => {
+    const status: OrgMigrationStatus = { ...newMigrationStatus({ org: 'o', repositories: ['a'] }), phase: 'downloading', migrationId: 1, archiveTo: 's3://archives/x/o-migration-1.tar.gz' };
+    expect(describeOrgMigration(status).line).toBe('downloading · migration 1 · into s3://archives/x/o-migration-1.tar.gz');
+    // The CLI's heartbeat of an older worker, without the object's URL: the destination the workflow knows.
+    expect(describeOrgMigration(status, { offset: 1024, total: 2048 }).line).toBe('downloading · migration 1 · 1 KiB of 2 KiB stored in s3://archives/x/o-migration-1.tar.gz');
+    const stored = { path: 's3://archives/x/o-migration-1.tar.gz', url: 's3://archives/x/o-migration-1.tar.gz', bytes: 2048 };
+    expect(describeOrgMigration({ ...status, phase: 'unlocking', archive: stored }).line).toBe('unlocking · migration 1 · archive 2 KiB stored in s3://archives/x/o-migration-1.tar.gz');
+    expect(describeOrgMigration({ ...status, archiveTo: undefined, phase: 'done', archive: { path: '/data/archives/o-migration-1.tar.gz', bytes: 2048 } }).line).toBe(
+      'done · migration 1 · archive 2 KiB at /data/archives/o-migration-1.tar.gz',
+    );
+  });
+
   it('refuses an archive destination with an unknown scheme or a credential, naming the field', () => {
     const input = { org: 'octo-org', repositories: ['alpha'] };
     expect(migrationInputProblems({ ...input, archiveTo: 's3://archives/exports/' })).toEqual([]);

@@ -9,8 +9,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Router, RouteContext } from '../router';
 import { durableContainers, type EmulatorContext } from '../module';
 import type { GoogleFixture } from './fixture';
-import { googleError, timestamp } from './errors';
-import { APIKEYS, writeProto } from './proto-json';
+import { googleError, readBody, timestamp } from './errors';
+import { APIKEYS, LONGRUNNING, writeAny, writeProto } from './proto-json';
 
 export const DELETED_KEY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 const KEY_TYPE = 'type.googleapis.com/google.api.apikeys.v2.Key';
@@ -45,6 +45,8 @@ interface KeyOperation {
   settled: boolean;
 }
 
+const isEmptyObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+
 export function registerApiKeyRoutes(router: Router, ctx: EmulatorContext, fixture: GoogleFixture, options: ApiKeyOptions) {
   const keys = new Map<string, EmulatedApiKey>();
   const operations = new Map<string, KeyOperation>();
@@ -56,17 +58,17 @@ export function registerApiKeyRoutes(router: Router, ctx: EmulatorContext, fixtu
 
   const etagOf = (key: EmulatedApiKey) => `W/"${createHash('sha256').update(`${key.uid}:${key.version}`).digest('base64').slice(0, 22)}=="`;
 
-  const keyObject = (key: EmulatedApiKey) =>
-    writeProto(APIKEYS.Key, {
+  /** A key's fields as the V2Key message has them. */
+  const keyFields = (key: EmulatedApiKey) => ({
     name: key.name,
     uid: key.uid,
     displayName: key.displayName,
     createTime: timestamp(key.createTime),
     updateTime: timestamp(key.updateTime),
-    ...(key.deleteTime !== undefined ? { deleteTime: timestamp(key.deleteTime) } : {}),
+    deleteTime: key.deleteTime !== undefined ? timestamp(key.deleteTime) : undefined,
     etag: etagOf(key),
     restrictions: {},
-    });
+  });
 
   const purged = (key: EmulatedApiKey, now: number) => key.deleteTime !== undefined && now - key.deleteTime >= DELETED_KEY_RETENTION_MS;
 
@@ -100,7 +102,7 @@ export function registerApiKeyRoutes(router: Router, ctx: EmulatorContext, fixtu
   };
 
   const operationObject = (op: KeyOperation, now: number) => {
-    if (now < op.doneAt) return { name: op.name, done: false };
+    if (now < op.doneAt) return writeProto(LONGRUNNING.Operation, { name: op.name, done: false });
     if (op.fails) {
       if (!op.settled) {
         // The failed deletion leaves the key as it was.
@@ -108,15 +110,17 @@ export function registerApiKeyRoutes(router: Router, ctx: EmulatorContext, fixtu
         Object.assign(key, { deleteTime: undefined, version: key.version + 1 });
       }
       op.settled = true;
-      return { name: op.name, done: true, error: { code: 13, message: `Internal error while deleting key '${op.keyName}'; the key was not deleted.` } };
+      return writeProto(LONGRUNNING.Operation, { name: op.name, done: true, error: { code: 13, message: `Internal error while deleting key '${op.keyName}'; the key was not deleted.` } });
     }
-    return { name: op.name, done: true, response: { '@type': KEY_TYPE, ...keyObject(keys.get(op.keyName)!) } };
+    return writeProto(LONGRUNNING.Operation, { name: op.name, done: true, response: writeAny(KEY_TYPE, APIKEYS.Key, keyFields(keys.get(op.keyName)!)) });
   };
 
-  router.get('/v2/projects/:project/locations/:location/keys/:key', (c) => ({ status: 200, body: keyObject(findKey(c)) }));
+  router.get('/v2/projects/:project/locations/:location/keys/:key', (c) => ({ status: 200, body: writeProto(APIKEYS.Key, keyFields(findKey(c))) }));
 
   router.delete('/v2/projects/:project/locations/:location/keys/:key', (c) => {
-    if (c.body !== undefined) throw googleError(400, 'The request body must be empty.', { status: 'INVALID_ARGUMENT' });
+    // DeleteKey has no body (its `etag` is a query parameter); an empty object, which some clients send with
+    // every request, is tolerated as Google's front end does. Anything else is refused.
+    if (c.body !== undefined && !isEmptyObject(c.body)) throw googleError(400, 'The request body must be empty.', { status: 'INVALID_ARGUMENT' });
     const key = findKey(c);
     const etag = c.query.get('etag');
     if (etag !== null && etag !== etagOf(key)) {
@@ -132,6 +136,8 @@ export function registerApiKeyRoutes(router: Router, ctx: EmulatorContext, fixtu
   });
 
   router.post('/v2/projects/:project/locations/:location/keys/:key:undelete', (c) => {
+    // The body is an UndeleteKeyRequest (no fields): `{}` or none; anything else is the reader's 400.
+    readBody(APIKEYS.UndeleteKeyRequest, c.body);
     const key = findKey(c);
     if (key.deleteTime === undefined) {
       throw googleError(400, `Key '${key.name}' is not deleted.`, { status: 'FAILED_PRECONDITION', reason: 'API_KEY_NOT_DELETED', domain: 'apikeys.googleapis.com' });

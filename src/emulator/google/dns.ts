@@ -99,7 +99,7 @@ export function registerDnsRoutes(router: Router, ctx: EmulatorContext, fixture:
     return { status: 200, body: writeProto(DNS.ManagedZone, { kind: 'dns#managedZone', name: z.name, dnsName: z.dnsName, id: z.id, creationTime: timestamp(z.createdAt), visibility: 'public' }) };
   });
 
-  router.get(`${zonePath}/rrsets`, (c) => ({ status: 200, body: { kind: 'dns#resourceRecordSetsListResponse', rrsets: findZone(c).rrsets.map(rrsetObject) } }));
+  router.get(`${zonePath}/rrsets`, (c) => ({ status: 200, body: writeProto(DNS.ResourceRecordSetsListResponse, { kind: 'dns#resourceRecordSetsListResponse', rrsets: findZone(c).rrsets.map(rrsetObject) }) }));
 
   router.post(`${zonePath}/changes`, (c) => {
     const z = findZone(c);
@@ -149,7 +149,7 @@ export function registerDnsRoutes(router: Router, ctx: EmulatorContext, fixture:
     const offset = Number(c.query.get('pageToken') ?? 0) || 0;
     const page = ordered.slice(offset, offset + maxResults);
     const next = offset + maxResults < ordered.length ? String(offset + maxResults) : undefined;
-    return { status: 200, body: { kind: 'dns#changesListResponse', changes: page.map((ch) => changeObject(ch, c.now)), ...(next ? { nextPageToken: next } : {}) } };
+    return { status: 200, body: writeProto(DNS.ChangesListResponse, { kind: 'dns#changesListResponse', changes: page.map((ch) => changeObject(ch, c.now)), nextPageToken: next }) };
   });
 
   return {

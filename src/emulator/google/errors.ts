@@ -3,6 +3,7 @@
  * machine-readable reason, a `BadRequest` with field violations, an optional `RetryInfo`, and (for Cloud DNS v1) the legacy `errors[]` array.
  */
 import { EmulatorHttpError } from '../http-error';
+import { ProtoJsonError, readProto, type ProtoMessage } from './proto-json';
 
 export const RETRY_INFO_TYPE = 'type.googleapis.com/google.rpc.RetryInfo';
 export const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
@@ -45,4 +46,14 @@ export function googleError(httpStatus: number, message: string, opts: GoogleErr
 /** RFC 3339 timestamp of emulator time. */
 export function timestamp(ms: number): string {
   return new Date(ms).toISOString();
+}
+
+/** A request body read as `message` (proto3 JSON, `proto-json.ts`); what the reader refuses is Google's 400 `INVALID_ARGUMENT`. */
+export function readBody(message: ProtoMessage, body: unknown): Record<string, unknown> {
+  try {
+    return readProto(message, body);
+  } catch (err) {
+    if (err instanceof ProtoJsonError) throw googleError(400, err.message, { status: 'INVALID_ARGUMENT' });
+    throw err;
+  }
 }

@@ -18,10 +18,10 @@ import type { Router, RouteContext } from '../router';
 import { durableContainers, type EmulatorContext } from '../module';
 import { EmulatorHttpError } from '../http-error';
 import type { GoogleFixture } from './fixture';
-import { googleError, timestamp } from './errors';
+import { googleError, readBody, timestamp } from './errors';
 import { operationFilter, type FilterableOperation } from './operation-filter';
 import { maskPaths } from './json-names';
-import { LOGGING, ProtoJsonError, readProto, writeProto } from './proto-json';
+import { LOGGING, LONGRUNNING, writeAny, writeProto } from './proto-json';
 
 const METADATA_TYPE = 'type.googleapis.com/google.logging.v2.BucketMetadata';
 const BUCKET_TYPE = 'type.googleapis.com/google.logging.v2.LogBucket';
@@ -120,42 +120,42 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
     }
   };
 
-  const bucketObject = (b: EmulatedBucket) =>
-    writeProto(LOGGING.LogBucket, {
+  /** A bucket's fields as the LogBucket message has them. */
+  const bucketFields = (b: EmulatedBucket) => ({
     name: b.name,
-    ...(b.description !== undefined ? { description: b.description } : {}),
+    description: b.description,
     createTime: timestamp(b.createTime),
     updateTime: timestamp(b.updateTime),
     retentionDays: b.retentionDays,
     locked: b.locked,
     lifecycleState: b.lifecycleState,
     analyticsEnabled: b.analyticsEnabled,
-    });
+  });
+  const bucketObject = (b: EmulatedBucket) => writeProto(LOGGING.LogBucket, bucketFields(b));
 
   const operationObject = (op: EmulatedBucketOperation, now: number) => {
     const state = stateOf(op, now);
     const done = isDone(state);
     const endedAt = state === 'CANCELLED' ? op.cancelAt! : op.endsAt;
-    const object: Record<string, unknown> = {
+    const metadata = writeAny(METADATA_TYPE, LOGGING.BucketMetadata, {
+      startTime: timestamp(op.startedAt),
+      endTime: done ? timestamp(endedAt) : undefined,
+      state: `OPERATION_STATE_${state}`,
+      [op.kind === 'create' ? 'createBucketRequest' : 'updateBucketRequest']: op.request,
+    });
+    const bucket = state === 'SUCCEEDED' ? buckets.get(op.bucketName) : undefined;
+    return writeProto(LONGRUNNING.Operation, {
       name: op.name,
-      metadata: {
-        '@type': METADATA_TYPE,
-        startTime: timestamp(op.startedAt),
-        ...(done ? { endTime: timestamp(endedAt) } : {}),
-        state: `OPERATION_STATE_${state}`,
-        [op.kind === 'create' ? 'createBucketRequest' : 'updateBucketRequest']: op.request,
-      },
+      metadata,
       done,
-    };
-    if (state === 'SUCCEEDED') {
-      const bucket = buckets.get(op.bucketName);
-      object.response = { '@type': BUCKET_TYPE, ...(bucket ? bucketObject(bucket) : { name: op.bucketName }) };
-    } else if (state === 'FAILED') {
-      object.error = { code: 9, message: `Bucket ${op.bucketName} could not be ${op.kind === 'create' ? 'created' : 'updated'}: the destination rejected the configuration.` };
-    } else if (state === 'CANCELLED') {
-      object.error = { code: 1, message: 'Operation was cancelled.' };
-    }
-    return object;
+      response: state === 'SUCCEEDED' ? writeAny(BUCKET_TYPE, LOGGING.LogBucket, bucket ? bucketFields(bucket) : { name: op.bucketName }) : undefined,
+      error:
+        state === 'FAILED'
+          ? { code: 9, message: `Bucket ${op.bucketName} could not be ${op.kind === 'create' ? 'created' : 'updated'}: the destination rejected the configuration.` }
+          : state === 'CANCELLED'
+            ? { code: 1, message: 'Operation was cancelled.' }
+            : undefined,
+    });
   };
 
   const filterable = (op: EmulatedBucketOperation, now: number): FilterableOperation => {
@@ -181,14 +181,7 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
     return parent;
   };
 
-  const bodyOf = (c: RouteContext): Record<string, unknown> => {
-    try {
-      return readProto(LOGGING.LogBucket, c.body);
-    } catch (err) {
-      if (err instanceof ProtoJsonError) throw googleError(400, err.message, { status: 'INVALID_ARGUMENT' });
-      throw err;
-    }
-  };
+  const bodyOf = (c: RouteContext): Record<string, unknown> => readBody(LOGGING.LogBucket, c.body);
 
   const checkRetention = (days: unknown) => {
     if (days !== undefined && !((days as number) >= 1 && (days as number) <= 3650)) {
@@ -269,7 +262,8 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
 
   router.get(`${base}/buckets`, (c) => {
     const parent = parentOf(c, 'logging.buckets.list');
-    return { status: 200, body: { buckets: [...buckets.values()].filter((b) => b.name.startsWith(`${parent}/buckets/`)).map(bucketObject) } };
+    const listed = [...buckets.values()].filter((b) => b.name.startsWith(`${parent}/buckets/`)).map(bucketFields);
+    return { status: 200, body: writeProto(LOGGING.ListBucketsResponse, { buckets: listed }) };
   });
 
   router.get(`${base}/operations`, (c) => {
@@ -280,7 +274,7 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
     const offset = Number(c.query.get('pageToken') ?? 0) || 0;
     const page = all.slice(offset, offset + pageSize);
     const next = offset + pageSize < all.length ? String(offset + pageSize) : undefined;
-    return { status: 200, body: { operations: page.map((op) => operationObject(op, c.now)), ...(next ? { nextPageToken: next } : {}) } };
+    return { status: 200, body: writeProto(LOGGING.ListOperationsResponse, { operations: page.map((op) => operationObject(op, c.now)), nextPageToken: next }) };
   });
 
   const findOperation = (c: RouteContext, permission: string): EmulatedBucketOperation => {
@@ -293,11 +287,14 @@ export function registerLogBucketRoutes(router: Router, ctx: EmulatorContext, fi
   router.get(`${base}/operations/:operation`, (c) => ({ status: 200, body: operationObject(findOperation(c, 'logging.operations.get'), c.now) }));
 
   router.post(`${base}/operations/:operation:cancel`, (c) => {
+    // The body is a CancelOperationRequest (no fields): `{}` or none; anything else is the reader's 400, as the
+    // front end refuses a body before the method runs.
+    readBody(LOGGING.CancelOperationRequest, c.body);
     const op = findOperation(c, 'logging.operations.cancel');
     if (isDone(stateOf(op, c.now))) throw googleError(400, `Operation ${op.name} has already finished and cannot be cancelled.`, { status: 'FAILED_PRECONDITION' });
     op.cancelRequestedAt ??= c.now;
     if (options.cancel === 'takes-effect') op.cancelAt ??= c.now + options.cancelEffectMs;
-    return { status: 200, body: {} };
+    return { status: 200, body: writeProto(LOGGING.Empty, {}) };
   });
 
   return {

@@ -8,7 +8,7 @@
 import type { Router, RouteContext, RouteResult } from '../router';
 import { EmulatorHttpError } from '../http-error';
 import { refill, type Durable } from '../module';
-import { LOGGING, ProtoJsonError, readProto } from './proto-json';
+import { LOGGING, ProtoJsonError, readProto, writeProto } from './proto-json';
 
 export interface StoredLogEntry {
   logName: string;
@@ -72,7 +72,7 @@ export function registerLoggingEntryRoutes(router: Router) {
       };
     });
     writes++;
-    if (req.dryRun === true) return { status: 200, body: {} };
+    if (req.dryRun === true) return { status: 200, body: writeProto(LOGGING.WriteLogEntriesResponse, {}) };
     for (const entry of prepared) {
       const key = `${entry.logName}\u0000${entry.insertId}\u0000${entry.timestamp}`;
       if (index.has(key)) {
@@ -82,7 +82,7 @@ export function registerLoggingEntryRoutes(router: Router) {
       index.add(key);
       entries.push(entry);
     }
-    return { status: 200, body: {} };
+    return { status: 200, body: writeProto(LOGGING.WriteLogEntriesResponse, {}) };
   };
 
   router.post('/v2/entries:write', write);

@@ -124,6 +124,18 @@ const message = (name: string, fields: Record<string, ProtoField>, outputOnly: r
 const repeated = (field: ProtoField): ProtoField => ({ repeated: field });
 const of = (m: ProtoMessage): ProtoField => ({ message: m });
 
+/** A message packed in a `google.protobuf.Any` (an Operation's `metadata` or `response`): its `@type` first, then its fields. */
+export function writeAny(typeUrl: string, message: ProtoMessage, value: Record<string, unknown>): Record<string, unknown> {
+  return { '@type': typeUrl, ...writeProto(message, value) };
+}
+
+/** `google.rpc.Status` and `google.longrunning.Operation`, as the Logging and API Keys documents both declare them. */
+export const LONGRUNNING = (() => {
+  const Status = message('Status', { code: 'int32', message: 'string', details: repeated('struct') });
+  const Operation = message('Operation', { name: 'string', metadata: 'struct', done: 'bool', error: of(Status), response: 'struct' });
+  return { Status, Operation };
+})();
+
 export const LOGGING = (() => {
   const IndexConfig = message('IndexConfig', { fieldPath: 'string', type: 'enum', createTime: 'timestamp' }, ['createTime']);
   const CmekSettings = message('CmekSettings', { name: 'string', kmsKeyName: 'string', kmsKeyVersionName: 'string', serviceAccountId: 'string' }, ['name', 'kmsKeyVersionName', 'serviceAccountId']);
@@ -165,8 +177,15 @@ export const LOGGING = (() => {
       traceSampled: 'bool',
       sourceLocation: 'struct',
       split: 'struct',
+      otel: 'struct',
+      // Output-only fields a client may send back from an entry it read: accepted and ignored.
+      metadata: 'struct',
+      apphub: 'struct',
+      apphubDestination: 'struct',
+      apphubSource: 'struct',
+      errorGroups: repeated('struct'),
     },
-    ['receiveTimestamp'],
+    ['receiveTimestamp', 'metadata', 'apphub', 'apphubDestination', 'apphubSource', 'errorGroups'],
   );
   const WriteLogEntriesRequest = message('WriteLogEntriesRequest', {
     logName: 'string',
@@ -176,7 +195,36 @@ export const LOGGING = (() => {
     partialSuccess: 'bool',
     dryRun: 'bool',
   });
-  return { LogBucket, MonitoredResource, LogEntry, WriteLogEntriesRequest, IndexConfig, CmekSettings };
+  const CreateBucketRequest = message('CreateBucketRequest', { parent: 'string', bucketId: 'string', bucket: of(LogBucket) });
+  const UpdateBucketRequest = message('UpdateBucketRequest', { name: 'string', bucket: of(LogBucket), updateMask: 'fieldmask' });
+  const BucketMetadata = message('BucketMetadata', {
+    startTime: 'timestamp',
+    endTime: 'timestamp',
+    state: 'enum',
+    createBucketRequest: of(CreateBucketRequest),
+    updateBucketRequest: of(UpdateBucketRequest),
+  });
+  const ListBucketsResponse = message('ListBucketsResponse', { buckets: repeated(of(LogBucket)), nextPageToken: 'string' });
+  const ListOperationsResponse = message('ListOperationsResponse', { operations: repeated(of(LONGRUNNING.Operation)), nextPageToken: 'string', unreachable: repeated('string') });
+  const CancelOperationRequest = message('CancelOperationRequest', {});
+  const WriteLogEntriesResponse = message('WriteLogEntriesResponse', {});
+  const Empty = message('Empty', {});
+  return {
+    LogBucket,
+    MonitoredResource,
+    LogEntry,
+    WriteLogEntriesRequest,
+    WriteLogEntriesResponse,
+    IndexConfig,
+    CmekSettings,
+    CreateBucketRequest,
+    UpdateBucketRequest,
+    BucketMetadata,
+    ListBucketsResponse,
+    ListOperationsResponse,
+    CancelOperationRequest,
+    Empty,
+  };
 })();
 
 export const DNS = (() => {
@@ -188,7 +236,9 @@ export const DNS = (() => {
     ['id', 'startTime', 'status'],
   );
   const ManagedZone = message('ManagedZone', { kind: 'string', name: 'string', dnsName: 'string', description: 'string', id: 'uint64', creationTime: 'string', visibility: 'enum', nameServers: repeated('string') }, ['creationTime']);
-  return { ResourceRecordSet, Change, ManagedZone };
+  const ChangesListResponse = message('ChangesListResponse', { kind: 'string', changes: repeated(of(Change)), nextPageToken: 'string' });
+  const ResourceRecordSetsListResponse = message('ResourceRecordSetsListResponse', { kind: 'string', rrsets: repeated(of(ResourceRecordSet)), nextPageToken: 'string' });
+  return { ResourceRecordSet, Change, ManagedZone, ChangesListResponse, ResourceRecordSetsListResponse };
 })();
 
 export const APIKEYS = (() => {
@@ -197,5 +247,16 @@ export const APIKEYS = (() => {
     { name: 'string', uid: 'string', displayName: 'string', keyString: 'string', createTime: 'timestamp', updateTime: 'timestamp', deleteTime: 'timestamp', annotations: 'string-map', restrictions: 'struct', etag: 'string', serviceAccountEmail: 'string' },
     ['uid', 'keyString', 'createTime', 'updateTime', 'deleteTime'],
   );
-  return { Key };
+  const UndeleteKeyRequest = message('V2UndeleteKeyRequest', {});
+  return { Key, UndeleteKeyRequest };
 })();
+
+/**
+ * The request messages the emulated routes read, by API: `google-proto-schemas.test.ts` checks that every field
+ * each API's document gives them (at every depth) is accepted, not refused as an unknown name.
+ */
+export const REQUEST_MESSAGES: Record<'logging.v2' | 'dns.v1' | 'apikeys.v2', readonly ProtoMessage[]> = {
+  'logging.v2': [LOGGING.LogBucket, LOGGING.WriteLogEntriesRequest, LOGGING.CancelOperationRequest],
+  'dns.v1': [DNS.Change],
+  'apikeys.v2': [APIKEYS.UndeleteKeyRequest],
+};

@@ -1,5 +1,5 @@
 /**
- * The object-store servers that tests, the benchmark and (later) the demo run on loopback, obtained the way the
+ * The object-store servers that tests, the benchmark and the demo (`--archive-to s3`) run on loopback, obtained the way the
  * Temporal CLI is (`src/temporal/cli-binary.ts`): built with `go install` or installed with npm into the longhaul
  * cache directory (`~/.cache/longhaul`, moved by `LONGHAUL_CACHE_DIR`), once.
  *

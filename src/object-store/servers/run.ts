@@ -75,11 +75,18 @@ async function serve(name: string, command: string, args: string[], port: number
     proc.kill('SIGKILL');
     await exited;
   };
-  await start();
+  // A process that ends without stopping it (an error, a second Ctrl-C in the demo) leaves no server behind.
+  const killOnExit = () => child?.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  await start().catch((err: unknown) => {
+    process.removeListener('exit', killOnExit);
+    throw err;
+  });
   return {
     start,
     stop,
     destroy: async () => {
+      process.removeListener('exit', killOnExit);
       await stop();
       await rm(dataDir, { recursive: true, force: true });
     },

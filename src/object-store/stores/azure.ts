@@ -52,6 +52,11 @@ export class AzureStore implements PartStore {
     return storeCall(`${what} ${this.blob(key).url}`, run, (err) => (err as { code?: string }).code === 'ContainerNotFound');
   }
 
+  async check(): Promise<void> {
+    // A HEAD answer has no body (no error code): its 404 is the container's.
+    await storeCall(`get container ${this.container.url}`, () => this.container.getProperties(), (err) => statusOf(err) === 404 || (err as { code?: string }).code === 'ContainerNotFound');
+  }
+
   async head(key: string): Promise<StoredObject | undefined> {
     try {
       const props = await this.call('get properties', key, () => this.blob(key).getProperties());

@@ -66,6 +66,11 @@ export class GcsStore implements PartStore {
     return storeCall(`${what} ${this.where(key)}`, run);
   }
 
+  async check(): Promise<void> {
+    const where = `get bucket gs://${this.bucketName}`;
+    await storeCall(where, () => this.bucket.getMetadata(), (err) => statusOf(err) === 404);
+  }
+
   async head(key: string): Promise<StoredObject | undefined> {
     try {
       const [meta] = await this.call('get object', key, () => this.bucket.file(key).getMetadata());

@@ -20,6 +20,7 @@ import {
   CopyObjectCommand,
   CreateMultipartUploadCommand,
   GetObjectTaggingCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListPartsCommand,
@@ -75,13 +76,23 @@ export class S3Store implements PartStore {
   }
 
   /** Translates the SDK's errors: a missing bucket and refused credentials are permanent. */
-  private async call<T>(what: string, key: string, run: () => Promise<T>): Promise<T> {
-    return storeCall(`${what} ${this.where(key)}`, run, (err) => {
+  private call<T>(what: string, key: string, run: () => Promise<T>): Promise<T> {
+    return this.request(`${what} ${this.where(key)}`, run, (err) => (err as { name?: string }).name === 'NoSuchBucket');
+  }
+
+  /** `what` (the request and its target) through `storeCall`; a client without a region is a configuration failure. */
+  private async request<T>(what: string, run: () => Promise<T>, missingBucket: (err: unknown) => boolean): Promise<T> {
+    return storeCall(what, run, (err) => {
       if (/region is missing/i.test((err as Error).message ?? '')) {
-        throw ApplicationFailure.create({ message: `${what} ${this.where(key)}: no AWS region configured (set AWS_REGION)`, type: ObjectStoreFailure.StoreNotConfigured, nonRetryable: true, cause: err as Error });
+        throw ApplicationFailure.create({ message: `${what}: no AWS region configured (set AWS_REGION)`, type: ObjectStoreFailure.StoreNotConfigured, nonRetryable: true, cause: err as Error });
       }
-      return (err as { name?: string }).name === 'NoSuchBucket';
+      return missingBucket(err);
     });
+  }
+
+  async check(): Promise<void> {
+    // A HEAD answer has no body: a 404 is the bucket's (the SDK names it NotFound, not NoSuchBucket).
+    await this.request(`HeadBucket s3://${this.bucket}`, () => this.client.send(new HeadBucketCommand({ Bucket: this.bucket })), (err) => statusOf(err) === 404 || (err as { name?: string }).name === 'NoSuchBucket');
   }
 
   async head(key: string): Promise<StoredObject | undefined> {

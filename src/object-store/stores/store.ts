@@ -26,6 +26,12 @@ export interface StoredPart {
 export interface PartStore {
   /** Parts may be stored concurrently (S3, Azure); GCS takes one chunk after the other. */
   readonly concurrentParts: boolean;
+  /**
+   * One call that says whether the bucket (container) is there and these credentials reach it: S3 HeadBucket,
+   * GCS bucket get, Azure container get properties. A missing bucket fails `ArchiveBucketNotFound`, a refusal
+   * `ArchiveStoreAccessDenied` (both non-retryable); a store that is down throws its error as it is (transient).
+   */
+  check(): Promise<void>;
   head(key: string): Promise<StoredObject | undefined>;
   /** Starts an upload to `key`; its id. */
   begin(key: string, contentType: string): Promise<string>;

@@ -4,10 +4,10 @@
  * the run's event budget is reached (thousands of repositories, or cleanup through a long outage). Workflow
  * code, not a workflow (not exported from the index).
  */
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, patched } from '@temporalio/workflow';
 import type { MigrationActivityFunctions } from './activities';
 import { keepTrying, MAX_EVENTS_PER_RUN, runBudgetReached, type StatusTracker } from '../../workflows/kit';
-import { MigrationFailure, type MigrationEnding, type OrgMigrationInput, type OrgMigrationResult, type OrgMigrationStatus } from './model';
+import { archiveFileName, MigrationFailure, type MigrationEnding, type OrgMigrationInput, type OrgMigrationResult, type OrgMigrationStatus } from './model';
 import { summarizeList } from '../../common/search-attributes';
 
 /** Unlocks run in parallel, this many at a time (each is its own activity). */
@@ -25,7 +25,7 @@ export interface Migration {
 
 /** The cleanup calls the workflow's activities include (`migrationActivities` in `workflow.ts`). */
 export interface CleanupActivities {
-  cleanup: Pick<MigrationActivityFunctions, 'unlockRepository' | 'deleteArchive'>;
+  cleanup: Pick<MigrationActivityFunctions, 'unlockRepository' | 'deleteArchive' | 'abortArchiveUpload'>;
 }
 
 export interface Cleanup {
@@ -78,6 +78,32 @@ export async function unlockAll(c: Cleanup): Promise<'done' | 'suspended'> {
     });
   }
   return suspended ? 'suspended' : 'done';
+}
+
+/** Where the archive of `migrationId` is downloaded: the local file, whose name is also the object's under a destination. */
+export function archivePath(input: OrgMigrationInput, migrationId: number): string {
+  const dir = (input.downloadDir ?? 'archives').replace(/\/+$/, '');
+  return `${dir}/${archiveFileName(input.org, migrationId)}`;
+}
+
+/**
+ * `patched()` id: a migration that fails or is cancelled mid-download aborts the archive's upload from the
+ * workflow, once its repositories are unlocked, since no download attempt may be alive to do it (the last one
+ * failed retryable, or the cancellation came between attempts, or the attempt's own abort failed). Runs started
+ * before it have no such activity.
+ */
+const ARCHIVE_UPLOAD_ABORTED_PATCH = 'archive-upload-aborted';
+
+/**
+ * Drops the upload the download left open in the object store (the activity resolves the destination as the
+ * download did; the local directory keeps its `.part`). Not cancellable; tried on the outage budget, and a
+ * failure is logged (`cleanup-failed`) without changing how the migration ends.
+ */
+export async function abortUpload(c: Cleanup): Promise<void> {
+  if (!patched(ARCHIVE_UPLOAD_ABORTED_PATCH)) return;
+  const { input, migration, acts } = c;
+  const request = { org: input.org, migrationId: migration.id, path: archivePath(input, migration.id), ...(input.archiveTo !== undefined ? { archiveTo: input.archiveTo } : {}) };
+  await CancellationScope.nonCancellable(() => keepTrying(() => acts.cleanup.abortArchiveUpload(request), { outage: input.outage, what: `abort the archive upload of export ${migration.id}` }));
 }
 
 /** After the download: unlock, delete the archive if asked, and the result — or the input of the next run. */

@@ -56,9 +56,9 @@ export function describeMigrationResult(r: OrgMigrationResult): string[] {
   ];
 }
 
-/** The UI's one-line summary of a migration: "Export octo-org: alpha, beta → archive". */
-export function migrationSummary(input: Pick<OrgMigrationInput, 'org' | 'repositories'>): string {
-  return `Export ${input.org}: ${input.repositories.length ? summarizeList(input.repositories, 200) : 'organization metadata'} → archive`;
+/** The UI's one-line summary of a migration: "Export octo-org: alpha, beta → archive" (or "→ s3://bucket/prefix/"). */
+export function migrationSummary(input: Pick<OrgMigrationInput, 'org' | 'repositories' | 'archiveTo'>): string {
+  return `Export ${input.org}: ${input.repositories.length ? summarizeList(input.repositories, 200) : 'organization metadata'} → ${input.archiveTo ?? 'archive'}`;
 }
 
 /** Everything `migrate` sends for one migration: the same command shape the single and batch paths share. */

@@ -61,7 +61,15 @@ export interface OrgMigrationResume {
 /** How a migration ends once every repository is unlocked. */
 export type MigrationEnding =
   | { kind: 'exported'; archive: MigrationArchive }
-  | { kind: 'failed'; type: string; message: string; details?: unknown[]; cancelled?: boolean };
+  | {
+      kind: 'failed';
+      type: string;
+      message: string;
+      details?: unknown[];
+      cancelled?: boolean;
+      /** The ending came mid-download: the archive's upload is aborted once every repository is unlocked. */
+      abortUpload?: boolean;
+    };
 
 /** Where the archive went: a local file, or an object (then `path` is the object's URL too). */
 export interface MigrationArchive {
@@ -72,6 +80,21 @@ export interface MigrationArchive {
   url?: string;
   /** The store's ETag (S3, Azure) or generation (GCS). */
   version?: string;
+}
+
+/**
+ * The memo key under which a migration records where its archive went (`MigrationArchive`), once it is stored:
+ * what `longhaul list` shows. A memo rather than a search attribute: nothing filters on it, so no attribute has
+ * to be registered in every namespace before a worker may poll (docs/operations.md, "Upgrading"); an object's
+ * URL is not cut to SQL visibility's 255 characters; and, like every payload, it is encrypted when a codec key is
+ * configured. Set by the workflow the moment the download returns, the same way whether the destination came
+ * from the input, from the worker's `LONGHAUL_ARCHIVE_TO`, or is the worker's disk.
+ */
+export const ARCHIVE_MEMO = 'archive';
+
+/** The archive's name: the object's name under the destination's prefix, or the file's under the download directory. */
+export function archiveFileName(org: string, migrationId: number): string {
+  return `${org}-migration-${migrationId}.tar.gz`;
 }
 
 export interface OrgMigrationResult {
@@ -100,6 +123,13 @@ export interface OrgMigrationStatus {
   /** @format milliseconds */
   nextPollInMs?: number;
   download?: { offset: number; total?: number };
+  /**
+   * The object the download streams into, when the input names a destination (`archiveTo`): known before the
+   * download starts. The worker's default destination (`LONGHAUL_ARCHIVE_TO`) is known only once it ends.
+   */
+  archiveTo?: string;
+  /** Where the archive went once it is stored: the object's URL, or the file on the worker's disk. */
+  archive?: Pick<MigrationArchive, 'path' | 'url' | 'bytes'>;
   unlockedRepositories: string[];
   /** Runs this migration continued as new. */
   continuedAsNew: number;
@@ -266,10 +296,16 @@ export function describeOrgMigration(
   }
   let percent: number | undefined;
   const progress: Partial<DownloadProgress> | undefined = heartbeat ?? s.download;
+  const kib = (n: number) => `${Math.round(n / 1024)} KiB`;
   if (s.phase === 'downloading' && typeof progress?.offset === 'number') {
-    const kib = (n: number) => `${Math.round(n / 1024)} KiB`;
-    parts.push(`${kib(progress.offset)}${progress.total ? ` of ${kib(progress.total)}` : ''}${typeof progress.url === 'string' ? ` stored in ${progress.url}` : ''}`);
+    const url = typeof progress.url === 'string' ? progress.url : s.archiveTo;
+    parts.push(`${kib(progress.offset)}${progress.total ? ` of ${kib(progress.total)}` : ''}${url !== undefined ? ` stored in ${url}` : ''}`);
     if (progress.total) percent = (100 * progress.offset) / progress.total;
+  } else if (s.phase === 'downloading' && s.archiveTo !== undefined) {
+    // What the workflow knows while the activity runs (the bytes are in the activity's heartbeat).
+    parts.push(`into ${s.archiveTo}`);
+  } else if (s.archive) {
+    parts.push(`archive ${kib(s.archive.bytes)} ${s.archive.url !== undefined ? `stored in ${s.archive.url}` : `at ${s.archive.path}`}`);
   }
   if (s.unlockedRepositories.length) parts.push(`unlocked ${summarizeList(s.unlockedRepositories, 200)}`);
   if (s.continuedAsNew > 0) parts.push(`run ${s.continuedAsNew + 1}`);

@@ -8,13 +8,15 @@
  * cleanup calls are retried until they succeed or fail permanently, and a permanent failure names what is
  * left to do by hand (`cleanup.ts`).
  */
-import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, isCancellation, patched, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { MigrationActivityFunctions, MigrationSummary } from './activities';
 import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/activity-options';
 import { summarized } from '../../workflows/activity-summaries';
-import { failureFacts } from '../../common/activity-failures';
-import { asConditional, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes } from '../../workflows/kit';
+import { activityCause, failureFacts } from '../../common/activity-failures';
+import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes } from '../../workflows/kit';
 import {
+  ARCHIVE_MEMO,
+  archiveFileName,
   DEFAULT_POLL,
   describeOrgMigration,
   MIGRATION_FLAGS,
@@ -22,14 +24,18 @@ import {
   migrationEnded,
   migrationInputProblems,
   newMigrationStatus,
+  type MigrationArchive,
   type MigrationEnding,
   type OrgMigrationInput,
   type OrgMigrationResult,
   type OrgMigrationStatus,
 } from './model';
 import { LonghaulMigrationGuid, summarizeList } from '../../common/search-attributes';
-import { parseDestination } from '../../object-store/destination';
+import { destinationObjectUrl, parseDestination } from '../../object-store/destination';
+import { ObjectStoreFailure } from '../../object-store/errors';
 import {
+  abortUpload,
+  archivePath,
   completeExport,
   continueEnding,
   EVENTS_PER_UNLOCK,
@@ -61,6 +67,15 @@ export const migrationStatusQuery = statusQuery<OrgMigrationStatus>();
 /** `patched()` id: a cancelled or failed migration's LonghaulState names its ending. */
 const LIST_MIGRATION_ENDING_PATCH = 'list-migration-ending';
 
+/**
+ * `patched()` id: before the export is started, the archive's destination is checked with one call to the store
+ * (the input's `archiveTo` or the worker's default, which only the activity knows). Runs started before it have
+ * no such activity.
+ */
+const ARCHIVE_DESTINATION_CHECKED_PATCH = 'archive-destination-checked';
+/** `patched()` id: the workflow records where its archive went in its memo (`ARCHIVE_MEMO`), which `longhaul list` shows. */
+const ARCHIVE_MEMO_PATCH = 'archive-memo';
+
 /** Tolerated difference between our clock and the server's when matching `created_at` to our attempt window. */
 const CLOCK_SKEW_MARGIN_MS = 60_000;
 
@@ -86,6 +101,7 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
   try {
     let state = resume?.state;
     if (!migration || state === undefined) {
+      if (patched(ARCHIVE_DESTINATION_CHECKED_PATCH)) await checkArchiveDestination(input, acts);
       const started = await startExactlyOnce(input, acts, () => {
         status.startLookups = (status.startLookups ?? 0) + 1;
         tracker.update();
@@ -147,15 +163,19 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
         );
       }
       status.phase = 'downloading';
+      const name = archiveFileName(input.org, known.id);
+      // The UI's current details name the object while the bytes flow (they are in the activity's heartbeat).
+      if (input.archiveTo !== undefined) status.archiveTo = destinationObjectUrl(input.archiveTo, name, 'archiveTo');
       tracker.update();
-      const dir = (input.downloadDir ?? 'archives').replace(/\/+$/, '');
       // The same activity, in the same place, with or without a destination: histories from before
       // `archiveTo` existed replay unchanged (the activity streams to the store when it has one).
-      const path = `${dir}/${input.org}-migration-${known.id}.tar.gz`;
+      const path = archivePath(input, known.id);
       const archive = await acts.download.downloadArchive({ org: input.org, migrationId: known.id, path, ...(input.archiveTo !== undefined ? { archiveTo: input.archiveTo } : {}) });
       status.download = { offset: archive.bytes, total: archive.bytes };
       const where = archive.url !== undefined ? { url: archive.url, ...(archive.version !== undefined ? { version: archive.version } : {}) } : {};
-      const done = await completeExport(cleanup(known), { path: archive.path, bytes: archive.bytes, sha256: archive.sha256, ...where });
+      const stored: MigrationArchive = { path: archive.path, bytes: archive.bytes, sha256: archive.sha256, ...where };
+      recordArchive(status, stored);
+      const done = await completeExport(cleanup(known), stored);
       if ('result' in done) return done.result;
       next = done.next;
     }
@@ -166,9 +186,21 @@ export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrati
   return continueAsNew<typeof orgMigration>(next as OrgMigrationInput);
 }
 
+/**
+ * Where the archive went, known the moment the download returns whatever chose the destination (the input, the
+ * worker's `LONGHAUL_ARCHIVE_TO`, or the worker's disk): in the status (the UI's current details, `status`) and
+ * in the memo `longhaul list` reads. Runs recorded before the memo replay without its command.
+ */
+function recordArchive(status: OrgMigrationStatus, archive: MigrationArchive): void {
+  status.archive = { path: archive.path, bytes: archive.bytes, ...(archive.url !== undefined ? { url: archive.url } : {}) };
+  if (patched(ARCHIVE_MEMO_PATCH)) upsertMemo({ [ARCHIVE_MEMO]: archive });
+}
+
 /** A run resumed after the export ended: the unlocks still to make, then the ending the earlier run reached. */
 async function finishEnding(c: Cleanup, ending: MigrationEnding): Promise<OrgMigrationResult> {
   if (ending.kind === 'exported') {
+    // The run that stored the archive recorded it; a continued run records it again (its memo may start empty).
+    recordArchive(c.status, ending.archive);
     const done = await completeExport(c, ending.archive);
     if ('result' in done) return done.result;
     return continueAsNew<typeof orgMigration>(done.next);
@@ -182,6 +214,7 @@ async function finishEnding(c: Cleanup, ending: MigrationEnding): Promise<OrgMig
     throw withUnlockFailure(ending.message, unlockErr);
   }
   if (unlocked === 'suspended') return continueAsNew<typeof orgMigration>(continueEnding(c, ending));
+  if (ending.abortUpload) await abortUpload(c);
   c.status.phase = ending.cancelled ? 'cancelled' : 'failed';
   c.tracker.update();
   // The cancellation request belonged to an earlier run: this one can only report it.
@@ -192,6 +225,8 @@ async function finishEnding(c: Cleanup, ending: MigrationEnding): Promise<OrgMig
 /** After a failure, time bound or cancellation: unlock what the migration locked (never cancelled), then end with the cause. */
 async function endWithCleanup(err: unknown, c: Cleanup | undefined, status: OrgMigrationStatus, tracker: Cleanup['tracker']): Promise<never> {
   const cancelled = isCancellation(err);
+  // Ended mid-download: an upload may be open in the object store with no attempt alive to abort it.
+  const uploadOpen = status.phase === 'downloading';
   status.error = err instanceof Error ? err.message : String(err);
   status.nextPollInMs = undefined;
   if (c) {
@@ -206,12 +241,34 @@ async function endWithCleanup(err: unknown, c: Cleanup | undefined, status: OrgM
     if (unlocked === 'suspended') {
       const failure = err instanceof ApplicationFailure ? err : undefined;
       const type = failure?.type ?? failureFacts(err).type ?? MigrationFailure.ExportFailed;
-      return continueAsNew<typeof orgMigration>(continueEnding(c, { kind: 'failed', type, message: status.error, details: failure?.details ?? undefined, cancelled }));
+      return continueAsNew<typeof orgMigration>(continueEnding(c, { kind: 'failed', type, message: status.error, details: failure?.details ?? undefined, cancelled, ...(uploadOpen ? { abortUpload: true } : {}) }));
     }
+    if (uploadOpen) await abortUpload(c);
   }
   status.phase = cancelled ? 'cancelled' : 'failed';
   tracker.update();
   throw err;
+}
+
+/**
+ * The archive's destination, checked before anything is sent to the API: a missing bucket, a refusal or a worker
+ * without the store's configuration ends the migration with that type; a store that is down is waited out on the
+ * outage budget (`ArchiveStoreUnreachable` after it).
+ */
+async function checkArchiveDestination(input: OrgMigrationInput, acts: MigrationActivities): Promise<void> {
+  const checked = await keepTrying(() => acts.poll.checkArchiveDestination(input.archiveTo !== undefined ? { archiveTo: input.archiveTo } : {}), { outage: input.outage });
+  if (checked.ok) return;
+  const cause = activityCause(checked.error);
+  if (checked.why === 'permanent' && cause?.type) {
+    // The store's own type, as the workflow's failure (not wrapped in the activity's).
+    throw ApplicationFailure.create({ type: cause.type, nonRetryable: true, message: `${cause.message}; no export was started`, details: cause.details ?? undefined });
+  }
+  throw ApplicationFailure.create({
+    type: ObjectStoreFailure.StoreUnreachable,
+    nonRetryable: true,
+    message: `the archive destination could not be checked (${checked.message}); no export was started`,
+    cause: checked.error instanceof Error ? checked.error : undefined,
+  });
 }
 
 /**

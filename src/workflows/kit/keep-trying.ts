@@ -39,7 +39,8 @@ export async function keepTrying<T>(call: () => Promise<T>, opts: KeepTryingOpti
       const decision = afterFailure(outage, facts, Date.now(), bounds);
       if (decision.action === 'give-up') {
         const why = decision.why === 'budget' ? 'budget' : 'permanent';
-        log.error(`${opts.what ?? 'cleanup step'}: failed (${decision.message})`, { event: 'cleanup-failed', step: opts.what, reason: why, type: facts.type, message: decision.message });
+        // Only a named cleanup step logs its outcome: other callers fail with the error themselves.
+        if (opts.what) log.error(`${opts.what}: failed (${decision.message})`, { event: 'cleanup-failed', step: opts.what, reason: why, type: facts.type, message: decision.message });
         return { ok: false, why, message: decision.message, error: err };
       }
       outage = decision.state;

@@ -81,6 +81,11 @@ describe('emulator options from defaults, config file and flags', () => {
     expect(flagOptions({ storagePublicUrl: 'http://s.example.test', rateLimiting: false })).toEqual({ storagePublicUrl: 'http://s.example.test', rateLimit: { enabled: false } });
     expect(parseConfig(JSON.stringify({ storagePublicUrl: 'http://s.example.test', rateLimit: { enabled: false } }), 'ok.json')).toEqual({ storagePublicUrl: 'http://s.example.test', rateLimit: { enabled: false } });
     expect(configSummary(resolveOptions({ storagePublicUrl: 'http://s.example.test' })).join('\n')).toMatch(/storage links: +pre-signed under http:\/\/s\.example\.test/);
+    // The GitHub API's public URL, the same way.
+    expect(flagOptions({ apiPublicUrl: 'https://ghe.example.test/api/v3' })).toEqual({ apiPublicUrl: 'https://ghe.example.test/api/v3' });
+    expect(parseConfig(JSON.stringify({ apiPublicUrl: 'https://ghe.example.test/api/v3' }), 'ok.json')).toEqual({ apiPublicUrl: 'https://ghe.example.test/api/v3' });
+    expect(configSummary(resolveOptions({ apiPublicUrl: 'https://ghe.example.test/api/v3' })).join('\n')).toMatch(/api links: +under https:\/\/ghe\.example\.test\/api\/v3/);
+    expect(configSummary(resolveOptions({})).join('\n')).toMatch(/api links: +under the address the GitHub API listens on/);
   });
 
   it('reads an export time as fixed milliseconds or a range', () => {

@@ -62,4 +62,30 @@ describe('every Google route that reads a body reads it as proto3 JSON', () => {
     const got = await call(dns, 'GET', zone);
     expect(typeof (got.json as { id: unknown }).id).toBe('string');
   });
+
+  it('API Keys and Logging: undelete and cancel read their (field-less) request message; a key DELETE tolerates `{}`', async () => {
+    const e = await clocked.start({ google: { apikeys: { deleteOperationMs: 0 } } });
+    const keys = e.serviceUrl('google-apikeys');
+    const logging = e.serviceUrl('google-logging');
+    const key = '/v2/projects/demo-project/locations/global/keys/demo-key-1';
+    // DELETE carries its etag as a query parameter: an empty object is tolerated, a field is not.
+    const withField = await call(keys, 'DELETE', key, { body: { etag: 'W/"x"' } });
+    expect(withField.status).toBe(400);
+    expect(messageOf(withField)).toBe('The request body must be empty.');
+    expect((await call(keys, 'DELETE', key, { body: {} })).status).toBe(200);
+    const unknown = await call(keys, 'POST', `${key}:undelete`, { body: { reason: 'oops' } });
+    expect(unknown.status).toBe(400);
+    expect(messageOf(unknown)).toBe(`Invalid JSON payload received. Unknown name "reason": Cannot find field.`);
+    expect(e.google.apikeys.isDeleted(key.slice('/v2/'.length))).toBe(true);
+    expect((await call(keys, 'POST', `${key}:undelete`, { body: {} })).status).toBe(200);
+
+    const op = (await call(logging, 'POST', '/v2/projects/demo-project/locations/global/buckets:createAsync?bucketId=cancelled', { body: {} })).json as { name: string };
+    const refused = await call(logging, 'POST', `/v2/${op.name}:cancel`, { body: { force: true } });
+    expect(refused.status).toBe(400);
+    expect(messageOf(refused)).toBe(`Invalid JSON payload received. Unknown name "force": Cannot find field.`);
+    expect(e.google.buckets.operations.get(op.name)?.cancelRequestedAt).toBeUndefined();
+    const cancelled = await call(logging, 'POST', `/v2/${op.name}:cancel`);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.text).toBe('{}');
+  });
 });

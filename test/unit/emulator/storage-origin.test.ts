@@ -3,41 +3,20 @@
  * `If-Range` per RFC 9110 §13.1.5, generated content readable at any offset, and the faults that make it
  * misbehave on purpose.
  */
-import { createServer, request as forward, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startEmulator, type Emulator } from '../../../src/emulator/emulator';
 import { contentBytes, generatedArchive } from '../../../src/emulator/storage/archive-content';
+import { startReverseProxy, type ReverseProxy } from '../../helpers/reverse-proxy';
 
 let emulator: Emulator | undefined;
-let proxy: Server | undefined;
+let proxy: ReverseProxy | undefined;
 afterEach(async () => {
   await emulator?.close();
   emulator = undefined;
-  proxy?.closeAllConnections();
-  await new Promise((resolve) => (proxy ? proxy.close(resolve) : resolve(undefined)));
+  await proxy?.close();
   proxy = undefined;
 });
-
-/**
- * A reverse proxy that serves what `target()` serves under `/archives/…`, as a front end mounting the object
- * store under a path of its own host would. Resolves with its base URL and the paths it forwarded.
- */
-async function archiveProxy(target: () => string): Promise<{ url: string; forwarded: string[] }> {
-  const forwarded: string[] = [];
-  proxy = createServer((req, res) => {
-    const path = (req.url ?? '/').replace(/^\/archives/, '');
-    forwarded.push(path);
-    const upstream = forward(`${target()}${path}`, { method: req.method, headers: { ...req.headers, host: new URL(target()).host } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => proxy!.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/archives`, forwarded };
-}
 
 const SIZE = 3 * 1024 * 1024 + 123;
 
@@ -57,7 +36,8 @@ async function get(url: string, headers: Record<string, string> = {}) {
 
 describe('storage origin', () => {
   it('hands out pre-signed archive links under its configured public URL, which work through what serves that address', async () => {
-    const front = await archiveProxy(() => emulator!.storage.baseUrl);
+    // A front end that serves the object store under `/archives/…` of its own host.
+    const front = (proxy = await startReverseProxy(() => emulator!.storage.baseUrl, '/archives'));
     emulator = await startEmulator({ storagePublicUrl: `${front.url}/`, migrations: { exportMs: 0, archiveBytes: 70_000 } });
     const auth = { authorization: 'Bearer t' };
     const created = await request(`${emulator.apiUrl}/orgs/octo-org/migrations`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ repositories: ['alpha'] }) });

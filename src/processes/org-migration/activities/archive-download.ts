@@ -34,6 +34,7 @@ import { activityLog } from '../../../telemetry/log';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
 import { BlockWriter, writeOnThread } from './archive-writer';
 import { archiveDestination, streamArchiveTo, type UploadProgress } from './archive-upload';
+import { WALL_CLOCK, type UploadClock } from '../../../object-store/upload';
 
 export interface ArchiveDownloadInput {
   org: string;
@@ -94,7 +95,9 @@ export function createArchiveDownload(deps: ActivityDeps) {
 }
 
 /** The download itself, independent of the activity context (benchmarks run it in a plain process). */
-export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubClients' | 'dataDir' | 'archiveUpload'>) {
+export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubClients' | 'dataDir' | 'archiveUpload'> & Partial<Pick<ActivityDeps, 'clock' | 'sleep'>>) {
+  // An upload waits out a failing store on the deps' clock (a test's), else on the wall clock.
+  const clock: UploadClock = { now: deps.clock ?? WALL_CLOCK.now, sleep: deps.sleep ?? WALL_CLOCK.sleep };
   // Storage gets no credential: pre-signed URLs are fetched by the core's token-less client.
   const storage = new TokenlessClient({ api: 'storage', route: '/object' });
   const archiveUrl = async (input: ArchiveDownloadInput): Promise<URL> => {
@@ -123,6 +126,7 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
         checkpoint: hooks.previous?.upload,
         validator: hooks.previous?.validator,
         ...deps.archiveUpload,
+        clock,
       });
       return { path: object.url, url: object.url, version: object.version, bytes: object.bytes, sha256: object.sha256, fetchedBytes: object.readBytes, resumedFrom: object.resumedFrom };
     }

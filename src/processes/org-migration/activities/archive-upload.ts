@@ -11,7 +11,7 @@
  *   `wait --follow` show), so an attempt on any host continues the upload from the parts already stored.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { parseDestination, uploadArchive, type UploadCheckpoint } from '../../../object-store';
+import { abortUploads, checkDestination, parseDestination, uploadArchive, type StoreKind, type UploadCheckpoint, type UploadClock } from '../../../object-store';
 import { FailureType } from '../../../http/retry-policy';
 import { discard, readHead, type StorageBody, type StorageResponse } from '../../../http/download';
 import type { TokenlessClient } from '../../../http/tokenless';
@@ -34,6 +34,32 @@ export function archiveDestination(archiveTo: string | undefined, env: NodeJS.Pr
   const url = archiveTo ?? (env[ARCHIVE_TO_ENV]?.trim() || undefined);
   if (url !== undefined) parseDestination(url, archiveTo !== undefined ? 'archiveTo' : ARCHIVE_TO_ENV);
   return url;
+}
+
+/** Where a migration's archive goes, as a check or an abort reports it: a store's kind, or the local data directory. */
+export interface ArchiveDestinationOutcome {
+  store: StoreKind | 'local';
+}
+
+/**
+ * Before the export is started: the destination the download would use (the input's, else the worker's) is
+ * there and reachable with the worker's credentials. Nothing to check for the local data directory.
+ */
+export async function checkArchiveDestination(archiveTo: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<ArchiveDestinationOutcome> {
+  const url = archiveDestination(archiveTo, env);
+  if (url === undefined) return { store: 'local' };
+  return { store: (await checkDestination(url, env)).kind };
+}
+
+/**
+ * After a migration failed or was cancelled mid-download: drops the upload still open for its object (`name`),
+ * whichever attempt began it. The local data directory keeps its `.part` file (a later run resumes from it).
+ */
+export async function abortArchiveUpload(archiveTo: string | undefined, name: string, env: NodeJS.ProcessEnv = process.env): Promise<ArchiveDestinationOutcome> {
+  const url = archiveDestination(archiveTo, env);
+  if (url === undefined) return { store: 'local' };
+  await abortUploads(url, name, env);
+  return { store: parseDestination(url).kind };
 }
 
 export interface StorageSource {
@@ -59,7 +85,7 @@ export async function streamArchiveTo(
   destination: string,
   name: string,
   source: StorageSource,
-  hooks: { heartbeat(progress: UploadProgress): void; signal?: AbortSignal; checkpoint?: UploadCheckpoint; validator?: string } & ArchiveUploadSettings,
+  hooks: { heartbeat(progress: UploadProgress): void; signal?: AbortSignal; checkpoint?: UploadCheckpoint; validator?: string; clock?: UploadClock } & ArchiveUploadSettings,
 ): Promise<StreamedArchive> {
   const signal = hooks.signal ?? new AbortController().signal;
   let url = await source.askApi();
@@ -105,6 +131,7 @@ export async function streamArchiveTo(
       signal,
       partBytes: hooks.partBytes,
       partsInFlight: hooks.partsInFlight,
+      clock: hooks.clock,
     });
     return {
       url: object.url,
@@ -199,6 +226,8 @@ async function* bodyChunks(body: StorageBody, signal: AbortSignal): AsyncGenerat
         continue;
       }
       if (ended) {
+        // Broken off by the activity's cancellation: that is what the attempt ends with (cancelled, not failed).
+        if (ended.error && signal.aborted) throw signal.reason;
         if (ended.error) throw ApplicationFailure.retryable(`the archive transfer broke off: ${ended.error.message}`, FailureType.Network);
         return;
       }

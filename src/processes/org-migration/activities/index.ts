@@ -7,7 +7,9 @@ import { githubFor, type ActivityDeps } from '../../../activities/context';
 import { Context } from '@temporalio/activity';
 import { MIGRATION_FLAG_FIELDS, MIGRATION_FLAGS, type MigrationFlag, type MigrationFlags } from '../model';
 import { LonghaulMigrationGuid } from '../../../common/search-attributes';
+import { basename } from 'node:path';
 import { createArchiveDownload } from './archive-download';
+import { abortArchiveUpload, checkArchiveDestination, type ArchiveDestinationOutcome } from './archive-upload';
 import { answer, expectList, expectShape, optional, required } from '../../../http/answer';
 import { countPoll, countSendLookup } from '../../../telemetry/metrics';
 import { conditionalPoll } from '../../../activities/conditional-poll';
@@ -50,6 +52,7 @@ export interface StartMigrationInput extends MigrationFlags {
 }
 
 export type { ArchiveDownloadInput, ArchiveDownload } from './archive-download';
+export type { ArchiveDestinationOutcome } from './archive-upload';
 export type { DownloadProgress } from '../model';
 
 export function summarizeMigration(m: Migration): MigrationSummary {
@@ -132,6 +135,20 @@ export function createMigrationActivities(deps: ActivityDeps) {
     },
 
     downloadArchive: createArchiveDownload(deps),
+
+    /**
+     * The archive's destination (the input's `archiveTo`, else the worker's `LONGHAUL_ARCHIVE_TO`), checked with
+     * one call to the store before the export is started: a missing bucket or a refusal fails typed and
+     * non-retryable; a store that is down fails retryable. The local data directory needs no check.
+     */
+    async checkArchiveDestination(input: { archiveTo?: string }): Promise<ArchiveDestinationOutcome> {
+      return checkArchiveDestination(input.archiveTo);
+    },
+
+    /** Drops the upload still open for the archive `path` names (its file name is the object's), after a failure or cancellation. */
+    async abortArchiveUpload(input: { org: string; migrationId: number; path: string; archiveTo?: string }): Promise<ArchiveDestinationOutcome> {
+      return abortArchiveUpload(input.archiveTo, basename(input.path));
+    },
   };
 }
 
