@@ -317,8 +317,12 @@ async function upload(options: ArchiveUploadOptions, key: string, url: string, d
     const cause = options.signal?.aborted ? options.signal.reason : signal.aborted && !(err instanceof ApplicationFailure) ? (inner.signal.reason ?? err) : err;
     // Permanent failures and cancellations leave nothing behind; a transient one keeps the parts for the next attempt.
     if (options.signal?.aborted || (cause instanceof ApplicationFailure && cause.nonRetryable)) {
+      // Parts still being sent would land after the abort and be orphaned: let them end first. On a permanent
+      // failure they run to their answer: one cut off mid-request can still be stored by the server after the
+      // abort below (an uncommitted block in Azurite, once, under load). A cancellation cuts them off at once
+      // (the workflow's abortArchiveUpload removes what lands late).
+      if (!options.signal?.aborted) await Promise.allSettled(inFlight);
       inner.abort(cause);
-      // Parts still being sent would land after the abort and be orphaned: let them end first; then look again.
       await Promise.allSettled(inFlight);
       await store.abort(key, uploadId).catch(() => undefined);
       await store.abandon(key).catch(() => undefined);
