@@ -3,7 +3,8 @@
  * the upload's and it can be SIGKILLed part-way. Input: a JSON argument. Output: `checkpoint <json>` lines (the
  * heartbeat details) and one `result <json>` line.
  *
- * - `stream`: `uploadArchive` from the storage URL (Range and If-Range on a re-open), in one pass.
+ * - `stream`: what the archive activity runs with a destination (`streamArchiveTo`: the storage URL read by the
+ *   token-less storage client, `Range` and `If-Range` on a re-open, into `uploadArchive`), in one pass.
  * - `two-pass`: the importer's shape: download the whole archive to a file, then upload the file with the same
  *   SDK and the same multipart code (`uploadArchive` reading the file).
  */
@@ -12,6 +13,8 @@ import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { request } from 'undici';
 import { uploadArchive, type ArchiveObject, type OpenSource, type UploadCheckpoint } from '../src/object-store';
+import { TokenlessClient } from '../src/http/tokenless';
+import { streamArchiveTo } from '../src/processes/org-migration/activities/archive-upload';
 import { startMeasuring } from './archive-kit';
 
 export interface StoreChildInput {
@@ -24,6 +27,8 @@ export interface StoreChildInput {
   /** For `two-pass`: where the archive is downloaded first. */
   file?: string;
   checkpoint?: UploadCheckpoint;
+  /** For `stream`: the storage validator the checkpoint's bytes came from (heartbeated with it). */
+  validator?: string;
   partBytes?: number;
   partsInFlight?: number;
   startOnGo?: boolean;
@@ -38,23 +43,26 @@ export interface StoreChildResult {
 }
 
 /**
- * The storage URL as a source (undici's `request`, a Node stream, as the worker's HTTP clients use): `Range`
- * from the offset, `If-Range` with the ETag the first answer gave.
+ * The activity's path (`downloadArchive` with a destination): `streamArchiveTo` over the storage client the
+ * activity uses, the pre-signed URL standing for the API's 302. Checkpoints are printed with their validator, as
+ * the activity heartbeats them.
  */
-function storageSource(url: string): OpenSource {
-  let etag: string | undefined;
-  return async (offset, signal) => {
-    if (offset > 0 && !etag) {
-      const probe = await request(url, { headers: { range: 'bytes=0-0' }, signal });
-      await probe.body.dump();
-      etag = probe.headers.etag as string | undefined;
-    }
-    const headers: Record<string, string> = offset > 0 ? { range: `bytes=${offset}-`, ...(etag ? { 'if-range': etag } : {}) } : {};
-    const res = await request(url, { headers, signal });
-    if (res.statusCode !== (offset > 0 ? 206 : 200)) throw new Error(`GET storage from ${offset}: ${res.statusCode}`);
-    etag ??= res.headers.etag as string | undefined;
-    return res.body;
-  };
+async function streamLikeTheActivity(input: StoreChildInput): Promise<ArchiveObject> {
+  // The store's SDK reads its standard variables from the process, as on a worker.
+  Object.assign(process.env, input.env);
+  const storage = new TokenlessClient({ api: 'storage', route: '/object' });
+  return streamArchiveTo(
+    input.destination,
+    input.name,
+    { storage, askApi: () => Promise.resolve(new URL(input.url)), follow: async (url, opts) => ({ res: await storage.get(url, opts), finalUrl: url }) },
+    {
+      heartbeat: (p) => p.upload && process.stdout.write(`checkpoint ${JSON.stringify({ ...p.upload, validator: p.validator })}\n`),
+      checkpoint: input.checkpoint,
+      validator: input.validator,
+      partBytes: input.partBytes,
+      partsInFlight: input.partsInFlight,
+    },
+  );
 }
 
 function fileSource(path: string): OpenSource {
@@ -64,14 +72,20 @@ function fileSource(path: string): OpenSource {
 async function main(): Promise<void> {
   const input = JSON.parse(process.argv[2]) as StoreChildInput;
   const meter = await startMeasuring(input.startOnGo);
-  let openSource = storageSource(input.url);
-  if (input.mode === 'two-pass') {
-    const res = await request(input.url);
-    if (res.statusCode !== 200) throw new Error(`GET storage: ${res.statusCode}`);
-    await pipeline(res.body, createWriteStream(input.file!));
-    openSource = fileSource(input.file!);
-  }
-  const object = await uploadArchive({
+  const object = input.mode === 'stream' ? await streamLikeTheActivity(input) : await twoPass(input);
+  const measured = meter.stop();
+  if (input.file) await rm(input.file, { force: true });
+  const out: StoreChildResult = { ...measured, object };
+  process.stdout.write(`result ${JSON.stringify(out)}\n`);
+}
+
+/** The importer's shape: the whole archive to a file first, then the file into the store. */
+async function twoPass(input: StoreChildInput): Promise<ArchiveObject> {
+  const res = await request(input.url);
+  if (res.statusCode !== 200) throw new Error(`GET storage: ${res.statusCode}`);
+  await pipeline(res.body, createWriteStream(input.file!));
+  const openSource: OpenSource = fileSource(input.file!);
+  return uploadArchive({
     destination: input.destination,
     name: input.name,
     size: input.size,
@@ -82,10 +96,6 @@ async function main(): Promise<void> {
     partsInFlight: input.partsInFlight,
     env: { ...process.env, ...input.env },
   });
-  const measured = meter.stop();
-  if (input.file) await rm(input.file, { force: true });
-  const out: StoreChildResult = { ...measured, object };
-  process.stdout.write(`result ${JSON.stringify(out)}\n`);
 }
 
 main().catch((err: unknown) => {

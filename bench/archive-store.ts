@@ -111,8 +111,8 @@ async function main(): Promise<void> {
     const servedBefore = emulator.stats.storage.bytesServed;
     const sentBefore = relay.sentBytes();
     const killed = { ...input('stream', 'killed.tar.gz'), env: relayed };
-    const checkpoint = await killWhenPast(killed, size * o.killAt);
-    const resumed = await runChild({ ...killed, url: url(), checkpoint }).done;
+    const { validator, ...checkpoint } = await killWhenPast(killed, size * o.killAt);
+    const resumed = await runChild({ ...killed, url: url(), checkpoint, validator }).done;
     if (resumed.object.sha256 !== expected) throw new Error(`the resumed upload's SHA-256 ${resumed.object.sha256} differs from the archive's`);
     const reRead = emulator.stats.storage.bytesServed - servedBefore - size;
     const reSent = relay.sentBytes() - sentBefore - size;
@@ -187,12 +187,12 @@ function runChild(input: StoreChildInput): ChildRun {
   };
 }
 
-/** Runs the upload and SIGKILLs it once a checkpoint passed `bytes`; that checkpoint (the last heartbeat). */
-async function killWhenPast(input: StoreChildInput, bytes: number): Promise<UploadCheckpoint> {
+/** Runs the upload and SIGKILLs it once a checkpoint passed `bytes`; that checkpoint (the last heartbeat, with its validator). */
+async function killWhenPast(input: StoreChildInput, bytes: number): Promise<UploadCheckpoint & { validator?: string }> {
   const run = runChild(input);
   run.done.catch(() => undefined);
   for await (const line of run.checkpoints) {
-    const checkpoint = JSON.parse(line) as UploadCheckpoint;
+    const checkpoint = JSON.parse(line) as UploadCheckpoint & { validator?: string };
     if (checkpoint.offset > bytes) {
       run.kill();
       await run.done.catch(() => undefined);
