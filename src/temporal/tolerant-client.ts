@@ -16,10 +16,20 @@ interface ClientLike {
   options: { namespace: string; loadedDataConverter: { payloadCodecs: PayloadCodec[] } };
 }
 
+/** One tolerant client per client and namespace: `wait --follow` describes the workflow every second. */
+const made = new WeakMap<ClientLike, Map<string, Client>>();
+
 export function memoTolerant(client: ClientLike, namespace: string = client.options.namespace): Client {
-  return new Client({
-    connection: client.connection,
-    namespace,
-    dataConverter: { payloadCodecs: [readingOrMarking(client.options.loadedDataConverter.payloadCodecs)] },
-  });
+  const byNamespace = made.get(client) ?? new Map<string, Client>();
+  made.set(client, byNamespace);
+  let tolerant = byNamespace.get(namespace);
+  if (!tolerant) {
+    tolerant = new Client({
+      connection: client.connection,
+      namespace,
+      dataConverter: { payloadCodecs: [readingOrMarking(client.options.loadedDataConverter.payloadCodecs)] },
+    });
+    byNamespace.set(namespace, tolerant);
+  }
+  return tolerant;
 }
