@@ -45,20 +45,23 @@ export interface ArchiveDestinationOutcome {
  * Before the export is started: the destination the download would use (the input's, else the worker's) is
  * there and reachable with the worker's credentials. Nothing to check for the local data directory.
  */
-export async function checkArchiveDestination(archiveTo: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<ArchiveDestinationOutcome> {
-  const url = archiveDestination(archiveTo, env);
-  if (url === undefined) return { store: 'local' };
-  return { store: (await checkDestination(url, env)).kind };
+export function checkArchiveDestination(archiveTo: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<ArchiveDestinationOutcome> {
+  return onDestination(archiveTo, env, (url) => checkDestination(url, env));
 }
 
 /**
  * After a migration failed or was cancelled mid-download: drops the upload still open for its object (`name`),
  * whichever attempt began it. The local data directory keeps its `.part` file (a later run resumes from it).
  */
-export async function abortArchiveUpload(archiveTo: string | undefined, name: string, env: NodeJS.ProcessEnv = process.env): Promise<ArchiveDestinationOutcome> {
+export function abortArchiveUpload(archiveTo: string | undefined, name: string, env: NodeJS.ProcessEnv = process.env): Promise<ArchiveDestinationOutcome> {
+  return onDestination(archiveTo, env, (url) => abortUploads(url, name, env));
+}
+
+/** `act` on the download's destination (the input's, else the worker's), or nothing for the local data directory. */
+async function onDestination(archiveTo: string | undefined, env: NodeJS.ProcessEnv, act: (url: string) => Promise<unknown>): Promise<ArchiveDestinationOutcome> {
   const url = archiveDestination(archiveTo, env);
   if (url === undefined) return { store: 'local' };
-  await abortUploads(url, name, env);
+  await act(url);
   return { store: parseDestination(url).kind };
 }
 
