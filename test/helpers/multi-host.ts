@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { FleetTest } from './fleet';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
+import { TEST_TOKEN } from './emulator';
 
 export interface Host {
   /** `host-a`, `host-b`, … */
@@ -37,6 +38,14 @@ export interface HostsOptions {
   env: Record<string, string>;
   /** A host's own additions (e.g. a different object-store prefix), by index. */
   hostEnv?: (index: number) => Record<string, string>;
+}
+
+/**
+ * What every host of a fleet test needs to reach the emulator's GitHub API, with a credential name of the test's
+ * own, so that no other test's fleet shares its rate governor.
+ */
+export function githubHostEnv(apiUrl: string, credentialPrefix: string): Record<string, string> {
+  return { GITHUB_API_URL: apiUrl, GITHUB_TOKEN: TEST_TOKEN, LONGHAUL_GITHUB_CREDENTIAL: `${credentialPrefix}-${randomUUID().slice(0, 8)}` };
 }
 
 /** Starts `count` hosts in parallel; resolves once every one polls the task queue. */

@@ -18,10 +18,9 @@ import { startVersitygw } from '../../src/object-store/servers/run';
 import { s3Client } from '../../src/object-store/stores/s3';
 import { migrationStatusQuery, orgMigration } from '../../src/processes/org-migration/workflow';
 import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT } from '../../src/object-store';
-import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
 import { envThrough, createBucket, readBack } from '../helpers/object-stores';
-import { runningActivities, hostOf, startHosts, activityWorkers } from '../helpers/multi-host';
+import { runningActivities, hostOf, startHosts, activityWorkers, githubHostEnv } from '../helpers/multi-host';
 import { FAST_POLL } from '../helpers/presets';
 import { waitFor } from '../helpers/wait';
 
@@ -52,7 +51,7 @@ describe('archives into S3 from a fleet of two hosts', () => {
     const taskQueue = `multi-host-archives-${randomUUID()}`;
     const hosts = await startHosts(fleet, 2, {
       taskQueue,
-      env: { GITHUB_API_URL: e.apiUrl, GITHUB_TOKEN: TEST_TOKEN, LONGHAUL_GITHUB_CREDENTIAL: `archives-${randomUUID().slice(0, 8)}`, ...env },
+      env: { ...githubHostEnv(e.apiUrl, 'archives'), ...env },
     });
 
     const handles = await Promise.all(

@@ -20,9 +20,9 @@ import { describeFeedOutcome, feedCursorWorkflowId, type FeedPollOutcome } from 
 import type { HookRepairResult } from '../../src/processes/hook-repair/model';
 import { feedPollRun } from '../../src/processes/feed-poll/workflow';
 import { hookRepair } from '../../src/processes/hook-repair/workflow';
-import { TEST_TOKEN, requestsTo } from '../helpers/emulator';
+import { requestsTo } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
-import { activityWorkers, hostOf, runningActivities, startHosts } from '../helpers/multi-host';
+import { activityWorkers, hostOf, runningActivities, startHosts, githubHostEnv } from '../helpers/multi-host';
 import { waitFor } from '../helpers/wait';
 
 const fleet = useFleetTeardown();
@@ -57,10 +57,7 @@ describe('a fleet of two hosts with separate data directories', () => {
     const hosts = await startHosts(fleet, 2, {
       taskQueue,
       env: {
-        GITHUB_API_URL: e.apiUrl,
-        GITHUB_TOKEN: TEST_TOKEN,
-        // A budget of this test's own: no other test's fleet shares its governor.
-        LONGHAUL_GITHUB_CREDENTIAL: `hosts-${randomUUID().slice(0, 8)}`,
+        ...githubHostEnv(e.apiUrl, 'hosts'),
         [SECRET_ENV]: secret,
       },
     });

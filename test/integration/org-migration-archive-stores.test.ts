@@ -20,9 +20,8 @@ import type { ArchiveDownload } from '../../src/processes/org-migration/activiti
 import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { freePort } from '../../src/temporal/dev-server';
-import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
-import { activityResults, hostOf, runningActivities, startHosts } from '../helpers/multi-host';
+import { activityResults, hostOf, runningActivities, startHosts, githubHostEnv } from '../helpers/multi-host';
 import { createBucket, envThrough, openUploads, readBack, STARTERS } from '../helpers/object-stores';
 import { FAST_POLL } from '../helpers/presets';
 import { waitFor } from '../helpers/wait';
@@ -58,10 +57,7 @@ describe.each(['gs', 'azblob'] as StoreKind[])('org migrations into %s on two wo
     const hosts = await startHosts(fleet, 2, {
       taskQueue,
       env: {
-        GITHUB_API_URL: e.apiUrl,
-        GITHUB_TOKEN: TEST_TOKEN,
-        // A budget of this test's own: no other test's fleet shares its governor.
-        LONGHAUL_GITHUB_CREDENTIAL: `archives-${randomUUID().slice(0, 8)}`,
+        ...githubHostEnv(e.apiUrl, 'archives'),
         LONGHAUL_ARCHIVE_PART_MIB: String(PART_MIB),
         LONGHAUL_ARCHIVE_PARTS_IN_FLIGHT: String(PARTS_IN_FLIGHT),
         ...storeEnv,
