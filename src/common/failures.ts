@@ -141,6 +141,10 @@ export const FAILURES = {
   hook: {
     InvalidInput: { type: 'InvalidHookInput', handling: 'permanent', meaning: 'the hook repair input is not valid (nothing was sent)' },
   },
+  /** The rate governor (`src/processes/rate-governor/model.ts`). */
+  governor: {
+    InvalidInput: { type: 'InvalidGovernorInput', handling: 'permanent', meaning: "the rate governor's input is not valid (it ends before it grants anything)" },
+  },
 } as const satisfies Record<string, Record<string, FailureSpec>>;
 
 type Groups = typeof FAILURES;
