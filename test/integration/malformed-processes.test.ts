@@ -337,8 +337,12 @@ const INPUT_REFUSALS: [workflowType: string, failureType: string][] = [
  * its stack on it (Node 20 at ~10,000 levels), but another SDK or `temporal workflow start --input` sends it as it is.
  */
 function deepJsonPayload(depth: number): RawValue {
-  const json = `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
-  return new RawValue({ metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode(json) });
+  return jsonPayload(`${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`);
+}
+
+/** A `json/plain` payload of this text, sent as it is. */
+function jsonPayload(text: string): RawValue {
+  return RawValue.fromPayload({ metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode(text) });
 }
 
 /** 100,000 fields (about 1.3 MB of JSON, under the server's 2 MB limit on a payload). */
