@@ -49,7 +49,7 @@ export const FAILURES = {
     Network: { type: 'NetworkError', handling: 'back-off', meaning: 'no answer (reset, timeout, DNS): retried with backoff' },
     TransientExhausted: { type: 'TransientRetriesExhaustedError', handling: 'outage', meaning: 'the HTTP core stopped retrying 5xx or network failures: an outage' },
     RateLimitExhausted: { type: 'RateLimitRetriesExhaustedError', handling: 'outage', meaning: 'the HTTP core stopped retrying a rate limit: waiting longer would help' },
-    MalformedAnswer: { type: 'MalformedAnswer', handling: 'outage', meaning: "a success status whose body is not the API's answer (a proxy's HTML page, truncated JSON, a field missing)" },
+    MalformedAnswer: { type: 'MalformedAnswer', handling: 'outage', meaning: "a success status whose body is not the API's answer (a proxy's HTML page, truncated JSON, a field missing, a body past its cap)" },
   },
   /** Any activity, as workflows read its failure (`src/common/activity-failures.ts`). */
   activity: {
@@ -140,6 +140,10 @@ export const FAILURES = {
   /** Webhook delivery repair (`src/processes/hook-repair/model.ts`). */
   hook: {
     InvalidInput: { type: 'InvalidHookInput', handling: 'permanent', meaning: 'the hook repair input is not valid (nothing was sent)' },
+  },
+  /** The rate governor (`src/processes/rate-governor/model.ts`). */
+  governor: {
+    InvalidInput: { type: 'InvalidGovernorInput', handling: 'permanent', meaning: "the rate governor's input is not valid (it ends before it grants anything)" },
   },
 } as const satisfies Record<string, Record<string, FailureSpec>>;
 

@@ -14,6 +14,7 @@ import { EmulatorHttpError } from './http-error';
 import { defaultRateLimitConfig, RateLimiter, type RateLimitConfig } from './rate-limiter';
 import { type FaultRule, type FaultState, pickFault } from './faults';
 import { applyFault } from './fault-answer';
+import { DEFAULT_MAX_REQUEST_BYTES, readRequestBody, refuseTooLarge, RequestTooLarge } from './request-body';
 import { emptyStats, increment, type EmulatorStats } from './stats';
 import { StorageOrigin } from './storage/origin';
 import { createService, errorBody, type ServiceDefinition, type ServiceSpec } from './service';
@@ -66,6 +67,8 @@ export interface CoreOptions {
    * restart (`persistence/store.ts`); without it the state lives in memory only (tests).
    */
   dataDir?: string;
+  /** The cap on a request body; a larger one is answered 413 (default `DEFAULT_MAX_REQUEST_BYTES`, 32 MiB). @format bytes */
+  maxRequestBytes?: number;
 }
 
 export type EmulatorOptions<M extends AnyModule = DefaultModule> = CoreOptions &
@@ -307,8 +310,11 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
 
       let body: unknown;
       try {
-        body = await readJson(req);
-      } catch {
+        body = await readJson(req, this.options.maxRequestBytes);
+      } catch (err) {
+        if (err instanceof RequestTooLarge) {
+          return refuseTooLarge(req, res, errorBody(service.errorStyle, 413, `${err.message}`, {}));
+        }
         return fail(400, 'Problems parsing JSON', {}, limiter?.headers(caller, now) ?? {});
       }
       const queryProblem = service.checkQuery?.(url.searchParams);
@@ -374,7 +380,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
     }
     if (method === 'PUT' && url.pathname === '/_emulator/faults') {
       try {
-        const rules = (await readJson(req)) as FaultRule[];
+        const rules = (await readJson(req, this.options.maxRequestBytes)) as FaultRule[];
         if (!Array.isArray(rules)) return json(422, { message: 'body must be an array of fault rules' });
         this.setFaults(rules);
         return json(200, rules);
@@ -390,11 +396,8 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
   }
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  if (chunks.length === 0) return undefined;
-  const text = Buffer.concat(chunks).toString('utf8');
+async function readJson(req: IncomingMessage, maxBytes = DEFAULT_MAX_REQUEST_BYTES): Promise<unknown> {
+  const text = (await readRequestBody(req, maxBytes)).toString('utf8');
   if (text.trim() === '') return undefined;
   return JSON.parse(text);
 }

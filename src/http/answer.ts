@@ -49,13 +49,13 @@ export function answer<E extends v.ObjectEntries>(entries: E) {
 /** An answer's schema: what an activity reads from a body (or from each item of a list). */
 export type Shape = v.GenericSchema;
 
-/** The failure for a malformed answer: retryable until `attempt` reaches the budget. */
-export function malformedAnswerFailure(call: CallDescription, problem: string, attempt = currentAttempt()): ApplicationFailure {
+/** The failure for a malformed answer: retryable until `attempt` reaches the budget. `facts` join its details. */
+export function malformedAnswerFailure(call: CallDescription, problem: string, attempt = currentAttempt(), facts: Record<string, unknown> = {}): ApplicationFailure {
   return ApplicationFailure.create({
     type: MALFORMED_ANSWER,
     message: `${call.method} ${call.url}: malformed answer: ${problem}`,
     nonRetryable: attempt >= MALFORMED_ATTEMPTS,
-    details: [{ method: call.method, url: call.url, problem }],
+    details: [{ method: call.method, url: call.url, problem, ...facts }],
   });
 }
 

@@ -18,6 +18,7 @@ import {
 } from './retry-policy';
 import { failureFromDecision } from './failures';
 import { answerProblem, malformedAnswerFailure } from './answer';
+import { BODY_LIMITS, BodyTooLarge, readCappedText } from './body-limits';
 import { RateLimitGate } from './rate-limit-gate';
 import { githubRequestKind, outcomeOf, type BudgetTicket, type RequestBudget, type RequestKind } from './request-budget';
 import { observeSafely, type ApiObservation, type ApiObserver } from './observer';
@@ -57,6 +58,8 @@ export interface ApiClientOptions {
   parseErrorBody?: ErrorBodyParser;
   /** @format milliseconds */
   timeoutMs?: number;
+  /** The cap on a success answer's body (default `BODY_LIMITS.apiAnswer`: 64 MiB). @format bytes */
+  maxAnswerBytes?: number;
   userAgent?: string;
   /** Told about every call (metrics, logs); its errors never affect the call. */
   observer?: ApiObserver;
@@ -259,7 +262,7 @@ export class ApiClient {
         continue;
       }
 
-      const text = await res.body.text();
+      const text = await this.readAnswer(res, call, attempt);
       const body = parseJson(text);
       const facts: ResponseFacts = {
         status: res.statusCode,
@@ -292,6 +295,22 @@ export class ApiClient {
         throw failureFromDecision({ ...decision, delayMs: decision.delayMs + this.jitter() }, call);
       }
       throw failureFromDecision(decision, call);
+    }
+  }
+
+  /**
+   * The answer's body, read up to its cap (`BODY_LIMITS`). An error answer is read for its message only: its first
+   * `apiErrorAnswer` bytes. A success answer past `maxAnswerBytes` is not the API's answer (a proxy's endless page,
+   * a broken stream): a `MalformedAnswer` naming the cap, judged as an outage like any malformed answer, since the
+   * cap is far above any answer the API documents and retrying after the fault clears is what helps.
+   */
+  private async readAnswer(res: Dispatcher.ResponseData, call: { method: string; url: string }, attempt: number): Promise<string> {
+    if (res.statusCode >= 400) return (await readCappedText(res.body, 'apiErrorAnswer', { truncate: true })).text;
+    try {
+      return (await readCappedText(res.body, { name: 'an API answer', bytes: this.opts.maxAnswerBytes ?? BODY_LIMITS.apiAnswer.bytes })).text;
+    } catch (err) {
+      if (!(err instanceof BodyTooLarge)) throw err;
+      throw malformedAnswerFailure(call, `${res.statusCode}: ${err.message}`, attempt, { capBytes: err.capBytes, bytesRead: err.bytesRead });
     }
   }
 

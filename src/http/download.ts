@@ -16,6 +16,7 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { bodyFramer, parseHead, requestHead, type BodyFramer } from './download-framing';
+import { BODY_LIMITS } from './body-limits';
 
 /** One socket read at most (reused for the whole answer). */
 const READ_BUFFER = 1024 * 1024;
@@ -209,8 +210,8 @@ export function storageGet(url: URL, headers: Record<string, string>, opts: Stor
   });
 }
 
-/** At most `max` bytes of a body, for messages; the rest is not read (an error page may be huge). */
-export async function readHead(body: StorageBody, max = 4096): Promise<Buffer> {
+/** At most `max` bytes of a body, for messages (`BODY_LIMITS.storageMessage`); the rest is not read (an error page may be huge). */
+export async function readHead(body: StorageBody, max: number = BODY_LIMITS.storageMessage.bytes): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let length = 0;
   // What arrived before an error is enough for a message.

@@ -9,7 +9,7 @@
  * buffered requests (`send`, a sink POST), a socket reading into one reused buffer for long streamed ones (`get`, see
  * `download.ts`).
  */
-import type { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import { request, type Dispatcher } from 'undici';
 import { flattenHeaders } from './api-client';
 import { currentAttempt } from './attempt';
@@ -18,7 +18,8 @@ import { failureFromDecision, type CallDescription } from './failures';
 import { observeSafely, type ApiObservation, type ApiObserver } from './observer';
 import { isRedirect, unfollowedRedirect, withoutCredentials } from './redirects';
 import { BACKOFF } from '../common/backoff';
-import { decideNetworkRetry, decideRetry, PERMANENT_STATUSES, type RetryDecision, type RetryPolicy } from './retry-policy';
+import { decideNetworkRetry, decideRetry, FailureType, PERMANENT_STATUSES, type RetryDecision, type RetryPolicy } from './retry-policy';
+import { BODY_LIMITS, BodyTooLarge, readCappedText } from './body-limits';
 import { apiObserver } from '../telemetry/api-observer';
 
 /**
@@ -56,6 +57,8 @@ export interface TokenlessOptions {
   dispatcher?: Dispatcher;
   /** @format milliseconds — for `send`. */
   timeoutMs?: number;
+  /** For `send`: the cap on a success answer's body (default `BODY_LIMITS.sinkAnswer`: 64 KiB). @format bytes */
+  maxAnswerBytes?: number;
 }
 
 /** Failure types a caller keeps for its users (e.g. `SinkUnavailable`/`SinkRejected`) instead of the core's. */
@@ -123,8 +126,8 @@ export class TokenlessClient {
     } catch (err) {
       throw this.failure(this.networkFailure(req.method, err), req.method, url, types);
     }
-    const text = await res.body.text().catch(() => '');
     const headers = flattenHeaders(res.headers);
+    const text = await this.readAnswer(res, req.method, url, types);
     if (isRedirect(res.statusCode)) {
       const decision = unfollowedRedirect(res.statusCode, headers.location, url);
       this.observe({ kind: 'answer', method: req.method, path: this.opts.route, status: res.statusCode, decision, attempt: this.attempt() });
@@ -133,6 +136,25 @@ export class TokenlessClient {
     const decision = this.judge(req.method, res.statusCode, headers, text.slice(0, 300) || undefined);
     if (decision.kind !== 'success') throw this.failure(decision, req.method, url, types);
     return { status: res.statusCode, headers, text };
+  }
+
+  /**
+   * The answer's body up to `sinkAnswer` (an error answer: its first bytes, for the message). A success answer past
+   * the cap is not the counterpart's answer (a proxy's page): retryable, as `types.retry` (the core's
+   * `MalformedAnswer` without), naming the cap. A body that breaks off reads as what arrived (the status decides).
+   */
+  private async readAnswer(res: Dispatcher.ResponseData, method: string, url: URL, types?: FailureTypes): Promise<string> {
+    const ok = res.statusCode < 300;
+    try {
+      return (await readCappedText(res.body, { name: 'a sink answer', bytes: this.opts.maxAnswerBytes ?? BODY_LIMITS.sinkAnswer.bytes }, { truncate: !ok })).text;
+    } catch (err) {
+      if (!(err instanceof BodyTooLarge)) return '';
+      throw ApplicationFailure.create({
+        type: types?.retry ?? FailureType.MalformedAnswer,
+        message: `${method} ${url.origin}${url.pathname} → ${res.statusCode}: ${err.message}`,
+        details: [{ method, url: `${url.origin}${url.pathname}`, status: res.statusCode, capBytes: err.capBytes, bytesRead: err.bytesRead }],
+      });
+    }
   }
 
   /**

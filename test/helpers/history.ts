@@ -24,6 +24,16 @@ function eventTypeName(event: HistoryEvent): string {
   return attributes ? attributes.replace(/EventAttributes$/, '') : String(event.eventType);
 }
 
+/** How many events of each type a history has, by the name of the event's attributes (`workflowTaskCompleted`, `activityTaskScheduled`…). */
+export function eventTypeCounts(history: History): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const event of history.events ?? []) {
+    const name = eventTypeName(event);
+    counts[name] = (counts[name] ?? 0) + 1;
+  }
+  return counts;
+}
+
 export interface LargestPayload {
   bytes: number;
   eventId: number;

@@ -1,10 +1,17 @@
 /**
+ * Malformed inputs (issue 35): every workflow type the worker bundles, started through the client with null, a
+ * string, a number, an array, `{}`, a 10,000-deep and a huge object, ends FAILED with its process's typed,
+ * non-retryable `Invalid…Input` in its first workflow task, with no activity scheduled and no request sent
+ * (the last describe block).
+ *
  * Issue 13 beyond the org migration: the equivalent malformed answers for source import (the PUT that starts
  * it), Google operations (a log bucket's createAsync, an API key's DELETE and its operation, a DNS change's
  * POST and its GET), an activity feed (a page) and webhook repair (the deliveries list and a redelivery). Each ends in the documented way, with the requests it made counted
  * from the emulator's request log and printed as a table.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { ApplicationFailure, RawValue } from '@temporalio/common';
+import { WorkflowFailedError } from '@temporalio/client';
 import { sourceImport } from '../../src/processes/source-import/workflow';
 import { logBucketCreate } from '../../src/processes/google-operation/log-bucket';
 import { feedPollRun } from '../../src/processes/feed-poll/workflow';
@@ -20,6 +27,7 @@ import { useStack, useTimeSkippingStack, type TestStack } from '../helpers/stack
 import { fixtureWithImportRepos } from '../helpers/source-import';
 import { cleanUp } from '../helpers/schedules';
 import { expectFailure } from '../helpers/failures';
+import { eventTypeCounts, fetchHistory } from '../helpers/history';
 import { eventually } from '../helpers/wait';
 import { FAST_POLL_5_MIN, QUICK_OUTAGE_BUDGET, SPENT_OUTAGE_BUDGET } from '../helpers/presets';
 
@@ -308,3 +316,90 @@ function chainText(err: unknown): string {
   }
   return parts.join(' | ');
 }
+
+/** Every workflow type the worker bundles, and the failure type its process refuses a malformed input with. */
+const INPUT_REFUSALS: [workflowType: string, failureType: string][] = [
+  ['orgMigration', 'InvalidMigrationInput'],
+  ['sourceImport', 'InvalidImportInput'],
+  ['apiKeyDelete', 'InvalidGoogleOperationInput'],
+  ['logBucketCreate', 'InvalidGoogleOperationInput'],
+  ['logBucketUpdate', 'InvalidGoogleOperationInput'],
+  ['dnsChange', 'InvalidGoogleOperationInput'],
+  ['feedPollRun', 'InvalidFeedInput'],
+  ['feedCursor', 'InvalidFeedInput'],
+  ['hookRepair', 'InvalidHookInput'],
+  ['hookPing', 'InvalidHookInput'],
+  ['rateGovernor', 'InvalidGovernorInput'],
+];
+
+/**
+ * A JSON payload of `{"a":{"a":…}}` nested `depth` levels, built as text: the client's own `JSON.stringify` overflows
+ * its stack on it (Node 20 at ~10,000 levels), but another SDK or `temporal workflow start --input` sends it as it is.
+ */
+function deepJsonPayload(depth: number): RawValue {
+  return jsonPayload(`${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`);
+}
+
+/** A `json/plain` payload of this text, sent as it is. */
+function jsonPayload(text: string): RawValue {
+  return RawValue.fromPayload({ metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode(text) });
+}
+
+/** 100,000 fields (about 1.3 MB of JSON, under the server's 2 MB limit on a payload). */
+const HUGE = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`field${i}`, i]));
+
+const MALFORMED_INPUTS: [label: string, input: () => unknown][] = [
+  ['null', () => null],
+  ['a string', () => 'octo-org'],
+  ['a number', () => 42],
+  ['an array', () => [{ org: 'octo-org' }]],
+  ['{}', () => ({})],
+  ['an object 10,000 levels deep', () => deepJsonPayload(10_000)],
+  ['an object of 100,000 fields', () => HUGE],
+];
+
+// On the dev server, as callers start work: through the client, by the workflow type's name.
+describe('malformed inputs: every workflow type fails typed in its first workflow task (issue 35)', () => {
+  const s = useStack({ emulator: EMULATOR });
+  const rows: string[] = [];
+  afterAll(() => console.log(`\nmalformed inputs\n| workflow | input | ending | workflow tasks | activities |\n${rows.join('\n')}\n`));
+
+  it.each(INPUT_REFUSALS)('%s: null, a string, a number, an array, {}, a deep and a huge object each end FAILED with %s, no activity, no request', async (workflowType, failureType) => {
+    const logStart = s.emulator.requestLog.length;
+    await Promise.all(
+      MALFORMED_INPUTS.map(async ([label, input], i) => {
+        const workflowId = `malformed-input-${workflowType}-${i}-${Date.now()}`;
+        const handle = await s.client.workflow.start(workflowType, { taskQueue: s.taskQueue, workflowId, args: [input()] });
+        const error = await handle.result().then(
+          () => expect.fail(`${workflowType} with ${label} completed`),
+          (err: unknown) => err,
+        );
+        expect(error, `${workflowType} with ${label}`).toBeInstanceOf(WorkflowFailedError);
+        const failure = (error as WorkflowFailedError).cause;
+        expect(failure, `${workflowType} with ${label}: ${String(failure)}`).toBeInstanceOf(ApplicationFailure);
+        expect((failure as ApplicationFailure).type, `${workflowType} with ${label}: ${failure?.message}`).toBe(failureType);
+        expect((failure as ApplicationFailure).nonRetryable).toBe(true);
+        const events = eventTypeCounts(await fetchHistory(s.client, workflowId));
+        const tasks = `${events.workflowTaskCompleted ?? 0} completed, ${events.workflowTaskFailed ?? 0} failed`;
+        rows.push(`| ${workflowType} | ${label} | FAILED ${failureType}: ${failure?.message.slice(0, 80)} | ${tasks} | ${events.activityTaskScheduled ?? 0} |`);
+        expect({ workflowTaskCompleted: events.workflowTaskCompleted, workflowTaskFailed: events.workflowTaskFailed ?? 0, activityTaskScheduled: events.activityTaskScheduled ?? 0 }, `${workflowType} with ${label}`).toEqual({
+          workflowTaskCompleted: 1,
+          workflowTaskFailed: 0,
+          activityTaskScheduled: 0,
+        });
+      }),
+    );
+    expect(s.emulator.requestLog.slice(logStart).map((r) => `${r.method} ${r.path}`)).toEqual([]);
+  });
+
+  it('an org migration of 5,001 repositories is refused before any request: GitHub takes at most 5,000 per export', async () => {
+    const logStart = s.emulator.requestLog.length;
+    const repositories = Array.from({ length: 5_001 }, (_, i) => `repo-${i}`);
+    const workflowId = `malformed-input-5001-${Date.now()}`;
+    const handle = await s.client.workflow.start('orgMigration', { taskQueue: s.taskQueue, workflowId, args: [{ org: 'octo-org', repositories }] });
+    const failure = await expectFailure(handle.result(), 'InvalidMigrationInput');
+    expect(failure.message).toContain("repositories may name at most 5000 repositories, GitHub's maximum per export (got 5001)");
+    expect(s.emulator.requestLog.length - logStart).toBe(0);
+    expect(eventTypeCounts(await fetchHistory(s.client, workflowId)).activityTaskScheduled ?? 0).toBe(0);
+  });
+});

@@ -27,6 +27,7 @@ const RAISED_BY: Record<keyof typeof FAILURES, string> = {
   feed: 'feed polling',
   sink: 'HTTP sink',
   hook: 'hook repair',
+  governor: 'rate governor',
 };
 
 const HANDLING: Record<FailureHandling, string> = {

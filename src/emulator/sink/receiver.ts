@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SIGNATURE_HEADER, verifySignature } from '../../http/signature';
+import { DEFAULT_MAX_REQUEST_BYTES, readRequestBody, refuseTooLarge, RequestTooLarge } from '../request-body';
 
 export interface ReceivedBatch {
   feed: string;
@@ -47,7 +48,7 @@ export class SinkReceiver {
   private server?: Server;
   url = '';
 
-  constructor(private readonly opts: { secret: string; host?: string; port?: number; clock?: () => number }) {}
+  constructor(private readonly opts: { secret: string; host?: string; port?: number; clock?: () => number; maxRequestBytes?: number }) {}
 
   /** Fails the next `times` requests (after any failures already queued). */
   failNext(failure: Partial<InjectedFailure> & { times: number }): void {
@@ -81,9 +82,14 @@ export class SinkReceiver {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks);
+    let raw: Buffer;
+    try {
+      raw = await readRequestBody(req, this.opts.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES);
+    } catch (err) {
+      this.stats.requests++;
+      if (err instanceof RequestTooLarge) return refuseTooLarge(req, res, { message: err.message });
+      throw err;
+    }
     this.stats.requests++;
     if (req.method !== 'POST') return reply(405, { message: 'POST only' });
     const signature = req.headers[SIGNATURE_HEADER];
@@ -133,6 +139,6 @@ export class SinkReceiver {
   }
 }
 
-export async function startSinkReceiver(opts: { secret: string; host?: string; port?: number }): Promise<SinkReceiver> {
+export async function startSinkReceiver(opts: { secret: string; host?: string; port?: number; maxRequestBytes?: number }): Promise<SinkReceiver> {
   return new SinkReceiver(opts).listen();
 }

@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import { Storage, type Bucket } from '@google-cloud/storage';
 import { bucketNotFound, statusOf, storeCall, type PartStore, type StoredObject, type StoredPart } from './store';
+import { readCapped } from '../../http/body-limits';
 
 const SESSION_SUFFIX = '.upload-session';
 
@@ -132,7 +133,8 @@ export class GcsStore implements PartStore {
     const range = part.body.length ? `bytes ${part.offset}-${end}/${part.last ? part.size : '*'}` : `bytes */${part.size}`;
     // fetch takes no view of a SharedArrayBuffer (the part buffers are shared with the hash thread): a copy.
     const res = await fetch(uri, { method: 'PUT', headers: { 'Content-Range': range }, body: new Uint8Array(part.body), signal });
-    await res.arrayBuffer();
+    // The status and the Range header are the answer; its body (empty) is read to its cap and no further.
+    if (res.body) await readCapped(res.body, 'objectStoreControl', { truncate: true });
     const persisted = Number(/bytes=0-(\d+)/.exec(res.headers.get('range') ?? '')?.[1] ?? -1);
     const ok = part.last ? res.status === 200 || res.status === 201 : res.status === 308 && persisted === end;
     if (!ok) throw Object.assign(new Error(`chunk ${range} of ${this.where(key)}: ${res.status}${res.status === 308 ? `, GCS holds bytes to ${persisted}` : ''}`), { statusCode: res.status === 308 ? 503 : res.status });
@@ -152,7 +154,8 @@ export class GcsStore implements PartStore {
 
   async abort(key: string, upload?: string): Promise<void> {
     const uri = await this.sessionUri(key, upload);
-    if (uri) await (await fetch(uri, { method: 'DELETE' })).arrayBuffer();
+    const res = uri ? await fetch(uri, { method: 'DELETE' }) : undefined;
+    if (res?.body) await readCapped(res.body, 'objectStoreControl', { truncate: true });
     await this.dropSession(key);
   }
 

@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import { SinkSchema, type SinkConfig } from './sinks';
-import { nonNegativeNumber, notBoth, object, problemsOf } from '../../common/schema';
+import { nonNegativeNumber, notBoth, object, problemsOf, wholeBetween } from '../../common/schema';
 import { OutageBoundsSchema } from '../../common/outage';
 import { PauseAfterFailuresSchema } from '../scheduled-run/model';
 import type { CredentialChoice } from '../../common/credential';
@@ -332,12 +332,46 @@ export interface FeedCursorStatus {
   queuedPolls?: number;
 }
 
-/** What starts (or continues) a feed's cursor entity workflow, `feedCursor`. */
+/** A poll costs about 10–20 history events: 200 polls keep a cursor's run well under 10,000. */
+export const MAX_POLLS_PER_RUN = 200;
+
+/** A feed path, one of the spec's feeds (the problem `parseFeed` names otherwise). */
+const FeedPathSchema = v.custom<string>(
+  (feed) => !isFeedProblem(parseFeed(feed as string)),
+  (issue) => `{=}${(parseFeed(issue.input as string) as { problem: string }).problem}`,
+);
+
+/**
+ * What starts (or continues) a feed's cursor entity workflow, `feedCursor`. The carried cursor is checked for the
+ * fields the workflow reads before it merges counters (older cursors lack newer counters, so those are optional).
+ */
+export const FeedCursorInputSchema = object(
+  {
+    feed: FeedPathSchema,
+    /** The cursor carried over by continue-as-new. */
+    cursor: v.optional(
+      object(
+        {
+          feed: v.string('must be the feed path'),
+          etag: v.optional(v.string('must be a string')),
+          pollIntervalSeconds: nonNegativeNumber(),
+          lastPolledAt: v.optional(v.number('must be epoch milliseconds')),
+          knownIds: v.array(v.string('must be an event id'), 'must be a list of event ids'),
+          counters: v.optional(object({}, 'must be an object of counts')),
+        },
+        'is set by the workflow when it continues as new; it is malformed',
+      ),
+    ),
+    /** Polls before continuing as new (default `POLLS_PER_RUN`, in `workflow.ts`). */
+    pollsPerRun: v.optional(wholeBetween(1, MAX_POLLS_PER_RUN, `must be a whole number from 1 to ${MAX_POLLS_PER_RUN}`)),
+  },
+  'input must be an object',
+);
+
+/** What starts (or continues) a feed's cursor entity workflow: see `FeedCursorInputSchema`. */
 export interface FeedCursorInput {
   feed: string;
-  /** The cursor carried over by continue-as-new. */
   cursor?: FeedCursor;
-  /** Polls before continuing as new (default `POLLS_PER_RUN`, in `workflow.ts`). */
   pollsPerRun?: number;
 }
 
@@ -358,10 +392,7 @@ export const stopFeedCursorSignal = defineSignal('stopFeedCursor');
 export const FeedPollRunInputSchema = v.pipe(
   object(
   {
-    feed: v.custom<string>(
-      (feed) => !isFeedProblem(parseFeed(feed as string)),
-      (issue) => `{=}${(parseFeed(issue.input as string) as { problem: string }).problem}`,
-    ),
+    feed: FeedPathSchema,
     sink: SinkSchema,
     /** @format milliseconds — how early a run may come and still wait for its poll to be due (default `defaultEarlyWaitMs`). */
     earlyWaitMs: v.optional(nonNegativeNumber()),

@@ -45,7 +45,8 @@ import {
   earlyWaitOf,
   describeFeedOutcome,
   emptyScan,
-  feedRunProblems,
+  FeedCursorInputSchema,
+  FeedPollRunInputSchema,
   isFeedProblem,
   mergeKnownIds,
   newCursor,
@@ -60,6 +61,7 @@ import {
   stopFeedCursorSignal,
   type FeedCursor,
   type FeedCursorInput,
+  type FeedRef,
   type FeedCursorStatus,
   type FeedPollOutcome,
   type FeedPollOutcomeBase,
@@ -72,6 +74,7 @@ import { reportingFailureToSchedule } from '../scheduled-run/workflow';
 import { OutageWatch, outageCause } from '../../workflows/kit/outage-watch';
 import { accumulatedOutageBounds } from '../../common/outage';
 import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
+import { validatedWorkflow } from '../../workflows/kit/validated-input';
 import { summarized } from '../../workflows/activity-summaries';
 import { Process } from '../../common/processes';
 
@@ -85,8 +88,7 @@ export const feedCursorStatusQuery = statusQuery<FeedCursorStatus>();
  * `bench:feeds`: about 0.3 MB per poll, released by continue-as-new), so runs are kept short.
  */
 export const POLLS_PER_RUN = 20;
-/** A poll costs about 10–20 history events: 200 polls keep a run well under 10,000. */
-export const MAX_POLLS_PER_RUN = 200;
+export { MAX_POLLS_PER_RUN } from './model';
 
 
 const api = summarized(proxyActivities<FeedPollActivities>(READ));
@@ -150,12 +152,10 @@ class FifoMutex {
   }
 }
 
-export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStatus> {
-  const ref = parseFeed(input?.feed);
-  if (isFeedProblem(ref)) throw ApplicationFailure.nonRetryable(`invalid feed: ${ref.problem}`, FeedFailure.InvalidInput);
-  if (input.pollsPerRun !== undefined && !(Number.isInteger(input.pollsPerRun) && input.pollsPerRun >= 1 && input.pollsPerRun <= MAX_POLLS_PER_RUN)) {
-    throw ApplicationFailure.nonRetryable(`invalid feed cursor: pollsPerRun must be a whole number from 1 to ${MAX_POLLS_PER_RUN}`, FeedFailure.InvalidInput);
-  }
+export const feedCursor = validatedWorkflow('feedCursor', { what: 'feed cursor', failures: 'feed', schema: FeedCursorInputSchema }, runCursor);
+
+async function runCursor(input: FeedCursorInput): Promise<FeedCursorStatus> {
+  const ref = parseFeed(input.feed) as FeedRef;
   const cursor: FeedCursor = input.cursor ?? newCursor(ref.path);
   // Older cursors (carried by continue-as-new from an earlier version) lack newer counters.
   cursor.counters = { ...newCursor(cursor.feed).counters, ...cursor.counters };
@@ -359,9 +359,9 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
  * within its outage budget; the Schedule's overlap policy skips the ticks that fall in meanwhile. A
  * run that fails (a permanent answer, a spent budget) counts towards pausing its Schedule.
  */
-export async function feedPollRun(input: FeedPollRunInput): Promise<FeedPollOutcome> {
-  const problems = feedRunProblems(input);
-  if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid feed poll: ${problems.join('; ')}`, FeedFailure.InvalidInput, { problems });
+export const feedPollRun = validatedWorkflow('feedPollRun', { what: 'feed poll', failures: 'feed', schema: FeedPollRunInputSchema }, pollRun);
+
+async function pollRun(input: FeedPollRunInput): Promise<FeedPollOutcome> {
   const ref = parseFeed(input.feed);
   const feed = isFeedProblem(ref) ? input.feed : ref.path;
   upsertAttributes([

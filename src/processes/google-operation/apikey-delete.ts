@@ -4,16 +4,18 @@
  * operation's response and says until when the key stays retrievable (30 days).
  */
 import { ApplicationFailure } from '@temporalio/workflow';
-import { apiKeyDeleteProblems, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from './input';
+import { ApiKeyDeleteInputSchema, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from './input';
 import { GoogleOperationFailure, type OperationView } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, rejectInvalid, sendOperation, startRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './workflow';
 import { Process } from '../../common/processes';
+import { validatedWorkflow } from '../../workflows/kit/validated-input';
 
 const RETRIEVABLE_FOR_MS = 30 * 24 * 60 * 60 * 1000;
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
-export async function apiKeyDelete(input: ApiKeyDeleteInput): Promise<ApiKeyDeleteResult> {
-  rejectInvalid('API key deletion', apiKeyDeleteProblems(input));
+export const apiKeyDelete = validatedWorkflow('apiKeyDelete', { what: 'API key deletion', failures: 'googleOperation', schema: ApiKeyDeleteInputSchema }, deleteApiKey);
+
+async function deleteApiKey(input: ApiKeyDeleteInput): Promise<ApiKeyDeleteResult> {
   const run = startRun(Process.ApiKeyDelete, input.name);
   const notBefore = Date.now() - CLOCK_SKEW_MARGIN_MS;
   try {

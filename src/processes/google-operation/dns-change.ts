@@ -3,15 +3,17 @@
  * try whose answer was lost, look for the change before sending again) → poll `GET …/changes/{id}` until
  * `status` is `done`. Cloud DNS changes cannot be cancelled: a cancelled workflow leaves the change to finish.
  */
-import { dnsChangeProblems, type DnsChangeInput, type DnsChangeResult } from './input';
+import { DnsChangeInputSchema, type DnsChangeInput, type DnsChangeResult } from './input';
 import type { OperationView } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, rejectInvalid, sendOperation, startRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './workflow';
 import { Process } from '../../common/processes';
+import { validatedWorkflow } from '../../workflows/kit/validated-input';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
-export async function dnsChange(input: DnsChangeInput): Promise<DnsChangeResult> {
-  rejectInvalid('DNS change', dnsChangeProblems(input));
+export const dnsChange = validatedWorkflow('dnsChange', { what: 'DNS change', failures: 'googleOperation', schema: DnsChangeInputSchema }, changeDns);
+
+async function changeDns(input: DnsChangeInput): Promise<DnsChangeResult> {
   const run = startRun(Process.DnsChange, `projects/${input.project}/managedZones/${input.zone}`);
   const change = { project: input.project, zone: input.zone, additions: input.additions ?? [], deletions: input.deletions ?? [] };
   const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();

@@ -13,8 +13,8 @@
  */
 import { ApplicationFailure, CancellationScope, isCancellation, log } from '@temporalio/workflow';
 import {
-  bucketCreateProblems,
-  bucketUpdateProblems,
+  LogBucketCreateInputSchema,
+  LogBucketUpdateInputSchema,
   type LogBucketCreateInput,
   type LogBucketResult,
   type LogBucketUpdateInput,
@@ -22,8 +22,9 @@ import {
 } from './input';
 import { BACKOFF } from '../../common/backoff';
 import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, rejectInvalid, sendOperation, startRun, type OperationRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun, type OperationRun } from './workflow';
 import { Process } from '../../common/processes';
+import { validatedWorkflow } from '../../workflows/kit/validated-input';
 
 const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
@@ -35,8 +36,9 @@ const CANCEL_WATCH: PollBounds = {
   timeoutMs: 5 * 60 * 1000,
 };
 
-export async function logBucketCreate(input: LogBucketCreateInput): Promise<LogBucketResult> {
-  rejectInvalid('log bucket creation', bucketCreateProblems(input));
+export const logBucketCreate = validatedWorkflow('logBucketCreate', { what: 'log bucket creation', failures: 'googleOperation', schema: LogBucketCreateInputSchema }, createBucket);
+
+async function createBucket(input: LogBucketCreateInput): Promise<LogBucketResult> {
   const bucketName = `${input.parent}/buckets/${input.bucketId}`;
   const run = startRun(Process.LogBucketCreate, bucketName);
   const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
@@ -54,8 +56,9 @@ export async function logBucketCreate(input: LogBucketCreateInput): Promise<LogB
   });
 }
 
-export async function logBucketUpdate(input: LogBucketUpdateInput): Promise<LogBucketResult> {
-  rejectInvalid('log bucket update', bucketUpdateProblems(input));
+export const logBucketUpdate = validatedWorkflow('logBucketUpdate', { what: 'log bucket update', failures: 'googleOperation', schema: LogBucketUpdateInputSchema }, updateBucket);
+
+async function updateBucket(input: LogBucketUpdateInput): Promise<LogBucketResult> {
   const run = startRun(Process.LogBucketUpdate, input.name);
   const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
   const update = {

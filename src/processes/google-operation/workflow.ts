@@ -8,7 +8,7 @@
  *   ever followed by another poll;
  * - `startRun`: the kit's status tracker fed by the model's `describeOperationStatus`.
  */
-import { ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities } from '@temporalio/workflow';
 import {
   DEFAULT_OPERATION_POLL,
   describeOperationStatus,
@@ -35,13 +35,6 @@ export const googlePoll = summarized(proxyActivities<GoogleOperationActivities>(
 export const googleQuietPoll = summarized(proxyActivities<GoogleOperationActivities>(QUIET_POLL));
 
 export const operationStatusQuery = statusQuery<OperationStatus>();
-
-/** Rejects invalid input before any call, as one non-retryable failure listing every problem. */
-export function rejectInvalid(what: string, problems: string[]): void {
-  if (problems.length > 0) {
-    throw ApplicationFailure.nonRetryable(`invalid ${what}: ${problems.join('; ')}`, GoogleOperationFailure.InvalidInput, { problems });
-  }
-}
 
 /** One workflow's status, kept in step with the query, the UI's details and the search attributes. */
 export interface OperationRun {

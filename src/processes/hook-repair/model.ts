@@ -171,6 +171,9 @@ const HOOK_ENTRIES = {
   hookId: wholeBetween(1, Number.POSITIVE_INFINITY, 'must be a positive integer'),
 };
 
+/** A hook ping's input: the hook's target and id. */
+export const HookPingInputSchema = object(HOOK_ENTRIES, 'input must be an object');
+
 /** Problems with a hook's target and id (empty when valid). */
 export function hookTargetProblems(target: unknown, hookId: unknown): string[] {
   return problemsOf(object(HOOK_ENTRIES), { target, hookId });

@@ -14,7 +14,6 @@
  * counts towards pausing the Schedule.
  */
 import {
-  ApplicationFailure,
   patched,
   proxyActivities,
   setCurrentDetails,
@@ -37,9 +36,9 @@ import {
   awaitingRedelivery,
   carriedAttempts,
   hookLabel,
-  hookRepairProblems,
+  HookRepairInputSchema,
   hookRepairScheduleId,
-  hookTargetProblems,
+  HookPingInputSchema,
   nextPacedSlot,
   planRepair,
   type DeliverySummary,
@@ -49,7 +48,6 @@ import {
   type HookTarget,
   type Pacing,
   type RedeliveryAttempts,
-  HookFailure,
 } from './model';
 import { DEFAULT_PAUSE_AFTER_FAILURES } from '../scheduled-run/model';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
@@ -57,6 +55,7 @@ import { reportingFailureToSchedule } from '../scheduled-run/workflow';
 import { OutageWatch } from '../../workflows/kit/outage-watch';
 import { accumulatedOutageBounds } from '../../common/outage';
 import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
+import { validatedWorkflow } from '../../workflows/kit/validated-input';
 import { summarized } from '../../workflows/activity-summaries';
 import { Process } from '../../common/processes';
 
@@ -98,9 +97,9 @@ function compatibleDeliveries(deliveries: (DeliverySummary & { status?: string }
 /** Whether this run's history has room for more work (no run nears 10,000 events). */
 const historyHasRoom = () => workflowInfo().historyLength < HOOK_RUN_EVENT_BUDGET && !workflowInfo().continueAsNewSuggested;
 
-export async function hookRepair(input: HookRepairInput): Promise<HookRepairResult> {
-  const problems = hookRepairProblems(input);
-  if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid hook repair input: ${problems.join('; ')}`, HookFailure.InvalidInput, { problems });
+export const hookRepair = validatedWorkflow('hookRepair', { what: 'hook repair input', failures: 'hook', schema: HookRepairInputSchema }, repairRun);
+
+async function repairRun(input: HookRepairInput): Promise<HookRepairResult> {
   const pauseAfterFailures = input.pauseAfterFailures ?? DEFAULT_PAUSE_AFTER_FAILURES;
   return reportingFailureToSchedule({ scheduleId: hookRepairScheduleId(input.target, input.hookId), pauseAfterFailures }, () => repair(input));
 }
@@ -292,9 +291,9 @@ export interface HookPingInput {
 }
 
 /** `hook-ping`: the hook's health check (204 from `POST …/pings`). */
-export async function hookPing(input: HookPingInput): Promise<{ hook: string; status: number; pingedAt: string }> {
-  const problems = hookTargetProblems(input?.target, input?.hookId);
-  if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid hook: ${problems.join('; ')}`, HookFailure.InvalidInput, { problems });
+export const hookPing = validatedWorkflow('hookPing', { what: 'hook', failures: 'hook', schema: HookPingInputSchema }, ping);
+
+async function ping(input: HookPingInput): Promise<{ hook: string; status: number; pingedAt: string }> {
   const hook = hookLabel(input.target, input.hookId);
   upsertAttributes([
     { key: LonghaulProcess, value: Process.HookPing },

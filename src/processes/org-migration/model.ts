@@ -162,6 +162,12 @@ export function newMigrationStatus(input: Pick<OrgMigrationInput, 'org' | 'repos
   };
 }
 
+/**
+ * The most repositories GitHub takes in one export (`POST /orgs/{org}/migrations`): a longer list is refused here,
+ * before any request, instead of by the API after the repositories were looked up.
+ */
+export const MAX_REPOSITORIES_PER_EXPORT = 5_000;
+
 const exportFlag = () => v.optional(v.boolean((issue) => `must be true or false (got ${JSON.stringify(issue.input)})`));
 const callMs = () => v.optional(msBetween(1_000, 24 * 60 * 60 * 1000, 'must be a number of milliseconds between 1000 and 86400000'));
 
@@ -171,7 +177,10 @@ export const OrgMigrationInputSchema = v.pipe(
     {
       org: loginSchema(),
       /** Repository names in `org` (1..N); empty only with `orgMetadataOnly`. */
-      repositories: RepositoryListSchema,
+      repositories: v.pipe(
+        RepositoryListSchema,
+        v.maxLength(MAX_REPOSITORIES_PER_EXPORT, (issue) => `may name at most ${MAX_REPOSITORIES_PER_EXPORT} repositories, GitHub's maximum per export (got ${(issue.input as unknown[]).length}): split them over several migrations`),
+      ),
       ...(Object.fromEntries(MIGRATION_FLAGS.map((flag) => [flag, exportFlag()])) as Record<MigrationFlag, ReturnType<typeof exportFlag>>),
       /** Delete the archive on the server once it is safely on disk. */
       deleteArchiveAfterDownload: exportFlag(),

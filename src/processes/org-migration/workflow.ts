@@ -13,7 +13,7 @@ import type { MigrationActivityFunctions, MigrationSummary } from './activities'
 import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/activity-options';
 import { summarized } from '../../workflows/activity-summaries';
 import { activityCause, failureFacts } from '../../common/activity-failures';
-import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes } from '../../workflows/kit';
+import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes, validatedWorkflow } from '../../workflows/kit';
 import {
   ARCHIVE_MEMO,
   archiveFileName,
@@ -22,7 +22,7 @@ import {
   MIGRATION_FLAGS,
   MigrationFailure,
   migrationEnded,
-  migrationInputProblems,
+  OrgMigrationInputSchema,
   newMigrationStatus,
   type MigrationArchive,
   type MigrationEnding,
@@ -79,13 +79,21 @@ const ARCHIVE_MEMO_PATCH = 'archive-memo';
 /** Tolerated difference between our clock and the server's when matching `created_at` to our attempt window. */
 const CLOCK_SKEW_MARGIN_MS = 60_000;
 
-export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrationResult> {
-  // A bad destination ends with its own type (ArchiveDestinationInvalid, ArchiveDestinationCredential).
-  if (typeof input.archiveTo === 'string') parseDestination(input.archiveTo, 'archiveTo');
-  const problems = migrationInputProblems(input);
-  if (problems.length > 0) {
-    throw ApplicationFailure.nonRetryable(`invalid migration input: ${problems.join('; ')}`, MigrationFailure.InvalidInput, { problems });
-  }
+export const orgMigration = validatedWorkflow(
+  'orgMigration',
+  {
+    what: 'migration input',
+    failures: 'migration',
+    schema: OrgMigrationInputSchema,
+    // A bad destination ends with its own type (ArchiveDestinationInvalid, ArchiveDestinationCredential).
+    first: (input) => {
+      if (typeof input.archiveTo === 'string') parseDestination(input.archiveTo, 'archiveTo');
+    },
+  },
+  migrate,
+);
+
+async function migrate(input: OrgMigrationInput): Promise<OrgMigrationResult> {
   const acts = migrationActivities(input);
   const { resume } = input;
   const status: OrgMigrationStatus = resume ? { ...resume.status, continuedAsNew: resume.status.continuedAsNew + 1 } : newMigrationStatus(input);

@@ -98,6 +98,50 @@ export const AcquireRequestSchema = object(
   'request must be an object',
 );
 
+const configNumber = () => v.optional(nonNegativeNumber());
+
+/**
+ * The governor's input: the credential's name and its settings, as the worker's link starts it, and the state it
+ * carries over continue-as-new (checked for the fields the workflow reads before any message).
+ */
+export const RateGovernorInputSchema = object(
+  {
+    credential: v.pipe(v.string('must be the name of a credential'), v.nonEmpty('must be the name of a credential'), v.maxLength(200, 'must be at most 200 characters')),
+    config: v.optional(
+      object(
+        {
+          maxConcurrent: configNumber(),
+          reserve: configNumber(),
+          mutationSpacingMs: configNumber(),
+          contentPerMinute: configNumber(),
+          contentPerHour: configNumber(),
+          spammedWaitMs: configNumber(),
+          jitterMs: configNumber(),
+          maxSlotWaitMs: configNumber(),
+          resetMarginMs: configNumber(),
+          workerTtlMs: configNumber(),
+          windowless: v.optional(v.boolean('must be true or false')),
+        },
+        'must be an object of settings',
+      ),
+    ),
+    state: v.optional(
+      object(
+        {
+          credential: v.string('must be the name of a credential'),
+          config: object({}, 'must be an object of settings'),
+          contentTimes: v.array(v.number('must be epoch milliseconds'), 'must be a list of times'),
+          workers: object({}, 'must be an object'),
+          waiting: object({}, 'must be an object'),
+          totals: object({}, 'must be an object'),
+        },
+        'is set by the workflow when it continues as new; it is malformed',
+      ),
+    ),
+  },
+  'input must be an object',
+);
+
 /** What a worker asks the governor for: see `AcquireRequestSchema` for each field. */
 export type AcquireRequest = v.InferInput<typeof AcquireRequestSchema>;
 

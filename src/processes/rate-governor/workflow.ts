@@ -20,6 +20,7 @@ import {
 import {
   acquire,
   acquireRequestProblems,
+  RateGovernorInputSchema,
   acquireUpdate,
   limitsQuery,
   reportSignal,
@@ -31,6 +32,7 @@ import {
   type GovernorConfig,
   type GovernorState,
 } from './model';
+import { validatedWorkflow } from '../../workflows/kit/validated-input';
 
 /** The messages this workflow handles (defined with the model, which every worker's activities import). */
 export { acquireUpdate, limitsQuery, reportSignal } from './model';
@@ -47,7 +49,9 @@ const MESSAGES_PER_RUN = 400;
 /** An idle governor with an open gate ends after this (a new one starts at the next request). */
 const IDLE_END = '30 minutes';
 
-export async function rateGovernor(input: RateGovernorInput): Promise<void> {
+export const rateGovernor = validatedWorkflow('rateGovernor', { what: 'rate governor input', failures: 'governor', schema: RateGovernorInputSchema }, govern);
+
+async function govern(input: RateGovernorInput): Promise<void> {
   const state = input.state ?? newGovernorState(input.credential, input.config);
   let handled = 0;
   const show = () => setCurrentDetails(describeGovernor(snapshot(state, Date.now())));

@@ -38,7 +38,7 @@ import {
   DEFAULT_MAX_RESTARTS,
   describeSourceImportStatus,
   ImportFailure,
-  importInputProblems,
+  SourceImportInputSchema,
   mappingMatches,
   type ImportRecord,
   type SourceImportInput,
@@ -48,7 +48,7 @@ import {
 import { activityCause } from '../../common/activity-failures';
 import { FailureType } from '../../common/failures';
 import { POLL, QUIET_POLL } from '../../workflows/activity-options';
-import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, resolvePollBounds, runBudgetReached, startPolling, statusQuery, trackStatus, type PollState } from '../../workflows/kit';
+import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, resolvePollBounds, runBudgetReached, startPolling, statusQuery, trackStatus, type PollState, validatedWorkflow } from '../../workflows/kit';
 import { importApi, ImportSession } from './session';
 import { nextImportStep, sourceNotFound } from './machine';
 import { messageOf, registerImportUpdates } from './updates';
@@ -111,11 +111,9 @@ function freshStatus(input: SourceImportInput): SourceImportStatus {
   };
 }
 
-export async function sourceImport(input: SourceImportInput): Promise<SourceImportResult> {
-  const problems = importInputProblems(input);
-  if (problems.length > 0) {
-    throw ApplicationFailure.nonRetryable(`invalid source-import input: ${problems.join('; ')}`, ImportFailure.InvalidInput, { problems });
-  }
+export const sourceImport = validatedWorkflow('sourceImport', { what: 'source-import input', failures: 'import', schema: SourceImportInputSchema }, runImport);
+
+async function runImport(input: SourceImportInput): Promise<SourceImportResult> {
   const bounds = resolvePollBounds(DEFAULT_IMPORT_POLL, input.poll);
   const answerTimeoutMs = input.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
   const { resume } = input;
