@@ -3,6 +3,7 @@
  * a Host it is configured for and (from a browser) a configured origin; and it will not start exposed.
  * Every request here goes to a server of the test's own on 127.0.0.1.
  */
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -184,5 +185,46 @@ describe('codec server start', () => {
     expect(() => codecServerSettings({ LONGHAUL_CODEC_SERVER_AUTH: 'off', LONGHAUL_CODEC_SERVER_TOKEN: token })).toThrow(/choose one/);
     expect(() => codecServerSettings({ LONGHAUL_CODEC_SERVER_TOKEN_FILE: join(dir, 'missing') })).toThrow(/cannot read/);
     expect(() => codecServerSettings({ LONGHAUL_CODEC_SERVER_TLS_CERT_FILE: file })).toThrow(/go together/);
+  });
+});
+
+describe('longhaul codec-server', () => {
+  const bin = join(__dirname, '..', '..', 'bin', 'longhaul.js');
+  const keys = `cli:${randomBytes(32).toString('base64')}`;
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LONGHAUL_CODEC')));
+  const run = (args: string[], env: Record<string, string>) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(process.execPath, [bin, 'codec-server', ...args], { env: { ...clean, LONGHAUL_CODEC_KEYS: keys, ...env } }, (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr }));
+    });
+
+  it('refuses to start without a token (exit code 2), and open on an address that is not loopback', async () => {
+    const none = await run(['--port', '0'], {});
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/needs a token \(LONGHAUL_CODEC_SERVER_TOKEN/);
+    const exposed = await run(['--port', '0', '--host', '0.0.0.0'], { LONGHAUL_CODEC_SERVER_AUTH: 'off' });
+    expect(exposed.code).toBe(2);
+    expect(exposed.stderr).toMatch(/only on loopback, not on 0\.0\.0\.0/);
+  });
+
+  it('serves with the token of LONGHAUL_CODEC_SERVER_TOKEN_FILE and answers 401 without it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'codec-cli-'));
+    writeFileSync(join(dir, 'token'), token);
+    const child = spawn(process.execPath, [bin, 'codec-server', '--port', '0'], { env: { ...clean, LONGHAUL_CODEC_KEYS: keys, LONGHAUL_CODEC_SERVER_TOKEN_FILE: join(dir, 'token') }, stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        child.stderr!.on('data', (d: Buffer) => {
+          text += d.toString();
+          const found = /codec server on (http:\/\/127\.0\.0\.1:\d+)/.exec(text);
+          if (found) resolve(found[1]);
+        });
+        child.on('exit', (code) => reject(new Error(`codec-server exited ${code}: ${text}`)));
+      });
+      expect((await call(`${url}/decode`, 'POST', { 'content-type': 'application/json' }, '{"payloads":[]}')).status).toBe(401);
+      const ok = await call(`${url}/decode`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${token}` }, '{"payloads":[]}');
+      expect(ok.status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 });
