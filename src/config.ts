@@ -198,3 +198,54 @@ export function readSecret(name: string, env: NodeJS.ProcessEnv = process.env): 
   if (file) return readFileSync(file, 'utf8').trim();
   return undefined;
 }
+
+/** `longhaul codec-server`'s settings (`LONGHAUL_CODEC_SERVER_*`); its keys are the codec's (`temporal/codec.ts`). */
+export interface CodecServerSettings {
+  /** Bearer tokens accepted (`LONGHAUL_CODEC_SERVER_TOKEN` / `_FILE`: comma- or newline-separated, for rotation). */
+  tokens: string[];
+  /** `LONGHAUL_CODEC_SERVER_AUTH=off`: no token, allowed on loopback only (the codec server refuses otherwise). */
+  authOff: boolean;
+  /** Browser origins allowed (`LONGHAUL_CODEC_SERVER_CORS_ORIGINS`); undefined: the local UI's. */
+  corsOrigins?: string[];
+  /** Host names the `Host` header may name besides loopback (`LONGHAUL_CODEC_SERVER_HOSTS`). */
+  hostNames: string[];
+  /** Bind address (`LONGHAUL_CODEC_SERVER_HOST`), default 127.0.0.1. */
+  host?: string;
+  /** PEM files for https (`LONGHAUL_CODEC_SERVER_TLS_CERT_FILE`, `LONGHAUL_CODEC_SERVER_TLS_KEY_FILE`). */
+  tls?: { certFile: string; keyFile: string };
+}
+
+const list = (raw: string | undefined) => (raw ?? '').split(/[\n,]/).map((s) => s.trim()).filter(Boolean);
+
+export function codecServerSettings(env: NodeJS.ProcessEnv = process.env): CodecServerSettings {
+  let tokenText: string | undefined;
+  try {
+    tokenText = readSecret('LONGHAUL_CODEC_SERVER_TOKEN', env);
+  } catch (err) {
+    throw new ConfigError(`LONGHAUL_CODEC_SERVER_TOKEN_FILE: cannot read ${env.LONGHAUL_CODEC_SERVER_TOKEN_FILE ?? ''}: ${(err as Error).message}`);
+  }
+  const authOff = onOff(env, 'LONGHAUL_CODEC_SERVER_AUTH') === false;
+  const tokens = list(tokenText);
+  if (authOff && tokens.length > 0) throw new ConfigError('LONGHAUL_CODEC_SERVER_AUTH=off and a LONGHAUL_CODEC_SERVER_TOKEN are both set: choose one');
+  const origins = list(env.LONGHAUL_CODEC_SERVER_CORS_ORIGINS);
+  for (const origin of origins) {
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) throw new ConfigError(`LONGHAUL_CODEC_SERVER_CORS_ORIGINS: ${JSON.stringify(origin)} is not an origin (scheme://host[:port], no path)`);
+  }
+  const certFile = env.LONGHAUL_CODEC_SERVER_TLS_CERT_FILE;
+  const keyFile = env.LONGHAUL_CODEC_SERVER_TLS_KEY_FILE;
+  if (Boolean(certFile) !== Boolean(keyFile)) throw new ConfigError('LONGHAUL_CODEC_SERVER_TLS_CERT_FILE and LONGHAUL_CODEC_SERVER_TLS_KEY_FILE go together');
+  return {
+    tokens,
+    authOff,
+    ...(origins.length > 0 ? { corsOrigins: origins } : {}),
+    hostNames: list(env.LONGHAUL_CODEC_SERVER_HOSTS),
+    ...(env.LONGHAUL_CODEC_SERVER_HOST ? { host: env.LONGHAUL_CODEC_SERVER_HOST } : {}),
+    ...(certFile && keyFile ? { tls: { certFile, keyFile } } : {}),
+  };
+}

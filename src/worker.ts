@@ -25,7 +25,7 @@ import { resolveTemporal, type TemporalTarget } from './temporal/connection';
 import { NamespaceNotReadyError, prepareNamespace } from './temporal/setup-namespace';
 import { releaseVersion } from './release';
 import { ExitCode } from './cli/exit-codes';
-import { longhaulDataConverter } from './temporal/codec';
+import { encodedFailuresConverterPath, longhaulDataConverter } from './temporal/codec';
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 import { missingWorkerNodeFlags, WORKER_MALLOC_DEFAULTS } from './worker-env';
 import { describeWorkerDeployment, workerDeploymentFromEnv } from './temporal/worker-versioning';
@@ -56,9 +56,33 @@ export function workflowsPath(): string {
   return workflowsModule('index');
 }
 
-/** What every workflow bundle is built from: the workflows and their interceptor (named credentials). */
-export function workflowBundleOptions(): { workflowsPath: string; workflowInterceptorModules: string[] } {
-  return { workflowsPath: workflowsPath(), workflowInterceptorModules: [workflowsModule('credential-interceptor')] };
+/**
+ * What every workflow bundle is built from: the workflows and their interceptor (named credentials), and for
+ * workers with a codec key the failure converter that encrypts failures' messages (`encodedFailures`).
+ */
+export function workflowBundleOptions(opts: { encodedFailures?: boolean } = {}): { workflowsPath: string; workflowInterceptorModules: string[]; failureConverterPath?: string } {
+  return {
+    workflowsPath: workflowsPath(),
+    workflowInterceptorModules: [workflowsModule('credential-interceptor')],
+    ...(opts.encodedFailures ? { failureConverterPath: encodedFailuresConverterPath() } : {}),
+  };
+}
+
+/** The prebuilt bundle with encoded failures that `npm run build:bundle` writes beside `bundlePath`. */
+export function encodedFailuresBundlePath(bundlePath: string): string {
+  return bundlePath.replace(/(\.js)?$/, '.encoded-failures.js');
+}
+
+/**
+ * The workflow code a worker runs. A failure converter is part of the bundle, so with encoded failures (a codec
+ * key) a prebuilt bundle gives way to its encoded-failures sibling, or, when there is none, to a bundle built
+ * from the sources at start: a bundle without it would write failures' messages into history in clear.
+ */
+function workflowCode(bundle: WorkerOptions['workflowBundle'], dataConverter: DataConverter | undefined): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (!bundle) return { workflowsPath: workflowsPath() };
+  if (!dataConverter?.failureConverterPath) return { workflowBundle: bundle };
+  const sibling = 'codePath' in bundle ? encodedFailuresBundlePath(bundle.codePath) : undefined;
+  return sibling && existsSync(sibling) ? { workflowBundle: { codePath: sibling } } : { workflowsPath: workflowsPath() };
 }
 
 /**
@@ -117,13 +141,14 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
   const dataConverter = opts.dataConverter ?? longhaulDataConverter();
   const deployment = workerDeploymentFromEnv();
   const activityInterceptors = [credentialActivityInterceptor, ...(opts.workerOptions?.interceptors?.activity ?? [])];
+  const code = workflowCode(opts.workflowBundle, dataConverter);
   const shared = await Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     activities,
     dataConverter,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() }),
+    ...code,
     // The release polls as its deployment version (seen on the task queue's pollers, `longhaul doctor`); routing
     // by version is off unless LONGHAUL_WORKER_VERSIONING=on (temporal/worker-versioning.ts).
     workerDeploymentOptions: deployment,
@@ -132,7 +157,7 @@ export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise
     interceptors: {
       ...opts.workerOptions?.interceptors,
       // A prebuilt bundle carries its workflow interceptors already (see `workflowBundleOptions`).
-      ...(opts.workflowBundle ? {} : { workflowModules: workflowBundleOptions().workflowInterceptorModules }),
+      ...(code.workflowBundle ? {} : { workflowModules: workflowBundleOptions().workflowInterceptorModules }),
       activity: activityInterceptors,
     },
   });

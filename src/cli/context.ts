@@ -4,11 +4,12 @@
  * `--json` prints exactly one JSON object; errors are one clear line; exit code 0 only on success.
  */
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import { ApplicationFailure, defaultPayloadConverter, TemporalFailure } from '@temporalio/common';
 import { loadConfig, type LonghaulConfig } from '../config';
 import { configuredTemporal, workflowUiUrl, type TemporalTarget } from '../temporal/connection';
 import { portIsOpen } from '../temporal/dev-server';
-import { longhaulDataConverter } from '../temporal/codec';
+import { longhaulDataConverter, type UnreadablePayload } from '../temporal/codec';
+import { encryptedFailureMessage } from '../temporal/tolerant-client';
 import { ExitCode } from './exit-codes';
 
 export interface CliContext {
@@ -75,9 +76,24 @@ export function describeFailure(err: unknown): { type?: string; message: string 
   let current: unknown = err instanceof WorkflowFailedError ? (err.cause ?? err) : err;
   // Walk down the cause chain to the failure that says what went wrong.
   while (current instanceof TemporalFailure && current.cause && !(current instanceof ApplicationFailure && current.type)) current = current.cause;
-  if (current instanceof ApplicationFailure) return { type: current.type ?? undefined, message: current.message };
+  if (current instanceof ApplicationFailure) return { type: current.type ?? undefined, message: encodedMessage(current) ?? current.message };
   if (current instanceof Error) return { type: current.name, message: current.message };
   return { message: String(current) };
+}
+
+/**
+ * The message of a failure whose encoded attributes (message and stack trace, encrypted with a codec key) could
+ * not be decoded: `memoTolerant` marks them `{ unreadable: why }`, and the SDK left the message "Encoded failure".
+ */
+function encodedMessage(failure: TemporalFailure): string | undefined {
+  const attributes = failure.failure?.encodedAttributes;
+  if (!attributes) return undefined;
+  try {
+    const value = defaultPayloadConverter.fromPayload<Partial<UnreadablePayload>>(attributes);
+    return typeof value?.unreadable === 'string' ? encryptedFailureMessage(value.unreadable) : undefined;
+  } catch {
+    return encryptedFailureMessage('its encoded attributes cannot be read');
+  }
 }
 
 /** Prints one JSON object (the `--json` contract). */

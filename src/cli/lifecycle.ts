@@ -16,7 +16,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, 
 import { optionalTsToMs } from '@temporalio/common';
 import { ARCHIVE_MEMO, migrationWorkflowId, type MigrationArchive } from '../processes/org-migration/model';
 import type { UnreadablePayload } from '../temporal/codec';
-import { memoTolerant } from '../temporal/tolerant-client';
+import { failureMessage, memoTolerant } from '../temporal/tolerant-client';
 import { statusQuery } from '../workflows/kit/status-tracker';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
 import { CliError, printJson, type CliContext } from './context';
@@ -108,7 +108,7 @@ function pendingActivities(handle: WorkflowHandle, d: WorkflowExecutionDescripti
     (d.raw.pendingActivities ?? []).map(async (a) => ({
       activity: a.activityType?.name ?? '?',
       attempt: a.attempt ?? 1,
-      lastFailure: a.lastFailure?.message ?? undefined,
+      lastFailure: await failureMessage(handle.client, a.lastFailure),
       nextAttemptAt: iso(optionalTsToMs(a.nextAttemptScheduleTime)),
       heartbeat: await decodeHeartbeat(handle, a.heartbeatDetails?.payloads?.[0]),
     })),

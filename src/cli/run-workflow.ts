@@ -4,14 +4,14 @@
  * stdout carries only the result; the "started" notice (when waiting) and live progress go to stderr.
  */
 import { type Command, Option } from 'commander';
-import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import type { Payload, SearchAttributePair, Workflow } from '@temporalio/common';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
 import { ExitCode, exitCodeForStatus } from './exit-codes';
 import { sharedWaitLine, sharedWaitOf, type PendingActivityView } from '../common/shared-wait';
 import { fitSearchAttributes } from '../common/search-attributes';
 import { statusQuery } from '../workflows/kit/status-tracker';
-import { memoTolerant } from '../temporal/tolerant-client';
+import { failureMessage, memoTolerant } from '../temporal/tolerant-client';
 
 /** Adds the options every workflow-starting command shares: `--workflow-id`, `--wait`, `--follow`, `--json`, `--dry-run`. */
 export function withRunOutputOptions(command: Command): Command {
@@ -156,7 +156,7 @@ export async function awaitOutcome<Result, Status>(
     return { workflowId: handle.workflowId, workflowStatus: status, exitCode: ExitCode.Success, result };
   } catch (err) {
     await stopFollowing?.();
-    const error = describeFailure(err);
+    const error = err instanceof WorkflowFailedError ? describeFailure(err) : ((await unreadableFailure(handle)) ?? describeFailure(err));
     let status = 'FAILED';
     try {
       status = (await describeOf(handle)).status.name;
@@ -164,6 +164,20 @@ export async function awaitOutcome<Result, Status>(
       // The failure itself is what matters.
     }
     return { workflowId: handle.workflowId, workflowStatus: status, exitCode: exitCodeForStatus(status), error };
+  }
+}
+
+/**
+ * The failure of a workflow whose failure this client could not decode (its message encrypted with a key it
+ * lacks, or it has none): read again through a client that marks what it cannot decode, so the type still shows
+ * and the message says it is encrypted. Undefined when the workflow did not fail that way.
+ */
+async function unreadableFailure(handle: WorkflowHandle): Promise<Outcome<unknown>['error']> {
+  try {
+    await memoTolerant(handle.client).workflow.getHandle(handle.workflowId).result();
+    return undefined;
+  } catch (err) {
+    return err instanceof WorkflowFailedError ? describeFailure(err) : undefined;
   }
 }
 
@@ -239,7 +253,7 @@ async function pendingActivities(handle: WorkflowHandle): Promise<PendingActivit
   return Promise.all(
     (raw.pendingActivities ?? []).map(async (activity) => ({
       heartbeat: await decodeHeartbeat(handle, activity.heartbeatDetails?.payloads?.[0]),
-      lastFailureMessage: activity.lastFailure?.message ?? undefined,
+      lastFailureMessage: await failureMessage(handle.client, activity.lastFailure),
     })),
   );
 }

@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { installTelemetry, telemetrySettings } from '../telemetry/runtime';
-import { loadConfig, readSecret } from '../config';
+import { readFileSync } from 'node:fs';
+import { codecServerSettings, ConfigError, loadConfig, readSecret } from '../config';
 import { resolveTemporal, workflowUiUrl } from '../temporal/connection';
 import { createLonghaulWorker, activityDepsFromConfig, checkNamespaceBeforePolling } from '../worker';
 import { NamespaceNotReadyError } from '../temporal/setup-namespace';
@@ -27,7 +28,7 @@ import { startEmulator, type Emulator } from '../emulator/emulator';
 import { STANDALONE_GOOGLE_PORTS } from '../emulator/google';
 import { portIsOpen } from '../temporal/dev-server';
 import { codecKeysFromEnv, EncryptionCodec, longhaulDataConverter } from '../temporal/codec';
-import { DEFAULT_CODEC_SERVER_PORT, startCodecServer, type RunningCodecServer } from '../temporal/codec-server';
+import { CodecServerConfigError, DEFAULT_CODEC_SERVER_PORT, startCodecServer, type RunningCodecServer } from '../temporal/codec-server';
 import type { OrgMigrationInput } from '../processes/org-migration/model';
 import { runWorkflowCommand } from './run-workflow';
 import { migrationCommand } from '../processes/org-migration/cli';
@@ -129,13 +130,51 @@ function emulatorExportMs(): number | undefined {
   return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
+/**
+ * The embedded stack's codec server, when payloads are encrypted: with the configured token (the embedded UI
+ * cannot send one, so it then shows payloads encrypted; `temporal --codec-endpoint … --codec-auth` can), or
+ * without one only when the operator chose `LONGHAUL_CODEC_SERVER_AUTH=off` (loopback). Neither: none, and the UI
+ * shows payloads encrypted.
+ */
 async function startCodecServerIfKeys(log: (m: string) => void): Promise<RunningCodecServer | undefined> {
   const keys = codecKeysFromEnv();
   if (keys.length === 0) return undefined;
+  const settings = codecServerSettings();
+  if (settings.tokens.length === 0 && !settings.authOff) {
+    log('[codec] payloads are encrypted; no codec server runs, so the Web UI shows them encrypted. LONGHAUL_CODEC_SERVER_AUTH=off lets the embedded UI decode them through a codec server on loopback without a token (anyone on this machine could then decrypt)');
+    return undefined;
+  }
   const port = (await portIsOpen('127.0.0.1', DEFAULT_CODEC_SERVER_PORT)) ? 0 : DEFAULT_CODEC_SERVER_PORT;
-  const server = await startCodecServer({ codec: new EncryptionCodec(keys), port });
-  log(`[codec] payloads are encrypted with key ${keys[0].id}; the Web UI decodes them through ${server.url}`);
+  const server = await startConfiguredCodecServer({ port }, log);
+  log(`[codec] payloads are encrypted with key ${keys[0].id}; the Web UI decodes them through ${server.url}${settings.tokens.length > 0 ? ' (it needs a token, which the embedded UI cannot send: payloads show encrypted there)' : ' (no token: LONGHAUL_CODEC_SERVER_AUTH=off)'}`);
   return server;
+}
+
+/** `longhaul codec-server`, and the embedded stack's: the keys and `LONGHAUL_CODEC_SERVER_*` settings, `overrides` from flags. */
+export async function startConfiguredCodecServer(
+  overrides: { port?: number; host?: string; corsOrigins?: string[] },
+  log: (m: string) => void,
+): Promise<RunningCodecServer> {
+  const keys = codecKeysFromEnv();
+  if (keys.length === 0) throw new CliError('no key configured: set LONGHAUL_CODEC_KEYS or LONGHAUL_CODEC_KEY_FILE', ExitCode.Usage);
+  try {
+    const settings = codecServerSettings();
+    const tls = settings.tls ? { cert: readFileSync(settings.tls.certFile), key: readFileSync(settings.tls.keyFile) } : undefined;
+    return await startCodecServer({
+      codec: new EncryptionCodec(keys),
+      host: overrides.host ?? settings.host,
+      port: overrides.port ?? DEFAULT_CODEC_SERVER_PORT,
+      corsOrigins: overrides.corsOrigins ?? settings.corsOrigins,
+      hostNames: settings.hostNames,
+      tokens: settings.tokens,
+      allowUnauthenticatedLoopback: settings.authOff,
+      tls,
+      log,
+    });
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof CodecServerConfigError) throw new CliError(err.message, ExitCode.Usage);
+    throw err;
+  }
 }
 
 export function untilInterrupted(stack: Pick<Stack, 'stop'>): Promise<void> {
@@ -237,5 +276,4 @@ export async function demo(opts: { exit?: boolean; archiveTo?: DemoStore }, env:
 
 
 export { resolveTemporal } from '../temporal/connection';
-export { codecKeysFromEnv, EncryptionCodec } from '../temporal/codec';
-export { DEFAULT_CODEC_CORS_ORIGINS, DEFAULT_CODEC_SERVER_PORT, startCodecServer } from '../temporal/codec-server';
+export { DEFAULT_CODEC_SERVER_PORT } from '../temporal/codec-server';

@@ -81,15 +81,16 @@ export function registerStackCommands(program: Command): void {
     .action(() => runModule('temporal/setup-namespace', []));
   program
     .command('codec-server')
-    .description("Serve Temporal's remote-codec protocol (POST /encode, /decode) so the Web UI shows encrypted payloads in clear")
-    .option('--port <port>', 'port on 127.0.0.1 (default 8234)')
-    .option('--cors-origin <origin...>', 'browser origins allowed to call it (default: the Web UI\'s)')
-    .action(async (opts: { port: string; corsOrigin: string[] }) => {
-      const { codecKeysFromEnv, EncryptionCodec, startCodecServer, log, untilInterrupted, DEFAULT_CODEC_SERVER_PORT, DEFAULT_CODEC_CORS_ORIGINS } = await run();
-      const keys = codecKeysFromEnv();
-      if (keys.length === 0) throw new CliError('no key configured: set LONGHAUL_CODEC_KEYS or LONGHAUL_CODEC_KEY_FILE', 2);
-      const server = await startCodecServer({ codec: new EncryptionCodec(keys), port: Number(opts.port ?? DEFAULT_CODEC_SERVER_PORT), corsOrigins: opts.corsOrigin ?? DEFAULT_CODEC_CORS_ORIGINS });
-      log(`codec server on ${server.url} (keys: ${keys.map((k) => k.id).join(', ')}); in the Web UI: Settings → Codec Server → ${server.url}`);
+    .description(
+      "Serve Temporal's remote-codec protocol (POST /encode, /decode) so the Web UI shows encrypted payloads in clear; every request needs the bearer token of LONGHAUL_CODEC_SERVER_TOKEN(_FILE)",
+    )
+    .option('--port <port>', 'port (default 8234)')
+    .option('--host <address>', 'address to bind (default 127.0.0.1; LONGHAUL_CODEC_SERVER_HOST)')
+    .option('--cors-origin <origin...>', "browser origins allowed to call it (default LONGHAUL_CODEC_SERVER_CORS_ORIGINS, else the local Web UI's)")
+    .action(async (opts: { port?: string; host?: string; corsOrigin?: string[] }) => {
+      const { startConfiguredCodecServer, log, untilInterrupted, DEFAULT_CODEC_SERVER_PORT } = await run();
+      const server = await startConfiguredCodecServer({ port: Number(opts.port ?? DEFAULT_CODEC_SERVER_PORT), host: opts.host, corsOrigins: opts.corsOrigin }, log);
+      log(`codec server on ${server.url}; in the Web UI: Settings → Codec Server → ${server.url}`);
       await untilInterrupted({ stop: () => server.close() });
     });
 }

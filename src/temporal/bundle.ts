@@ -1,16 +1,18 @@
 /**
  * `npm run build:bundle [-- OUT]` — bundles the workflows once (default `dist/workflow-bundle.js`), for
- * workers started with `LONGHAUL_WORKFLOW_BUNDLE=<path>` (the Docker image, benchmarks).
+ * workers started with `LONGHAUL_WORKFLOW_BUNDLE=<path>` (the Docker image, benchmarks), and beside it
+ * `….encoded-failures.js`, the same with the failure converter that encrypts failures' messages, which such a
+ * worker runs instead when a codec key is configured.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundleOptions } from '../worker';
+import { encodedFailuresBundlePath, workflowBundleOptions } from '../worker';
 
 export async function writeWorkflowBundle(out: string): Promise<string> {
-  const { code } = await bundleWorkflowCode(workflowBundleOptions());
   await mkdir(dirname(out), { recursive: true });
-  await writeFile(out, code);
+  await writeFile(out, (await bundleWorkflowCode(workflowBundleOptions())).code);
+  await writeFile(encodedFailuresBundlePath(out), (await bundleWorkflowCode(workflowBundleOptions({ encodedFailures: true }))).code);
   return out;
 }
 

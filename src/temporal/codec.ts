@@ -13,7 +13,8 @@
  * `openssl rand -base64 32` makes a key.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 
@@ -155,8 +156,22 @@ export function readingOrMarking(codecs: readonly PayloadCodec[]): PayloadCodec 
   };
 }
 
-/** The data converter for workers and clients: the encryption codec when keys are configured, else Temporal's default. */
+/**
+ * `encoded-failures` (the failure converter that puts messages and stack traces into an encrypted payload), as
+ * a path the SDK requires: from sources (tsx, vitest) or compiled output (dist).
+ */
+export function encodedFailuresConverterPath(): string {
+  const candidates = ['encoded-failures.js', 'encoded-failures.ts'].map((file) => join(__dirname, file));
+  const found = candidates.find((path) => existsSync(path));
+  if (!found) throw new Error(`encoded-failures module not found (looked for ${candidates.join(', ')})`);
+  return found;
+}
+
+/**
+ * The data converter for workers and clients: with keys configured, the encryption codec and failures whose
+ * message and stack trace are encrypted too; else Temporal's default.
+ */
 export function longhaulDataConverter(env: NodeJS.ProcessEnv = process.env): DataConverter | undefined {
   const keys = codecKeysFromEnv(env);
-  return keys.length > 0 ? { payloadCodecs: [new EncryptionCodec(keys)] } : undefined;
+  return keys.length > 0 ? { payloadCodecs: [new EncryptionCodec(keys)], failureConverterPath: encodedFailuresConverterPath() } : undefined;
 }

@@ -38,10 +38,11 @@ describe('encrypted payloads', () => {
   const stack = useStack({ emulator: { migrations: { exportMs: 300, archiveBytes: 50_000 } }, dataConverter: { payloadCodecs: [codec] } });
   let encrypted: Client;
   let codecServer: RunningCodecServer;
+  const token = randomBytes(32).toString('base64');
 
   beforeAll(async () => {
     encrypted = new Client({ connection: stack.client.connection, namespace: stack.client.options.namespace, dataConverter: { payloadCodecs: [codec] } });
-    codecServer = await startCodecServer({ codec, port: 0 });
+    codecServer = await startCodecServer({ codec, port: 0, tokens: [token] });
   });
   afterAll(async () => {
     await codecServer?.close();
@@ -82,7 +83,7 @@ describe('encrypted payloads', () => {
     const input = started.input!.payloads![0];
     const response = await fetch(`${codecServer.url}/decode`, {
       method: 'POST',
-      headers: { origin: 'http://localhost:8233', 'content-type': 'application/json', 'x-namespace': 'default' },
+      headers: { origin: 'http://localhost:8233', 'content-type': 'application/json', 'x-namespace': 'default', authorization: `Bearer ${token}` },
       body: JSON.stringify({
         payloads: [
           {
@@ -107,7 +108,7 @@ describe('encrypted payloads', () => {
   it('refuses a browser origin that is not the UI, and a body that is not a payload list', async () => {
     const other = await fetch(`${codecServer.url}/decode`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
-    const bad = await fetch(`${codecServer.url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"nope":1}' });
+    const bad = await fetch(`${codecServer.url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{"nope":1}' });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toMatch(/payloads/);
   });

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { CodecKeyError, EncryptionCodec, ENCRYPTED_ENCODING, codecKeysFromEnv, parseCodecKeys, readingOrMarking } from '../../src/temporal/codec';
+import { ApplicationFailure, defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { CodecKeyError, EncryptionCodec, ENCRYPTED_ENCODING, codecKeysFromEnv, encodedFailuresConverterPath, longhaulDataConverter, parseCodecKeys, readingOrMarking } from '../../src/temporal/codec';
+import { failureConverter as encodedFailures } from '../../src/temporal/encoded-failures';
+import { failureMessage } from '../../src/temporal/tolerant-client';
 
 const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 const clear = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
@@ -78,5 +80,30 @@ describe('payload encryption codec', () => {
     // No key at all: the sealed payload is marked, where the default converter would throw on its encoding.
     const [unkeyed] = await readingOrMarking([]).decode([sealed]);
     expect(defaultPayloadConverter.fromPayload(unkeyed)).toEqual({ unreadable: expect.stringContaining('no key is configured') });
+  });
+});
+
+describe('encoded failures', () => {
+  const reader = (codecs: EncryptionCodec[]) => ({ connection: undefined as never, options: { namespace: 'default', loadedDataConverter: { payloadCodecs: codecs, payloadConverter: defaultPayloadConverter } } });
+
+  it("hide a failure's message and stack trace in an encrypted payload that `failureMessage` opens with the key, and marks encrypted without it", async () => {
+    const codec = new EncryptionCodec(parseCodecKeys(key('f1'), 'test'));
+    const error = ApplicationFailure.retryable('GET /orgs/octo-org/migrations/7 answered 502: upstream secret', 'ApiUnavailable');
+    const failure = encodedFailures.errorToFailure(error, defaultPayloadConverter);
+    expect(failure.message).toBe('Encoded failure');
+    expect(failure.stackTrace).toBe('');
+    failure.encodedAttributes = (await codec.encode([failure.encodedAttributes!]))[0];
+    expect(text(failure.encodedAttributes)).not.toContain('upstream secret');
+
+    expect(await failureMessage(reader([codec]), failure)).toBe('GET /orgs/octo-org/migrations/7 answered 502: upstream secret');
+    expect(await failureMessage(reader([]), failure)).toMatch(/^\(encrypted: encrypted, and no key is configured/);
+    expect(await failureMessage(reader([new EncryptionCodec(parseCodecKeys(key('other'), 'test'))]), failure)).toMatch(/^\(encrypted: payload was encrypted with key "f1"/);
+    // A failure written without encoded attributes (no key, or before this release) reads as it is.
+    expect(await failureMessage(reader([codec]), { message: 'plain' })).toBe('plain');
+  });
+
+  it('are what the data converter of a worker or client with a key uses, and not without one', () => {
+    expect(longhaulDataConverter({ LONGHAUL_CODEC_KEYS: key('k') })?.failureConverterPath).toBe(encodedFailuresConverterPath());
+    expect(longhaulDataConverter({})).toBeUndefined();
   });
 });

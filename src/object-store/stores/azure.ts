@@ -7,7 +7,8 @@
  * Configuration is the SDK's own: `AZURE_STORAGE_CONNECTION_STRING` (Azurite, sovereign clouds, account keys),
  * else `AZURE_STORAGE_ACCOUNT` with `AZURE_STORAGE_KEY`, else `AZURE_STORAGE_ACCOUNT` with the default Azure
  * credential chain (`@azure/identity`: environment service principal, workload identity, managed identity,
- * Azure CLI login).
+ * Azure CLI login). The two secrets can be files (`AZURE_STORAGE_CONNECTION_STRING_FILE`,
+ * `AZURE_STORAGE_KEY_FILE`: compose or Kubernetes secrets), which the SDK itself does not read.
  *
  * Azure has no call that drops uncommitted blocks: committing a block list drops every uncommitted block. So an
  * abort commits the blob's current block list again (an existing blob keeps its bytes and metadata), or, when
@@ -17,18 +18,30 @@ import { randomBytes } from 'node:crypto';
 import { DefaultAzureCredential } from '@azure/identity';
 import { BlobServiceClient, StorageSharedKeyCredential, type BlockBlobClient, type ContainerClient } from '@azure/storage-blob';
 import { ApplicationFailure } from '@temporalio/common';
+import { readSecret } from '../../config';
 import { ObjectStoreFailure } from '../errors';
 import { bucketNotFound, statusOf, storeCall, type PartStore, type StoredObject, type StoredPart } from './store';
+
+/** A secret from `name` or the file `name_FILE` names; an unreadable file is the worker's configuration, not retried. */
+function azureSecret(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  try {
+    return readSecret(name, env);
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(`${name}_FILE: cannot read ${env[`${name}_FILE`] ?? ''}: ${(err as Error).message}`, ObjectStoreFailure.StoreNotConfigured);
+  }
+}
 
 export function azureService(env: NodeJS.ProcessEnv = process.env): BlobServiceClient {
   // Transient failures are retried by the upload, which heartbeats meanwhile.
   const options = { retryOptions: { maxTries: 3 } };
-  if (env.AZURE_STORAGE_CONNECTION_STRING) return BlobServiceClient.fromConnectionString(env.AZURE_STORAGE_CONNECTION_STRING, options);
+  const connectionString = azureSecret('AZURE_STORAGE_CONNECTION_STRING', env);
+  if (connectionString) return BlobServiceClient.fromConnectionString(connectionString, options);
   const account = env.AZURE_STORAGE_ACCOUNT;
   if (!account) {
     throw ApplicationFailure.nonRetryable('azblob:// destinations need AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT (with AZURE_STORAGE_KEY or an Azure identity), on the worker', ObjectStoreFailure.StoreNotConfigured);
   }
-  const credential = env.AZURE_STORAGE_KEY ? new StorageSharedKeyCredential(account, env.AZURE_STORAGE_KEY) : new DefaultAzureCredential();
+  const key = azureSecret('AZURE_STORAGE_KEY', env);
+  const credential = key ? new StorageSharedKeyCredential(account, key) : new DefaultAzureCredential();
   return new BlobServiceClient(`https://${account}.blob.core.windows.net`, credential, options);
 }
 
