@@ -55,6 +55,7 @@ import {
   possibleGap,
   scanPage,
   sinkProblems,
+  sinkTrustRefusal,
   feedScheduleId,
   pollFeedUpdate,
   stopFeedCursorSignal,
@@ -70,6 +71,7 @@ import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/sea
 import { DEFAULT_PAUSE_AFTER_FAILURES } from '../scheduled-run/model';
 import { reportingFailureToSchedule } from '../scheduled-run/workflow';
 import { OutageWatch, outageCause } from '../../workflows/kit/outage-watch';
+import { refuseUntrusted } from '../../workflows/kit/trusted-inputs';
 import { accumulatedOutageBounds } from '../../common/outage';
 import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
 import { summarized } from '../../workflows/activity-summaries';
@@ -360,6 +362,9 @@ export async function feedCursor(input: FeedCursorInput): Promise<FeedCursorStat
  * run that fails (a permanent answer, a spent budget) counts towards pausing its Schedule.
  */
 export async function feedPollRun(input: FeedPollRunInput): Promise<FeedPollOutcome> {
+  // A sink writing outside the data directory or naming a variable (secretEnv) is refused before anything runs;
+  // runs of an earlier release meet the same rules in the delivery activity.
+  refuseUntrusted(sinkTrustRefusal(input?.sink, typeof input?.feed === 'string' ? input.feed : undefined));
   const problems = feedRunProblems(input);
   if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid feed poll: ${problems.join('; ')}`, FeedFailure.InvalidInput, { problems });
   const ref = parseFeed(input.feed);

@@ -13,7 +13,8 @@ import type { MigrationActivityFunctions, MigrationSummary } from './activities'
 import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/activity-options';
 import { summarized } from '../../workflows/activity-summaries';
 import { activityCause, failureFacts } from '../../common/activity-failures';
-import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes } from '../../workflows/kit';
+import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, refuseUntrusted, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes } from '../../workflows/kit';
+import { dataPathRefusal } from '../../common/data-paths';
 import {
   ARCHIVE_MEMO,
   archiveFileName,
@@ -36,6 +37,7 @@ import { ObjectStoreFailure } from '../../object-store/errors';
 import {
   abortUpload,
   archivePath,
+  DEFAULT_DOWNLOAD_DIR,
   completeExport,
   continueEnding,
   EVENTS_PER_UNLOCK,
@@ -82,6 +84,9 @@ const CLOCK_SKEW_MARGIN_MS = 60_000;
 export async function orgMigration(input: OrgMigrationInput): Promise<OrgMigrationResult> {
   // A bad destination ends with its own type (ArchiveDestinationInvalid, ArchiveDestinationCredential).
   if (typeof input.archiveTo === 'string') parseDestination(input.archiveTo, 'archiveTo');
+  // An archive directory outside the data directory is refused before anything is sent (a run resumed after an
+  // export keeps going: its download refuses it, and the repositories are unlocked).
+  if (input?.resume === undefined) refuseUntrusted(dataPathRefusal(input?.downloadDir, 'downloadDir'));
   const problems = migrationInputProblems(input);
   if (problems.length > 0) {
     throw ApplicationFailure.nonRetryable(`invalid migration input: ${problems.join('; ')}`, MigrationFailure.InvalidInput, { problems });
@@ -256,7 +261,8 @@ async function endWithCleanup(err: unknown, c: Cleanup | undefined, status: OrgM
  * outage budget (`ArchiveStoreUnreachable` after it).
  */
 async function checkArchiveDestination(input: OrgMigrationInput, acts: MigrationActivities): Promise<void> {
-  const checked = await keepTrying(() => acts.poll.checkArchiveDestination(input.archiveTo !== undefined ? { archiveTo: input.archiveTo } : {}), { outage: input.outage });
+  const where = { ...(input.archiveTo !== undefined ? { archiveTo: input.archiveTo } : {}), downloadDir: input.downloadDir ?? DEFAULT_DOWNLOAD_DIR };
+  const checked = await keepTrying(() => acts.poll.checkArchiveDestination(where), { outage: input.outage });
   if (checked.ok) return;
   const cause = activityCause(checked.error);
   if (checked.why === 'permanent' && cause?.type) {

@@ -6,8 +6,8 @@
  * - `detecting`, `importing`, `mapping`, `pushing`: poll; as soon as authors exist, list them (`since`
  *   paging) and PATCH each one the mapping names, before anything is pushed; when large files turn
  *   up, list them and set `use_lfs` by the policy;
- * - `auth_failed`, `detection_needs_auth`: wait (bounded) for `import-credentials`, which carries a
- *   credential *reference* only, then PATCH;
+ * - `auth_failed`, `detection_needs_auth`: wait (bounded) for `import-credentials`, which carries the
+ *   *name* of a credential configured on the workers only, then PATCH;
  * - `detection_found_multiple`: pick by the input's rule, or wait (bounded) for `import-choose`;
  * - `detection_found_nothing`: cancel the import and fail, naming the URL;
  * - `error`: restart (PATCH with no parameters) up to `maxRestarts` times, then fail.
@@ -48,7 +48,8 @@ import {
 import { activityCause } from '../../common/activity-failures';
 import { FailureType } from '../../common/failures';
 import { POLL, QUIET_POLL } from '../../workflows/activity-options';
-import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, resolvePollBounds, runBudgetReached, startPolling, statusQuery, trackStatus, type PollState } from '../../workflows/kit';
+import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, refuseUntrusted, resolvePollBounds, runBudgetReached, startPolling, statusQuery, trackStatus, type PollState } from '../../workflows/kit';
+import { credentialReferenceRefused, IMPORT_CREDENTIALS_SETTING, isCredentialReference } from '../../common/credential';
 import { importApi, ImportSession } from './session';
 import { nextImportStep, sourceNotFound } from './machine';
 import { messageOf, registerImportUpdates } from './updates';
@@ -111,7 +112,12 @@ function freshStatus(input: SourceImportInput): SourceImportStatus {
   };
 }
 
-export async function sourceImport(input: SourceImportInput): Promise<SourceImportResult> {
+export async function sourceImport(given: SourceImportInput): Promise<SourceImportResult> {
+  // An env:/file: reference is refused at a fresh start. Runs that carry one already (started by 0.4.0, or
+  // continued from one) never resolve it: it is dropped, and an import that needs credentials asks for them.
+  const reference = isCredentialReference(given?.credentials);
+  if (reference && given.resume === undefined) refuseUntrusted(credentialReferenceRefused('credentials', IMPORT_CREDENTIALS_SETTING));
+  const input: SourceImportInput = reference ? { ...given, credentials: undefined } : given;
   const problems = importInputProblems(input);
   if (problems.length > 0) {
     throw ApplicationFailure.nonRetryable(`invalid source-import input: ${problems.join('; ')}`, ImportFailure.InvalidInput, { problems });

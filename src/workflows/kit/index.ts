@@ -23,3 +23,4 @@ export * from './send-once';
 export * from './keep-trying';
 export * from './status-tracker';
 export * from './run-budget';
+export * from './trusted-inputs';
