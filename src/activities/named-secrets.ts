@@ -63,7 +63,8 @@ export function importCredential(name: string, env: NodeJS.ProcessEnv = process.
   const names = configuredNames(IMPORT_CREDENTIALS_SETTING, env);
   if (!names.includes(name)) {
     throw ApplicationFailure.nonRetryable(
-      `no import credential named ${JSON.stringify(name)} on this worker (configured: ${listed(names, IMPORT_CREDENTIALS_SETTING)})`,
+      // The name is not echoed: a secret pasted in its place must not reach the history.
+      `no import credential of that name on this worker (configured: ${listed(names, IMPORT_CREDENTIALS_SETTING)})`,
       CredentialFailure.Unknown,
       { configured: names },
     );
@@ -96,7 +97,7 @@ export function sinkSecretNames(env: NodeJS.ProcessEnv = process.env): string[] 
 export function configuredSinkSecretVariable(name: string, env: NodeJS.ProcessEnv = process.env): string {
   const names = sinkSecretNames(env);
   if (!names.includes(name)) {
-    throw ApplicationFailure.nonRetryable(`no sink secret named ${JSON.stringify(name)} on this worker (configured: ${names.join(', ')}; more with ${SINK_SECRETS_SETTING})`, CredentialFailure.Unknown, { configured: names });
+    throw ApplicationFailure.nonRetryable(`no sink secret of that name on this worker (configured: ${names.join(', ')}; more with ${SINK_SECRETS_SETTING})`, CredentialFailure.Unknown, { configured: names });
   }
   return sinkSecretVariable(name);
 }
