@@ -23,7 +23,7 @@ import { fixtureWithImportRepos, historyText, startImport, SVN, waitForImportSta
 // Two import credentials configured by name: one in variables, one in files (`_FILE`).
 const ENV_SECRET = { name: 'env-cred', username: 'svc-import', password: 'pw-9d1f7c2b-env-secret' };
 const FILE_SECRET = { name: 'file-cred', username: 'file-user', password: 'pw-3e8a0b5d-file-secret' };
-const PASTED_SECRET = 'pw-77aa21c4-pasted-by-mistake';
+const PASTED_SECRET = 'pw-77aa21c4-pasted-by-mistake-0123456789abcdef';
 
 /**
  * The emulator's clock: wall time, except that a test can hold it and step it forward. The import's state
@@ -145,9 +145,13 @@ describe('source import: updates and secrets', () => {
     for (const credentials of ['file:/proc/self/environ', 'env:GITHUB_TOKEN']) {
       expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials }] }))).toContain('which is refused: name a secret configured on the workers (LONGHAUL_IMPORT_CREDENTIALS); nothing was read or sent');
     }
-    // Name-shaped but not configured (a password pasted by mistake): the handler's activity fails, naming what is
-    // configured and not what was sent; the workflow keeps waiting.
+    // A secret pasted in place of a name: refused by the validator, never recorded.
     expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: PASTED_SECRET }] }))).toBe(
+      'credentials looks like a secret: name a source-import credential configured on the workers (LONGHAUL_IMPORT_CREDENTIALS), never the secret itself',
+    );
+    // A name the workers do not have: the handler's activity fails, naming what is configured and not what was
+    // sent; the workflow keeps waiting.
+    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: 'not-configured' }] }))).toBe(
       `the credentials were not applied: no import credential of that name on this worker (configured: ${ENV_SECRET.name}, ${FILE_SECRET.name})`,
     );
     expect(await refusal(handle.executeUpdate(importChooseUpdate, { args: [{ index: 0 }] }))).toBe(
