@@ -198,7 +198,7 @@ async function confirm(waits: number[], only: string[]): Promise<void> {
       const poll = fraction === HONEST_POLL_SHAPE.elapsedFraction ? {} : { poll: { elapsedFraction: fraction } };
       const execute = (type: string, workflowId: string, input: object) =>
         queued.push(() => env.client.workflow.execute(type, { taskQueue, workflowId, args: [{ ...input, ...poll }] }));
-      if (only.includes('migration')) execute('orgMigration', id('migration'), { org: 'octo-org', repositories: ['alpha'], downloadDir: join(dataDir, `archives-${w}`) });
+      if (only.includes('migration')) execute('orgMigration', id('migration'), { org: 'octo-org', repositories: ['alpha'], downloadDir: `archives-${w}` });
       if (only.includes('migration')) runs.push({ process: 'org-migration export', waitMin: w, workflowId: id('migration'), start: 'startMigration', poll: 'getMigration', route: 'GET /orgs/:org/migrations/:id', emulator });
       if (only.includes('import')) execute('sourceImport', id('import'), { owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy' });
       if (only.includes('import')) runs.push({ process: 'source import', waitMin: w, workflowId: id('import'), start: 'startImport', poll: 'getImport', route: 'GET /repos/:owner/:repo/import', emulator });

@@ -9,6 +9,7 @@
  * way, with no activity signature to forget, and it is recorded in history with the activity it belongs to.
  */
 import * as v from 'valibot';
+import { ApplicationFailure } from '@temporalio/common';
 import { firstProblem, problemsOf } from './schema';
 
 import { failureTypes } from './failures';
@@ -24,6 +25,53 @@ const CREDENTIAL_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
 
 /** Looks like a token rather than a name: GitHub token prefixes, JWTs, long opaque strings. */
 const SECRET_LIKE = /^(gh[pousr]_|github_pat_|ya29\.|eyJ)|^[A-Za-z0-9_-]{36,}$/;
+
+/** The setting listing the source-import credentials the workers hold (`LONGHAUL_IMPORT_<NAME>_USERNAME`, `…_PASSWORD`). */
+export const IMPORT_CREDENTIALS_SETTING = 'LONGHAUL_IMPORT_CREDENTIALS';
+/** The setting listing the feed sinks' signing secrets the workers hold besides the default (`LONGHAUL_SINK_<NAME>_SECRET`). */
+export const SINK_SECRETS_SETTING = 'LONGHAUL_SINK_SECRETS';
+/** The sink secret a sink without `secret` uses, always configured; its variable is the one every release has read. */
+export const DEFAULT_SINK_SECRET = 'default';
+export const DEFAULT_SINK_SECRET_VARIABLE = 'LONGHAUL_SINK_SECRET';
+
+/** `env:NAME` and `file:/path`: the references 0.4.0 let an input choose any variable or file of the worker with. */
+const REFERENCE_FORM = /^\s*(env|file):/i;
+
+/** Whether a value has the form of a retired `env:`/`file:` reference (refused, never resolved). */
+export function isCredentialReference(value: unknown): value is string {
+  return typeof value === 'string' && REFERENCE_FORM.test(value);
+}
+
+/**
+ * The typed, permanent refusal of a retired reference in the input's `field` (`setting` lists what may be named
+ * instead). Nothing is read; the value is not echoed.
+ */
+export function credentialReferenceRefused(field: string, setting: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: CredentialFailure.ReferenceRefused,
+    nonRetryable: true,
+    message: `${field} names a variable or a file of the worker (env:, file:, secretEnv), which is refused: name a secret configured on the workers (${setting}); nothing was read or sent`,
+    details: [{ field, setting }],
+  });
+}
+
+/**
+ * The schema of a field that names a secret configured on the workers (`setting` lists them, e.g.
+ * `LONGHAUL_IMPORT_CREDENTIALS`): a valid name, never a secret, never an `env:`/`file:` reference. No message
+ * echoes the value: a secret or a path pasted here must not reach history or logs.
+ */
+export function configuredNameSchema(what: string, setting: string) {
+  const expected = `must be the name of ${what} configured on the workers (${setting})`;
+  return firstProblem(
+    v.pipe(
+      v.string(expected),
+      v.nonEmpty(expected),
+      v.check((name) => !REFERENCE_FORM.test(name), `${expected}: env: and file: references are refused, nothing is read from the worker's environment or files`),
+      v.check((name) => !SECRET_LIKE.test(name), `looks like a secret: name ${what} configured on the workers (${setting}), never the secret itself`),
+      v.check((name) => CREDENTIAL_NAME.test(name), `${expected}: letters, digits, ".", "_" or "-" (at most 63)`),
+    ),
+  );
+}
 
 /** A workflow input's `credential`: absent, or a valid name. */
 export const CredentialNameSchema = v.optional(

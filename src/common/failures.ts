@@ -67,7 +67,12 @@ export const FAILURES = {
   /** Named credentials (`src/common/credential.ts`, `src/activities/context.ts`). */
   credential: {
     Invalid: { type: 'InvalidCredential', handling: 'permanent', meaning: 'a credential name in the input is not a valid name' },
-    Unknown: { type: 'UnknownCredential', handling: 'permanent', meaning: 'no credential of that name is configured on the worker' },
+    Unknown: { type: 'UnknownCredential', handling: 'permanent', meaning: 'no credential (GitHub, import or sink secret) of that name is configured on the worker; the message lists the configured names' },
+    ReferenceRefused: { type: 'CredentialReferenceRefused', handling: 'permanent', meaning: 'an input named an environment variable or a file (`env:…`, `file:…`, a sink\'s `secretEnv`) instead of a credential configured on the workers: refused, nothing read' },
+  },
+  /** Paths from input (`src/common/data-paths.ts`, `src/activities/data-dir.ts`). */
+  path: {
+    OutsideDataDir: { type: 'PathOutsideDataDir', handling: 'permanent', meaning: "a path from input is absolute, climbs out with `..`, or resolves (links followed) outside the worker's data directory: refused, nothing written" },
   },
   /** The org migration (`src/processes/org-migration/model.ts`). */
   migration: {
@@ -113,7 +118,7 @@ export const FAILURES = {
     ImportGone: { type: 'ImportGone', handling: 'permanent', meaning: 'the import no longer exists on the server (cancelled elsewhere?)' },
     InvalidChoice: { type: 'InvalidChoice', handling: 'permanent', meaning: "the answer to a source import's choice is not exactly one offered choice" },
     ChoiceFailed: { type: 'ChoiceFailed', handling: 'permanent', meaning: "an update's PATCH failed (recorded by the server or not, as the message says)" },
-    CredentialReference: { type: 'CredentialReferenceError', handling: 'permanent', meaning: 'a credential reference (an environment variable name) cannot be resolved on the worker' },
+    CredentialReference: { type: 'CredentialReferenceError', handling: 'permanent', meaning: 'a named import credential is configured but cannot be read on the worker (a variable or `_FILE` missing or unreadable)' },
     MappingFailed: { type: 'MappingFailed', handling: 'permanent', meaning: 'an author mapping could not be applied' },
   },
   /** The Google operation workflows (`src/processes/google-operation/model.ts`). */

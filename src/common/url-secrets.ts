@@ -44,7 +44,7 @@ export const TOKEN_PATTERNS: readonly { name: string; pattern: RegExp }[] = [
 ];
 
 /** How a sink's secret is passed by reference (the default advice). */
-export const SINK_SECRET_REFERENCE = 'for a sink: --sink-secret-env NAME, an environment variable on the worker; in workflow input: secretEnv: "NAME"';
+export const SINK_SECRET_REFERENCE = 'for a sink: --sink-secret NAME, a signing secret configured on the workers (LONGHAUL_SINK_SECRETS); in workflow input: secret: "NAME"';
 
 /** What the user should do instead, appended to every refusal. */
 function hint(fieldName: string, reference: string): string {

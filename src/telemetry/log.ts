@@ -15,7 +15,8 @@ export type LogEvent =
   | 'retry'
   | 'permanent-failure'
   | 'sink-failure'
-  | 'storage-ignores-range';
+  | 'storage-ignores-range'
+  | 'credential-reference-dropped';
 
 export interface LogFields {
   [key: string]: string | number | boolean | undefined;

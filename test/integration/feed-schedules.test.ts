@@ -43,12 +43,13 @@ const usedQuota = (e: Emulator) => Number(e.rateLimiter.headers(TEST_TOKEN, Date
 describe('feed polling on Temporal Schedules', () => {
   it('delivers every event exactly once, in order, across many scheduled runs and a worker restart', async () => {
     const feed = '/repos/octo-org/alpha/events';
-    process.env.FEED_IT_SECRET_1 = 'restart-secret';
+    process.env.LONGHAUL_SINK_SECRETS = 'it1,it2,it3';
+    process.env.LONGHAUL_SINK_IT1_SECRET = 'restart-secret';
     const s = await startFeedStack({ feeds: { eventsPerMinute: 120, initialEvents: 20, pollIntervalSeconds: 1 } });
     // Slow feed answers, so the restart below most likely interrupts a poll in flight.
     s.emulator.setFaults([{ kind: 'slow', path: '/repos/:owner/:repo/events', delayMs: 600 }]);
     const r = await receiver('restart-secret');
-    const scheduleId = await s.schedule({ feed, sink: { kind: 'http', url: `${r.url}/hook`, secretEnv: 'FEED_IT_SECRET_1' } }, 1000);
+    const scheduleId = await s.schedule({ feed, sink: { kind: 'http', url: `${r.url}/hook`, secret: 'it1' } }, 1000);
 
     await waitFor('five scheduled runs', () => scheduleRuns(s.client, scheduleId), (ids) => ids.length >= 5, 30_000);
     await s.stopWorker();
@@ -83,8 +84,9 @@ describe('feed polling on Temporal Schedules', () => {
     const feed = '/users/octocat/events';
     const s = await startFeedStack({ feeds: { eventsPerMinute: 90, initialEvents: 5, pollIntervalSeconds: 1 } });
     const r = await receiver('can-secret');
-    process.env.FEED_IT_SECRET_3 = 'can-secret';
-    const sink: SinkConfig = { kind: 'http', url: r.url, secretEnv: 'FEED_IT_SECRET_3' };
+    process.env.LONGHAUL_SINK_SECRETS = 'it1,it2,it3';
+    process.env.LONGHAUL_SINK_IT3_SECRET = 'can-secret';
+    const sink: SinkConfig = { kind: 'http', url: r.url, secret: 'it3' };
     // The cursor started before the Schedule's first run (which then uses it), ending a run every 5 polls, not
     // the default 20: the Schedule's runs come about every 2 s, so a run's end is seen in seconds.
     s.track(feed);
@@ -178,8 +180,9 @@ describe('feed polling on Temporal Schedules', () => {
     const feed = '/users/octocat/received_events';
     const s = await startFeedStack({ feeds: { eventsPerMinute: 0, initialEvents: 12, pollIntervalSeconds: 1 } });
     const r = await receiver('the-right-secret');
-    process.env.FEED_IT_SECRET_2 = 'a-wrong-secret';
-    const scheduleId = await s.schedule({ feed, sink: { kind: 'http', url: `${r.url}/events`, secretEnv: 'FEED_IT_SECRET_2' } });
+    process.env.LONGHAUL_SINK_SECRETS = 'it1,it2,it3';
+    process.env.LONGHAUL_SINK_IT2_SECRET = 'a-wrong-secret';
+    const scheduleId = await s.schedule({ feed, sink: { kind: 'http', url: `${r.url}/events`, secret: 'it2' } });
 
     const refused = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(refused).toMatchObject({ kind: 'sink-failed', pending: 12 });
@@ -188,7 +191,8 @@ describe('feed polling on Temporal Schedules', () => {
     expect(r.events.size).toBe(0);
 
     // Fixed secret; the receiver stores the batch but fails to answer once, then is down once.
-    process.env.FEED_IT_SECRET_2 = 'the-right-secret';
+    process.env.LONGHAUL_SINK_SECRETS = 'it1,it2,it3';
+    process.env.LONGHAUL_SINK_IT2_SECRET = 'the-right-secret';
     r.failNext({ when: 'after-store', times: 1, status: 500 });
     r.failNext({ when: 'before-store', times: 1, status: 503 });
     s.emulator.feeds.burst(feed, 3);

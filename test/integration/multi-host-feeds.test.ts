@@ -30,7 +30,7 @@ const fleet = useFleetTeardown();
 const ORG = 'multihost-org';
 const FEED = `/repos/${ORG}/alpha/events`;
 const FEED_ROUTE = '/repos/:owner/:repo/events';
-const SECRET_ENV = 'MULTIHOST_SINK_SECRET';
+const SECRET = 'multihost';
 /** Long enough for the test to kill the worker while the request is held; short enough not to slow a run that survives. */
 const HOLD_MS = 20_000;
 
@@ -58,7 +58,8 @@ describe('a fleet of two hosts with separate data directories', () => {
       taskQueue,
       env: {
         ...githubHostEnv(e.apiUrl, 'hosts'),
-        [SECRET_ENV]: secret,
+        LONGHAUL_SINK_SECRETS: SECRET,
+        LONGHAUL_SINK_MULTIHOST_SECRET: secret,
       },
     });
 
@@ -70,7 +71,7 @@ describe('a fleet of two hosts with separate data directories', () => {
       await client.workflow.start(feedPollRun, {
         taskQueue,
         workflowId: `multi-host-feed-${randomUUID()}`,
-        args: [{ feed: FEED, sink: { kind: 'http', url: `${receiver.url}/events`, secretEnv: SECRET_ENV }, origin: 'manual' }],
+        args: [{ feed: FEED, sink: { kind: 'http', url: `${receiver.url}/events`, secret: SECRET }, origin: 'manual' }],
       }),
     );
     await waitFor('page 2 of the poll to reach the emulator (and be held)', () => requestsTo(e, 'GET', FEED_ROUTE), (n) => n >= 2, 120_000, 50);

@@ -112,10 +112,17 @@ describe('starter schedule commands', () => {
     // A secret in the sink URL is refused, with how to pass it by reference instead.
     const secret = await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'https://hooks.example.test/x?access_token=abc'], stack.taskQueue);
     expect(secret.code).toBe(2);
-    expect(secret.stderr).toMatch(/"access_token" parameter.*--sink-secret-env NAME/);
+    expect(secret.stderr).toMatch(/"access_token" parameter.*--sink-secret NAME/);
     const userinfo = await runStarter(['feed-poll', '--feed', FEED, '--sink', 'https://me:pw@hooks.example.test/x'], stack.taskQueue);
     expect(userinfo.code).toBe(2);
     expect(userinfo.stderr).toMatch(/user-info/);
+    // A sink may name a configured secret, never a variable, and write only inside the data directory.
+    const secretEnv = await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'https://hooks.example.test/x', '--sink-secret-env', 'GITHUB_TOKEN'], stack.taskQueue);
+    expect({ code: secretEnv.code, stderr: secretEnv.stderr.trim() }).toEqual({ code: 2, stderr: expect.stringContaining('--sink-secret-env is refused: name a signing secret configured on the workers with --sink-secret NAME') });
+    for (const path of ['/etc/longhaul.jsonl', '../../x.jsonl']) {
+      const outside = await runStarter(['feed-schedule', '--feed', FEED, '--sink', `file:${path}`], stack.taskQueue);
+      expect({ code: outside.code, stderr: outside.stderr.trim() }).toEqual({ code: 2, stderr: expect.stringContaining("file sink path must be a path relative to the worker's data directory (LONGHAUL_DATA_DIR)") });
+    }
   });
 
   it('schedules a repository hook’s repair and pings the hook', async () => {

@@ -35,7 +35,7 @@ describe('starter import commands', () => {
   });
 
   it('answers a waiting import: refuses a pasted secret locally, prints the workflow refusal, then the accepted mapping and credentials', async () => {
-    process.env.LONGHAUL_TEST_CLI_SVN = 'cli-user:cli-secret-31c9';
+    Object.assign(process.env, { LONGHAUL_IMPORT_CREDENTIALS: 'cli-svn', LONGHAUL_IMPORT_CLI_SVN_USERNAME: 'cli-user', LONGHAUL_IMPORT_CLI_SVN_PASSWORD: 'cli-secret-31c9' });
     const started = await runStarter(
       ['import', '--owner', 'octo-org', '--repo', 'cli-2', '--vcs-url', `${SVN}/needs-auth`, '--vcs', 'subversion', ...fast, '--json'],
       stack.taskQueue,
@@ -46,10 +46,10 @@ describe('starter import commands', () => {
     const handle = stack.client.workflow.getHandle<typeof sourceImport>(workflowId);
     await waitForImportStatus(handle, (s) => s.phase === 'waiting-for-credentials', 'the wait for credentials');
 
-    const pasted = await runStarter(['import-credentials', '--workflow-id', workflowId, '--credentials', 'cli-secret-31c9'], stack.taskQueue);
-    expect(pasted.code).toBe(2);
-    expect(pasted.stderr.trim()).toBe(
-      'error: credentials must be a reference like env:NAME or file:/absolute/path, not the secret itself (nothing was sent)',
+    const reference = await runStarter(['import-credentials', '--workflow-id', workflowId, '--credentials', 'file:/proc/self/environ'], stack.taskQueue);
+    expect(reference.code).toBe(2);
+    expect(reference.stderr.trim()).toBe(
+      "error: credentials must be the name of a source-import credential configured on the workers (LONGHAUL_IMPORT_CREDENTIALS): env: and file: references are refused, nothing is read from the worker's environment or files (nothing was sent)",
     );
 
     const refused = await runStarter(['import-choose', '--owner', 'octo-org', '--repo', 'cli-2', '--index', '0'], stack.taskQueue);
@@ -69,9 +69,9 @@ describe('starter import commands', () => {
       result: { mapping: { remote: 'dave', name: 'Dave Bowman', email: 'dave@example.com' }, mappedAuthors: [], waitingForAuthors: true },
     });
 
-    const accepted = await runStarter(['import-credentials', '--workflow-id', workflowId, '--credentials', 'env:LONGHAUL_TEST_CLI_SVN'], stack.taskQueue);
+    const accepted = await runStarter(['import-credentials', '--workflow-id', workflowId, '--credentials', 'cli-svn'], stack.taskQueue);
     expect(accepted.code).toBe(0);
-    expect(accepted.stdout.trim()).toBe('accepted credentials env:LONGHAUL_TEST_CLI_SVN; the import is now importing');
+    expect(accepted.stdout.trim()).toBe('accepted credentials cli-svn; the import is now importing');
 
     const result = await handle.result();
     expect(result.authorsMapped.map((a) => a.remoteId)).toEqual(['dave']);

@@ -20,9 +20,10 @@ import { useStack } from '../helpers/stack';
 import { fixtureWithImportRepos, historyText, startImport, SVN, waitForImportStatus } from '../helpers/source-import';
 
 // Secrets this file hands to the worker (and one pasted by mistake into an update).
-const ENV_SECRET = { name: 'LONGHAUL_TEST_IMPORT_SECRET', username: 'svc-import', password: 'pw-9d1f7c2b-env-secret' };
-const FILE_SECRET = { username: 'file-user', password: 'pw-3e8a0b5d-file-secret' };
-const PASTED_SECRET = 'pw-77aa21c4-pasted-by-mistake';
+// Two import credentials configured by name: one in variables, one in files (`_FILE`).
+const ENV_SECRET = { name: 'env-cred', username: 'svc-import', password: 'pw-9d1f7c2b-env-secret' };
+const FILE_SECRET = { name: 'file-cred', username: 'file-user', password: 'pw-3e8a0b5d-file-secret' };
+const PASTED_SECRET = 'pw-77aa21c4-pasted-by-mistake-0123456789abcdef';
 
 /**
  * The emulator's clock: wall time, except that a test can hold it and step it forward. The import's state
@@ -58,19 +59,24 @@ describe('source import: updates and secrets', () => {
       clock: () => emulatorClock.now(),
     },
   });
-  let secretFile: string;
   let nextRepo = 0;
   const repo = () => `updates-${++nextRepo}`;
   const handles: WorkflowHandle[] = [];
 
   beforeAll(async () => {
-    process.env[ENV_SECRET.name] = `${ENV_SECRET.username}:${ENV_SECRET.password}`;
     const dir = await mkdtemp(join(tmpdir(), 'longhaul-import-secret-'));
-    secretFile = join(dir, 'credentials');
-    await writeFile(secretFile, `${FILE_SECRET.username}:${FILE_SECRET.password}\n`);
+    await writeFile(join(dir, 'username'), `${FILE_SECRET.username}\n`);
+    await writeFile(join(dir, 'password'), `${FILE_SECRET.password}\n`);
+    Object.assign(process.env, {
+      LONGHAUL_IMPORT_CREDENTIALS: `${ENV_SECRET.name},${FILE_SECRET.name}`,
+      LONGHAUL_IMPORT_ENV_CRED_USERNAME: ENV_SECRET.username,
+      LONGHAUL_IMPORT_ENV_CRED_PASSWORD: ENV_SECRET.password,
+      LONGHAUL_IMPORT_FILE_CRED_USERNAME_FILE: join(dir, 'username'),
+      LONGHAUL_IMPORT_FILE_CRED_PASSWORD_FILE: join(dir, 'password'),
+    });
   });
   afterAll(() => {
-    delete process.env[ENV_SECRET.name];
+    for (const name of ['LONGHAUL_IMPORT_CREDENTIALS', 'LONGHAUL_IMPORT_ENV_CRED_USERNAME', 'LONGHAUL_IMPORT_ENV_CRED_PASSWORD', 'LONGHAUL_IMPORT_FILE_CRED_USERNAME_FILE', 'LONGHAUL_IMPORT_FILE_CRED_PASSWORD_FILE']) delete process.env[name];
   });
 
   const start = async (input: Parameters<typeof startImport>[1]) => {
@@ -135,13 +141,18 @@ describe('source import: updates and secrets', () => {
     const handle = await start({ repo: target, vcsUrl: `${SVN}/needs-auth`, vcs: 'subversion' });
     await waitForImportStatus(handle, (s) => s.phase === 'waiting-for-credentials', 'the wait for credentials');
 
+    // env: and file: references are refused by the validator, before anything is read or recorded.
+    for (const credentials of ['file:/proc/self/environ', 'env:GITHUB_TOKEN']) {
+      expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials }] }))).toContain('which is refused: name a secret configured on the workers (LONGHAUL_IMPORT_CREDENTIALS); nothing was read or sent');
+    }
+    // A secret pasted in place of a name: refused by the validator, never recorded.
     expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: PASTED_SECRET }] }))).toBe(
-      'credentials must be a reference like env:NAME or file:/absolute/path, not the secret itself',
+      'credentials looks like a secret: name a source-import credential configured on the workers (LONGHAUL_IMPORT_CREDENTIALS), never the secret itself',
     );
-    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: 'file:relative/path' }] }))).toContain('absolute path');
-    // Well-formed but unresolvable on the worker: the handler's activity fails, the workflow keeps waiting.
-    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: 'env:LONGHAUL_TEST_NOT_SET' }] }))).toContain(
-      'neither LONGHAUL_TEST_NOT_SET nor LONGHAUL_TEST_NOT_SET_FILE is set on the worker',
+    // A name the workers do not have: the handler's activity fails, naming what is configured and not what was
+    // sent; the workflow keeps waiting.
+    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: 'not-configured' }] }))).toBe(
+      `the credentials were not applied: no import credential of that name on this worker (configured: ${ENV_SECRET.name}, ${FILE_SECRET.name})`,
     );
     expect(await refusal(handle.executeUpdate(importChooseUpdate, { args: [{ index: 0 }] }))).toBe(
       'the import is not waiting for a project choice (status: auth_failed)',
@@ -154,9 +165,9 @@ describe('source import: updates and secrets', () => {
     // Held from here: the import moves only when this test steps the clock.
     emulatorClock.hold();
     try {
-      const accepted = await handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `env:${ENV_SECRET.name}` }] });
+      const accepted = await handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: ENV_SECRET.name }] });
       expect(accepted.status).toBe('importing');
-      expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `file:${secretFile}` }] }))).toBe(
+      expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: FILE_SECRET.name }] }))).toBe(
         'the import is not waiting for credentials (status: importing)',
       );
 
@@ -183,21 +194,21 @@ describe('source import: updates and secrets', () => {
 
   it('refuses project choices that are not exactly one of those offered', async () => {
     const target = repo();
-    const handle = await start({ repo: target, vcsUrl: 'https://tfs.example.test/collection/multiple-projects', credentials: `file:${secretFile}` });
+    const handle = await start({ repo: target, vcsUrl: 'https://tfs.example.test/collection/multiple-projects', credentials: FILE_SECRET.name });
     await waitForImportStatus(handle, (s) => s.phase === 'waiting-for-choice', 'the wait for a choice');
     expect(await refusal(handle.executeUpdate(importChooseUpdate, { args: [{ index: 9 }] }))).toBe(
       'index 9 is not one of the offered choices (0: Subversion, 1: Git, 2: Fabrikam (tfs), 3: Contoso (tfs))',
     );
     expect(await refusal(handle.executeUpdate(importChooseUpdate, { args: [{ vcs: 'tfvc' }] }))).toContain('2 offered choices match');
     expect(await refusal(handle.executeUpdate(importChooseUpdate, { args: [{ vcs: 'perforce' }] }))).toContain('no offered choice matches');
-    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `env:${ENV_SECRET.name}` }] }))).toBe(
+    expect(await refusal(handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: ENV_SECRET.name }] }))).toBe(
       'the import is not waiting for credentials (status: detection_found_multiple)',
     );
     const accepted = await handle.executeUpdate(importChooseUpdate, { args: [{ index: 2 }] });
     expect(accepted.choice).toEqual({ vcs: 'tfvc', tfvcProject: 'Fabrikam', humanName: 'Fabrikam (tfs)' });
     const result = await handle.result();
     expect(result.vcs).toBe('tfvc');
-    // The file secret went to the server with the start request.
+    // The file-backed credential went to the server with the start request.
     expect(stack.emulator.imports.get('octo-org', target)!.credentials?.username).toBe(FILE_SECRET.username);
   });
 
@@ -217,7 +228,7 @@ describe('source import: updates and secrets', () => {
         expect(text.includes(secret), `history of ${handle.workflowId} contains a secret`).toBe(false);
       }
     }
-    // The references did go through history (that is what they are for).
-    expect((await historyText(handles[1])).includes(`env:${ENV_SECRET.name}`)).toBe(true);
+    // The names did go through history (that is what they are for).
+    expect((await historyText(handles[1])).includes(`"${ENV_SECRET.name}"`)).toBe(true);
   });
 });

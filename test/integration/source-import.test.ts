@@ -49,15 +49,23 @@ describe('source import: every status of the table', () => {
     expect(description.typedSearchAttributes.get(LonghaulProgress)).toBe(100);
   });
 
-  it('waits in auth_failed for credentials sent by update as an env: reference, then completes', async () => {
+  // Import credentials by name, configured on the (in-process) worker as an operator does.
+  process.env.LONGHAUL_IMPORT_CREDENTIALS = 'svn-auth, svn-detector, svn-upfront';
+  Object.assign(process.env, {
+    LONGHAUL_IMPORT_SVN_AUTH_USERNAME: 'svn-importer',
+    LONGHAUL_IMPORT_SVN_AUTH_PASSWORD: 's3cret-auth-failed',
+    LONGHAUL_IMPORT_SVN_UPFRONT_USERNAME: 'upfront',
+    LONGHAUL_IMPORT_SVN_UPFRONT_PASSWORD: 'pa55word',
+  });
+
+  it('waits in auth_failed for credentials sent by update as a configured name, then completes', async () => {
     const target = repo();
-    process.env.LONGHAUL_TEST_SVN_AUTH = 'svn-importer:s3cret-auth-failed';
     const handle = await start({ repo: target, vcsUrl: `${SVN}/needs-auth`, vcs: 'subversion' });
     const waiting = await waitForImportStatus(handle, (s) => s.phase === 'waiting-for-credentials', 'the wait for credentials');
     expect(waiting.status).toBe('auth_failed');
     expect(waiting.answerDeadline).toBeDefined();
-    const accepted = await handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: 'env:LONGHAUL_TEST_SVN_AUTH' }] });
-    expect(accepted).toEqual({ credentials: 'env:LONGHAUL_TEST_SVN_AUTH', status: 'importing' });
+    const accepted = await handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: 'svn-auth' }] });
+    expect(accepted).toEqual({ credentials: 'svn-auth', status: 'importing' });
     const result = await handle.result();
     expect(result.status).toBe('complete');
     const imp = stack.emulator.imports.get('octo-org', target)!;
@@ -65,15 +73,17 @@ describe('source import: every status of the table', () => {
     expect(imp.events.map((e) => e.kind)).toContain('patch:credentials');
   });
 
-  it('waits in detection_needs_auth for credentials sent by update as a file: reference, then completes', async () => {
+  it('waits in detection_needs_auth for credentials sent by update as a name whose values are files, then completes', async () => {
     const target = repo();
     const dir = await mkdtemp(join(tmpdir(), 'longhaul-cred-'));
-    const file = join(dir, 'svn-credentials.json');
-    await writeFile(file, JSON.stringify({ username: 'detector', password: 'f1le-secret' }));
+    await writeFile(join(dir, 'username'), 'detector\n');
+    await writeFile(join(dir, 'password'), 'f1le-secret\n');
+    process.env.LONGHAUL_IMPORT_SVN_DETECTOR_USERNAME_FILE = join(dir, 'username');
+    process.env.LONGHAUL_IMPORT_SVN_DETECTOR_PASSWORD_FILE = join(dir, 'password');
     const handle = await start({ repo: target, vcsUrl: `${SVN}/needs-auth` });
     const waiting = await waitForImportStatus(handle, (s) => s.phase === 'waiting-for-credentials', 'the wait for credentials');
     expect(waiting.status).toBe('detection_needs_auth');
-    const accepted = await handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `file:${file}` }] });
+    const accepted = await handle.executeUpdate(importCredentialsUpdate, { args: [{ credentials: 'svn-detector' }] });
     expect(accepted.status).toBe('detecting');
     const result = await handle.result();
     expect(result.status).toBe('complete');
@@ -82,10 +92,9 @@ describe('source import: every status of the table', () => {
     expect(stack.emulator.imports.get('octo-org', target)!.credentials?.username).toBe('detector');
   });
 
-  it('never stops for credentials when the input carries a reference the server accepts', async () => {
+  it('never stops for credentials when the input names a credential the server accepts', async () => {
     const target = repo();
-    process.env.LONGHAUL_TEST_SVN_UPFRONT = 'upfront:pa55word';
-    const result = await (await start({ repo: target, vcsUrl: `${SVN}/needs-auth`, credentials: 'env:LONGHAUL_TEST_SVN_UPFRONT' })).result();
+    const result = await (await start({ repo: target, vcsUrl: `${SVN}/needs-auth`, credentials: 'svn-upfront' })).result();
     expect(result.status).toBe('complete');
     const kinds = stack.emulator.imports.get('octo-org', target)!.events.map((e) => e.kind);
     expect(kinds).not.toContain('patch:credentials');

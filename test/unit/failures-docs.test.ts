@@ -19,6 +19,7 @@ const RAISED_BY: Record<keyof typeof FAILURES, string> = {
   outage: 'recurring runs',
   quietPoll: 'quiet polls',
   credential: 'credentials',
+  path: 'data paths',
   migration: 'org migration',
   archive: 'archive download',
   objectStore: 'archive upload',

@@ -102,7 +102,8 @@ describe('HTTP sink', () => {
   };
 
   it('posts batches of at most 100 signed events, and a retry sends the same bytes', async () => {
-    process.env.SINK_UNIT_SECRET = 'unit-secret';
+    process.env.LONGHAUL_SINK_SECRETS = 'unit';
+    process.env.LONGHAUL_SINK_UNIT_SECRET = 'unit-secret';
     const a = agent();
     const pool = a.get('https://sink.example.test');
     const seen: { body: string; signature: string; delivery: string }[] = [];
@@ -115,7 +116,7 @@ describe('HTTP sink', () => {
       })
       .times(6);
     const events = Array.from({ length: 250 }, (_, i) => ev(i + 1));
-    const send = () => postSignedBatches({ url: 'https://sink.example.test/in', secretEnv: 'SINK_UNIT_SECRET', feed: '/events', events, dispatcher: a });
+    const send = () => postSignedBatches({ url: 'https://sink.example.test/in', secret: 'unit', feed: '/events', events, dispatcher: a });
     expect(await send()).toEqual({ batches: 3 });
     await send();
     a.assertNoPendingInterceptors();
@@ -126,17 +127,21 @@ describe('HTTP sink', () => {
   });
 
   it('turns 5xx into a retryable failure honouring retry-after, 4xx into a permanent one, and a missing secret into its own type', async () => {
-    process.env.SINK_UNIT_SECRET = 'unit-secret';
+    process.env.LONGHAUL_SINK_SECRETS = 'unit';
+    process.env.LONGHAUL_SINK_UNIT_SECRET = 'unit-secret';
     const a = agent();
     const pool = a.get('https://sink.example.test');
     pool.intercept({ path: '/in', method: 'POST' }).reply(503, 'busy', { headers: { 'retry-after': '7' } });
     pool.intercept({ path: '/in', method: 'POST' }).reply(400, 'bad');
-    const send = (secretEnv = 'SINK_UNIT_SECRET') => postSignedBatches({ url: 'https://sink.example.test/in', secretEnv, feed: '/events', events: [ev(1)], dispatcher: a });
+    const send = (secret = 'unit') => postSignedBatches({ url: 'https://sink.example.test/in', secret, feed: '/events', events: [ev(1)], dispatcher: a });
     const busy = await send().catch((e: unknown) => e);
     expect(busy).toBeInstanceOf(ApplicationFailure);
     expect(busy).toMatchObject({ type: 'SinkUnavailable', nonRetryable: false, nextRetryDelay: 7000 });
     expect(await send().catch((e: unknown) => e)).toMatchObject({ type: 'SinkRejected', nonRetryable: true });
-    expect(await send('SINK_UNIT_NOT_SET').catch((e: unknown) => e)).toMatchObject({ type: 'SinkSecretMissing', nonRetryable: true });
+    process.env.LONGHAUL_SINK_SECRETS = 'unit, unset';
+    expect(await send('unset').catch((e: unknown) => e)).toMatchObject({ type: 'SinkSecretMissing', nonRetryable: true, message: 'the HTTP sink needs its signing secret "unset": set LONGHAUL_SINK_UNSET_SECRET (or LONGHAUL_SINK_UNSET_SECRET_FILE) on the worker' });
+    // A name the workers do not have: refused before anything is read or sent, listing the names they have.
+    expect(await send('other').catch((e: unknown) => e)).toMatchObject({ type: 'UnknownCredential', nonRetryable: true, message: 'no sink secret of that name on this worker (configured: default, unit, unset; more with LONGHAUL_SINK_SECRETS)' });
     a.assertNoPendingInterceptors();
   });
 });

@@ -18,6 +18,7 @@ import {
   possibleGap,
   scanPage,
   sinkProblems,
+  sinkTrustRefusal,
 } from '../../src/processes/feed-poll/model';
 
 describe('feed paths', () => {
@@ -107,7 +108,7 @@ describe('sink configuration', () => {
   it('parses the starter’s --sink forms', () => {
     expect(parseSinkSpec('file')).toEqual({ kind: 'file' });
     expect(parseSinkSpec('file:out/x.jsonl')).toEqual({ kind: 'file', path: 'out/x.jsonl' });
-    expect(parseSinkSpec('https://hooks.example.test/in', 'MY_SECRET')).toEqual({ kind: 'http', url: 'https://hooks.example.test/in', secretEnv: 'MY_SECRET' });
+    expect(parseSinkSpec('https://hooks.example.test/in', 'hooks')).toEqual({ kind: 'http', url: 'https://hooks.example.test/in', secret: 'hooks' });
     expect(parseSinkSpec('logging:projects/p1/logs/feeds')).toEqual({ kind: 'logging', parent: 'projects/p1', logId: 'feeds' });
     expect(parseSinkSpec('logging:projects/p1')).toEqual({ kind: 'logging', parent: 'projects/p1' });
     expect('problem' in parseSinkSpec('ftp://x')).toBe(true);
@@ -116,7 +117,22 @@ describe('sink configuration', () => {
   it('refuses URLs that carry credentials and log parents of the wrong form', () => {
     expect(sinkProblems({ kind: 'http', url: 'https://user:pw@example.test/' })).toEqual([expect.stringMatching(/credentials/)]);
     expect(sinkProblems({ kind: 'http', url: 'https://example.test/', secretEnv: 'lower' })).toHaveLength(1);
+    expect(sinkProblems({ kind: 'http', url: 'https://example.test/', secret: 'env:GITHUB_TOKEN' })).toHaveLength(1);
     expect(sinkProblems({ kind: 'logging', parent: 'projects/p/logs/x' })).toHaveLength(1);
     expect(sinkProblems({ kind: 'file' })).toEqual([]);
+  });
+
+  it('refuses a file path outside the data directory and a secretEnv other than the default secret’s variable, typed', () => {
+    for (const path of ['/etc/passwd', '../../outside.jsonl', 'feeds/../../x', '~/x', 'C:\\x']) {
+      expect(sinkTrustRefusal({ kind: 'file', path })).toMatchObject({ type: 'PathOutsideDataDir', nonRetryable: true });
+      expect(sinkProblems({ kind: 'file', path })[0]).toMatch(/^file sink path must be a path relative to the worker's data directory \(LONGHAUL_DATA_DIR\)/);
+    }
+    expect(sinkTrustRefusal({ kind: 'file', path: 'feeds/a..b/x.jsonl' })).toBeUndefined();
+    const refused = sinkTrustRefusal({ kind: 'http', url: 'https://hooks.example.test/in', secretEnv: 'AWS_SECRET_ACCESS_KEY' }, '/events');
+    expect(refused).toMatchObject({ type: 'CredentialReferenceRefused', nonRetryable: true });
+    expect(refused!.message).toContain('longhaul feed-schedule --feed /events --sink https://hooks.example.test/in --sink-secret NAME');
+    expect(refused!.message).not.toContain('AWS_SECRET_ACCESS_KEY');
+    // The default secret's own variable maps to the default secret: Schedules that spelled out the default keep working.
+    expect(sinkTrustRefusal({ kind: 'http', url: 'https://hooks.example.test/in', secretEnv: 'LONGHAUL_SINK_SECRET' })).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Source-import input and answer validation, the author-mapping and project-choice rules, the LFS
- * policy, and credential references resolved on the worker (never echoing the secret).
+ * policy, and named import credentials resolved on the worker (never echoing the secret; env:/file: references
+ * refused without reading anything).
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import {
   authorMappingProblems,
-  credentialReferenceProblems,
+  importCredentialProblems,
   decideLfs,
   describeSourceImportStatus,
   desiredIdentity,
@@ -21,7 +22,7 @@ import {
   type SourceImportInput,
   type SourceImportStatus,
 } from '../../src/processes/source-import/model';
-import { resolveCredentialReference } from '../../src/processes/source-import/activities';
+import { importCredential } from '../../src/activities/named-secrets';
 import { parseAuthorsFile } from '../../src/processes/source-import/cli';
 
 const valid: SourceImportInput = { owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy' };
@@ -34,7 +35,7 @@ describe('source-import input validation', () => {
         ...valid,
         vcs: 'tfvc',
         tfvcProject: 'Contoso',
-        credentials: 'env:SVN_CREDENTIALS',
+        credentials: 'svn-main',
         authors: [{ remote: 'alice', name: 'Alice Liddell', email: 'alice@example.com' }],
         lfs: { auto: { maxTotalBytes: 5e9 } },
         projectChoice: { humanName: 'Contoso (tfs)' },
@@ -81,22 +82,27 @@ describe('source-import input validation', () => {
     expect(importInputProblems({ ...valid, eventsPerRun: 20_000 })).toEqual(['eventsPerRun must be an integer between 50 and 8000']);
   });
 
-  it('refuses credentials inside the URL or in place of a reference without repeating them', () => {
-    const problems = importInputProblems({ ...valid, vcsUrl: 'https://me:hunter2@svn.example.test/r', credentials: 'hunter2' });
+  it('refuses credentials inside the URL or in place of a name without repeating them', () => {
+    const problems = importInputProblems({ ...valid, vcsUrl: 'https://me:hunter2@svn.example.test/r', credentials: 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB' });
     expect(problems).toEqual([
-      'vcsUrl carries credentials in its user-info part (user:password@host); remove it from vcsUrl and pass the secret by reference instead (import --credentials env:NAME (or file:/path), or credentials: "env:NAME" in workflow input)',
-      'credentials must be a reference like env:NAME or file:/absolute/path, not the secret itself',
+      'vcsUrl carries credentials in its user-info part (user:password@host); remove it from vcsUrl and pass the secret by reference instead (import --credentials NAME, or credentials: "NAME" in workflow input, a credential configured on the workers (LONGHAUL_IMPORT_CREDENTIALS))',
+      'credentials looks like a secret: name a source-import credential configured on the workers (LONGHAUL_IMPORT_CREDENTIALS), never the secret itself',
     ]);
     expect(problems.join(' ')).not.toContain('hunter2');
+    expect(problems.join(' ')).not.toContain('ghp_');
   });
 
-  it('accepts only env:NAME and file:/absolute references', () => {
-    expect(credentialReferenceProblems('env:SVN_TOKEN')).toEqual([]);
-    expect(credentialReferenceProblems('file:/run/secrets/svn')).toEqual([]);
-    expect(credentialReferenceProblems('env:1BAD')).toEqual(['credentials reference "env:1BAD" does not name an environment variable (env:NAME)']);
-    expect(credentialReferenceProblems('file:secrets/svn')).toEqual(['credentials reference file:PATH needs an absolute path']);
-    expect(credentialReferenceProblems('')).toHaveLength(1);
-    expect(credentialReferenceProblems(undefined)).toHaveLength(1);
+  it('accepts only the name of a configured credential: env: and file: references are refused, unechoed', () => {
+    expect(importCredentialProblems('svn-main')).toEqual([]);
+    for (const reference of ['env:GITHUB_TOKEN', 'file:/proc/self/environ', 'ENV:X', ' file:relative']) {
+      const problems = importCredentialProblems(reference);
+      expect(problems).toEqual([
+        "credentials must be the name of a source-import credential configured on the workers (LONGHAUL_IMPORT_CREDENTIALS): env: and file: references are refused, nothing is read from the worker's environment or files",
+      ]);
+    }
+    expect(importCredentialProblems('two words')[0]).toContain('letters, digits');
+    expect(importCredentialProblems('')).toHaveLength(1);
+    expect(importCredentialProblems(undefined)).toHaveLength(1);
   });
 
   it('checks author mappings field by field', () => {
@@ -158,8 +164,8 @@ describe('source-import rules', () => {
   });
 });
 
-describe('credential references resolved on the worker', () => {
-  async function failure(fn: () => unknown): Promise<ApplicationFailure> {
+describe('named import credentials resolved on the worker', () => {
+  function failure(fn: () => unknown): ApplicationFailure {
     try {
       fn();
     } catch (err) {
@@ -168,32 +174,31 @@ describe('credential references resolved on the worker', () => {
     }
     return expect.fail('should have thrown');
   }
+  const configured = { LONGHAUL_IMPORT_CREDENTIALS: 'svn-main, tfs' };
 
-  it('reads username:password from a variable, from NAME_FILE, or from a file (JSON or plain)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'longhaul-ref-'));
-    await writeFile(join(dir, 'plain'), 'u1:p:with:colons\n');
-    await writeFile(join(dir, 'json'), JSON.stringify({ username: 'u2', password: 'p2' }));
-    expect(resolveCredentialReference('env:SVN', { SVN: 'u0:p0' })).toEqual({ username: 'u0', password: 'p0' });
-    expect(resolveCredentialReference('env:SVN', { SVN_FILE: join(dir, 'plain') })).toEqual({ username: 'u1', password: 'p:with:colons' });
-    expect(resolveCredentialReference(`file:${join(dir, 'json')}`)).toEqual({ username: 'u2', password: 'p2' });
+  it('reads the username and password of a configured name from its variables or their _FILE', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'longhaul-import-cred-'));
+    await writeFile(join(dir, 'password'), 'p:with:colons\n');
+    expect(importCredential('svn-main', { ...configured, LONGHAUL_IMPORT_SVN_MAIN_USERNAME: 'u0', LONGHAUL_IMPORT_SVN_MAIN_PASSWORD: 'p0' })).toEqual({ username: 'u0', password: 'p0' });
+    expect(importCredential('tfs', { ...configured, LONGHAUL_IMPORT_TFS_USERNAME: 'u1', LONGHAUL_IMPORT_TFS_PASSWORD_FILE: join(dir, 'password') })).toEqual({ username: 'u1', password: 'p:with:colons' });
   });
 
-  it('fails non-retryably, naming the reference but never the secret', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'longhaul-ref-'));
-    await writeFile(join(dir, 'no-colon'), 'just-a-secret-value');
-    const cases: [() => unknown, string][] = [
-      [() => resolveCredentialReference('env:MISSING', {}), 'credentials reference env:MISSING: neither MISSING nor MISSING_FILE is set on the worker'],
-      [() => resolveCredentialReference(`file:${dir}/absent`), `credentials reference file:${dir}/absent: the file could not be read on the worker (ENOENT)`],
-      [() => resolveCredentialReference(`file:${dir}/no-colon`), 'the secret must read username:password'],
-      [() => resolveCredentialReference('env:SVN', { SVN: '{"username": "u", "password": ' }), 'the secret starts with "{" but is not valid JSON'],
-      [() => resolveCredentialReference('just-a-secret-value'), 'not the secret itself'],
+  it('fails non-retryably with its type, listing the configured names, never a value', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'longhaul-import-cred-'));
+    const env = { ...configured, GITHUB_TOKEN: 'the-workers-own-token', LONGHAUL_IMPORT_SVN_MAIN_USERNAME: 'u' };
+    const cases: [() => unknown, string, string][] = [
+      [() => importCredential('other', env), 'UnknownCredential', 'no import credential of that name on this worker (configured: svn-main, tfs)'],
+      [() => importCredential('other', {}), 'UnknownCredential', 'configured: none: set LONGHAUL_IMPORT_CREDENTIALS'],
+      [() => importCredential('env:GITHUB_TOKEN', env), 'CredentialReferenceRefused', 'which is refused: name a secret configured on the workers (LONGHAUL_IMPORT_CREDENTIALS); nothing was read or sent'],
+      [() => importCredential('svn-main', env), 'CredentialReferenceError', 'but LONGHAUL_IMPORT_SVN_MAIN_PASSWORD (or LONGHAUL_IMPORT_SVN_MAIN_PASSWORD_FILE) is not set on the worker'],
+      [() => importCredential('tfs', { ...configured, LONGHAUL_IMPORT_TFS_USERNAME_FILE: join(dir, 'absent') }), 'CredentialReferenceError', 'LONGHAUL_IMPORT_TFS_USERNAME_FILE could not be read on the worker (ENOENT)'],
     ];
-    for (const [fn, message] of cases) {
-      const f = await failure(fn);
-      expect(f.type).toBe('CredentialReferenceError');
+    for (const [fn, type, message] of cases) {
+      const f = failure(fn);
+      expect(f.type).toBe(type);
       expect(f.nonRetryable).toBe(true);
       expect(f.message).toContain(message);
-      expect(f.message).not.toContain('just-a-secret-value');
+      expect(f.message).not.toContain('the-workers-own-token');
     }
   });
 });
@@ -248,7 +253,7 @@ describe('describeSourceImportStatus', () => {
 
   it('names the command that answers a waiting import, with the workflow id, and an outage being waited out', () => {
     const waiting = describeSourceImportStatus({ ...base, phase: 'waiting-for-credentials', status: 'auth_failed', answerDeadline: '2026-11-24T10:00:00.000Z' }, 'import-alpha');
-    expect(waiting.line).toContain('npm run starter -- import-credentials --workflow-id import-alpha --credentials env:NAME');
+    expect(waiting.line).toContain('npx longhaul import-credentials --workflow-id import-alpha --credentials NAME');
     expect(describeSourceImportStatus({ ...base, phase: 'waiting-out-outage', failedPolls: 3 }).line).toContain('calls failing (3 failed polls so far): waiting the outage out');
   });
 });

@@ -32,7 +32,8 @@ type Handler = (req: { method?: string; url?: string }, reply: (status: number, 
 
 let server: Server | undefined;
 afterEach(async () => {
-  delete process.env.SINK_TOKENLESS_SECRET;
+  delete process.env.LONGHAUL_SINK_TOKENLESS_SECRET;
+  delete process.env.LONGHAUL_SINK_SECRETS;
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = undefined;
 });
@@ -100,10 +101,11 @@ describe('token-less client: no credential reaches storage or a sink', () => {
 
   it('posts sink batches without any credential, even with GITHUB_TOKEN set on the worker', async () => {
     process.env.GITHUB_TOKEN = TOKEN;
-    process.env.SINK_TOKENLESS_SECRET = 'sink-secret';
+    process.env.LONGHAUL_SINK_SECRETS = 'tokenless';
+    process.env.LONGHAUL_SINK_TOKENLESS_SECRET = 'sink-secret';
     try {
       const { base, seen } = await serve((_req, reply) => reply(204));
-      await postSignedBatches({ url: `${base}/in?key=k`, secretEnv: 'SINK_TOKENLESS_SECRET', feed: '/events', events: [{ id: '1' } as never] });
+      await postSignedBatches({ url: `${base}/in?key=k`, secret: 'tokenless', feed: '/events', events: [{ id: '1' } as never] });
       expect(seen).toHaveLength(1);
       expect(credentialHeaders(seen[0])).toEqual([]);
       expect(seen[0].headers['x-hub-signature-256']).toMatch(/^sha256=/);
@@ -132,8 +134,9 @@ describe("token-less client: the core's decision for every answer", () => {
 
   it('does not follow a sink redirect (the signed batch goes nowhere else) and names it without the query', async () => {
     const { base, seen } = await serve((req, reply) => (req.url === '/in' ? reply(307, { location: '/elsewhere?token=t' }) : reply(200)));
-    process.env.SINK_TOKENLESS_SECRET = 'sink-secret';
-    const err = await failureOf(postSignedBatches({ url: `${base}/in`, secretEnv: 'SINK_TOKENLESS_SECRET', feed: '/events', events: [{ id: '1' } as never] }));
+    process.env.LONGHAUL_SINK_SECRETS = 'tokenless';
+    process.env.LONGHAUL_SINK_TOKENLESS_SECRET = 'sink-secret';
+    const err = await failureOf(postSignedBatches({ url: `${base}/in`, secret: 'tokenless', feed: '/events', events: [{ id: '1' } as never] }));
     expect(err).toMatchObject({ type: 'SinkRejected', nonRetryable: true });
     expect(err.message).toContain(`redirects to ${base}/elsewhere`);
     expect(err.message).not.toContain('token=t');
@@ -141,9 +144,10 @@ describe("token-less client: the core's decision for every answer", () => {
   });
 
   it('turns a sink 429 into SinkUnavailable after the wait it asks for, and a storage 429 into a retry, no longer a permanent failure', async () => {
-    process.env.SINK_TOKENLESS_SECRET = 'sink-secret';
+    process.env.LONGHAUL_SINK_SECRETS = 'tokenless';
+    process.env.LONGHAUL_SINK_TOKENLESS_SECRET = 'sink-secret';
     const sink = await serve((_req, reply) => reply(429, { 'retry-after': '3' }, 'slow down'));
-    const err = await failureOf(postSignedBatches({ url: `${sink.base}/in`, secretEnv: 'SINK_TOKENLESS_SECRET', feed: '/events', events: [{ id: '1' } as never] }));
+    const err = await failureOf(postSignedBatches({ url: `${sink.base}/in`, secret: 'tokenless', feed: '/events', events: [{ id: '1' } as never] }));
     expect(err).toMatchObject({ type: 'SinkUnavailable', nonRetryable: false, nextRetryDelay: 3000 });
     await new Promise<void>((resolve) => server!.close(() => resolve()));
     server = undefined;

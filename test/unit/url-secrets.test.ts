@@ -47,8 +47,8 @@ describe('credentialInUrlProblems', () => {
     for (const p of problems) {
       expect(p).toMatch(/^the http sink url /);
       // Says how to pass the secret instead…
-      expect(p).toMatch(/--sink-secret-env NAME/);
-      expect(p).toMatch(/secretEnv/);
+      expect(p).toMatch(/--sink-secret NAME/);
+      expect(p).toMatch(/secret: "NAME"/);
     }
     // …and never repeats the secret.
     for (const secret of [GHP, GHO, PAT, GLPAT, AWS, 'pa55']) expect(problems.join('\n')).not.toContain(secret);
@@ -74,11 +74,11 @@ describe('credentialInUrlProblems', () => {
 describe('sink validation refuses credentials in the URL (workflow input and CLI)', () => {
   it('refuses an http sink whose URL carries a secret, and accepts it by reference', () => {
     const withSecret: SinkConfig = { kind: 'http', url: 'https://hooks.example.com/x?access_token=abc' };
-    expect(feedRunProblems({ feed: '/events', sink: withSecret }).join('\n')).toMatch(/"access_token".*--sink-secret-env NAME/);
+    expect(feedRunProblems({ feed: '/events', sink: withSecret }).join('\n')).toMatch(/"access_token".*--sink-secret NAME/);
     const spec = parseSinkSpec(`https://me:${GHP}@hooks.example.com/x`);
     expect('problem' in spec).toBe(false);
     expect(feedRunProblems({ feed: '/events', sink: spec as SinkConfig }).join('\n')).toMatch(/user-info/);
-    expect(feedRunProblems({ feed: '/events', sink: { kind: 'http', url: 'https://hooks.example.com/x', secretEnv: 'HOOK_SECRET' } })).toEqual([]);
+    expect(feedRunProblems({ feed: '/events', sink: { kind: 'http', url: 'https://hooks.example.com/x', secret: 'hooks' } })).toEqual([]);
   });
 });
 
@@ -90,7 +90,7 @@ describe('secrets in a source-import vcsUrl', () => {
     expect(importInputProblems({ ...base, vcsUrl: 'ssh://git@github.com/o/r.git' })).toEqual([]);
     for (const vcsUrl of ['https://u:pw@svn.example.test/r', `https://svn.example.test/r?token=${token}`, `https://${token}@svn.example.test/r`]) {
       const problems = importInputProblems({ ...base, vcsUrl });
-      expect(problems.join('; ')).toMatch(/vcsUrl .*--credentials env:NAME/);
+      expect(problems.join('; ')).toMatch(/vcsUrl .*--credentials NAME/);
       expect(problems.join('; ')).not.toContain(token);
     }
   });

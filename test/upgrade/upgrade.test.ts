@@ -33,6 +33,8 @@ import { previousRelease, type PreviousRelease } from '../helpers/previous-relea
 import { scheduleRuns, triggerAndWait, cleanUp } from '../helpers/schedules';
 import { testClient, type TemporalServer } from '../helpers/temporal';
 import { eventually, sleep, waitFor } from '../helpers/wait';
+import { applicationFailureOf } from '../helpers/failures';
+import { importCredentialsUpdate } from '../../src/processes/source-import/workflow';
 import { startWorkerProcess, stopWorkerProcesses } from '../helpers/worker-process';
 
 const EventType = temporal.api.enums.v1.EventType;
@@ -66,6 +68,13 @@ const GOVERNED = `gov${id}`;
 const FEED = '/repos/octo-org/upgrade-feed/events';
 const HOOK = { owner: 'octo-org', repo: 'upgrade-hooks' };
 const KEY = 'projects/demo-project/locations/global/keys/demo-key-1';
+/**
+ * An import the old release starts with an `env:` reference (wrong credentials, so it waits for new ones): the new
+ * release never resolves a reference, not even to a variable that now holds the right ones; a configured name ends it.
+ */
+const SVN_USER = 'svn-upgrade';
+const SVN_PASSWORD = 'right-pw-7c1e';
+const OLD_REFERENCE = 'UPGRADE_OLD_SVN';
 let hookId = 0;
 
 /**
@@ -97,14 +106,14 @@ describe('upgrading from the previous release while every long-running process i
   beforeAll(async () => {
     release = await previousRelease((m) => console.log(`[upgrade] ${m}`));
     const fixture = defaultGithubFixture();
-    for (const [i, name] of ['upgrade-m1', 'upgrade-m2', 'upgrade-import', 'upgrade-feed', 'upgrade-hooks'].entries()) {
+    for (const [i, name] of ['upgrade-m1', 'upgrade-m2', 'upgrade-import', 'upgrade-feed', 'upgrade-hooks', 'upgrade-import-auth'].entries()) {
       fixture.repositories.push({ id: 8100 + i, name, owner: 'octo-org', private: false, workflowsEnabled: false });
     }
     e = await startTestEmulator({
       fixture,
       clock: () => emulatorClock.now(),
       migrations: { exportMs: 10 * MIN, pendingFraction: 0, archiveBytes: 10_000 },
-      imports: { detectingMs: 1_000, importingMs: 10 * MIN, mappingMs: 5 * MIN, pushingMs: MIN },
+      imports: { detectingMs: 1_000, importingMs: 10 * MIN, mappingMs: 5 * MIN, pushingMs: MIN, requiredCredentials: { username: SVN_USER, password: SVN_PASSWORD } },
       google: { apikeys: { deleteOperationMs: 10 * MIN } },
       feeds: { eventsPerMinute: 1, initialEvents: 5, pollIntervalSeconds: 1 },
     });
@@ -158,7 +167,7 @@ describe('upgrading from the previous release while every long-running process i
   async function startOldWorker(): Promise<ChildProcess> {
     const child = spawn(process.execPath, [join(release.dir, 'bin', 'longhaul.js'), 'worker'], {
       cwd: release.dir,
-      env: { ...process.env, ...env(), LONGHAUL_WORKFLOW_BUNDLE: release.bundlePath },
+      env: { ...process.env, ...env(), LONGHAUL_WORKFLOW_BUNDLE: release.bundlePath, [OLD_REFERENCE]: `${SVN_USER}:a-wrong-password` },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -196,13 +205,14 @@ describe('upgrading from the previous release while every long-running process i
     e.feeds.ensure(FEED);
 
     const fast = ['--poll-initial', '1', '--poll-max', '2'];
-    const [migration, imported, keyDeletion, governedMigration, feedSchedule, hookSchedule] = await Promise.all([
+    const [migration, imported, keyDeletion, governedMigration, feedSchedule, hookSchedule, importedAuth] = await Promise.all([
       oldCli('migrate', '--org', 'octo-org', '--repo', 'upgrade-m1', '--repo', 'upgrade-m2', '--lock', ...fast),
       oldCli('import', '--owner', 'octo-org', '--repo', 'upgrade-import', '--vcs-url', 'https://svn.example.test/repos/happy', ...fast),
       oldCli('apikey-delete', '--name', KEY, ...fast, '--poll-timeout', '600'),
       oldCli('migrate', '--org', 'octo-org', '--repo', 'upgrade-governed', '--credential', GOVERNED, ...fast),
       oldCli('feed-schedule', '--feed', FEED, '--every', '1h', '--paused', '--sink', 'file:upgrade/feed.jsonl'),
       oldCli('hook-repair-schedule', '--repo', `${HOOK.owner}/${HOOK.repo}`, '--hook-id', String(hookId), '--every', '1h', '--paused'),
+      oldCli('import', '--owner', 'octo-org', '--repo', 'upgrade-import-auth', '--vcs-url', 'https://svn.example.test/repos/needs-auth', '--credentials', `env:${OLD_REFERENCE}`, ...fast),
     ]);
     expect(feedSchedule).toMatchObject({ scheduleId: feedScheduleId(FEED), created: true });
     expect(hookSchedule).toMatchObject({ scheduleId: hookRepairScheduleId(HOOK, hookId) });
@@ -222,6 +232,9 @@ describe('upgrading from the previous release while every long-running process i
     await waitFor('the import to be importing', () => e.requestLog.filter((r) => r.method === 'GET' && r.path.endsWith('/upgrade-import/import')).length, (n) => n >= 2, 60_000);
     const mapping = await oldCli('import-map-author', '--owner', 'octo-org', '--repo', 'upgrade-import', '--remote', 'carol', '--name', 'Carol Danvers', '--email', 'carol@example.com');
     expect(mapping).toMatchObject({ accepted: true, result: { waitingForAuthors: true } });
+    await waitFor('the import with an env: reference to wait for credentials', () => e.imports.status('octo-org', 'upgrade-import-auth'), (st) => st === 'detection_needs_auth', 60_000);
+    const wrongDigest = e.imports.get('octo-org', 'upgrade-import-auth')!.credentials?.passwordSha256;
+    expect(wrongDigest, 'the old release sent what its reference named').toBeDefined();
     await waitFor('the key deletion to be polled while pending', () => e.requestLog.filter((r) => r.method === 'GET' && r.path.includes('/operations/')).length, (n) => n >= 1, 60_000);
     const window = () => Object.values(governed.rateLimiter.fleetStats())[0]?.windows ?? [];
     await waitFor('the governed credential\u2019s window to be spent', () => window()[0]?.used ?? 0, (n) => n >= 2, 60_000, 100);
@@ -243,11 +256,30 @@ describe('upgrading from the previous release while every long-running process i
     mark('old worker SIGKILLed');
 
     // 3. The new release, by the documented procedure: start a versioned worker, make its version current.
-    const newWorker = await startWorkerProcess({ ...env(), LONGHAUL_WORKER_VERSIONING: 'on', LONGHAUL_WORKER_DEPLOYMENT: DEPLOYMENT });
+    // The new workers hold the import credential by name, and (to show it is never read) the old reference's
+    // variable with the right credentials in it.
+    const newWorker = await startWorkerProcess({
+      ...env(),
+      LONGHAUL_WORKER_VERSIONING: 'on',
+      LONGHAUL_WORKER_DEPLOYMENT: DEPLOYMENT,
+      [OLD_REFERENCE]: `${SVN_USER}:${SVN_PASSWORD}`,
+      LONGHAUL_IMPORT_CREDENTIALS: SVN_USER,
+      LONGHAUL_IMPORT_SVN_UPGRADE_USERNAME: SVN_USER,
+      LONGHAUL_IMPORT_SVN_UPGRADE_PASSWORD: SVN_PASSWORD,
+    });
     expect(newWorker.output()).toContain(`versioned as ${DEPLOYMENT}.${releaseVersion()}`);
     mark(`new release ${releaseVersion()} worker polling (versioned, not yet current)`);
     expect(await setCurrentVersion(releaseVersion())).toContain('Successfully set the current worker deployment version');
     mark(`${DEPLOYMENT}.${releaseVersion()} made current`);
+
+    // The import the old release started with an env: reference: the reference is refused (typed, nothing sent),
+    // the configured name is sent.
+    const authImport = handle(importedAuth);
+    const refusedReference = applicationFailureOf(await authImport.executeUpdate(importCredentialsUpdate, { args: [{ credentials: `env:${OLD_REFERENCE}` }] }).catch((err: unknown) => err));
+    expect(refusedReference.type).toBe('CredentialReferenceRefused');
+    expect(e.imports.get('octo-org', 'upgrade-import-auth')!.credentials?.passwordSha256, 'nothing sent for the reference').toBe(wrongDigest);
+    expect(await authImport.executeUpdate(importCredentialsUpdate, { args: [{ credentials: SVN_USER }] })).toMatchObject({ credentials: SVN_USER });
+    mark('the old import with an env: reference refused it on the new release and took a configured name');
 
     // 4. Every process ends. First the ones on wall time (the hook repair, the governed migration) ...
     const hookRun = client.workflow.getHandle(hookRunId);
@@ -256,10 +288,11 @@ describe('upgrading from the previous release while every long-running process i
     mark('hook repair run and governed migration ended');
     // ... then, with the emulator 40 times faster, the export, the import and the key deletion.
     emulatorClock.setSpeed(SPEED_AFTER_UPGRADE);
-    const [migrationResult, importResult, keyResult] = (await Promise.all([ended(handle(migration)), ended(handle(imported)), ended(handle(keyDeletion))])) as [
+    const [migrationResult, importResult, keyResult, authImportResult] = (await Promise.all([ended(handle(migration)), ended(handle(imported)), ended(handle(keyDeletion)), ended(authImport)])) as [
       { archive: { path: string; sha256: string }; unlockedRepositories: string[] },
       { status: string; authorsMapped: { remoteId: string; name: string }[] },
       { name: string; deleteTime?: string },
+      { status: string },
     ];
     mark('export, import and key deletion ended');
     // The feed, with the emulator's clock held so the events it shows stay put: the cursor remembered what
@@ -282,6 +315,8 @@ describe('upgrading from the previous release while every long-running process i
     expect(migrationResult.unlockedRepositories.sort()).toEqual(['upgrade-m1', 'upgrade-m2']);
     expect(importResult.status).toBe('complete');
     expect(importResult.authorsMapped.map((a) => [a.remoteId, a.name])).toContainEqual(['carol', 'Carol Danvers']);
+    expect(authImportResult.status).toBe('complete');
+    expect(e.imports.get('octo-org', 'upgrade-import-auth')!.credentials?.username).toBe(SVN_USER);
     expect(requestsTo(e, 'DELETE', '/keys/')).toBe(1);
     expect(keyResult.name).toBe(KEY);
     expect(governedResult.archive?.path).toBeTruthy();
@@ -319,6 +354,7 @@ describe('upgrading from the previous release while every long-running process i
     };
     await row('org migration (mid-export)', handle(migration), `archive ${migrationResult.archive.path.split('/').pop()}, unlocked ${migrationResult.unlockedRepositories.join(', ')}, 1 export`);
     await row('source import (mapping pending)', handle(imported), `complete, carol mapped after the upgrade`);
+    await row('source import (env: reference, waiting for credentials)', authImport, `reference refused on the new release, complete with the configured name`);
     await row('Google operation (apikey-delete)', handle(keyDeletion), `deleted, 1 DELETE sent`);
     await row('feed cursor (entity)', client.workflow.getHandle(feedCursorWorkflowId(FEED)), `${deliveredBefore} events before, ${feedResult.delivered} after, none twice`, true);
     await row('hook repair run (mid-run)', hookRun, `${redeliveredBeforeKill} redelivered before the kill (the last one's answer lost), ${hookResult.counts.redelivered} in all, each guid once`);

@@ -56,6 +56,7 @@ import {
   possibleGap,
   scanPage,
   sinkProblems,
+  sinkTrustRefusal,
   feedScheduleId,
   pollFeedUpdate,
   stopFeedCursorSignal,
@@ -67,11 +68,13 @@ import {
   type FeedPollOutcomeBase,
   type FeedPollRequest,
   type FeedPollRunInput,
+  type SinkConfig,
 } from './model';
 import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { DEFAULT_PAUSE_AFTER_FAILURES } from '../scheduled-run/model';
 import { reportingFailureToSchedule } from '../scheduled-run/workflow';
 import { OutageWatch, outageCause } from '../../workflows/kit/outage-watch';
+import { refuseUntrusted } from '../../workflows/kit/trusted-inputs';
 import { accumulatedOutageBounds } from '../../common/outage';
 import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
@@ -359,7 +362,18 @@ async function runCursor(input: FeedCursorInput): Promise<FeedCursorStatus> {
  * within its outage budget; the Schedule's overlap policy skips the ticks that fall in meanwhile. A
  * run that fails (a permanent answer, a spent budget) counts towards pausing its Schedule.
  */
-export const feedPollRun = validatedWorkflow('feedPollRun', { what: 'feed poll', failures: 'feed', schema: FeedPollRunInputSchema }, pollRun);
+export const feedPollRun = validatedWorkflow(
+  'feedPollRun',
+  {
+    what: 'feed poll',
+    failures: 'feed',
+    schema: FeedPollRunInputSchema,
+    // A sink writing outside the data directory or naming a variable (secretEnv) is refused before anything runs;
+    // runs of an earlier release meet the same rules in the delivery activity.
+    first: (input) => refuseUntrusted(sinkTrustRefusal(input.sink as SinkConfig | undefined, typeof input.feed === 'string' ? input.feed : undefined)),
+  },
+  pollRun,
+);
 
 async function pollRun(input: FeedPollRunInput): Promise<FeedPollOutcome> {
   const ref = parseFeed(input.feed);

@@ -80,9 +80,12 @@ export async function unlockAll(c: Cleanup): Promise<'done' | 'suspended'> {
   return suspended ? 'suspended' : 'done';
 }
 
+/** Where archives go in the worker's data directory unless the input says otherwise. */
+export const DEFAULT_DOWNLOAD_DIR = 'archives';
+
 /** Where the archive of `migrationId` is downloaded: the local file, whose name is also the object's under a destination. */
 export function archivePath(input: OrgMigrationInput, migrationId: number): string {
-  const dir = (input.downloadDir ?? 'archives').replace(/\/+$/, '');
+  const dir = (input.downloadDir ?? DEFAULT_DOWNLOAD_DIR).replace(/\/+$/, '');
   return `${dir}/${archiveFileName(input.org, migrationId)}`;
 }
 

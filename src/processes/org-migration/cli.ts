@@ -22,6 +22,7 @@ import {
 } from './model';
 import { LonghaulOrg, LonghaulProcess, summarizeList } from '../../common/search-attributes';
 import { orgMigration } from './workflow';
+import { dataPathProblem } from '../../common/data-paths';
 import { CliError, describeFailure, printJson, type CliContext } from '../../cli/context';
 import { ExitCode } from '../../cli/exit-codes';
 import { awaitOutcome, describePlan, planStart, printPlanLines, runWorkflowCommand, startPlan, withRunOutputOptions, type OutputFlags, type WorkflowCommand } from '../../cli/run-workflow';
@@ -187,7 +188,7 @@ export function registerMigrateCommands(program: Command, ctx: () => CliContext)
           .option('--repos-file <file>', 'with --org: one migration per line, each line a repository or a group (a, b, c)')
           .option('--batch <csv>', 'a CSV with a header naming org and repo columns (and optionally group): one migration per row or group'),
       )
-        .option('--download-dir <dir>', 'where the archive goes (relative to the worker data dir)')
+        .option('--download-dir <dir>', 'where the archive goes, inside the worker\u2019s data directory (relative; absolute paths and .. are refused)')
         .option('--archive-to <url>', 'stream the archive into an object store: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or azblob://CONTAINER/PREFIX (credentials from the worker\'s SDK settings); default: the worker\'s LONGHAUL_ARCHIVE_TO, else its data dir')
         .option('--delete-archive', 'delete the archive on the server after download'),
       { defaults: DEFAULT_POLL },
@@ -197,6 +198,9 @@ export function registerMigrateCommands(program: Command, ctx: () => CliContext)
     const inputs = entries.map((e) => inputFrom(flags, e.org, e.repositories));
     // Fail before starting anything: the workflow would reject it too, but a CLI user wants it now (and a
     // batch starts all or nothing).
+    // The data-directory rule the workflow applies too (`dataPathProblem`), before anything is started.
+    const pathProblem = dataPathProblem(flags.downloadDir, '--download-dir');
+    if (pathProblem) throw new CliError(`${pathProblem} (nothing was started)`, ExitCode.Usage);
     const problems = inputs.flatMap((input, i) => migrationInputProblems(input).map((p) => (entries.length > 1 || flags.batch || flags.reposFile ? `${entries[i].source}: ${p}` : p)));
     if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, ExitCode.Usage);
     if (flags.batch || flags.reposFile) {

@@ -203,7 +203,10 @@ export const OrgMigrationInputSchema = v.pipe(
           }),
         ),
       ),
-      /** Where the archive goes, relative to the worker's data directory unless absolute. Default `archives`. */
+      /**
+       * Where the archive goes, relative to the worker's data directory (absolute paths, `..` and links leading
+       * out of it are refused: `PathOutsideDataDir`). Default `archives`.
+       */
       downloadDir: v.optional(v.pipe(v.string('must be a non-empty path'), v.check((dir) => dir.trim() !== '', 'must be a non-empty path'))),
       /**
        * @format milliseconds — start-to-close timeout of each API-call activity (default 60 000). A call that

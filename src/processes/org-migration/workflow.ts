@@ -13,7 +13,8 @@ import type { MigrationActivityFunctions, MigrationSummary } from './activities'
 import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/activity-options';
 import { summarized } from '../../workflows/activity-summaries';
 import { activityCause, failureFacts } from '../../common/activity-failures';
-import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes, validatedWorkflow } from '../../workflows/kit';
+import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, refuseUntrusted, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes, validatedWorkflow } from '../../workflows/kit';
+import { dataPathRefusal } from '../../common/data-paths';
 import {
   ARCHIVE_MEMO,
   archiveFileName,
@@ -36,6 +37,7 @@ import { ObjectStoreFailure } from '../../object-store/errors';
 import {
   abortUpload,
   archivePath,
+  DEFAULT_DOWNLOAD_DIR,
   completeExport,
   continueEnding,
   EVENTS_PER_UNLOCK,
@@ -85,9 +87,12 @@ export const orgMigration = validatedWorkflow(
     what: 'migration input',
     failures: 'migration',
     schema: OrgMigrationInputSchema,
-    // A bad destination ends with its own type (ArchiveDestinationInvalid, ArchiveDestinationCredential).
     first: (input) => {
+      // A bad destination ends with its own type (ArchiveDestinationInvalid, ArchiveDestinationCredential).
       if (typeof input.archiveTo === 'string') parseDestination(input.archiveTo, 'archiveTo');
+      // An archive directory outside the data directory is refused before anything is sent (a run resumed after an
+      // export keeps going: its download refuses it, and the repositories are unlocked).
+      if (input.resume === undefined) refuseUntrusted(dataPathRefusal(input.downloadDir, 'downloadDir'));
     },
   },
   migrate,
@@ -264,7 +269,8 @@ async function endWithCleanup(err: unknown, c: Cleanup | undefined, status: OrgM
  * outage budget (`ArchiveStoreUnreachable` after it).
  */
 async function checkArchiveDestination(input: OrgMigrationInput, acts: MigrationActivities): Promise<void> {
-  const checked = await keepTrying(() => acts.poll.checkArchiveDestination(input.archiveTo !== undefined ? { archiveTo: input.archiveTo } : {}), { outage: input.outage });
+  const where = { ...(input.archiveTo !== undefined ? { archiveTo: input.archiveTo } : {}), downloadDir: input.downloadDir ?? DEFAULT_DOWNLOAD_DIR };
+  const checked = await keepTrying(() => acts.poll.checkArchiveDestination(where), { outage: input.outage });
   if (checked.ok) return;
   const cause = activityCause(checked.error);
   if (checked.why === 'permanent' && cause?.type) {

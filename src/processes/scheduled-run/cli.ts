@@ -22,7 +22,8 @@ import {
   parseSinkSpec,
   describeFeedOutcome,
   DEFAULT_LOG_ID,
-  DEFAULT_SINK_SECRET_ENV,
+  sinkSecretName,
+  sinkTrustRefusal,
   type FeedPollOutcome,
   type FeedPollRunInput,
   type SinkConfig,
@@ -66,12 +67,21 @@ function canonicalFeed(feed: string | undefined): string {
   return ref.path;
 }
 
-function sinkFrom(spec: string | undefined, secretEnv: string | undefined): SinkConfig | undefined {
-  if (secretEnv !== undefined && !/^https?:\/\//.test(spec ?? '')) throw new CliError('--sink-secret-env goes with an http(s):// --sink', 2);
+function sinkFrom(spec: string | undefined, flags: { sinkSecret?: string; sinkSecretEnv?: string }): SinkConfig | undefined {
+  if (flags.sinkSecretEnv !== undefined) {
+    throw new CliError('--sink-secret-env is refused: name a signing secret configured on the workers with --sink-secret NAME (LONGHAUL_SINK_SECRETS=NAME, LONGHAUL_SINK_<NAME>_SECRET or _FILE)', 2);
+  }
+  if (flags.sinkSecret !== undefined && !/^https?:\/\//.test(spec ?? '')) throw new CliError('--sink-secret goes with an http(s):// --sink', 2);
   if (spec === undefined) return undefined;
-  const sink = parseSinkSpec(spec, secretEnv);
+  const sink = parseSinkSpec(spec, flags.sinkSecret);
   if ('problem' in sink) throw new CliError(sink.problem, 2);
   return sink;
+}
+
+/** Refuses, before anything starts, what a sink may no longer carry (a path outside the data directory, a secretEnv). */
+function checkSinkTrust(sink: SinkConfig, feed: string): void {
+  const refused = sinkTrustRefusal(sink, feed);
+  if (refused) throw new CliError(`${refused.message} (nothing was started)`, 2);
 }
 
 function describeSink(sink: SinkConfig): string {
@@ -79,7 +89,7 @@ function describeSink(sink: SinkConfig): string {
     case 'file':
       return `the JSON-lines file ${sink.path ?? '(default: feeds/<feed>.jsonl)'} in the worker's data directory`;
     case 'http':
-      return `${sink.url}, signed with the secret in ${sink.secretEnv ?? DEFAULT_SINK_SECRET_ENV} on the worker`;
+      return `${sink.url}, signed with the sink secret ${JSON.stringify(sinkSecretName(sink))} configured on the workers`;
     case 'logging':
       return `Cloud Logging ${sink.parent}/logs/${sink.logId ?? DEFAULT_LOG_ID}`;
   }
@@ -131,6 +141,7 @@ interface FeedScheduleFlags extends ManageFlags, RecurringFlags {
   feed?: string;
   every: number;
   sink?: string;
+  sinkSecret?: string;
   sinkSecretEnv?: string;
   earlyWait?: number;
   grace?: number;
@@ -142,6 +153,7 @@ interface FeedScheduleFlags extends ManageFlags, RecurringFlags {
 interface FeedPollFlags extends OutputFlags {
   feed?: string;
   sink?: string;
+  sinkSecret?: string;
   sinkSecretEnv?: string;
   earlyWait?: number;
   grace?: number;
@@ -205,10 +217,11 @@ async function feedSchedule(flags: FeedScheduleFlags, context: CliContext): Prom
   }
   const input: FeedPollRunInput = {
     feed,
-    sink: sinkFrom(flags.sink, flags.sinkSecretEnv) ?? { kind: 'file' },
+    sink: sinkFrom(flags.sink, flags) ?? { kind: 'file' },
     ...earlyWaitInput(flags),
     ...recurringInput(flags),
   };
+  checkSinkTrust(input.sink, feed);
   const problems = feedRunProblems(input);
   if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, 2);
   const { created } = await upsertFeedSchedule(client, { taskQueue: context.config.taskQueue, everyMs: flags.every, input, paused: flags.paused });
@@ -319,7 +332,8 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
       .option('--feed <path>', 'the feed, e.g. /repos/OWNER/REPO/events, /orgs/ORG/events, /users/USER/received_events')
       .option('--every <duration>', 'how often the schedule fires (runs before the server\u2019s X-Poll-Interval are skipped)', duration, 60_000)
       .option('--sink <sink>', 'file (default), file:PATH, an http(s):// URL, or logging:projects/P[/logs/LOG_ID]')
-      .option('--sink-secret-env <NAME>', 'environment variable on the worker holding the HTTP sink\u2019s signing secret (default LONGHAUL_SINK_SECRET)')
+      .option('--sink-secret <name>', 'the HTTP sink\u2019s signing secret, by name, as configured on the workers (default: "default", LONGHAUL_SINK_SECRET; more with LONGHAUL_SINK_SECRETS)')
+      .addOption(new Option('--sink-secret-env <NAME>', 'refused: use --sink-secret NAME').hideHelp())
       .option('--early-wait <seconds>', 'how early a run may fire and still wait for its poll to be due instead of skipping', positiveSeconds)
       .addOption(new Option('--grace <seconds>', 'the former name of --early-wait').argParser(positiveSeconds).hideHelp()),
   )
@@ -332,7 +346,8 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
     .description('Poll an activity feed once, now, through its cursor (shared with the feed\u2019s schedule)')
     .option('--feed <path>', 'the feed, e.g. /repos/OWNER/REPO/events')
     .option('--sink <sink>', 'where new events go (default: the sink of the feed\u2019s schedule, else file)')
-    .option('--sink-secret-env <NAME>', 'environment variable on the worker holding the HTTP sink\u2019s signing secret')
+    .option('--sink-secret <name>', 'the HTTP sink\u2019s signing secret, by name, as configured on the workers')
+    .addOption(new Option('--sink-secret-env <NAME>', 'refused: use --sink-secret NAME').hideHelp())
     .option('--early-wait <seconds>', 'how early it may come and still wait for the poll to be due instead of skipping', positiveSeconds)
     .addOption(new Option('--grace <seconds>', 'the former name of --early-wait').argParser(positiveSeconds).hideHelp())
     .option('--workflow-id <id>', 'workflow id (default: readable and unique)')
@@ -341,7 +356,8 @@ export function registerScheduleCommands(program: Command, ctx: () => CliContext
     .action(async (flags: FeedPollFlags) => {
       const feed = canonicalFeed(flags.feed);
       const context = ctx();
-      const sink = sinkFrom(flags.sink, flags.sinkSecretEnv) ?? (await scheduledSink(await context.client(), feed)) ?? { kind: 'file' };
+      const sink = sinkFrom(flags.sink, flags) ?? (await scheduledSink(await context.client(), feed)) ?? { kind: 'file' };
+      checkSinkTrust(sink, feed);
       const input: FeedPollRunInput = { feed, sink, origin: 'manual', ...earlyWaitInput(flags) };
       const problems = feedRunProblems(input);
       if (problems.length) throw new CliError(`invalid input: ${problems.join('; ')}`, 2);

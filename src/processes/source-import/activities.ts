@@ -1,16 +1,17 @@
 /**
- * Source-import activities (spec 002, "Source import"): one API call each. Credentials reach them as
- * a reference (`env:NAME`, `file:/path`) and are resolved here, on the worker, at call time: the
- * secret never enters an activity's input, result or failure, so it never enters workflow history.
+ * Source-import activities (spec 002, "Source import"): one API call each. Credentials reach them as the
+ * name of a credential configured on the workers and are resolved here, at call time
+ * (`activities/named-secrets.ts`): the secret never enters an activity's input, result or failure, so it never
+ * enters workflow history. A retired `env:`/`file:` reference (in the history of an import 0.4.0 started) is
+ * never resolved.
  */
-import { readFileSync } from 'node:fs';
 import { ApplicationFailure } from '@temporalio/common';
 import { githubFor, type ActivityDeps } from '../../activities/context';
-import { readSecret } from '../../config';
+import { importCredential } from '../../activities/named-secrets';
+import { isCredentialReference } from '../../common/credential';
+import { activityLog } from '../../telemetry/log';
 import { FailureType } from '../../http/retry-policy';
 import {
-  credentialReferenceProblems,
-  ImportFailure,
   type ImportAuthor,
   type ImportRecord,
   type LargeFile,
@@ -78,7 +79,7 @@ export interface StartImportInput extends ImportTarget {
   vcsUrl: string;
   vcs?: string;
   tfvcProject?: string;
-  /** A credential reference, resolved here. */
+  /** The name of a configured import credential, resolved here. */
   credentials?: string;
 }
 
@@ -109,56 +110,6 @@ export function summarizeImport(body: ImportBody): ImportRecord {
 
 const author = (a: AuthorBody): ImportAuthor => ({ id: a.id, remoteId: a.remote_id, remoteName: a.remote_name, name: a.name, email: a.email });
 
-function credentialFailure(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ message, type: ImportFailure.CredentialReference, nonRetryable: true });
-}
-
-/**
- * Resolves a credential reference on the worker: `env:NAME` reads `NAME` (or the file named by
- * `NAME_FILE`), `file:/path` reads the file. The secret reads `username:password` or a JSON object
- * `{"username", "password"}`. Failures name the reference, never its content.
- */
-export function resolveCredentialReference(ref: string, env: NodeJS.ProcessEnv = process.env): { username: string; password: string } {
-  const problems = credentialReferenceProblems(ref);
-  if (problems.length > 0) throw credentialFailure(problems.join('; '));
-  let text: string | undefined;
-  if (ref.startsWith('env:')) {
-    const name = ref.slice(4);
-    try {
-      text = readSecret(name, env);
-    } catch (err) {
-      throw credentialFailure(`credentials reference ${ref}: ${name}_FILE could not be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-    if (text === undefined) throw credentialFailure(`credentials reference ${ref}: neither ${name} nor ${name}_FILE is set on the worker`);
-  } else {
-    const path = ref.slice(5);
-    try {
-      text = readFileSync(path, 'utf8').trim();
-    } catch (err) {
-      throw credentialFailure(`credentials reference ${ref}: the file could not be read on the worker (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-  }
-  let username: unknown;
-  let password: unknown;
-  if (text.startsWith('{')) {
-    try {
-      ({ username, password } = JSON.parse(text) as { username?: unknown; password?: unknown });
-    } catch {
-      throw credentialFailure(`credentials reference ${ref}: the secret starts with "{" but is not valid JSON`);
-    }
-  } else {
-    const colon = text.indexOf(':');
-    if (colon > 0) {
-      username = text.slice(0, colon);
-      password = text.slice(colon + 1);
-    }
-  }
-  if (typeof username !== 'string' || username === '' || typeof password !== 'string' || password === '') {
-    throw credentialFailure(`credentials reference ${ref}: the secret must read username:password or {"username": …, "password": …}`);
-  }
-  return { username, password };
-}
-
 const enc = encodeURIComponent;
 const importPath = (t: ImportTarget) => `/repos/${enc(t.owner)}/${enc(t.repo)}/import`;
 
@@ -170,8 +121,12 @@ export function createImportActivities(deps: ActivityDeps) {
       const body: Record<string, string> = { vcs_url: input.vcsUrl };
       if (input.vcs !== undefined) body.vcs = input.vcs;
       if (input.tfvcProject !== undefined) body.tfvc_project = input.tfvcProject;
-      if (input.credentials !== undefined) {
-        const { username, password } = resolveCredentialReference(input.credentials);
+      if (isCredentialReference(input.credentials)) {
+        // Scheduled by 0.4.0 with a reference: started without credentials, the import asks for them
+        // (auth_failed, detection_needs_auth) and the workflow waits for `import-credentials` with a name.
+        activityLog('warn', 'credential-reference-dropped', `the start of the import into ${input.owner}/${input.repo} carried an env: or file: reference, which this release never resolves: started without credentials; answer with import-credentials --credentials NAME if it asks`, { owner: input.owner, repo: input.repo });
+      } else if (input.credentials !== undefined) {
+        const { username, password } = importCredential(input.credentials);
         body.vcs_username = username;
         body.vcs_password = password;
       }
@@ -185,9 +140,9 @@ export function createImportActivities(deps: ActivityDeps) {
       return conditionalPoll<ImportBody, ImportRecord>(deps, { path: importPath(input), etag: input.etag, shape: IMPORT_SHAPE }, summarizeImport);
     },
 
-    /** PATCH /repos/{owner}/{repo}/import with `vcs_username`/`vcs_password` resolved from the reference. */
+    /** PATCH /repos/{owner}/{repo}/import with `vcs_username`/`vcs_password` of the named credential. */
     async sendImportCredentials(input: ImportTarget & { credentials: string }): Promise<ImportRecord> {
-      const { username, password } = resolveCredentialReference(input.credentials);
+      const { username, password } = importCredential(input.credentials);
       const res = await githubFor(deps).request<ImportBody>({ method: 'PATCH', path: importPath(input), body: { vcs_username: username, vcs_password: password } });
       return summarizeImport(expectShape<ImportBody>(res, 'PATCH', IMPORT_SHAPE));
     },

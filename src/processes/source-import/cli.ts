@@ -3,14 +3,14 @@
  *
  *   npm run starter -- import --owner octo-org --repo alpha --vcs-url https://svn.example.test/repos/happy \
  *       [--vcs subversion] [--authors authors.csv] [--lfs opt_in|opt_out|auto:5GB] [--follow] [--wait] [--json]
- *   npm run starter -- import-credentials --workflow-id ID --credentials env:SVN_CREDENTIALS
+ *   npm run starter -- import-credentials --workflow-id ID --credentials svn-main
  *   npm run starter -- import-choose --workflow-id ID --index 2
  *   npm run starter -- import-map-author --workflow-id ID --remote jdoe --name "Jane Doe" --email jane@example.com
  *
  * The answer commands find the import by `--workflow-id`, or by `--owner`/`--repo` among running
  * imports, send the workflow's update and print what it accepted or why it refused. Credentials are
- * only ever a reference (`env:NAME`, `file:/path`) resolved on the worker; a value that is not one is
- * refused here, before it leaves this machine.
+ * only ever the name of a credential configured on the workers (`LONGHAUL_IMPORT_CREDENTIALS`); a secret or an
+ * `env:`/`file:` reference is refused here, before it leaves this machine.
  */
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
@@ -19,7 +19,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import type { UpdateDefinition } from '@temporalio/common';
 import {
   authorMappingProblems,
-  credentialReferenceProblems,
+  importCredentialProblems,
   DEFAULT_IMPORT_POLL,
   describeSourceImportStatus,
   IMPORT_VCS_TYPES,
@@ -165,7 +165,7 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
         .requiredOption('--vcs-url <url>', 'address of the source repository')
         .addOption(new Option('--vcs <vcs>', 'source VCS (without it the server detects it)').choices([...IMPORT_VCS_TYPES]))
         .option('--tfvc-project <name>', 'TFVC project (with --vcs tfvc)')
-        .option('--credentials <ref>', 'source credentials as a reference resolved on the worker: env:NAME or file:/absolute/path (content username:password)')
+        .option('--credentials <name>', 'source credentials: the name of a credential configured on the workers (LONGHAUL_IMPORT_CREDENTIALS)')
         .option('--authors <file>', 'author mapping: CSV remote,name,email or a JSON array of { remote, name, email }')
         .option('--lfs <policy>', 'large files: opt_in, opt_out, or auto:SIZE (LFS when they total at most SIZE, e.g. auto:5GB)', lfsPolicy)
         .option('--project-vcs <vcs>', 'when detection finds several projects: pick the one with this vcs')
@@ -216,10 +216,10 @@ export function registerImportCommands(program: Command, ctx: () => CliContext):
   withAnswerOptions(
     program
       .command(importCredentialsUpdate.name)
-      .description('Answer an import waiting for credentials (auth_failed, detection_needs_auth) with a credential reference')
-      .requiredOption('--credentials <ref>', 'env:NAME or file:/absolute/path, resolved on the worker (content username:password)'),
+      .description('Answer an import waiting for credentials (auth_failed, detection_needs_auth) with the name of a configured credential')
+      .requiredOption('--credentials <name>', 'a credential configured on the workers (LONGHAUL_IMPORT_CREDENTIALS)'),
   ).action(async (flags: AnswerFlags & { credentials: string }) => {
-    const problems = credentialReferenceProblems(flags.credentials);
+    const problems = importCredentialProblems(flags.credentials);
     if (problems.length) throw new CliError(`${problems.join('; ')} (nothing was sent)`, 2);
     process.exitCode = await answer(ctx(), flags, importCredentialsUpdate, { credentials: flags.credentials }, (r) => [
       `accepted credentials ${r.credentials}; the import is now ${r.status}`,

@@ -6,19 +6,19 @@
  * (UI details, CLI progress line, search attributes), the update answers, the failure types, the default poll
  * bounds and what a run carries across continue-as-new.
  *
- * Secrets never appear here: credentials travel as a *reference* (`env:NAME`, `file:/path`) that
- * only an activity resolves.
+ * Secrets never appear here: credentials travel as the *name* of a credential configured on the workers,
+ * which only an activity resolves.
  */
 import * as v from 'valibot';
 import { credentialInUrlProblems } from '../../common/url-secrets';
 import { isGithubLogin, isRepositoryName } from '../../common/github-names';
-import { firstProblem, object, positiveNumber, problemsOf, rule, wholeBetween } from '../../common/schema';
+import { object, positiveNumber, problemsOf, rule, wholeBetween } from '../../common/schema';
 import { OutageBoundsSchema } from '../../common/outage';
 import { HONEST_POLL_SHAPE, pollBoundsSchema, type ResolvedPollBounds } from '../../common/poll-schedule';
 import { EventBudgetSchema } from '../../common/run-budget';
 import type { StatusView } from '../../common/search-attributes';
 import type { PollState } from '../../common/poll-decision';
-import type { CredentialChoice } from '../../common/credential';
+import { configuredNameSchema, IMPORT_CREDENTIALS_SETTING, type CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
 import { failureTypes } from '../../common/failures';
 
@@ -153,33 +153,19 @@ export interface SourceImportResult {
   warnings: string[];
 }
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const EMAIL = /^[^\s@<>,;"]+@[^\s@<>,;"]+$/;
-const REFERENCE = 'must be a reference like env:NAME or file:/absolute/path';
 
 /**
- * A credential reference: `env:NAME` or `file:/absolute/path`. A value that is neither is never echoed: it may
- * be the secret itself, pasted by mistake.
+ * The `credentials` of an import: the name of a source credential configured on the workers
+ * (`LONGHAUL_IMPORT_CREDENTIALS`, each with `LONGHAUL_IMPORT_<NAME>_USERNAME` / `_PASSWORD` or their `_FILE`).
+ * The `env:NAME` and `file:/path` references of 0.4.0 are refused: they let a caller send any variable or file of
+ * the worker to a URL the same caller chose. No message echoes the value.
  */
-export const CredentialReferenceSchema = firstProblem(
-  v.pipe(
-    v.string(REFERENCE),
-    v.nonEmpty(REFERENCE),
-    v.check(
-      (ref) => !/^env:(.*)$/.exec(ref) || ENV_NAME.test(/^env:(.*)$/.exec(ref)![1]),
-      (issue) => `reference ${JSON.stringify(issue.input)} does not name an environment variable (env:NAME)`,
-    ),
-    v.check((ref) => {
-      const file = /^file:(.*)$/.exec(ref);
-      return !file || (file[1].startsWith('/') && !file[1].includes('\0'));
-    }, 'reference file:PATH needs an absolute path'),
-    v.check((ref) => /^env:(.*)$/.test(ref) || /^file:(.*)$/.test(ref), `${REFERENCE}, not the secret itself`),
-  ),
-);
+export const ImportCredentialNameSchema = configuredNameSchema('a source-import credential', IMPORT_CREDENTIALS_SETTING);
 
-/** Problems with a credential reference (empty when it is a valid `env:NAME` or `file:/absolute/path`). */
-export function credentialReferenceProblems(ref: unknown): string[] {
-  return problemsOf(CredentialReferenceSchema, ref, 'credentials');
+/** Problems with an import credential name (empty when it is a valid name). */
+export function importCredentialProblems(name: unknown): string[] {
+  return problemsOf(ImportCredentialNameSchema, name, 'credentials');
 }
 
 const mappingFor = (mapping: Partial<AuthorMapping>) => `{=}author mapping for ${JSON.stringify(mapping.remote ?? '')}`;
@@ -309,7 +295,7 @@ export const SourceImportInputSchema = v.pipe(
         // user:password@, token parameters, known token prefixes: the URL goes into history, a secret must not.
         v.rawCheck(({ dataset, addIssue }) => {
           if (!dataset.typed) return;
-          const reference = 'import --credentials env:NAME (or file:/path), or credentials: "env:NAME" in workflow input';
+          const reference = `import --credentials NAME, or credentials: "NAME" in workflow input, a credential configured on the workers (${IMPORT_CREDENTIALS_SETTING})`;
           for (const message of credentialInUrlProblems(dataset.value, '{path}', reference)) addIssue({ message });
         }),
       ),
@@ -317,11 +303,10 @@ export const SourceImportInputSchema = v.pipe(
       vcs: v.optional(v.picklist(IMPORT_VCS_TYPES, (issue) => `must be one of ${IMPORT_VCS_TYPES.join(', ')}, got ${JSON.stringify(issue.input)}`)),
       tfvcProject: v.optional(v.pipe(v.string('must be a non-empty string'), v.check((p) => p.trim() !== '', 'must be a non-empty string'))),
       /**
-       * A credential *reference* resolved by an activity on the worker: `env:NAME` (the variable, or the
-       * file named by `NAME_FILE`) or `file:/absolute/path`. The secret reads `username:password` or
-       * `{"username": …, "password": …}`. Never the secret itself.
+       * The name of a source credential configured on the workers (`LONGHAUL_IMPORT_CREDENTIALS`), resolved by
+       * an activity at call time. Never the secret itself, never an `env:`/`file:` reference.
        */
-      credentials: v.optional(CredentialReferenceSchema),
+      credentials: v.optional(ImportCredentialNameSchema),
       authors: v.optional(v.array(AuthorMappingSchema, 'must be an array of { remote, name, email }')),
       /** Default `opt_in` (nothing is lost). */
       lfs: v.optional(
@@ -418,7 +403,7 @@ export interface SourceImportStatus {
 
 /** Argument of the `import-credentials` update. */
 export interface CredentialsAnswer {
-  /** A credential reference (`env:NAME` or `file:/path`), never the secret. */
+  /** The name of a source credential configured on the workers (`LONGHAUL_IMPORT_CREDENTIALS`), never the secret. */
   credentials: string;
 }
 
@@ -473,7 +458,7 @@ export function describeSourceImportStatus(s: SourceImportStatus, workflowId = '
   if (s.authorsFound > 0) parts.push(`authors mapped ${s.authorsMapped.length}/${s.authorsFound}`);
   if (s.lfs) parts.push(`LFS ${s.lfs.useLfs}`);
   if (s.restarts > 0) parts.push(`restarts ${s.restarts}/${s.maxRestarts}`);
-  if (s.phase === 'waiting-for-credentials') parts.push(`waiting for credentials until ${s.answerDeadline}: npm run starter -- import-credentials --workflow-id ${workflowId} --credentials env:NAME`);
+  if (s.phase === 'waiting-for-credentials') parts.push(`waiting for credentials until ${s.answerDeadline}: npx longhaul import-credentials --workflow-id ${workflowId} --credentials NAME`);
   if (s.phase === 'waiting-for-choice') {
     const offered = (s.projectChoices ?? []).map((c, i) => `${i}: ${c.humanName ?? c.vcs}`).join(', ');
     parts.push(`waiting for a project choice (${offered}) until ${s.answerDeadline}: npm run starter -- import-choose --workflow-id ${workflowId} --index N`);

@@ -5,7 +5,7 @@
 import { ApplicationFailure, defineUpdate, setHandler } from '@temporalio/workflow';
 import {
   authorMappingProblems,
-  credentialReferenceProblems,
+  importCredentialProblems,
   ImportFailure,
   mappingMatches,
   selectChoice,
@@ -18,6 +18,7 @@ import {
   type MappingAccepted,
 } from './model';
 import { activityCause } from '../../common/activity-failures';
+import { credentialReferenceRefused, IMPORT_CREDENTIALS_SETTING, isCredentialReference } from '../../common/credential';
 import { CREDENTIAL_STATES, importApi, PUSHED_STATES, type ImportSession } from './session';
 
 export const importCredentialsUpdate = defineUpdate<CredentialsAccepted, [CredentialsAnswer]>('import-credentials');
@@ -51,14 +52,16 @@ export function registerImportUpdates(session: ImportSession): void {
     },
     {
       validator: (answer) => {
-        const problems = credentialReferenceProblems((answer as Partial<CredentialsAnswer> | undefined)?.credentials);
+        const credentials = (answer as Partial<CredentialsAnswer> | undefined)?.credentials;
+        if (isCredentialReference(credentials)) throw credentialReferenceRefused('credentials', IMPORT_CREDENTIALS_SETTING);
+        const problems = importCredentialProblems(credentials);
         if (problems.length > 0) throw new Error(problems.join('; '));
         const record = session.record;
         if (session.finished || !record || !CREDENTIAL_STATES.includes(record.status)) {
           throw new Error(`the import is not waiting for credentials (status: ${record?.status ?? 'not started'})`);
         }
       },
-      description: 'Credentials for the source repository, as a reference (env:NAME or file:/path) resolved on the worker.',
+      description: 'Credentials for the source repository: the name of a credential configured on the workers (LONGHAUL_IMPORT_CREDENTIALS), resolved there.',
     },
   );
 

@@ -6,8 +6,8 @@
  * - `detecting`, `importing`, `mapping`, `pushing`: poll; as soon as authors exist, list them (`since`
  *   paging) and PATCH each one the mapping names, before anything is pushed; when large files turn
  *   up, list them and set `use_lfs` by the policy;
- * - `auth_failed`, `detection_needs_auth`: wait (bounded) for `import-credentials`, which carries a
- *   credential *reference* only, then PATCH;
+ * - `auth_failed`, `detection_needs_auth`: wait (bounded) for `import-credentials`, which carries the
+ *   *name* of a credential configured on the workers only, then PATCH;
  * - `detection_found_multiple`: pick by the input's rule, or wait (bounded) for `import-choose`;
  * - `detection_found_nothing`: cancel the import and fail, naming the URL;
  * - `error`: restart (PATCH with no parameters) up to `maxRestarts` times, then fail.
@@ -48,7 +48,8 @@ import {
 import { activityCause } from '../../common/activity-failures';
 import { FailureType } from '../../common/failures';
 import { POLL, QUIET_POLL } from '../../workflows/activity-options';
-import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, resolvePollBounds, runBudgetReached, startPolling, statusQuery, trackStatus, type PollState, validatedWorkflow } from '../../workflows/kit';
+import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, refuseUntrusted, resolvePollBounds, runBudgetReached, startPolling, statusQuery, trackStatus, type PollState, validatedWorkflow } from '../../workflows/kit';
+import { credentialReferenceRefused, IMPORT_CREDENTIALS_SETTING, isCredentialReference } from '../../common/credential';
 import { importApi, ImportSession } from './session';
 import { nextImportStep, sourceNotFound } from './machine';
 import { messageOf, registerImportUpdates } from './updates';
@@ -111,7 +112,23 @@ function freshStatus(input: SourceImportInput): SourceImportStatus {
   };
 }
 
-export const sourceImport = validatedWorkflow('sourceImport', { what: 'source-import input', failures: 'import', schema: SourceImportInputSchema }, runImport);
+export const sourceImport = validatedWorkflow(
+  'sourceImport',
+  {
+    what: 'source-import input',
+    failures: 'import',
+    schema: SourceImportInputSchema,
+    // An env:/file: reference is refused at a fresh start. Runs that carry one already (started by 0.4.0, or
+    // continued from one) never resolve it: it is dropped before the schema sees it, and an import that needs
+    // credentials asks for them.
+    first: (input) => {
+      if (!isCredentialReference(input.credentials)) return;
+      if (input.resume === undefined) refuseUntrusted(credentialReferenceRefused('credentials', IMPORT_CREDENTIALS_SETTING));
+      return { ...input, credentials: undefined };
+    },
+  },
+  runImport,
+);
 
 async function runImport(input: SourceImportInput): Promise<SourceImportResult> {
   const bounds = resolvePollBounds(DEFAULT_IMPORT_POLL, input.poll);

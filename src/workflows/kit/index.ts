@@ -24,3 +24,4 @@ export * from './keep-trying';
 export * from './status-tracker';
 export * from './run-budget';
 export * from './validated-input';
+export * from './trusted-inputs';

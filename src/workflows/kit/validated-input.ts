@@ -8,7 +8,9 @@
  * The checks, in order, each one message listing the problems:
  * 1. the input is a plain object, nested at most `MAX_INPUT_DEPTH` levels (walked without recursion, so a deep
  *    input cannot overflow the stack of the check itself);
- * 2. the process's own first check, where it has one with a type of its own (a migration's `archiveTo`);
+ * 2. the process's own first check, where it has one with a type of its own (a migration's `archiveTo`, what an
+ *    input may no longer carry: `trusted-inputs.ts`); it may hand on a replacement input, for a run of an earlier
+ *    release carrying what is now refused (an import's `env:` reference, dropped, never resolved);
  * 3. the process's valibot schema (the one the CLI runs too).
  * A valid input reaches the body unchanged (the schema's output is not used): the commands it produces are the
  * ones it produced before, and every recorded history replays. `src/workflows/index.ts` exports only functions
@@ -42,9 +44,10 @@ export interface InputCheck {
   schema: Schema;
   /**
    * A check made before the schema's, for problems that carry a type of their own (it throws its own
-   * `ApplicationFailure`); it sees a plain object of bounded depth.
+   * `ApplicationFailure`); it sees a plain object of bounded depth. What it returns, if anything, replaces the
+   * input for the schema and the body.
    */
-  first?: (input: Readonly<Record<string, unknown>>) => void;
+  first?: (input: Readonly<Record<string, unknown>>) => Record<string, unknown> | void;
 }
 
 /** Marks a function made by `validatedWorkflow`; the check it makes is the value. */
@@ -85,10 +88,10 @@ export function validatedWorkflow<I, R>(type: string, check: InputCheck, body: (
   const entry = async (input: I): Promise<R> => {
     const shape = inputShapeProblem(input);
     if (shape !== undefined) throw refusal(check, [shape]);
-    check.first?.(input as Record<string, unknown>);
-    const problems = problemsOf(check.schema, input);
+    const admitted = (check.first?.(input as Record<string, unknown>) ?? input) as I;
+    const problems = problemsOf(check.schema, admitted);
     if (problems.length > 0) throw refusal(check, problems);
-    return body(input);
+    return body(admitted);
   };
   Object.defineProperty(entry, 'name', { value: type });
   Object.defineProperty(entry, INPUT_CHECK, { value: check });

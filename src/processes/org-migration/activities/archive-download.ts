@@ -17,7 +17,8 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import { basename, dirname } from 'node:path';
+import { pathInDataDir } from '../../../activities/data-dir';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { BACKOFF, backoffMs } from '../../../common/backoff';
@@ -130,7 +131,8 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
       });
       return { path: object.url, url: object.url, version: object.version, bytes: object.bytes, sha256: object.sha256, fetchedBytes: object.readBytes, resumedFrom: object.resumedFrom };
     }
-    const path = isAbsolute(input.path) ? input.path : resolve(deps.dataDir, input.path);
+    // Inside the data directory, links followed, before anything is created (runs of 0.4.0 may carry any path).
+    const path = await pathInDataDir(deps.dataDir, input.path, 'downloadDir');
     await mkdir(dirname(path), { recursive: true });
     const lock = await DownloadLock.acquire(path, LOCK_STALE_MS);
     const part = new PartFile(path);

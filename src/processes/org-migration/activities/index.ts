@@ -10,6 +10,7 @@ import { LonghaulMigrationGuid } from '../../../common/search-attributes';
 import { basename } from 'node:path';
 import { createArchiveDownload } from './archive-download';
 import { abortArchiveUpload, checkArchiveDestination, type ArchiveDestinationOutcome } from './archive-upload';
+import { pathInDataDir } from '../../../activities/data-dir';
 import { answer, expectList, expectShape, optional, required } from '../../../http/answer';
 import { countPoll, countSendLookup } from '../../../telemetry/metrics';
 import { conditionalPoll } from '../../../activities/conditional-poll';
@@ -139,10 +140,14 @@ export function createMigrationActivities(deps: ActivityDeps) {
     /**
      * The archive's destination (the input's `archiveTo`, else the worker's `LONGHAUL_ARCHIVE_TO`), checked with
      * one call to the store before the export is started: a missing bucket or a refusal fails typed and
-     * non-retryable; a store that is down fails retryable. The local data directory needs no check.
+     * non-retryable; a store that is down fails retryable. For the local data directory, `downloadDir` must stay
+     * inside it, links followed (`PathOutsideDataDir` otherwise): no export is started for an archive that could
+     * not be written.
      */
-    async checkArchiveDestination(input: { archiveTo?: string }): Promise<ArchiveDestinationOutcome> {
-      return checkArchiveDestination(input.archiveTo);
+    async checkArchiveDestination(input: { archiveTo?: string; downloadDir?: string }): Promise<ArchiveDestinationOutcome> {
+      const outcome = await checkArchiveDestination(input.archiveTo);
+      if (outcome.store === 'local' && input.downloadDir !== undefined) await pathInDataDir(deps.dataDir, input.downloadDir, 'downloadDir');
+      return outcome;
     },
 
     /** Drops the upload still open for the archive `path` names (its file name is the object's), after a failure or cancellation. */

@@ -1,7 +1,8 @@
 /**
  * The HTTP sink: POSTs each batch (at most 100 events and about 1 MB) as `{ feed, delivery, events }`, signed with
- * HMAC-SHA256 in `X-Hub-Signature-256`, the scheme of spec 001's webhook deliveries. The secret is read
- * here, at call time, from the environment (or `<NAME>_FILE`); it never enters workflow history.
+ * HMAC-SHA256 in `X-Hub-Signature-256`, the scheme of spec 001's webhook deliveries. The sink names a signing
+ * secret configured on the workers (`activities/named-secrets.ts`); it is read here, at call time, from its
+ * variable (or `<VARIABLE>_FILE`), and never enters workflow history.
  *
  * A batch is identified by its content (`delivery` = hash of feed and event ids), so a retry sends the
  * same bytes with the same signature; receivers dedupe by event id (see `SinkReceiver`).
@@ -11,6 +12,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Dispatcher } from 'undici';
 import type { FeedEvent } from '../../model';
 import { readSecret } from '../../../../config';
+import { configuredSinkSecretVariable } from '../../../../activities/named-secrets';
 import { TokenlessClient, type FailureTypes } from '../../../../http/tokenless';
 import { SIGNATURE_HEADER, signBody } from '../../../../http/signature';
 import { eventBatches } from './batches';
@@ -29,11 +31,12 @@ export function batchDeliveryId(feed: string, events: readonly Pick<FeedEvent, '
 }
 
 export async function postSignedBatches(
-  opts: { url: string; secretEnv: string; feed: string; events: readonly FeedEvent[]; batchSize?: number; batchBytes?: number; dispatcher?: Dispatcher },
+  opts: { url: string; secret: string; feed: string; events: readonly FeedEvent[]; batchSize?: number; batchBytes?: number; dispatcher?: Dispatcher },
 ): Promise<{ batches: number }> {
-  const secret = readSecret(opts.secretEnv);
+  const variable = configuredSinkSecretVariable(opts.secret);
+  const secret = readSecret(variable);
   if (!secret) {
-    throw ApplicationFailure.nonRetryable(`the HTTP sink needs a signing secret: set ${opts.secretEnv} (or ${opts.secretEnv}_FILE) on the worker`, SinkFailure.SecretMissing);
+    throw ApplicationFailure.nonRetryable(`the HTTP sink needs its signing secret ${JSON.stringify(opts.secret)}: set ${variable} (or ${variable}_FILE) on the worker`, SinkFailure.SecretMissing);
   }
   // The user's URL gets no API credential: the core's token-less client, with the sink's stable failure types.
   const client = new TokenlessClient({ api: 'sink', route: '/sink', dispatcher: opts.dispatcher, userAgent: 'longhaul-feeds/0.1' });

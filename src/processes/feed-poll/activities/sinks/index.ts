@@ -4,9 +4,9 @@
  * `insertId`), so a retry after a failure whose outcome was unknown never duplicates an event. It takes
  * ids, not events: the events wait in the poll's spool (`spool.ts`), never in workflow history.
  */
-import { isAbsolute, resolve } from 'node:path';
 import type { ActivityDeps } from '../../../../activities/context';
-import { DEFAULT_LOG_ID, DEFAULT_SINK_SECRET_ENV, defaultSinkFile, type FeedEvent, type SinkConfig } from '../../model';
+import { pathInDataDir } from '../../../../activities/data-dir';
+import { DEFAULT_LOG_ID, defaultSinkFile, sinkSecretName, sinkTrustRefusal, type FeedEvent, type SinkConfig } from '../../model';
 import { appendEventsOnce } from './file';
 import { postSignedBatches } from './http';
 import { writeLogEntries } from './logging';
@@ -43,7 +43,7 @@ export function createSinkActivities(deps: ActivityDeps) {
 async function deliverSpooled(deps: ActivityDeps, input: DeliverFeedEventsInput): Promise<DeliverFeedEventsResult> {
   const { sink, feed } = input;
   const spooled = await readSpooled(deps.dataDir, feed, input.spool, input.ids);
-  if (spooled.done) return { sink: sink.kind, delivered: 0, alreadyPresent: input.ids.length, destination: destinationOf(deps.dataDir, feed, sink) };
+  if (spooled.done) return { sink: sink.kind, delivered: 0, alreadyPresent: input.ids.length, destination: await destinationOf(deps.dataDir, feed, sink) };
   let result: DeliverFeedEventsResult;
   try {
     result = await deliver(deps, feed, sink, spooled.events);
@@ -62,25 +62,28 @@ async function deliverSpooled(deps: ActivityDeps, input: DeliverFeedEventsInput)
   return result;
 }
 
-function fileSinkPath(dataDir: string, feed: string, sink: { path?: string }): string {
-  const file = sink.path ?? defaultSinkFile(feed);
-  return isAbsolute(file) ? file : resolve(dataDir, file);
+/** The file sink's file: inside the data directory, links followed, or `PathOutsideDataDir` before anything is written. */
+function fileSinkPath(dataDir: string, feed: string, sink: { path?: string }): Promise<string> {
+  return pathInDataDir(dataDir, sink.path ?? defaultSinkFile(feed), 'file sink path');
 }
 
-function destinationOf(dataDir: string, feed: string, sink: SinkConfig): string {
+async function destinationOf(dataDir: string, feed: string, sink: SinkConfig): Promise<string> {
   if (sink.kind === 'file') return fileSinkPath(dataDir, feed, sink);
   return sink.kind === 'http' ? sink.url : `${sink.parent}/logs/${sink.logId ?? DEFAULT_LOG_ID}`;
 }
 
 async function deliver(deps: ActivityDeps, feed: string, sink: SinkConfig, events: FeedEvent[]): Promise<DeliverFeedEventsResult> {
-  const destination = destinationOf(deps.dataDir, feed, sink);
+  // The same rules the workflow applies to new runs, for polls a run of an earlier release asked for.
+  const refused = sinkTrustRefusal(sink, feed);
+  if (refused) throw refused;
+  const destination = await destinationOf(deps.dataDir, feed, sink);
   switch (sink.kind) {
     case 'file': {
       const { written, alreadyPresent } = await appendEventsOnce(destination, feed, events);
       return { sink: 'file', delivered: written, alreadyPresent, destination };
     }
     case 'http':
-      await postSignedBatches({ url: sink.url, secretEnv: sink.secretEnv ?? DEFAULT_SINK_SECRET_ENV, feed, events });
+      await postSignedBatches({ url: sink.url, secret: sinkSecretName(sink), feed, events });
       return { sink: 'http', delivered: events.length, alreadyPresent: 0, destination };
     case 'logging':
       await writeLogEntries(deps.google.logging, { parent: sink.parent, logId: sink.logId, feed, events });
