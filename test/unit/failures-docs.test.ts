@@ -52,7 +52,7 @@ const FAILURE_LIKE = [
   /^(Migration|Import|Archive|Feed|Sink|Hook|GoogleOperation|QuietPoll|Invalid|Outage)[A-Z][A-Za-z]*$/,
 ];
 /** Names of that look that are not failure types: other errors (a codec's, the worker configuration's, the emulator's) and code names (schemas too). */
-const NOT_FAILURE_TYPES = new Set(['CodecKeyError', 'ConfigError', 'EmulatorStateError', 'FeedFailure', 'MigrationFailure', 'OutageWatch', 'SinkReceiver']);
+const NOT_FAILURE_TYPES = new Set(['CodecKeyError', 'CodecServerConfigError', 'ConfigError', 'EmulatorStateError', 'FeedFailure', 'MigrationFailure', 'OutageWatch', 'SinkReceiver']);
 const isCodeName = (name: string) => NOT_FAILURE_TYPES.has(name) || name.endsWith('Schema');
 
 describe('the docs and the failure registry', () => {
