@@ -4,6 +4,7 @@
  * never passed to workflows.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { MAX_PART_BYTES, MAX_PARTS_IN_FLIGHT, MIB, MIN_PART_BYTES } from './object-store/limits';
 
 export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
@@ -44,6 +45,11 @@ export interface LonghaulConfig {
    * ones take the upload's defaults (8 MiB, 4).
    */
   archiveUpload: ArchiveUploadSettings;
+  /**
+   * Hosts (names or addresses, `LONGHAUL_ALLOWED_HOSTS`, comma-separated) an answer or an input may lead the worker
+   * to although they are loopback or private (an internal storage or sink): see `src/http/outbound-policy.ts`.
+   */
+  allowedHosts: string[];
 }
 
 /**
@@ -159,7 +165,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LonghaulConfig
     rateGovernor: rateGovernorSettings(env),
     registerSearchAttributes: onOff(env, 'LONGHAUL_REGISTER_SEARCH_ATTRIBUTES'),
     archiveUpload: archiveUploadSettings(env),
+    allowedHosts: allowedHosts(env),
   };
+}
+
+/** `LONGHAUL_ALLOWED_HOSTS`: host names or IP addresses (IPv6 with or without brackets), comma-separated; no schemes, ports or ranges. */
+export function allowedHosts(env: NodeJS.ProcessEnv): string[] {
+  const hosts = (env.LONGHAUL_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+  const hostName = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/i;
+  for (const host of hosts) {
+    if (!isIP(host.replace(/^\[(.*)\]$/, '$1')) && !hostName.test(host)) {
+      throw new ConfigError(`LONGHAUL_ALLOWED_HOSTS takes host names or IP addresses separated by commas, got ${JSON.stringify(host)}`);
+    }
+  }
+  return hosts;
 }
 
 /** `on`/`off` (any case) as a boolean; undefined when unset. */

@@ -237,6 +237,7 @@ export function activityDepsFromConfig(config: LonghaulConfig, overrides: Partia
     dataDir: config.dataDir,
     clock: Date.now,
     archiveUpload: config.archiveUpload,
+    outbound: { allowedHosts: config.allowedHosts },
     ...overrides,
   };
 }

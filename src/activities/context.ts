@@ -8,6 +8,7 @@ import type { GoogleClients } from '../http/google';
 import { currentCredential } from './credential-scope';
 import { CredentialFailure } from '../common/credential';
 import type { ArchiveUploadSettings } from '../config';
+import type { OutboundSettings } from '../http/outbound-policy';
 
 export interface ActivityDeps {
   /** The GitHub REST client of the default credential (base URL, token, retry policy, rate-limit gate). */
@@ -39,6 +40,11 @@ export interface ActivityDeps {
    * `LONGHAUL_ARCHIVE_PARTS_IN_FLIGHT`); unset: the upload's defaults.
    */
   archiveUpload?: ArchiveUploadSettings;
+  /**
+   * The operator's part of the outbound policy (`LONGHAUL_ALLOWED_HOSTS`) for addresses that come from answers or
+   * inputs (storage redirects, sink URLs); none listed when absent. Tests may inject the resolver.
+   */
+  outbound?: OutboundSettings;
 }
 
 /**

@@ -41,6 +41,7 @@ export const FAILURES = {
     EtagMismatch: { type: 'EtagMismatchError', handling: 'permanent', meaning: 'Google 409 `ABORTED` on a call with an etag: the resource changed since it was read' },
     UnexpectedResponse: { type: 'UnexpectedResponseError', handling: 'permanent', meaning: 'an answer of a kind the call never gets (no redirect where one is due, a status instead of the archive, a redirect a sink does not follow)' },
     ForeignOrigin: { type: 'ForeignOriginRefusedError', handling: 'permanent', meaning: "the call (its URL, a redirect or a `Link`) leads to another origin than the API's: refused, nothing sent there" },
+    OutboundRefused: { type: 'OutboundAddressRefused', handling: 'permanent', meaning: "an address the worker did not configure (a storage redirect, a sink URL, a `Link`) is refused by the outbound policy (not https, or unspecified, link-local, multicast, broadcast, reserved, or loopback/private without reason); `details[0].rule` names the rule, nothing was sent" },
     TooManyRedirects: { type: 'TooManyRedirectsError', handling: 'permanent', meaning: 'the API redirected more than 5 times (a redirect loop)' },
     PrimaryRateLimit: { type: 'PrimaryRateLimitError', handling: 'wait-as-told', meaning: "the rate-limit window is spent (`x-ratelimit-remaining: 0`): retried after its reset, on the server's clock" },
     SecondaryRateLimit: { type: 'SecondaryRateLimitError', handling: 'wait-as-told', meaning: "GitHub's secondary limit (or a bare 429): retried after `retry-after`, else 60 s doubling" },

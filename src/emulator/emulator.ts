@@ -349,7 +349,7 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
       // With a data directory, a change is on disk before the answer that reports it (see persistence/store.ts).
       await this.persistence?.afterRequest(method);
       // A fault after processing: the server acted, but the caller cannot know (lost or late answer).
-      if (fault?.afterProcessing && (await applyFault(fault, req, fail, send, result)) === 'answered') return;
+      if ((fault?.afterProcessing || fault?.kind === 'link') && (await applyFault(fault, req, fail, send, result)) === 'answered') return;
       send(result, rateHeaders);
     } finally {
       limiter?.leave(caller, now);

@@ -25,6 +25,12 @@ export async function applyFault(
     send({ status: answer.status, raw: answer.raw, headers: { ...(handled?.headers ?? {}), 'content-type': answer.contentType } }, {});
     return 'answered';
   }
+  if (fault.kind === 'link') {
+    // Only once the handler answered: before that there is nothing to add the link to.
+    if (!handled) return 'continue';
+    send({ ...handled, headers: { ...(handled.headers ?? {}), link: `<${fault.link ?? req.url ?? '/'}>; rel="next"` } }, {});
+    return 'answered';
+  }
   if (fault.kind === 'redirect') {
     send({ status: fault.status ?? 302, headers: { location: fault.location ?? req.url ?? '/' } }, {});
     return 'answered';

@@ -15,7 +15,7 @@ export interface FaultRule {
   method?: string;
   /** Matches the route pattern (`/orgs/:org/migrations/:id`) or the concrete path; a string is a substring test. */
   path?: string | RegExp;
-  kind: 'status' | 'reset' | 'slow' | 'redirect' | MalformedKind;
+  kind: 'status' | 'reset' | 'slow' | 'redirect' | 'link' | MalformedKind;
   /**
    * For `status`: the status to answer (500, 502, 503…). For the malformed kinds: the success status to
    * answer (default: the handler's own after processing, 200 before).
@@ -26,6 +26,11 @@ export interface FaultRule {
    * request's own path makes a loop). The status is `status`, default 302.
    */
   location?: string;
+  /**
+   * For `link`: the `Link: <link>; rel="next"` added to the handler's own answer (always after processing), a next
+   * page wherever the test wants one.
+   */
+  link?: string;
   /** For `status`: answer with an HTML error page (`text/html`), as proxies and load balancers do, instead of the API's JSON. */
   html?: boolean;
   /** For `status`: a `retry-after` header value in seconds. */

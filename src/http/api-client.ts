@@ -23,6 +23,8 @@ import { RateLimitGate } from './rate-limit-gate';
 import { githubRequestKind, outcomeOf, type BudgetTicket, type RequestBudget, type RequestKind } from './request-budget';
 import { observeSafely, type ApiObservation, type ApiObserver } from './observer';
 import { isRedirect, MAX_REDIRECTS, methodAfterRedirect } from './redirects';
+import { bareHost, decideOutbound, OutboundRefused, outboundFailure, shownUrl, type OutboundContext } from './outbound-policy';
+import { isIP } from 'node:net';
 
 /** Resolves the bearer token at call time (env var, file, ADC…); `undefined` sends no `Authorization`. */
 export type TokenProvider = () => string | undefined | Promise<string | undefined>;
@@ -173,6 +175,7 @@ export class ApiClient {
   async request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>> {
     const url = this.url(req.path, req.query);
     if (url.origin !== this.origin) {
+      this.refuseByPolicy(req.method, url);
       throw ApplicationFailure.nonRetryable(`refusing to send API credentials to ${url.origin} (API is ${this.origin})`, FailureType.ForeignOrigin);
     }
     const call = { method: req.method, url: `${url.origin}${url.pathname}` };
@@ -247,6 +250,7 @@ export class ApiClient {
         // An answer from another origin is not the API's (and would be taken for it): a download that is
         // redirected to storage asks for `manual` and checks the target itself.
         if (next.origin !== this.origin) {
+          this.refuseByPolicy(call.method, next);
           throw ApplicationFailure.nonRetryable(
             `${call.method} ${call.url} → ${res.statusCode}: redirects to ${next.origin}, another origin than the API's; not followed`,
             FailureType.ForeignOrigin,
@@ -312,6 +316,18 @@ export class ApiClient {
       if (!(err instanceof BodyTooLarge)) throw err;
       throw malformedAnswerFailure(call, `${res.statusCode}: ${err.message}`, attempt, { capBytes: err.capBytes, bytesRead: err.bytesRead });
     }
+  }
+
+  /**
+   * Another origin than the API's is never asked (credentials are attached), whatever it is; an address the
+   * outbound policy refuses outright (`0.0.0.0`, link-local, …) is named as such (`OutboundAddressRefused`), so the
+   * failure says what the answer pointed at. Decided on the URL alone: nothing is resolved or sent.
+   */
+  private refuseByPolicy(method: string, url: URL): void {
+    const apiHost = bareHost(this.baseUrl.hostname);
+    const ctx: OutboundContext = { api: { protocol: this.baseUrl.protocol, addresses: isIP(apiHost) ? [apiHost] : [] }, allowedHosts: [] };
+    const decision = decideOutbound({ protocol: url.protocol, host: url.hostname }, ctx);
+    if (!decision.allowed) throw outboundFailure(new OutboundRefused(decision.rule, shownUrl(url), undefined, decision.reason), method);
   }
 
   /** The path below the base URL (what route templates are made of); another origin is not one of our routes. */

@@ -31,6 +31,11 @@ export interface StorageGet {
   headersTimeoutMs?: number;
   /** @format milliseconds — silence between two body chunks. */
   bodyTimeoutMs?: number;
+  /**
+   * Connect to this address (one the outbound policy checked) instead of resolving the URL's host again: the
+   * `Host` header and TLS's server name stay the URL's host.
+   */
+  address?: string;
 }
 
 export interface StorageResponse {
@@ -181,10 +186,11 @@ export function storageGet(url: URL, headers: Record<string, string>, opts: Stor
     const own = Buffer.allocUnsafe(READ_BUFFER);
     // Asked before every read: the consumer's memory once the body flows, else the one reused buffer.
     const read = { buffer: () => body?.readTarget() ?? own, callback: onread };
+    const to = opts.address ?? host;
     const socket: Socket =
       url.protocol === 'https:'
-        ? tlsConnect({ host, port, servername: isIP(host) ? undefined : host, ALPNProtocols: ['http/1.1'], onread: read } as ConnectionOptions)
-        : netConnect({ host, port, onread: read });
+        ? tlsConnect({ host: to, port, servername: isIP(host) ? undefined : host, ALPNProtocols: ['http/1.1'], onread: read } as ConnectionOptions)
+        : netConnect({ host: to, port, onread: read });
     const fail = (err: Error) => {
       if (body) return body.ended(err);
       socket.destroy();

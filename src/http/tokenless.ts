@@ -10,7 +10,7 @@
  * `download.ts`).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { request, type Dispatcher } from 'undici';
+import { request, type Agent, type Dispatcher } from 'undici';
 import { flattenHeaders } from './api-client';
 import { currentAttempt } from './attempt';
 import { rangeHeaders, storageGet, type StorageGet, type StorageResponse } from './download';
@@ -21,6 +21,7 @@ import { BACKOFF } from '../common/backoff';
 import { decideNetworkRetry, decideRetry, FailureType, PERMANENT_STATUSES, type RetryDecision, type RetryPolicy } from './retry-policy';
 import { BODY_LIMITS, BodyTooLarge, readCappedText } from './body-limits';
 import { apiObserver } from '../telemetry/api-observer';
+import { checkedAddresses, checkOutboundUrl, guardedAgent, OutboundRefused, outboundFailure, shownUrl, type OutboundContext, type Resolver } from './outbound-policy';
 
 /**
  * Storage and sinks: the core's permanent statuses; 429 waits for its `retry-after` (else backs off like a
@@ -53,8 +54,19 @@ export interface TokenlessOptions {
   /** The attempt number of the running activity (1 outside activities). */
   attempt?: () => number;
   userAgent?: string;
-  /** For `send`; undici's global dispatcher without it. */
+  /**
+   * For `send`; without it, a dispatcher of the request's own whose connections pass the outbound policy. A
+   * dispatcher given here (a test's `MockAgent`) makes its own connections: the policy then judges the URL only.
+   */
   dispatcher?: Dispatcher;
+  /**
+   * The outbound policy's context of every URL this client is asked for (none is the operator's own), asked per
+   * request: the API whose answer or process named it may depend on the activity's credential. Without it the
+   * policy is at its strictest (https to public addresses only).
+   */
+  outbound?: () => OutboundContext | Promise<OutboundContext>;
+  /** The name resolution the policy judges and connects by (tests inject one). */
+  resolve?: Resolver;
   /** @format milliseconds — for `send`. */
   timeoutMs?: number;
   /** For `send`: the cap on a success answer's body (default `BODY_LIMITS.sinkAnswer`: 64 KiB). @format bytes */
@@ -113,17 +125,30 @@ export class TokenlessClient {
    */
   async send(req: TokenlessRequest, types?: FailureTypes): Promise<TokenlessAnswer> {
     const url = new URL(req.url);
+    let guarded: Agent | undefined;
+    try {
+      return await this.sendOnce(req, url, types, (ctx) => (guarded = guardedAgent(ctx, this.opts.resolve)));
+    } finally {
+      await guarded?.close();
+    }
+  }
+
+  private async sendOnce(req: TokenlessRequest, url: URL, types: FailureTypes | undefined, guarded: (ctx: OutboundContext) => Dispatcher): Promise<TokenlessAnswer> {
     let res: Dispatcher.ResponseData;
     try {
+      const ctx = await this.outboundContext();
+      checkOutboundUrl(url, ctx);
       res = await request(url, {
         method: req.method,
         headers: this.headers(req.headers),
         body: req.body,
-        dispatcher: this.opts.dispatcher,
+        dispatcher: this.opts.dispatcher ?? guarded(ctx),
         headersTimeout: this.opts.timeoutMs ?? 30_000,
         bodyTimeout: this.opts.timeoutMs ?? 30_000,
       });
     } catch (err) {
+      const refusal = refusalIn(err);
+      if (refusal) throw this.refused(refusal, req.method, url);
       throw this.failure(this.networkFailure(req.method, err), req.method, url, types);
     }
     const headers = flattenHeaders(res.headers);
@@ -164,11 +189,27 @@ export class TokenlessClient {
    */
   async get(url: URL, opts: StorageGet = {}): Promise<StorageResponse> {
     try {
-      return await storageGet(url, this.headers(rangeHeaders(opts)), opts);
+      // Once per connection, before it is made: the socket goes to the address that was checked.
+      const ctx = await this.outboundContext();
+      checkOutboundUrl(url, ctx);
+      const [address] = await checkedAddresses(url.hostname, ctx, this.opts.resolve, shownUrl(url));
+      return await storageGet(url, this.headers(rangeHeaders(opts)), { ...opts, address });
     } catch (err) {
+      if (err instanceof OutboundRefused) throw this.refused(err, 'GET', url);
       if (opts.signal?.aborted) throw opts.signal.reason;
       throw this.failure(this.networkFailure('GET', err), 'GET', url);
     }
+  }
+
+  private async outboundContext(): Promise<OutboundContext> {
+    return (await this.opts.outbound?.()) ?? { allowedHosts: [] };
+  }
+
+  /** The policy's refusal, named by the request's URL (a refusal at connect time only knew the host). */
+  private refused(refusal: OutboundRefused, method: string, url: URL): ApplicationFailure {
+    const named = new OutboundRefused(refusal.rule, shownUrl(url), refusal.address, refusal.reason);
+    this.observe({ kind: 'network-failure', method, path: this.opts.route, decision: { kind: 'permanent', type: FailureType.OutboundRefused, status: 0, message: named.message }, attempt: this.attempt() });
+    return outboundFailure(named, method);
   }
 
   private networkFailure(method: string, err: unknown): Exclude<RetryDecision, { kind: 'success' }> {
@@ -189,4 +230,10 @@ export class TokenlessClient {
   private observe(observation: ApiObservation): void {
     observeSafely(this.observer, observation);
   }
+}
+
+/** The policy's refusal in an error or its causes (undici may wrap what a connection's lookup failed with). */
+function refusalIn(err: unknown): OutboundRefused | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) if (e instanceof OutboundRefused) return e;
+  return undefined;
 }

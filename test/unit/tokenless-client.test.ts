@@ -55,6 +55,9 @@ async function serve(handler: Handler): Promise<{ base: string; seen: Seen[] }> 
   return { base: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, seen };
 }
 
+/** The outbound policy's context of the emulator's case: the API is http on loopback, so are storage and sinks. */
+const LOOPBACK_API = { outbound: async () => ({ api: { protocol: 'http:', addresses: ['127.0.0.1'] }, allowedHosts: [] }) };
+
 const credentialHeaders = (s: Seen) => ['authorization', 'cookie', 'proxy-authorization'].filter((h) => s.headers[h] !== undefined);
 
 function archiveRoutes(storage: (reply: Parameters<Handler>[1]) => void): Handler {
@@ -85,7 +88,7 @@ describe('token-less client: no credential reaches storage or a sink', () => {
 
   it('drops credential headers a caller hands it, on both transports', async () => {
     const { base, seen } = await serve((_req, reply) => reply(200, { 'content-type': 'application/json' }, '{}'));
-    const client = new TokenlessClient({ api: 'sink', route: '/sink', observer: { observe: () => undefined } });
+    const client = new TokenlessClient({ api: 'sink', route: '/sink', observer: { observe: () => undefined }, ...LOOPBACK_API });
     const sneaky = { Authorization: `Bearer ${TOKEN}`, cookie: 'session=1', 'Proxy-Authorization': 'Basic eA==', 'x-kept': 'yes' };
     await client.send({ method: 'POST', url: `${base}/in`, headers: sneaky, body: '{}' });
     const res = await client.get(new URL(`${base}/object`), { from: 5, ifRange: '"etag"' });
@@ -105,7 +108,7 @@ describe('token-less client: no credential reaches storage or a sink', () => {
     process.env.LONGHAUL_SINK_TOKENLESS_SECRET = 'sink-secret';
     try {
       const { base, seen } = await serve((_req, reply) => reply(204));
-      await postSignedBatches({ url: `${base}/in?key=k`, secret: 'tokenless', feed: '/events', events: [{ id: '1' } as never] });
+      await postSignedBatches({ url: `${base}/in?key=k`, secret: 'tokenless', feed: '/events', events: [{ id: '1' } as never], ...LOOPBACK_API });
       expect(seen).toHaveLength(1);
       expect(credentialHeaders(seen[0])).toEqual([]);
       expect(seen[0].headers['x-hub-signature-256']).toMatch(/^sha256=/);
@@ -136,7 +139,7 @@ describe("token-less client: the core's decision for every answer", () => {
     const { base, seen } = await serve((req, reply) => (req.url === '/in' ? reply(307, { location: '/elsewhere?token=t' }) : reply(200)));
     process.env.LONGHAUL_SINK_SECRETS = 'tokenless';
     process.env.LONGHAUL_SINK_TOKENLESS_SECRET = 'sink-secret';
-    const err = await failureOf(postSignedBatches({ url: `${base}/in`, secret: 'tokenless', feed: '/events', events: [{ id: '1' } as never] }));
+    const err = await failureOf(postSignedBatches({ url: `${base}/in`, secret: 'tokenless', feed: '/events', events: [{ id: '1' } as never], ...LOOPBACK_API }));
     expect(err).toMatchObject({ type: 'SinkRejected', nonRetryable: true });
     expect(err.message).toContain(`redirects to ${base}/elsewhere`);
     expect(err.message).not.toContain('token=t');
@@ -147,7 +150,7 @@ describe("token-less client: the core's decision for every answer", () => {
     process.env.LONGHAUL_SINK_SECRETS = 'tokenless';
     process.env.LONGHAUL_SINK_TOKENLESS_SECRET = 'sink-secret';
     const sink = await serve((_req, reply) => reply(429, { 'retry-after': '3' }, 'slow down'));
-    const err = await failureOf(postSignedBatches({ url: `${sink.base}/in`, secret: 'tokenless', feed: '/events', events: [{ id: '1' } as never] }));
+    const err = await failureOf(postSignedBatches({ url: `${sink.base}/in`, secret: 'tokenless', feed: '/events', events: [{ id: '1' } as never], ...LOOPBACK_API }));
     expect(err).toMatchObject({ type: 'SinkUnavailable', nonRetryable: false, nextRetryDelay: 3000 });
     await new Promise<void>((resolve) => server!.close(() => resolve()));
     server = undefined;

@@ -28,6 +28,7 @@ import { flattenHeaders } from '../../../http/api-client';
 import { discard, readHead, type StorageResponse } from '../../../http/download';
 import { isRedirect, MAX_REDIRECTS } from '../../../http/redirects';
 import { TokenlessClient } from '../../../http/tokenless';
+import { outboundContext } from '../../../http/outbound-policy';
 import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, rangeStart, validatorOf } from './archive-checks';
 import { DownloadLock, PartFile } from './archive-part';
 import { longhaulMetrics } from '../../../telemetry/metrics';
@@ -96,11 +97,14 @@ export function createArchiveDownload(deps: ActivityDeps) {
 }
 
 /** The download itself, independent of the activity context (benchmarks run it in a plain process). */
-export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubClients' | 'dataDir' | 'archiveUpload'> & Partial<Pick<ActivityDeps, 'clock' | 'sleep'>>) {
+export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubClients' | 'dataDir' | 'archiveUpload'> & Partial<Pick<ActivityDeps, 'clock' | 'sleep' | 'outbound'>>) {
   // An upload waits out a failing store on the deps' clock (a test's), else on the wall clock.
   const clock: UploadClock = { now: deps.clock ?? WALL_CLOCK.now, sleep: deps.sleep ?? WALL_CLOCK.sleep };
-  // Storage gets no credential: pre-signed URLs are fetched by the core's token-less client.
-  const storage = new TokenlessClient({ api: 'storage', route: '/object' });
+  // Storage gets no credential: pre-signed URLs are fetched by the core's token-less client. Where the API's
+  // answer points passes the outbound policy, judged against that API's own origin.
+  const resolver = deps.outbound?.resolve;
+  const outbound = () => outboundContext(githubFor(deps).baseUrl, deps.outbound?.allowedHosts ?? [], resolver);
+  const storage = new TokenlessClient({ api: 'storage', route: '/object', outbound, resolve: resolver });
   const archiveUrl = async (input: ArchiveDownloadInput): Promise<URL> => {
     const api = `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive`;
     const res = await githubFor(deps).request({ method: 'GET', path: api, redirect: 'manual' }).catch((err: unknown) => {

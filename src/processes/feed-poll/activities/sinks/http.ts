@@ -14,6 +14,7 @@ import type { FeedEvent } from '../../model';
 import { readSecret } from '../../../../config';
 import { configuredSinkSecretVariable } from '../../../../activities/named-secrets';
 import { TokenlessClient, type FailureTypes } from '../../../../http/tokenless';
+import type { OutboundContext, Resolver } from '../../../../http/outbound-policy';
 import { SIGNATURE_HEADER, signBody } from '../../../../http/signature';
 import { eventBatches } from './batches';
 import { failureTypes } from '../../../../common/failures';
@@ -31,7 +32,18 @@ export function batchDeliveryId(feed: string, events: readonly Pick<FeedEvent, '
 }
 
 export async function postSignedBatches(
-  opts: { url: string; secret: string; feed: string; events: readonly FeedEvent[]; batchSize?: number; batchBytes?: number; dispatcher?: Dispatcher },
+  opts: {
+    url: string;
+    secret: string;
+    feed: string;
+    events: readonly FeedEvent[];
+    batchSize?: number;
+    batchBytes?: number;
+    dispatcher?: Dispatcher;
+    /** The outbound policy's context of the sink URL (the feed's API origin, the allowed hosts); strictest without it. */
+    outbound?: () => Promise<OutboundContext>;
+    resolve?: Resolver;
+  },
 ): Promise<{ batches: number }> {
   const variable = configuredSinkSecretVariable(opts.secret);
   const secret = readSecret(variable);
@@ -39,7 +51,7 @@ export async function postSignedBatches(
     throw ApplicationFailure.nonRetryable(`the HTTP sink needs its signing secret ${JSON.stringify(opts.secret)}: set ${variable} (or ${variable}_FILE) on the worker`, SinkFailure.SecretMissing);
   }
   // The user's URL gets no API credential: the core's token-less client, with the sink's stable failure types.
-  const client = new TokenlessClient({ api: 'sink', route: '/sink', dispatcher: opts.dispatcher, userAgent: 'longhaul-feeds/0.1' });
+  const client = new TokenlessClient({ api: 'sink', route: '/sink', dispatcher: opts.dispatcher, userAgent: 'longhaul-feeds/0.1', outbound: opts.outbound, resolve: opts.resolve });
   let batches = 0;
   for (const events of eventBatches(opts.events, opts.batchSize, opts.batchBytes)) {
     const delivery = batchDeliveryId(opts.feed, events);

@@ -4,8 +4,9 @@
  * `insertId`), so a retry after a failure whose outcome was unknown never duplicates an event. It takes
  * ids, not events: the events wait in the poll's spool (`spool.ts`), never in workflow history.
  */
-import type { ActivityDeps } from '../../../../activities/context';
+import { githubFor, type ActivityDeps } from '../../../../activities/context';
 import { pathInDataDir } from '../../../../activities/data-dir';
+import { outboundContext, type OutboundContext, type Resolver } from '../../../../http/outbound-policy';
 import { DEFAULT_LOG_ID, defaultSinkFile, sinkSecretName, sinkTrustRefusal, type FeedEvent, type SinkConfig } from '../../model';
 import { appendEventsOnce } from './file';
 import { postSignedBatches } from './http';
@@ -83,10 +84,16 @@ async function deliver(deps: ActivityDeps, feed: string, sink: SinkConfig, event
       return { sink: 'file', delivered: written, alreadyPresent, destination };
     }
     case 'http':
-      await postSignedBatches({ url: sink.url, secret: sinkSecretName(sink), feed, events });
+      await postSignedBatches({ url: sink.url, secret: sinkSecretName(sink), feed, events, ...sinkOutbound(deps) });
       return { sink: 'http', delivered: events.length, alreadyPresent: 0, destination };
     case 'logging':
       await writeLogEntries(deps.google.logging, { parent: sink.parent, logId: sink.logId, feed, events });
       return { sink: 'logging', delivered: events.length, alreadyPresent: 0, destination };
   }
+}
+
+/** The sink URL is the caller's: it passes the outbound policy, judged against the feed's own API origin. */
+function sinkOutbound(deps: ActivityDeps): { outbound: () => Promise<OutboundContext>; resolve?: Resolver } {
+  const resolver = deps.outbound?.resolve;
+  return { outbound: () => outboundContext(githubFor(deps).baseUrl, deps.outbound?.allowedHosts ?? [], resolver), resolve: resolver };
 }
