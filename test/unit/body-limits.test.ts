@@ -101,7 +101,9 @@ describe('bounded reads', () => {
 
   it("a sink's success answer past its cap is the sink's retryable failure naming the cap; the read stops there", async () => {
     const server = await flood(200);
-    const client = new TokenlessClient({ api: 'sink', route: '/sink', observer: { observe: () => undefined }, maxAnswerBytes: CAP, attempt: () => 1 });
+    // The sink is on loopback, as the API is (the emulator's case): the outbound policy lets it through.
+    const loopbackApi = async () => ({ api: { protocol: 'http:', addresses: ['127.0.0.1'] }, allowedHosts: [] });
+    const client = new TokenlessClient({ api: 'sink', route: '/sink', observer: { observe: () => undefined }, maxAnswerBytes: CAP, attempt: () => 1, outbound: loopbackApi });
     const failure = await failureOf(client.send({ method: 'POST', url: `${server.url}/hook`, body: '{}' }, { retry: 'SinkUnavailable', permanent: 'SinkRejected' }));
     expect(failure.type).toBe('SinkUnavailable');
     expect(failure.nonRetryable).toBe(false);
