@@ -1,6 +1,6 @@
 /**
  * One rate budget for a fleet of worker PROCESSES (spawned as `npm run worker` does, not in-process):
- * a limit one worker learns stops the other, a worker started during a known wait sends nothing until it
+ * a limit one worker learns stops the other, a worker that joins the work during a known wait sends nothing until it
  * ends, and a 422 "spammed" on one hook closes content creation for every hook. Each worker is judged by what
  * it knew: its `limit-learned` log lines against the requests it sent (`fleet-news.ts`), both on its own clock,
  * so a slow machine delays the news but cannot fail the test; how long the news took is printed.
