@@ -64,8 +64,9 @@ export default tseslint.config(
     },
   },
   {
-    // The `longhaul` launcher (package.json bin): plain CommonJS run by Node before TypeScript is loaded.
-    files: ['bin/**/*.js'],
+    // The `longhaul` launcher (package.json bin) and test preloads: plain CommonJS run by Node before (or without)
+    // TypeScript's loader.
+    files: ['bin/**/*.js', 'test/**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

@@ -12,6 +12,7 @@ import { currentActivity } from '../temporal/current-activity';
 export type LogEvent =
   | 'rate-limit-wait'
   | 'governor-wait'
+  | 'limit-learned'
   | 'retry'
   | 'permanent-failure'
   | 'sink-failure'

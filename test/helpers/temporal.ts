@@ -50,9 +50,13 @@ export interface TestWorker {
   stop(): Promise<void>;
 }
 
-/** A client of the suite's dev server (or of `server`); the caller closes its connection. */
+/**
+ * A client of the suite's dev server (or of `server`); the caller closes its connection. The server is up (the
+ * global setup saw it answer): the connection's deadline only guards against a hang, so it is not the SDK's 10 s,
+ * which a loaded machine's server missed (`npm run test:busy`, load average 21: "Failed to connect before the deadline").
+ */
 export async function testClient(server: TemporalServer = sharedServer()): Promise<Client> {
-  const connection = await Connection.connect({ address: server.address });
+  const connection = await Connection.connect({ address: server.address, connectTimeout: '2 minutes' });
   return new Client({ connection, namespace: server.namespace });
 }
 

@@ -25,10 +25,17 @@ export interface WorkerProcess {
 
 const started: WorkerProcess[] = [];
 
+export interface WorkerProcessOptions {
+  timeoutMs?: number;
+  /** Preload `sent-requests.cjs`: the process writes a line for every HTTP request it sends (`sentRequests`). */
+  recordSends?: boolean;
+}
+
 /** Starts a worker process with `env` on top of the test's environment; resolves once it polls its task queue. */
-export function startWorkerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<WorkerProcess> {
+export function startWorkerProcess(env: Record<string, string>, options: WorkerProcessOptions = {}): Promise<WorkerProcess> {
   const serverEnv = { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), LONGHAUL_WORKFLOW_BUNDLE: inject('workflowBundlePath') };
-  return spawnWorker([join(root, 'src', 'worker.ts')], { ...serverEnv, ...env }, 'polling task queue', timeoutMs);
+  const preload = options.recordSends ? ['--require', join(__dirname, 'sent-requests.cjs')] : [];
+  return spawnWorker([...preload, join(root, 'src', 'worker.ts')], { ...serverEnv, ...env }, 'polling task queue', options.timeoutMs ?? 90_000);
 }
 
 /**

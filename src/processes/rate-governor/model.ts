@@ -163,6 +163,12 @@ export interface AcquireGrant {
   retryInMs?: number;
   /** Why the rest were refused (shown in failures and the UI). */
   reason?: string;
+  /**
+   * Epoch ms (governor's clock): set when the rest were refused because the API told a worker to wait (a limited
+   * answer reported to the governor), until when that wait is in force. The worker closes its own gate until
+   * then; refusals for the governor's own pacing (budget, slots) carry none.
+   */
+  limitedUntil?: number;
   /** This worker's share of the fleet-wide concurrency cap. */
   concurrency: number;
   /** The window the permits were granted from (for refunds). */
@@ -312,7 +318,8 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
     };
   };
 
-  if (state.blockedUntil > now) return refuse(0, state.blockedUntil, state.blockedReason ?? 'rate limited');
+  // Only a reported limit sets `blockedUntil` (`reportLimit`): the refusal tells the worker until when it is in force.
+  if (state.blockedUntil > now) return { ...refuse(0, state.blockedUntil, state.blockedReason ?? 'rate limited'), limitedUntil: state.blockedUntil };
   if (req.kind === 'content' && state.contentBlockedUntil > now) {
     return refuse(0, state.contentBlockedUntil, 'content creation closed after a 422 "spammed" answer');
   }

@@ -139,6 +139,8 @@ export class GovernorLink implements RequestBudget {
           ? { ok: false, retryInMs: this.closedUntil - now + Math.round(this.random() * 1000), reason: this.closedReason }
           : await untilCancelled(this.ask(kind, deadline));
       if (answer.ok) {
+        // A limit learned while the answer travelled (this worker's own limited answer) outranks the permit.
+        if (this.closedUntil > this.clock()) continue;
         if (answer.slotAt === undefined) return answer.window;
         if (answer.lateMs !== undefined) this.slotLead = nextSlotLead(this.slotLead, answer.lateMs, false);
         // A slot far ahead was granted before limits reported meanwhile: confirm the gate just before it,
@@ -172,6 +174,8 @@ export class GovernorLink implements RequestBudget {
         }
         const releaseAt = this.clock();
         if (releaseAt > deadline) throw this.refusal(timeSpent, call);
+        // A limit learned while waiting for the slot: the slot is given up, the loop waits for the limit's end.
+        if (this.closedUntil > releaseAt) continue;
         if (slotStillValid(answer.slotAt, releaseAt, spacingMs)) {
           this.lastReleaseAt = releaseAt;
           return answer.window;
@@ -247,6 +251,7 @@ export class GovernorLink implements RequestBudget {
     const now = this.clock();
     const jitter = Math.round(this.random() * 1000);
     if (snap.blockedUntil !== undefined && snap.blockedUntil > now && snap.reason !== BUDGET_SPENT) {
+      this.heardOfLimit(snap.blockedUntil, snap.reason ?? 'rate limited', 'governor');
       return { retryInMs: snap.blockedUntil - now + jitter, reason: snap.reason ?? 'rate limited' };
     }
     if (kind === 'content' && snap.contentBlockedUntil !== undefined && snap.contentBlockedUntil > now) {
@@ -287,6 +292,7 @@ export class GovernorLink implements RequestBudget {
           continue;
         }
         const lateMs = grant.grantedAt === undefined ? undefined : this.clock() - grant.grantedAt;
+        if (grant.limitedUntil !== undefined) this.heardOfLimit(grant.limitedUntil, grant.reason ?? 'rate limited', 'governor');
         this.concurrency = grant.concurrency;
         this.wakeSlots();
         const slots = grant.slotTimes?.slice(0, grant.granted);
@@ -346,15 +352,30 @@ export class GovernorLink implements RequestBudget {
       this.observation = { obs: { remaining: outcome.remaining, limit: outcome.limit, resetInMs: outcome.resetInMs }, at: outcome.at };
     }
     const limited = outcome.limited;
-    if (limited && limited.kind !== 'content' && outcome.at + limited.waitMs > this.closedUntil) {
-      this.closedUntil = outcome.at + limited.waitMs;
-      this.closedReason = `${limited.kind} rate limit: ${limited.message}`;
-    }
+    if (limited && limited.kind !== 'content') this.heardOfLimit(outcome.at + limited.waitMs, `${limited.kind} rate limit: ${limited.message}`, 'answer');
     if (limited || this.wantObservationNow) {
       this.wantObservationNow = false;
       const report: LimitReport | undefined = limited ? { ...limited, ageMs: this.clock() - outcome.at, workerId: this.workerId } : undefined;
       void this.signal({ limit: report, observation: this.takeObservation() });
     }
+  }
+
+  /**
+   * Closes the local mirror until `until` (never shortens it) and logs, once per new end, that this worker learned
+   * of the wait and from where: what a fleet test compares this worker's sends with (nothing may go out before `until`).
+   */
+  private heardOfLimit(until: number, reason: string, source: 'answer' | 'governor'): void {
+    if (until <= this.closedUntil) return;
+    this.closedUntil = until;
+    this.closedReason = reason;
+    const [at, end] = [new Date(this.clock()).toISOString(), new Date(until).toISOString()];
+    activityLog('info', 'limit-learned', `${this.opts.credential} is rate limited until ${end}, learned from ${source === 'answer' ? 'an answer of the API' : 'the rate governor'} (${reason})`, {
+      api: 'github',
+      credential: this.opts.credential,
+      source,
+      at,
+      until: end,
+    });
   }
 
   private readonly refunds = new Map<number, number>();

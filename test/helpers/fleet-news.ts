@@ -1,0 +1,89 @@
+/**
+ * What each worker process of a fleet test knew about rate limits, and what it sent: its `limit-learned` log lines
+ * (`LONGHAUL_LOG_FORMAT=json`, from `GovernorLink`) and its sends (`recordSends`, `sent-requests.cjs`), both on the
+ * process's own clock. A fleet keeps a limit when no worker sends while a wait it has learned of is in force; how
+ * long the news took to reach each worker depends on the machine's speed, so it is reported, not asserted.
+ */
+import { expect } from 'vitest';
+import type { WorkerProcess } from './worker-process';
+import { waitFor } from './wait';
+
+/** The prefix of the lines `sent-requests.cjs` writes. */
+const SENT_PREFIX = 'longhaul-test-sent ';
+
+export interface SentRequest {
+  at: number;
+  method: string;
+  path: string;
+}
+
+export interface LimitLearned {
+  /** @format epoch milliseconds — when the worker learned of the wait. */
+  at: number;
+  /** @format epoch milliseconds — until when the wait it learned of is in force. */
+  until: number;
+  source: 'answer' | 'governor';
+}
+
+function lines(worker: WorkerProcess): string[] {
+  return worker.output().split('\n');
+}
+
+/** The requests `worker` sent to `origin` (an emulator's), in order. */
+export function sentRequests(worker: WorkerProcess, origin: string): SentRequest[] {
+  return lines(worker)
+    .filter((line) => line.startsWith(SENT_PREFIX))
+    .map((line) => JSON.parse(line.slice(SENT_PREFIX.length)) as SentRequest & { origin: string })
+    .filter((sent) => sent.origin === origin)
+    .map(({ at, method, path }) => ({ at, method, path }));
+}
+
+/**
+ * Waits until the workers' records hold as many requests to `origin` as its server saw (a record is written before
+ * the request goes out, but the test reads it from a pipe), and checks they are exactly those: nothing unrecorded.
+ */
+export async function everySendRecorded(workers: WorkerProcess[], origin: string, seenByServer: () => number): Promise<void> {
+  const recorded = () => workers.reduce((n, w) => n + sentRequests(w, origin).length, 0);
+  await waitFor(`every request ${origin} saw in its sender's record`, recorded, (n) => n >= seenByServer(), 30_000, 50);
+  expect(recorded()).toBe(seenByServer());
+}
+
+/** Every wait `worker` learned of (its `limit-learned` log lines), in order. */
+export function limitsLearned(worker: WorkerProcess): LimitLearned[] {
+  const out: LimitLearned[] = [];
+  for (const line of lines(worker)) {
+    if (!line.startsWith('{') || !line.includes('"limit-learned"')) continue;
+    const entry = JSON.parse(line) as { event?: string; at?: string; until?: string; source?: LimitLearned['source'] };
+    if (entry.event === 'limit-learned' && entry.at && entry.until && entry.source) out.push({ at: Date.parse(entry.at), until: Date.parse(entry.until), source: entry.source });
+  }
+  return out;
+}
+
+/** Requests `worker` sent after it had learned of a wait and before that wait's end: a correct fleet sends none. */
+export function sentWhileKnownLimited(worker: WorkerProcess, origin: string): { sent: SentRequest; learned: LimitLearned }[] {
+  const learned = limitsLearned(worker);
+  return sentRequests(worker, origin).flatMap((sent) => {
+    const known = learned.find((l) => l.at < sent.at && sent.at < l.until);
+    return known ? [{ sent, learned: known }] : [];
+  });
+}
+
+/**
+ * How long the news of each wait took: a wait starts with the first answer that announced it to any worker
+ * (`source: 'answer'`); for each other worker, the time until it learned of it (by either source) before it ended.
+ */
+export function newsDelays(workers: WorkerProcess[]): { wait: number; worker: number; delayMs: number; source: LimitLearned['source'] }[] {
+  const learned = workers.map(limitsLearned);
+  const announcements = learned
+    .flatMap((ls, worker) => ls.filter((l) => l.source === 'answer').map((l) => ({ ...l, worker })))
+    .sort((a, b) => a.at - b.at);
+  const waits: (LimitLearned & { worker: number })[] = [];
+  for (const a of announcements) if (waits.length === 0 || a.at >= waits[waits.length - 1].until) waits.push(a);
+  return waits.flatMap((wait, w) =>
+    learned.flatMap((ls, worker) => {
+      if (worker === wait.worker) return [];
+      const first = ls.find((l) => l.at >= wait.at && l.at < wait.until);
+      return first ? [{ wait: w, worker, delayMs: first.at - wait.at, source: first.source }] : [];
+    }),
+  );
+}
