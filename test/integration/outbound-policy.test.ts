@@ -41,7 +41,7 @@ async function listenOnAllInterfaces(): Promise<NonNullable<typeof listener>> {
 afterEach(async () => {
   await new Promise((resolve) => (listener ? listener.server.close(resolve) : resolve(undefined)));
   listener = undefined;
-  delete process.env.OUTBOUND_IT_SECRET;
+  delete process.env.LONGHAUL_SINK_SECRET;
 });
 
 /** The failure types of every failed activity attempt in a workflow's history. */
@@ -80,10 +80,10 @@ describe('the outbound policy on the real stack', () => {
 
   it('refuses an HTTP sink at http://0.0.0.0:<port> before connecting: the batch stays pending, nothing reaches the listener', async () => {
     const own = await listenOnAllInterfaces();
-    process.env.OUTBOUND_IT_SECRET = 'sink-secret';
+    process.env.LONGHAUL_SINK_SECRET = 'sink-secret';
     const feed = '/orgs/outbound-org/events';
     const s = await startStack({ fixture: outboundFixture(), feeds: { eventsPerMinute: 0, initialEvents: 3, pollIntervalSeconds: 1 } }, noRetryPolicy);
-    const scheduleId = await s.schedule({ feed, sink: { kind: 'http', url: `http://0.0.0.0:${own.port}/in`, secretEnv: 'OUTBOUND_IT_SECRET' }, outage: OUTAGE });
+    const scheduleId = await s.schedule({ feed, sink: { kind: 'http', url: `http://0.0.0.0:${own.port}/in` }, outage: OUTAGE });
 
     const outcome = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(outcome).toMatchObject({ kind: 'sink-failed', pending: 3 });
