@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// js-yaml is in node_modules through the development tools; its types are not, hence this one signature.
+// js-yaml is a development dependency; its types are not installed, hence this one signature.
 const { load } = createRequire(__filename)('js-yaml') as { load(text: string): unknown };
 const COMPOSE = readFileSync(join(__dirname, '..', '..', 'docker-compose.yml'), 'utf8');
 
