@@ -114,16 +114,20 @@ describe('feed polling on Temporal Schedules', () => {
     expect(first).toMatchObject({ kind: 'delivered', delivered: 4, pollIntervalSeconds: 4 });
     const quotaAfterFirst = usedQuota(s.emulator);
 
+    // The second poll's answer asks for 10 s: the early run below has 10 s to come, not the 4 s it had when this
+    // test failed on a loaded machine (its trigger came after the 4 s had passed).
+    s.emulator.feeds.setPollInterval(10, feed);
     await sleep(4_400);
     const second = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
-    expect(second.kind).toBe('not-modified');
+    expect(second).toMatchObject({ kind: 'not-modified', pollIntervalSeconds: 10 });
     expect(usedQuota(s.emulator)).toBe(quotaAfterFirst);
 
     // Fired soon after a poll (a second later: scheduled runs are named by the second): no API call, recorded as skipped.
     await sleep(1_100);
     const third = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(third).toMatchObject({ kind: 'skipped', reason: 'early' });
-    expect(Date.parse(third.kind === 'skipped' ? third.dueAt : '')).toBeGreaterThan(Date.now());
+    const dueAt = Date.parse(third.kind === 'skipped' ? third.dueAt : '');
+    expect(dueAt).toBeGreaterThan(Date.now());
     // A one-off `feed-poll` shares the cursor: it is early too.
     const oneOff = await s.client.workflow.execute(feedPollRun, {
       taskQueue: s.taskQueue,
@@ -135,7 +139,7 @@ describe('feed polling on Temporal Schedules', () => {
 
     // The server asks for more time: the next poll learns it, and runs before it has passed are skipped.
     s.emulator.feeds.setPollInterval(30, feed);
-    await sleep(4_400);
+    await sleep(Math.max(0, dueAt - Date.now()) + 400);
     const fourth = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(fourth).toMatchObject({ kind: 'not-modified', pollIntervalSeconds: 30 });
     await sleep(4_400);
