@@ -24,6 +24,7 @@ import {
 } from '../../src/processes/source-import/model';
 import { importCredential } from '../../src/activities/named-secrets';
 import { parseAuthorsFile } from '../../src/processes/source-import/cli';
+import { GHP } from '../helpers/fake-secrets';
 
 const valid: SourceImportInput = { owner: 'octo-org', repo: 'alpha', vcsUrl: 'https://svn.example.test/repos/happy' };
 
@@ -83,7 +84,7 @@ describe('source-import input validation', () => {
   });
 
   it('refuses credentials inside the URL or in place of a name without repeating them', () => {
-    const problems = importInputProblems({ ...valid, vcsUrl: 'https://me:hunter2@svn.example.test/r', credentials: 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB' });
+    const problems = importInputProblems({ ...valid, vcsUrl: 'https://me:hunter2@svn.example.test/r', credentials: GHP });
     expect(problems).toEqual([
       'vcsUrl carries credentials in its user-info part (user:password@host); remove it from vcsUrl and pass the secret by reference instead (import --credentials NAME, or credentials: "NAME" in workflow input, a credential configured on the workers (LONGHAUL_IMPORT_CREDENTIALS))',
       'credentials looks like a secret: name a source-import credential configured on the workers (LONGHAUL_IMPORT_CREDENTIALS), never the secret itself',
