@@ -174,7 +174,9 @@ describe('feed polling in the large', () => {
     s.emulator.setFaults([]);
     await s.client.schedule.getHandle(scheduleId).unpause('test: API back');
     const ok = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
-    expect(ok.kind === 'delivered' || ok.kind === 'skipped').toBe(true);
+    // The Schedule fires every second as well: the triggered run delivers, or finds that a scheduled run just did
+    // (not modified, or skipped as early). Which one is a race; that every event arrives once is the assertion.
+    expect(['delivered', 'skipped', 'not-modified']).toContain(ok.kind);
     await waitFor('all events in the file', () => fileIds(s, feed), (ids) => ids.length === 3, 30_000);
     expect(await fileIds(s, feed)).toEqual(producedIds(s, feed));
   });
