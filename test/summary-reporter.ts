@@ -1,7 +1,8 @@
 /**
  * Prints, after vitest's own summary:
  *   - the ten slowest test files with their wall time (from the file being queued to its end, imports and
- *     hooks included), so the suite's cost stays visible;
+ *     hooks included), so the suite's cost stays visible, then a warning for each file over its budget
+ *     (`test/file-budgets.ts`: 60 s unless a file has a reason for more);
  *   - the largest history of any workflow run the suite started on the shared dev server (every user namespace),
  *     e.g. `largest history: 1234 events (orgMigration migrate-…; 812 runs looked at)`; a run over 10,000 events
  *     counts as one failed test (and says which);
@@ -12,6 +13,7 @@ import { relative } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Reporter, TestModule, Vitest } from 'vitest/node';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
+import { budgetWarnings, filesOverBudget } from './file-budgets';
 
 /** How many of the slowest files the summary lists. */
 const SLOWEST_FILES = 10;
@@ -44,6 +46,12 @@ export default class SummaryReporter implements Reporter {
     return `\nslowest files (wall time):\n${lines.join('\n')}\n`;
   }
 
+  /** A `warning:` line for each file that took longer than its budget. */
+  private budgetWarnings(): string {
+    const root = this.vitest?.config.root ?? process.cwd();
+    return budgetWarnings(filesOverBudget([...this.wallMs].map(([id, wallMs]) => ({ file: relative(root, id), wallMs }))));
+  }
+
   async onTestRunEnd(testModules: ReadonlyArray<TestModule>): Promise<void> {
     let passed = 0;
     let failed = 0;
@@ -59,6 +67,7 @@ export default class SummaryReporter implements Reporter {
       if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed++;
     }
     process.stdout.write(this.slowestFiles());
+    process.stdout.write(this.budgetWarnings());
     if (!(await this.historiesWithinBound())) {
       failed++;
       process.exitCode = 1;

@@ -125,5 +125,5 @@ describe('a fleet of two hosts with separate data directories', () => {
         `${e.feeds.book(FEED).polls} page-1 requests, ${requestsTo(e, 'GET', FEED_ROUTE)} feed requests in all; ` +
         `hook: ${redelivered.length} redeliveries for ${failed.length} failed guids (${fetcher!.name} killed and restarted, then ${sender!.name} killed)`,
     );
-  }, 300_000);
+  });
 });

@@ -76,7 +76,7 @@ describe('a workflow input names its credential', () => {
     expect(history).not.toContain(TOKEN_A);
     expect(history).not.toContain(TOKEN_B);
     expect(history).not.toContain(Buffer.from(TOKEN_B).toString('base64'));
-  }, 240_000);
+  });
 
   it('fails a workflow whose input puts a secret where the credential name goes, before any request', async () => {
     const a = await hostWithToken(TOKEN_A);
@@ -92,5 +92,5 @@ describe('a workflow input names its credential', () => {
     const cause = await expectFailure(handle.result(), 'InvalidCredential');
     expect(cause.message).not.toContain('ghp_');
     expect(a.stats.requests).toBe(0);
-  }, 240_000);
+  });
 });
