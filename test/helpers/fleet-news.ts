@@ -23,6 +23,8 @@ export interface LimitLearned {
   /** @format epoch milliseconds — until when the wait it learned of is in force. */
   until: number;
   source: 'answer' | 'governor';
+  /** `content`: only content creation is closed (a 422 "spammed"); absent: every request. */
+  kind?: 'content';
 }
 
 function lines(worker: WorkerProcess): string[] {
@@ -53,17 +55,25 @@ export function limitsLearned(worker: WorkerProcess): LimitLearned[] {
   const out: LimitLearned[] = [];
   for (const line of lines(worker)) {
     if (!line.startsWith('{') || !line.includes('"limit-learned"')) continue;
-    const entry = JSON.parse(line) as { event?: string; at?: string; until?: string; source?: LimitLearned['source'] };
-    if (entry.event === 'limit-learned' && entry.at && entry.until && entry.source) out.push({ at: Date.parse(entry.at), until: Date.parse(entry.until), source: entry.source });
+    const entry = JSON.parse(line) as { event?: string; at?: string; until?: string; source?: LimitLearned['source']; kind?: string };
+    if (entry.event !== 'limit-learned' || !entry.at || !entry.until || !entry.source) continue;
+    out.push({ at: Date.parse(entry.at), until: Date.parse(entry.until), source: entry.source, ...(entry.kind === 'content' ? { kind: 'content' as const } : {}) });
   }
   return out;
 }
 
-/** Requests `worker` sent after it had learned of a wait and before that wait's end: a correct fleet sends none. */
-export function sentWhileKnownLimited(worker: WorkerProcess, origin: string): { sent: SentRequest; learned: LimitLearned }[] {
+/**
+ * Requests `worker` sent after it had learned of a wait and before that wait's end: a correct fleet sends none.
+ * A content wait (`kind: 'content'`) holds back only the requests `isContent` says create content.
+ */
+export function sentWhileKnownLimited(
+  worker: WorkerProcess,
+  origin: string,
+  isContent: (sent: SentRequest) => boolean = () => false,
+): { sent: SentRequest; learned: LimitLearned }[] {
   const learned = limitsLearned(worker);
   return sentRequests(worker, origin).flatMap((sent) => {
-    const known = learned.find((l) => l.at < sent.at && sent.at < l.until);
+    const known = learned.find((l) => l.at < sent.at && sent.at < l.until && (l.kind !== 'content' || isContent(sent)));
     return known ? [{ sent, learned: known }] : [];
   });
 }
@@ -75,14 +85,14 @@ export function sentWhileKnownLimited(worker: WorkerProcess, origin: string): { 
 export function newsDelays(workers: WorkerProcess[]): { wait: number; worker: number; delayMs: number; source: LimitLearned['source'] }[] {
   const learned = workers.map(limitsLearned);
   const announcements = learned
-    .flatMap((ls, worker) => ls.filter((l) => l.source === 'answer').map((l) => ({ ...l, worker })))
+    .flatMap((ls, worker) => ls.filter((l) => l.source === 'answer' && l.kind === undefined).map((l) => ({ ...l, worker })))
     .sort((a, b) => a.at - b.at);
   const waits: (LimitLearned & { worker: number })[] = [];
   for (const a of announcements) if (waits.length === 0 || a.at >= waits[waits.length - 1].until) waits.push(a);
   return waits.flatMap((wait, w) =>
     learned.flatMap((ls, worker) => {
       if (worker === wait.worker) return [];
-      const first = ls.find((l) => l.at >= wait.at && l.at < wait.until);
+      const first = ls.find((l) => l.kind === undefined && l.at >= wait.at && l.at < wait.until);
       return first ? [{ wait: w, worker, delayMs: first.at - wait.at, source: first.source }] : [];
     }),
   );

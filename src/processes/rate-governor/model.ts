@@ -321,7 +321,7 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
   // Only a reported limit sets `blockedUntil` (`reportLimit`): the refusal tells the worker until when it is in force.
   if (state.blockedUntil > now) return { ...refuse(0, state.blockedUntil, state.blockedReason ?? 'rate limited'), limitedUntil: state.blockedUntil };
   if (req.kind === 'content' && state.contentBlockedUntil > now) {
-    return refuse(0, state.contentBlockedUntil, 'content creation closed after a 422 "spammed" answer');
+    return refuse(0, state.contentBlockedUntil, CONTENT_CLOSED);
   }
   if (state.budget === undefined && state.config.windowless) return refuse(req.count, now, '');
   if (state.budget === undefined) {
@@ -389,6 +389,8 @@ function grantSlots(
 
 /** The snapshot's reason when the gate is closed only because the window's budget is spent. */
 export const BUDGET_SPENT = 'budget of the window spent';
+/** Why a content request is refused after a 422 "spammed" (a worker that reads it closes content creation too). */
+export const CONTENT_CLOSED = 'content creation closed after a 422 "spammed" answer';
 
 /** What `limits` shows and the workflow's current details say. */
 export interface GovernorSnapshot {

@@ -23,6 +23,7 @@ import { chainedReleaseAt, gateCheckAheadMs, MUTATION_SLOT_LEAD_MS, nextSlotLead
 import {
   acquireUpdate,
   BUDGET_SPENT,
+  CONTENT_CLOSED,
   governorWorkflowId,
   limitsQuery,
   RATE_GOVERNOR_WORKFLOW,
@@ -88,6 +89,8 @@ export class GovernorLink implements RequestBudget {
   private observation?: { obs: Omit<RateObservation, 'ageMs'>; at: number };
   private closedUntil = 0;
   private closedReason = '';
+  /** Content creation closed after a 422 "spammed" (this worker's own answer, or the governor's word): content only. */
+  private contentClosedUntil = 0;
   private concurrency = 1;
   private active = 0;
   private readonly slotQueue: (() => void)[] = [];
@@ -134,13 +137,12 @@ export class GovernorLink implements RequestBudget {
     for (;;) {
       const now = this.clock();
       if (now > deadline) throw this.refusal(timeSpent, call);
-      const answer: Answer =
-        this.closedUntil > now
-          ? { ok: false, retryInMs: this.closedUntil - now + Math.round(this.random() * 1000), reason: this.closedReason }
-          : await untilCancelled(this.ask(kind, deadline));
+      const closed = this.closedHere(kind, now);
+      const answer: Answer = closed ?? (await untilCancelled(this.ask(kind, deadline)));
+      if (!closed && !answer.ok && kind === 'content' && answer.reason === CONTENT_CLOSED) this.heardOfContentLimit(this.clock() + answer.retryInMs, 'governor');
       if (answer.ok) {
         // A limit learned while the answer travelled (this worker's own limited answer) outranks the permit.
-        if (this.closedUntil > this.clock()) continue;
+        if (this.closedHere(kind, this.clock())) continue;
         if (answer.slotAt === undefined) return answer.window;
         if (answer.lateMs !== undefined) this.slotLead = nextSlotLead(this.slotLead, answer.lateMs, false);
         // A slot far ahead was granted before limits reported meanwhile: confirm the gate just before it,
@@ -175,7 +177,7 @@ export class GovernorLink implements RequestBudget {
         const releaseAt = this.clock();
         if (releaseAt > deadline) throw this.refusal(timeSpent, call);
         // A limit learned while waiting for the slot: the slot is given up, the loop waits for the limit's end.
-        if (this.closedUntil > releaseAt) continue;
+        if (this.closedHere(kind, releaseAt)) continue;
         if (slotStillValid(answer.slotAt, releaseAt, spacingMs)) {
           this.lastReleaseAt = releaseAt;
           return answer.window;
@@ -196,6 +198,14 @@ export class GovernorLink implements RequestBudget {
       await this.waitHere(answer, call);
       waited += answer.retryInMs;
     }
+  }
+
+  /** What this worker already knows closes `kind` at `now` (a limit for every request, or content creation closed). */
+  private closedHere(kind: RequestKind, now: number): { ok: false; retryInMs: number; reason: string } | undefined {
+    const jitter = () => Math.round(this.random() * 1000);
+    if (this.closedUntil > now) return { ok: false, retryInMs: this.closedUntil - now + jitter(), reason: this.closedReason };
+    if (kind === 'content' && this.contentClosedUntil > now) return { ok: false, retryInMs: this.contentClosedUntil - now + jitter(), reason: CONTENT_CLOSED };
+    return undefined;
   }
 
   /** A short wait on a shared limit, spent here rather than in a Temporal retry: counted and logged. */
@@ -255,7 +265,8 @@ export class GovernorLink implements RequestBudget {
       return { retryInMs: snap.blockedUntil - now + jitter, reason: snap.reason ?? 'rate limited' };
     }
     if (kind === 'content' && snap.contentBlockedUntil !== undefined && snap.contentBlockedUntil > now) {
-      return { retryInMs: snap.contentBlockedUntil - now + jitter, reason: 'content creation closed after a 422 "spammed" answer' };
+      this.heardOfContentLimit(snap.contentBlockedUntil, 'governor');
+      return { retryInMs: snap.contentBlockedUntil - now + jitter, reason: CONTENT_CLOSED };
     }
     return undefined;
   }
@@ -353,6 +364,7 @@ export class GovernorLink implements RequestBudget {
     }
     const limited = outcome.limited;
     if (limited && limited.kind !== 'content') this.heardOfLimit(outcome.at + limited.waitMs, `${limited.kind} rate limit: ${limited.message}`, 'answer');
+    if (limited?.kind === 'content') this.heardOfContentLimit(outcome.at + limited.waitMs, 'answer');
     if (limited || this.wantObservationNow) {
       this.wantObservationNow = false;
       const report: LimitReport | undefined = limited ? { ...limited, ageMs: this.clock() - outcome.at, workerId: this.workerId } : undefined;
@@ -372,6 +384,24 @@ export class GovernorLink implements RequestBudget {
     activityLog('info', 'limit-learned', `${this.opts.credential} is rate limited until ${end}, learned from ${source === 'answer' ? 'an answer of the API' : 'the rate governor'} (${reason})`, {
       api: 'github',
       credential: this.opts.credential,
+      source,
+      at,
+      until: end,
+    });
+  }
+
+  /**
+   * Closes content creation here until `until` (never shortens it) and logs it as `limit-learned` with
+   * `kind: 'content'`: this worker sends no content request before `until`, whatever the governor has heard yet.
+   */
+  private heardOfContentLimit(until: number, source: 'answer' | 'governor'): void {
+    if (until <= this.contentClosedUntil) return;
+    this.contentClosedUntil = until;
+    const [at, end] = [new Date(this.clock()).toISOString(), new Date(until).toISOString()];
+    activityLog('info', 'limit-learned', `${this.opts.credential} may create no content until ${end}, learned from ${source === 'answer' ? 'an answer of the API' : 'the rate governor'} (${CONTENT_CLOSED})`, {
+      api: 'github',
+      credential: this.opts.credential,
+      kind: 'content',
       source,
       at,
       until: end,
