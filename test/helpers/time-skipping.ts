@@ -5,7 +5,9 @@
  *
  * One environment per test file (time skipping is global to a server): tests in a file run one at a time.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createServer, connect } from 'node:net';
 import { inject } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkerOptions } from '@temporalio/worker';
@@ -15,11 +17,13 @@ import type { ActivityDeps } from '../../src/activities';
 import { ALL_SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { quietRuntime, runTestWorker, type TestWorker } from './temporal';
 
-const START_ATTEMPTS = 3;
-
 /**
- * Starts a time-skipping test server. The SDK gives a spawned server 5 s to answer; a JVM on a loaded 2-core
- * machine can miss that once, so a start-up timeout is retried (the second start finds the jars in the page cache).
+ * Starts a time-skipping test server. The SDK's own start (`createTimeSkipping` with an `existing-path`
+ * executable) gives the spawned server 5 s to answer, a deadline no retry makes safe: on a loaded 2-core machine
+ * (`npm run test:busy`, load average 15–20) three starts in a row missed it and every case of six files was
+ * skipped. So the server is started here and waited for as long as a JVM takes to open its port (the deadline only
+ * guards against a hang), and the environment is built on it with the SDK's own factory, as `createTimeSkipping`
+ * builds it on the server it spawned (`supportsTimeSkipping`: the test service, the time-skipping client).
  *
  * `longRun`: the JVM may use its optimising compiler (C2). The launcher limits it to C1 for a fast start, which
  * costs a run of tens of thousands of workflow tasks most of its speed: a day of 1-second polls went from ~780
@@ -28,20 +32,87 @@ const START_ATTEMPTS = 3;
 export async function createTimeSkippingEnv(log: (m: string) => void = () => undefined, opts: { longRun?: boolean } = {}): Promise<TestWorkflowEnvironment> {
   quietRuntime();
   const path = await ensureTestServer(log);
-  // The launcher reads this when the SDK spawns it (a later -XX flag wins over the launcher's own).
-  if (opts.longRun) process.env.LONGHAUL_TEST_SERVER_JAVA_OPTS = `${process.env.LONGHAUL_TEST_SERVER_JAVA_OPTS ?? ''} -XX:TieredStopAtLevel=4`.trim();
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
-      countTimeSkippingUnlocks(env);
-      await registerSearchAttributes(env);
-      return env;
-    } catch (err) {
-      const startupTimeout = /did not start within/i.test((err as Error).message);
-      if (!startupTimeout || attempt >= START_ATTEMPTS) throw err;
-      log(`test server start-up timed out (attempt ${attempt} of ${START_ATTEMPTS}); retrying`);
-    }
+  const server = await startTestServer(path, opts.longRun ? '-XX:TieredStopAtLevel=4' : '');
+  try {
+    const env = await createOnServer({ server: { type: 'existing' }, address: server.address, namespace: 'default', supportsTimeSkipping: true });
+    const teardown = env.teardown.bind(env);
+    // The environment does not own a server it did not start: this one is stopped with it.
+    env.teardown = async () => {
+      await teardown();
+      await server.stop();
+    };
+    countTimeSkippingUnlocks(env);
+    await registerSearchAttributes(env);
+    return env;
+  } catch (err) {
+    await server.stop();
+    throw err;
   }
+}
+
+/**
+ * `TestWorkflowEnvironment.create`: the factory `createTimeSkipping` and `createFromExistingServer` both call
+ * (private in the SDK's types; 1.24.0 is pinned exactly). Only it can pair an existing server with time skipping.
+ */
+const createOnServer = (
+  TestWorkflowEnvironment as unknown as {
+    create(opts: { server: { type: 'existing' }; address: string; namespace: string; supportsTimeSkipping: true }): Promise<TestWorkflowEnvironment>;
+  }
+).create.bind(TestWorkflowEnvironment);
+
+/** How long a test server may take to open its port: a guard against a hang, not a figure of the machine's speed. */
+const TEST_SERVER_START_DEADLINE_MS = 5 * 60_000;
+
+/** The launcher (`temporal-test-server <port>`, skipping locked as the SDK expects) on a free loopback port, once it accepts connections. */
+async function startTestServer(launcher: string, javaOpts: string): Promise<{ address: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const env = { ...process.env, LONGHAUL_TEST_SERVER_JAVA_OPTS: `${process.env.LONGHAUL_TEST_SERVER_JAVA_OPTS ?? ''} ${javaOpts}`.trim() };
+  const child = spawn(launcher, [String(port)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4_000)));
+  // A test process that dies leaves no JVM behind.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const stop = async () => {
+    process.off('exit', killOnExit);
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
+  const deadline = Date.now() + TEST_SERVER_START_DEADLINE_MS;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the test server exited with code ${child.exitCode} before opening port ${port}:\n${stderr}`);
+    if (await accepts(port)) return { address: `127.0.0.1:${port}`, stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`the test server did not open port ${port} within ${TEST_SERVER_START_DEADLINE_MS / 1000} s:\n${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 /**
