@@ -35,7 +35,7 @@ import { testClient, type TemporalServer } from '../helpers/temporal';
 import { eventually, sleep, waitFor } from '../helpers/wait';
 import { applicationFailureOf } from '../helpers/failures';
 import { importCredentialsUpdate } from '../../src/processes/source-import/workflow';
-import { startWorkerProcess, stopWorkerProcesses } from '../helpers/worker-process';
+import { startWorkerProcess, stopWorkerProcesses, WORKER_START_GUARD_MS } from '../helpers/worker-process';
 import { everySendRecorded, sendsWhileKnown, sentRequests, waitsAnswered } from '../helpers/fleet-news';
 
 const EventType = temporal.api.enums.v1.EventType;
@@ -187,7 +187,7 @@ describe('upgrading from the previous release while every long-running process i
     let output = '';
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    await waitFor('the old release\u2019s worker to poll', () => (child.exitCode === null ? output : `exited: ${output}`), (o) => o.includes('polling task queue') || o.startsWith('exited'), 90_000, 100);
+    await waitFor('the old release\u2019s worker to poll', () => (child.exitCode === null ? output : `exited: ${output}`), (o) => o.includes('polling task queue') || o.startsWith('exited'), WORKER_START_GUARD_MS, 100);
     if (child.exitCode !== null) throw new Error(`the old release's worker exited:\n${output}`);
     return { child, output: () => output };
   }
