@@ -7,6 +7,8 @@ import { createGithubClient } from '../../src/http/github';
 import { createGoogleClients } from '../../src/http/google';
 import type { ActivityDeps } from '../../src/activities';
 import type { RetryPolicy } from '../../src/http/retry-policy';
+import type { ApiObserver } from '../../src/http/observer';
+import { apiObserver } from '../../src/telemetry/api-observer';
 
 export const TEST_TOKEN = 'test-token-7f3a9c1e-never-in-history';
 
@@ -16,16 +18,21 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
 
 /**
  * Activity deps pointing at the emulator, with a fresh temp data dir. `clock` (the wall clock by default) is the
- * HTTP clients' and the activities' time: a time-skipping stack passes the environment's.
+ * HTTP clients' and the activities' time: a time-skipping stack passes the environment's. `githubObserver` is told
+ * about every GitHub call too (what the client learned: e.g. an answer that closed its rate-limit gate), besides the
+ * worker's own observer (metrics, logs).
  */
 export async function emulatorDeps(
   emulator: Emulator,
-  overrides: { policy?: RetryPolicy; googlePolicy?: RetryPolicy; token?: string; clock?: () => number; sleep?: ActivityDeps['sleep'] } = {},
+  overrides: { policy?: RetryPolicy; googlePolicy?: RetryPolicy; token?: string; clock?: () => number; sleep?: ActivityDeps['sleep']; githubObserver?: ApiObserver } = {},
 ): Promise<ActivityDeps> {
   const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-test-'));
   const clock = overrides.clock ?? Date.now;
+  const { githubObserver: extra } = overrides;
+  const own = apiObserver('github');
+  const observer: ApiObserver | undefined = extra && { observe: (o) => (extra.observe(o), own.observe(o)) };
   return {
-    github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => overrides.token ?? TEST_TOKEN, policy: overrides.policy, clock }),
+    github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => overrides.token ?? TEST_TOKEN, policy: overrides.policy, clock, observer }),
     google: createGoogleClients(
       { apikeys: emulator.serviceUrl('google-apikeys'), logging: emulator.serviceUrl('google-logging'), dns: emulator.serviceUrl('google-dns') },
       { token: () => overrides.token ?? TEST_TOKEN, policy: overrides.googlePolicy, clock },

@@ -27,12 +27,12 @@ export interface LimitLearned {
   kind?: 'content';
 }
 
-function lines(worker: WorkerProcess): string[] {
+function lines(worker: Pick<WorkerProcess, 'output'>): string[] {
   return worker.output().split('\n');
 }
 
 /** The requests `worker` sent to `origin` (an emulator's), in order. */
-export function sentRequests(worker: WorkerProcess, origin: string): SentRequest[] {
+export function sentRequests(worker: Pick<WorkerProcess, 'output'>, origin: string): SentRequest[] {
   return lines(worker)
     .filter((line) => line.startsWith(SENT_PREFIX))
     .map((line) => JSON.parse(line.slice(SENT_PREFIX.length)) as SentRequest & { origin: string })
@@ -44,10 +44,31 @@ export function sentRequests(worker: WorkerProcess, origin: string): SentRequest
  * Waits until the workers' records hold as many requests to `origin` as its server saw (a record is written before
  * the request goes out, but the test reads it from a pipe), and checks they are exactly those: nothing unrecorded.
  */
-export async function everySendRecorded(workers: WorkerProcess[], origin: string, seenByServer: () => number): Promise<void> {
+export async function everySendRecorded(workers: Pick<WorkerProcess, 'output'>[], origin: string, seenByServer: () => number): Promise<void> {
   const recorded = () => workers.reduce((n, w) => n + sentRequests(w, origin).length, 0);
   await waitFor(`every request ${origin} saw in its sender's record`, recorded, (n) => n >= seenByServer(), 30_000, 50);
   expect(recorded()).toBe(seenByServer());
+}
+
+/** The prefix of the answer lines `sent-requests.cjs` writes. */
+const ANSWER_PREFIX = 'longhaul-test-answer ';
+
+/**
+ * The waits `worker`'s answers from `origin` announced, when it read them (`sent-requests.cjs`): what it had been
+ * told, whatever it logs (an old release logs no `limit-learned`). GitHub's rules: `x-ratelimit-remaining: 0` until
+ * `x-ratelimit-reset` (epoch seconds); a `retry-after` (seconds) from the answer on.
+ */
+export function waitsAnswered(worker: Pick<WorkerProcess, 'output'>, origin: string): LimitLearned[] {
+  const out: LimitLearned[] = [];
+  for (const line of lines(worker)) {
+    if (!line.startsWith(ANSWER_PREFIX)) continue;
+    const answer = JSON.parse(line.slice(ANSWER_PREFIX.length)) as { at: number; origin: string; told: Record<string, string> };
+    if (answer.origin !== origin) continue;
+    const { 'x-ratelimit-remaining': remaining, 'x-ratelimit-reset': reset, 'retry-after': retryAfter } = answer.told;
+    if (remaining === '0' && reset !== undefined) out.push({ at: answer.at, until: Number(reset) * 1000, source: 'answer' });
+    if (retryAfter !== undefined) out.push({ at: answer.at, until: answer.at + Number(retryAfter) * 1000, source: 'answer' });
+  }
+  return out;
 }
 
 /** Every wait `worker` learned of (its `limit-learned` log lines), in order. */
@@ -62,6 +83,35 @@ export function limitsLearned(worker: WorkerProcess): LimitLearned[] {
   return out;
 }
 
+/** A request held on a worker for a shared limit: its `governor-wait` line with the end its activity shows. */
+export interface SharedWaitHeld {
+  /** @format epoch milliseconds — when the worker logged it (the wait began). */
+  at: number;
+  /** @format epoch milliseconds — the end the waiting activity shows (`sharedLimitWait.until`). */
+  until: number;
+  workflowId: string;
+  /** The request that waits, as `METHOD origin/path`. */
+  call: string;
+}
+
+/** Every wait a request of `worker` spent held on the worker (`governor-wait` lines with `until`), in order. */
+export function sharedWaitsHeld(worker: WorkerProcess): SharedWaitHeld[] {
+  const out: SharedWaitHeld[] = [];
+  for (const line of lines(worker)) {
+    if (!line.startsWith('{') || !line.includes('"governor-wait"')) continue;
+    const entry = JSON.parse(line) as { event?: string; time?: string; until?: string; workflowId?: string; msg?: string };
+    const call = /^(\S+ \S+): waits /.exec(entry.msg ?? '')?.[1];
+    if (entry.event !== 'governor-wait' || !entry.time || !entry.until || !entry.workflowId || !call) continue;
+    out.push({ at: Date.parse(entry.time), until: Date.parse(entry.until), workflowId: entry.workflowId, call });
+  }
+  return out;
+}
+
+/** The wait `worker` knew of at `at` (its `limit-learned` line in force then, for every request), if any. */
+export function limitKnownAt(worker: WorkerProcess, at: number): LimitLearned | undefined {
+  return limitsLearned(worker).filter((l) => l.kind === undefined && l.at <= at && at < l.until).at(-1);
+}
+
 /**
  * Requests `worker` sent after it had learned of a wait and before that wait's end: a correct fleet sends none.
  * A content wait (`kind: 'content'`) holds back only the requests `isContent` says create content.
@@ -71,8 +121,16 @@ export function sentWhileKnownLimited(
   origin: string,
   isContent: (sent: SentRequest) => boolean = () => false,
 ): { sent: SentRequest; learned: LimitLearned }[] {
-  const learned = limitsLearned(worker);
-  return sentRequests(worker, origin).flatMap((sent) => {
+  return sendsWhileKnown(sentRequests(worker, origin), limitsLearned(worker), isContent);
+}
+
+/** The `sends` of one sender made after it had learned of a wait (`learned`, on the same clock) and before its end. */
+export function sendsWhileKnown(
+  sends: SentRequest[],
+  learned: LimitLearned[],
+  isContent: (sent: SentRequest) => boolean = () => false,
+): { sent: SentRequest; learned: LimitLearned }[] {
+  return sends.flatMap((sent) => {
     const known = learned.find((l) => l.at < sent.at && sent.at < l.until && (l.kind !== 'content' || isContent(sent)));
     return known ? [{ sent, learned: known }] : [];
   });

@@ -4,6 +4,7 @@
  * chain run by run.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
 
@@ -155,4 +156,21 @@ export async function demandedWaits(handles: WorkflowHandle[], { failedAttempts 
     }
   }
   return waits;
+}
+
+/** The results of the activities of `activityType` that completed, in the order they completed (decoded JSON). */
+export async function activityResults<T>(handle: WorkflowHandle, activityType: string): Promise<T[]> {
+  const { events } = await handle.fetchHistory();
+  const types = new Map<string, string>();
+  const results: T[] = [];
+  for (const event of events ?? []) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) types.set(String(event.eventId), scheduled.activityType?.name ?? '');
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed && types.get(String(completed.scheduledEventId)) === activityType) {
+      const payload = completed.result?.payloads?.[0];
+      if (payload) results.push(defaultPayloadConverter.fromPayload<T>(payload));
+    }
+  }
+  return results;
 }

@@ -25,6 +25,12 @@ export interface WorkerProcess {
 
 const started: WorkerProcess[] = [];
 
+/**
+ * @format milliseconds — how long a worker process may take to poll: a guard against a hang, not a budget. At load
+ * average 26 (a `fleet-google-governor` run beside the upgrade test and other suites) one took over 90 s.
+ */
+export const WORKER_START_GUARD_MS = 300_000;
+
 export interface WorkerProcessOptions {
   timeoutMs?: number;
   /** Preload `sent-requests.cjs`: the process writes a line for every HTTP request it sends (`sentRequests`). */
@@ -35,14 +41,14 @@ export interface WorkerProcessOptions {
 export function startWorkerProcess(env: Record<string, string>, options: WorkerProcessOptions = {}): Promise<WorkerProcess> {
   const serverEnv = { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), LONGHAUL_WORKFLOW_BUNDLE: inject('workflowBundlePath') };
   const preload = options.recordSends ? ['--require', join(__dirname, 'sent-requests.cjs')] : [];
-  return spawnWorker([...preload, join(root, 'src', 'worker.ts')], { ...serverEnv, ...env }, 'polling task queue', options.timeoutMs ?? 90_000);
+  return spawnWorker([...preload, join(root, 'src', 'worker.ts')], { ...serverEnv, ...env }, 'polling task queue', options.timeoutMs ?? WORKER_START_GUARD_MS);
 }
 
 /**
  * The stack's worker, but in a process of its own (`worker-child.ts`: the stack's task queue, emulator and data
  * directory), for a test that kills it with SIGKILL, a crash no in-process worker can stage.
  */
-export function startWorkerChild(stack: Pick<TestStack, 'emulator' | 'deps' | 'taskQueue'>, timeoutMs = 90_000): Promise<WorkerProcess> {
+export function startWorkerChild(stack: Pick<TestStack, 'emulator' | 'deps' | 'taskQueue'>, timeoutMs = WORKER_START_GUARD_MS): Promise<WorkerProcess> {
   const input: WorkerChildInput = {
     temporalAddress: inject('temporalAddress'),
     namespace: inject('temporalNamespace'),

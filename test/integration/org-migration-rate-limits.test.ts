@@ -1,14 +1,20 @@
 /**
  * Many concurrent org migrations against an emulator with rate-limit windows of seconds: every workflow
- * finishes, the waits are the ones the responses asked for, and the emulator receives ZERO requests while
- * the caller was limited (the number that gets a real integration banned).
+ * finishes, the waits are the ones the responses asked for, and the worker sends NOTHING while it knows it is
+ * limited (the requests that get a real integration banned). Judged per send, on the stack's clock (the emulator's
+ * and the HTTP client's): each request the worker's undici put on the wire (`sent-here.ts`) against the answers
+ * its GitHub client had read by then that closed its rate-limit gate (an `ApiObserver`'s `gateClosedUntilMs`). A
+ * request already on its way when the limiting answer was read is no fault, however long the machine took.
  */
 import { describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import type { EmulatorOptions } from '../../src/emulator/emulator';
 import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
 import { FailureType, githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';
-import { useStackPerTest } from '../helpers/stack';
+import type { ApiObserver } from '../../src/http/observer';
+import { useStackPerTest, type TestStack } from '../helpers/stack';
+import { sendsWhileKnown, type LimitLearned } from '../helpers/fleet-news';
+import { recordSendsHere } from '../helpers/sent-here';
 import { demandedWaits, type DemandedWait } from '../helpers/history';
 import { FAST_POLL } from '../helpers/presets';
 
@@ -27,10 +33,28 @@ function fixtureWithRepos(count: number): GithubFixture {
 const startStack = useStackPerTest({ timeSkipping: true });
 
 async function runMany(options: EmulatorOptions, policy?: RetryPolicy) {
+  // Every answer that closed the gate, when the client read it (the stack's clock, set once the stack runs).
+  let now: () => number = Date.now;
+  const gateClosed: LimitLearned[] = [];
+  const githubObserver: ApiObserver = {
+    observe: (o) => {
+      if (o.kind === 'answer' && o.gateClosedUntilMs !== undefined) gateClosed.push({ at: now(), until: o.gateClosedUntilMs, source: 'answer' });
+    },
+  };
   const stack = await startStack({
     emulator: { fixture: fixtureWithRepos(WORKFLOWS * REPOS_EACH), migrations: { exportMs: [1_000, 4_000], archiveBytes: 4_096 }, ...options },
-    deps: { policy },
+    deps: { policy, githubObserver },
   });
+  now = stack.clock.now;
+  const sent = recordSendsHere(new URL(stack.emulator.apiUrl).origin, stack.clock.now);
+  try {
+    return { ...(await startAndAwait(stack)), sent: sent.sends, gateClosed };
+  } finally {
+    sent.stop();
+  }
+}
+
+async function startAndAwait(stack: TestStack) {
   const started = Date.now();
   const handles = await Promise.all(
     Array.from({ length: WORKFLOWS }, async (_, w) => {
@@ -53,11 +77,25 @@ async function runMany(options: EmulatorOptions, policy?: RetryPolicy) {
   return { handles, results, stats: stack.emulator.stats, windows: Object.values(stack.emulator.rateLimiter.fleetStats()).flatMap((c) => c.windows) };
 }
 
+type Run = Awaited<ReturnType<typeof runMany>>;
+
+/**
+ * Nothing sent while the worker knew it was limited: no request put on the wire after an answer closed the gate
+ * and before the end that answer gave. Every request the emulator saw is in the record, and the gate did close.
+ * The emulator's old count (arrivals more than 250 ms after the limiting answer) is printed, not asserted.
+ */
+function expectNothingSentWhileKnownLimited(run: Run, what: string): void {
+  expect(run.sent).toHaveLength(run.stats.requests);
+  expect(run.gateClosed.length).toBeGreaterThan(0);
+  expect(sendsWhileKnown(run.sent, run.gateClosed)).toEqual([]);
+  console.log(`${what}: ${run.sent.length} requests, the gate closed ${run.gateClosed.length} times; arrived by the API's clock while limited, beyond 250 ms: ${run.stats.requestsWhileLimited}`);
+}
+
 /** Every workflow finished, secondary limits were hit, nothing was sent while limited: the waits observed. */
-async function secondaryWaitsOfCompliantRun(run: Awaited<ReturnType<typeof runMany>>): Promise<DemandedWait[]> {
+async function secondaryWaitsOfCompliantRun(run: Run, what: string): Promise<DemandedWait[]> {
   expect(run.results).toHaveLength(WORKFLOWS);
   expect(run.stats.rateLimited.secondary).toBeGreaterThan(0);
-  expect(run.stats.requestsWhileLimited).toBe(0);
+  expectNothingSentWhileKnownLimited(run, what);
   const waits = (await demandedWaits(run.handles, { failedAttempts: true })).filter((w) => w.type === FailureType.SecondaryRateLimit);
   expect(waits.length).toBeGreaterThan(0);
   return waits;
@@ -67,7 +105,8 @@ describe('org migrations under rate limits', () => {
   it('waits for the primary window to reset and sends nothing while it is spent', async () => {
     const windowMs = 3_000;
     const limit = 20;
-    const { handles, results, stats, windows } = await runMany({ rateLimit: { limit, windowMs } });
+    const run = await runMany({ rateLimit: { limit, windowMs } });
+    const { handles, results, stats, windows } = run;
 
     expect(results).toHaveLength(WORKFLOWS);
     for (const r of results) expect(r.unlockedRepositories).toHaveLength(REPOS_EACH);
@@ -77,7 +116,7 @@ describe('org migrations under rate limits', () => {
     expect(windows.some((w) => w.used === limit)).toBe(true);
     expect(windows.length).toBeGreaterThan(1);
     // …and nothing reached the server while the caller had been told to wait, nor beyond a window's limit.
-    expect(stats.requestsWhileLimited).toBe(0);
+    expectNothingSentWhileKnownLimited(run, 'primary');
     for (const w of windows) expect(w.used).toBeLessThanOrEqual(limit);
 
     // Whether a wait shows as a limited answer the run waited out (a failed attempt) or as a wait before sending
@@ -92,7 +131,7 @@ describe('org migrations under rate limits', () => {
 
   it('waits for retry-after on secondary limits and sends nothing before it passes', async () => {
     const windowMs = 2_000;
-    const waits = await secondaryWaitsOfCompliantRun(await runMany({ rateLimit: { secondary: { pointsPerWindow: 25, windowMs, retryAfter: true, status: 403 } } }));
+    const waits = await secondaryWaitsOfCompliantRun(await runMany({ rateLimit: { secondary: { pointsPerWindow: 25, windowMs, retryAfter: true, status: 403 } } }), 'secondary, retry-after');
     // retry-after is whole seconds until the endpoint's window frees.
     for (const w of waits) {
       expect(w.requestedMs % 1000).toBe(0);
@@ -105,6 +144,7 @@ describe('org migrations under rate limits', () => {
     const policy: RetryPolicy = { ...githubRetryPolicy, rateLimitBackoff: { ...githubRetryPolicy.rateLimitBackoff, initialMs: minDelayMs } };
     const waits = await secondaryWaitsOfCompliantRun(
       await runMany({ rateLimit: { secondary: { pointsPerWindow: 25, windowMs: 1_500, retryAfter: false, status: 429, waitWithoutRetryAfterMs: minDelayMs } } }, policy),
+      'secondary, 429 without retry-after',
     );
     for (const w of waits) {
       // minDelay × 2^(attempt − 1): a power-of-two multiple of the minimum.

@@ -210,13 +210,16 @@ export class GovernorLink implements RequestBudget {
 
   /** A short wait on a shared limit, spent here rather than in a Temporal retry: counted and logged. */
   private async waitHere(answer: { retryInMs: number; reason: string }, call: CallDescription): Promise<void> {
-    showSharedWait({ credential: this.opts.credential, until: new Date(this.clock() + answer.retryInMs).toISOString(), reason: answer.reason });
+    const until = new Date(this.clock() + answer.retryInMs).toISOString();
+    showSharedWait({ credential: this.opts.credential, until, reason: answer.reason });
     longhaulMetrics().limitWaitMs.add(Math.round(answer.retryInMs), { api: 'github' });
+    // `until`: the end the waiting activity shows (its heartbeat details), to be read beside the worker's `limit-learned`.
     activityLog('info', 'governor-wait', `${call.method} ${call.url}: waits ${Math.ceil(answer.retryInMs / 1000)} s on ${this.opts.credential}'s shared rate limit (${answer.reason})`, {
       api: 'github',
       credential: this.opts.credential,
       waitMs: Math.round(answer.retryInMs),
       reason: answer.reason,
+      until,
     });
     await untilCancelled(this.sleep(answer.retryInMs));
   }
