@@ -29,6 +29,7 @@ import { encodedFailuresConverterPath, longhaulDataConverter } from './temporal/
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 import { missingWorkerNodeFlags, WORKER_MALLOC_DEFAULTS } from './worker-env';
 import { describeWorkerDeployment, workerDeploymentFromEnv } from './temporal/worker-versioning';
+import { applyNetworkSettings, describeNetwork } from './http/proxy';
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -275,6 +276,8 @@ export async function checkNamespaceBeforePolling(
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before any connection: the proxy and the company's CA for every client of this process.
+  const network = applyNetworkSettings();
   const deployment = workerDeploymentFromEnv();
   const metricsUrl = installTelemetry(telemetrySettings());
   const target = await resolveTemporal((m) => console.log(`[temporal] ${m}`));
@@ -294,6 +297,7 @@ async function main(): Promise<void> {
   console.log(`worker ${describeWorkerDeployment(deployment)}`);
   console.log(`longhaul worker ${releaseVersion()} polling task queue "${config.taskQueue}" (and its own, "${worker.workerQueue}"; data directory ${config.dataDir}) on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
+  console.log(`outbound: ${describeNetwork(network)}`);
   if (metricsUrl) console.log(`metrics: ${metricsUrl}`);
   logMemoryEvery(Number(process.env.LONGHAUL_MEMORY_LOG_SECONDS ?? 0));
   // glibc reads its malloc settings at the process's start only, and node its V8 flags: `longhaul worker` (and

@@ -79,6 +79,12 @@ export function shownProxy(proxy: URL | undefined): string {
   return `${proxy.protocol}//${proxy.username || proxy.password ? '***@' : ''}${proxy.host}`;
 }
 
+/** One line for logs and `longhaul doctor`: the proxies in effect (without credentials), `NO_PROXY` and the CA file. */
+export function describeNetwork(settings: NetworkSettings): string {
+  const proxies = settings.httpsProxy || settings.httpProxy ? `https via ${shownProxy(settings.httpsProxy)}, http via ${shownProxy(settings.httpProxy)}` : 'direct (no HTTPS_PROXY or HTTP_PROXY)';
+  return [proxies, ...(settings.noProxy ? [`NO_PROXY ${settings.noProxy}`] : []), ...(settings.caFile ? [`extra CA ${settings.caFile}`] : [])].join('; ');
+}
+
 /** Whether `NO_PROXY` sends `url` direct: undici's `EnvHttpProxyAgent` rules (exact host, or a subdomain; a port if given). */
 function bypassed(url: URL, noProxy: string): boolean {
   const entries = noProxy.split(/[,\s]/).filter(Boolean);
@@ -135,10 +141,11 @@ export function currentNetworkSettings(): NetworkSettings {
 export function applyNetworkSettings(env: NodeJS.ProcessEnv = process.env): NetworkSettings {
   const settings = networkSettings(env);
   if (applied) return settings;
+  // Into the process's environment, which the libraries read.
   const put = (name: string, value: string | undefined) => {
     if (value === undefined) return;
-    env[name] = value;
-    env[name.toLowerCase()] = value;
+    process.env[name] = value;
+    process.env[name.toLowerCase()] = value;
   };
   put('HTTPS_PROXY', settings.httpsProxy?.href);
   put('HTTP_PROXY', settings.httpProxy?.href);
