@@ -295,9 +295,9 @@ async function main(): Promise<void> {
   const governor = config.rateGovernor.enabled ? 'fleet-wide rate governor' : 'per-process rate limits (LONGHAUL_RATE_GOVERNOR=off)';
   // Before the "polling" line, which tells whoever started the worker that it is up.
   console.log(`worker ${describeWorkerDeployment(deployment)}`);
+  console.log(`outbound: ${describeNetwork(network)}`);
   console.log(`longhaul worker ${releaseVersion()} polling task queue "${config.taskQueue}" (and its own, "${worker.workerQueue}"; data directory ${config.dataDir}) on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
-  console.log(`outbound: ${describeNetwork(network)}`);
   if (metricsUrl) console.log(`metrics: ${metricsUrl}`);
   logMemoryEvery(Number(process.env.LONGHAUL_MEMORY_LOG_SECONDS ?? 0));
   // glibc reads its malloc settings at the process's start only, and node its V8 flags: `longhaul worker` (and

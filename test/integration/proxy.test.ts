@@ -24,6 +24,7 @@ import { describe, expect, it } from 'vitest';
 import { startSinkReceiver } from '../../src/emulator/sink/receiver';
 import { TokenlessClient } from '../../src/http/tokenless';
 import { readHead } from '../../src/http/download';
+import { FailureType } from '../../src/http/retry-policy';
 import { startVersitygw } from '../../src/object-store/servers/run';
 import type { ArchiveDownload } from '../../src/processes/org-migration/activities/archive-download';
 import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
@@ -235,9 +236,9 @@ describe('behind a forward proxy, direct connections refused', () => {
     const outbound = () => ({ api: { protocol: 'http:', addresses: ['127.0.0.1'] }, allowedHosts: [] });
     const storage = (noProxy = '') => new TokenlessClient({ api: 'storage', route: '/archive', outbound, network: { ...settings, noProxy } });
 
-    // Any path: the storage origin's 404 is an answer that came through the proxy.
+    // An unsigned link: the storage origin's refusal (403) is an answer that came through the proxy.
     const res = await storage().get(new URL(`${origin.url}/no-such-archive`));
-    expect(res.statusCode).toBe(404);
+    expect(res.statusCode).toBe(403);
     await readHead(res.body);
     expect(proxy.events()).toEqual([{ kind: 'request', target: `${origin.url}/no-such-archive` }]);
     expect(origin.refused()).toBe(0);
@@ -247,7 +248,7 @@ describe('behind a forward proxy, direct connections refused', () => {
     expect(origin.refused()).toBe(1);
 
     // The policy is applied before the proxy is asked: a link-local address is refused, and the proxy sees nothing.
-    await expect(storage().get(new URL('http://169.254.169.254/latest/meta-data/'))).rejects.toMatchObject({ type: 'OutboundRefused' });
+    await expect(storage().get(new URL('http://169.254.169.254/latest/meta-data/'))).rejects.toMatchObject({ type: FailureType.OutboundRefused });
     expect(proxy.events()).toHaveLength(1);
   }, 60_000);
 });
