@@ -73,9 +73,10 @@ export interface ProxyOnlyGate {
 
 /**
  * A gate in front of the origin on `targetPort()` (read per connection, so the gate can start before its origin).
- * With `tls`, it terminates TLS with that certificate and speaks plain TCP to the origin.
+ * With `tls`, it terminates TLS with that certificate and speaks plain TCP to the origin. `only`: the one source
+ * address accepted (null: any, a plain TLS front for the bench).
  */
-export async function startProxyOnlyGate(targetPort: () => number, tls?: { certFile: string; keyFile: string }): Promise<ProxyOnlyGate> {
+export async function startProxyOnlyGate(targetPort: () => number, tls?: { certFile: string; keyFile: string }, only: string | null = PROXY_SOURCE): Promise<ProxyOnlyGate> {
   let accepted = 0;
   let refused = 0;
   const sockets = new Set<Socket>();
@@ -83,7 +84,7 @@ export async function startProxyOnlyGate(targetPort: () => number, tls?: { certF
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
-    if (source !== PROXY_SOURCE) {
+    if (only !== null && source !== only) {
       refused++;
       return void socket.destroy();
     }
@@ -101,7 +102,7 @@ export async function startProxyOnlyGate(targetPort: () => number, tls?: { certF
     server = createTlsServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, (socket) => onConnection(socket, socket.remoteAddress));
     // Refused before the handshake: a direct connection learns nothing, not even the certificate.
     server.on('connection', (raw: Socket) => {
-      if (raw.remoteAddress !== PROXY_SOURCE) {
+      if (only !== null && raw.remoteAddress !== only) {
         refused++;
         raw.destroy();
       }
