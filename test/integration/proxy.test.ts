@@ -10,12 +10,15 @@
  *   `LONGHAUL_CA_FILE`; the proxy wants credentials, given in a file (`HTTPS_PROXY_FILE`). The host uploading is
  *   SIGKILLed once the server holds a checkpoint past the first part; the other host continues from it. The
  *   object is byte-identical, and the credentials are in no log line.
- * - An API-key deletion (Google) and a feed poll into an HTTP sink, over http, the credentials in `HTTP_PROXY`.
+ * - An API-key deletion (Google) and a feed poll into an HTTP sink, over http, the credentials in `HTTP_PROXY`;
+ *   `longhaul doctor --reach` with the same settings.
+ * - Uploads into GCS (fake-gcs-server) and Azure (Azurite) from a process given only the standard variables: their
+ *   SDKs read the proxy from the environment the worker's start-up normalised.
  * - The archive transport in-process: http through the proxy as an absolute-form request, `NO_PROXY` sending a
  *   host direct (so the gate refuses it), and the outbound policy refusing a metadata address before the proxy is
  *   asked anything.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,7 +28,7 @@ import { startSinkReceiver } from '../../src/emulator/sink/receiver';
 import { TokenlessClient } from '../../src/http/tokenless';
 import { readHead } from '../../src/http/download';
 import { FailureType } from '../../src/http/retry-policy';
-import { startVersitygw } from '../../src/object-store/servers/run';
+import { startFakeGcs, startVersitygw } from '../../src/object-store/servers/run';
 import type { ArchiveDownload } from '../../src/processes/org-migration/activities/archive-download';
 import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
@@ -36,7 +39,7 @@ import { TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
 import { startForwardProxy, startProxyOnlyGate, type ProxyOnlyGate } from '../helpers/forward-proxy';
 import { activityResults, githubHostEnv, hostOf, runningActivities, startHosts } from '../helpers/multi-host';
-import { createBucket, openUploads, readBack } from '../helpers/object-stores';
+import { archiveSha256, createBucket, envThrough, openUploads, readBack, startArchiveServer, STARTERS } from '../helpers/object-stores';
 import { FAST_POLL, FAST_POLL_5_MIN } from '../helpers/presets';
 import { waitFor } from '../helpers/wait';
 import { startWorkerProcess } from '../helpers/worker-process';
@@ -226,6 +229,37 @@ describe('behind a forward proxy, direct connections refused', () => {
     expect(worker.output()).not.toContain(PROXY_PASSWORD);
     console.info(`[proxy google+feed] ${proxy.events().length} proxy connections (api ${gates.api.accepted()}, apikeys ${gates.apikeys.accepted()}, sink ${gates.sink.accepted()}); direct connections refused: 0`);
   }, 180_000);
+
+  it.each(['gs', 'azblob'] as const)('uploads an archive into %s through the proxy its SDK reads from the environment', async (kind) => {
+    const proxy = await startForwardProxy({ credentials: `${PROXY_USER}:${PROXY_PASSWORD}` });
+    fleet.closeLater(() => proxy.close());
+    const port = laterPort();
+    const front = await gate(port.get);
+    // fake-gcs-server's resumable session URIs name the gate, so the chunks go through the proxy too.
+    const server = kind === 'gs' ? await startFakeGcs({ publicPort: Number(new URL(front.url).port) }) : await STARTERS[kind]();
+    fleet.closeLater(() => server.stop());
+    port.set(server.endpoint);
+    const direct = envThrough(kind, server, server.endpoint);
+    await createBucket(kind, direct, BUCKET);
+    const size = 2 * PART + 4321;
+    const source = await startArchiveServer(size);
+    fleet.closeLater(source.close);
+    const proxied = proxy.url.replace('//', `//${PROXY_USER}:${PROXY_PASSWORD}@`);
+    const input = { destination: `${kind}://${BUCKET}/proxied/`, name: 'through.tar.gz', size, sourceUrl: source.url, partBytes: PART, partsInFlight: 2, env: envThrough(kind, server, front.url) };
+    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'helpers', 'upload-child.ts'), JSON.stringify(input)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...NO_INHERITED_PROXY, HTTPS_PROXY: proxied, HTTP_PROXY: proxied },
+    });
+    let output = '';
+    for (const stream of [child.stdout, child.stderr]) stream.on('data', (d: Buffer) => (output += d.toString()));
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(code, output).toBe(0);
+    const expected = archiveSha256(size);
+    expect(await readBack(kind, direct, BUCKET, 'proxied/through.tar.gz')).toEqual({ bytes: size, sha256: expected, metadataSha256: expected });
+    expectOnlyThroughProxy({ [kind]: front }, proxy.targets());
+    expect(proxy.events().filter((ev) => ev.kind === 'refused')).toEqual([]);
+    expect(output).not.toContain(PROXY_PASSWORD);
+  }, 120_000);
 
   it('sends the archive transport through the proxy (absolute-form http), direct for NO_PROXY, and refuses a metadata address before asking the proxy', async () => {
     const proxy = await startForwardProxy();
