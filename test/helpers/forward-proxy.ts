@@ -7,10 +7,13 @@
  * worker trusts it only through `LONGHAUL_CA_FILE`).
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
+import { expect } from 'vitest';
+import type { FleetTest } from './fleet';
 import type { ForwardProxyEvent, ForwardProxyInput } from './forward-proxy-child';
 
 /** The proxy's own source address: the only one the gates accept. */
@@ -123,4 +126,38 @@ export async function startProxyOnlyGate(targetPort: () => number, tls?: { certF
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** The proxy tests' user; the password is made per run (a password-shaped literal in the source is not the subject). */
+export const PROXY_USER = 'egress';
+export const PROXY_PASSWORD = `pw-${randomUUID()}`;
+
+/** The proxy's URL with the tests' credentials in it. */
+export function withCredentials(proxy: ForwardProxy): string {
+  return proxy.url.replace('//', `//${PROXY_USER}:${PROXY_PASSWORD}@`);
+}
+
+/** The standard variables cleared, so the test's own environment cannot change a worker's way out. */
+export const NO_INHERITED_PROXY = { HTTPS_PROXY: '', https_proxy: '', HTTP_PROXY: '', http_proxy: '', NO_PROXY: '', no_proxy: '', NODE_EXTRA_CA_CERTS: '' };
+
+/** A port known once its server listens, for a gate that starts before it. */
+export function laterPort(): { get: () => number; set: (url: string) => void } {
+  let port = 0;
+  return { get: () => port, set: (url) => void (port = Number(new URL(url).port)) };
+}
+
+/** `startProxyOnlyGate`, closed after the test. */
+export async function gateClosedLater(fleet: Pick<FleetTest, 'closeLater'>, port: () => number, tls?: { certFile: string; keyFile: string }): Promise<ProxyOnlyGate> {
+  const g = await startProxyOnlyGate(port, tls);
+  fleet.closeLater(() => g.close());
+  return g;
+}
+
+/** Every gate was reached, and only through the proxy. */
+export function expectOnlyThroughProxy(gates: Record<string, ProxyOnlyGate>, targets: Set<string>): void {
+  for (const [name, g] of Object.entries(gates)) {
+    expect(g.refused(), `connections to ${name} that bypassed the proxy`).toBe(0);
+    expect(g.accepted(), `connections to ${name} through the proxy`).toBeGreaterThan(0);
+    expect(targets.has(g.host), `${name} (${g.host}) in the proxy's log`).toBe(true);
+  }
 }
