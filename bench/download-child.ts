@@ -5,6 +5,7 @@
  */
 import { archiveDownloader, type ArchiveDownloadInput } from '../src/processes/org-migration/activities/archive-download';
 import { createGithubClient } from '../src/http/github';
+import { applyNetworkSettings } from '../src/http/proxy';
 import { startMeasuring } from './archive-kit';
 
 export interface ChildInput extends ArchiveDownloadInput {
@@ -36,6 +37,8 @@ export interface ChildResult {
 
 async function main(): Promise<void> {
   const input = JSON.parse(process.argv[2]) as ChildInput;
+  // As the worker does: the proxy and the CA of the environment (`bench:download --proxy`, `--tls`).
+  applyNetworkSettings();
   const download = archiveDownloader({ github: createGithubClient({ baseUrl: input.apiUrl, token: () => input.token }), dataDir: input.dataDir });
   const meter = await startMeasuring(input.startOnGo);
   let heartbeats = 0;

@@ -11,6 +11,12 @@
  * The emulator runs in this process and generates the archive on the fly (never held in memory); temp
  * files are removed at the end.
  *
+ * `--proxy` adds, to every round, the same download through a real forward proxy (the tests' `proxy` package in
+ * a process of its own, `HTTP_PROXY`/`HTTPS_PROXY` in the download process's environment) and prints it beside
+ * the direct one. `--tls` puts the storage origin behind TLS (a certificate of a CA made for the run, trusted
+ * through `LONGHAUL_CA_FILE`): through the proxy the download is then a CONNECT tunnel, where Node reads TLS into
+ * buffers of its own (no `onread` over an existing socket); without `--tls` an absolute-form http request.
+ *
  * Page reporting: on a virtual machine whose kernel reports free memory to the host (virtio-balloon free page
  * reporting, as on the project's development VM), memory freed a few seconds ago may no longer be backed by
  * the host, and the first write to each of its pages traps to the hypervisor. Writing 1 GiB into the page cache
@@ -29,24 +35,45 @@ import { workerProcessEnv } from '../src/worker-env';
 import { benchWorkerNodeFlags } from './worker-process';
 import { exportedMigration, expectedSha256, ORG, TOKEN } from './archive-kit';
 import type { ChildInput, ChildResult } from './download-child';
+import { startForwardProxy, startProxyOnlyGate, type ForwardProxy, type ProxyOnlyGate } from '../test/helpers/forward-proxy';
 
 
 interface Options {
   mib: number;
   rounds: number;
   killAt: number;
+  proxy?: boolean;
+  tls?: boolean;
 }
 
 const program = new Command()
   .option('--mib <n>', 'archive size in MiB', Number, 1024)
   .option('--rounds <n>', 'timed downloads of each kind (curl, longhaul), alternating', Number, 3)
-  .option('--kill-at <fraction>', 'SIGKILL the download once the .part holds more than this fraction', Number, 1 / 3);
+  .option('--kill-at <fraction>', 'SIGKILL the download once the .part holds more than this fraction', Number, 1 / 3)
+  .option('--proxy', 'also download through a forward proxy in every round, beside the direct download')
+  .option('--tls', 'the storage origin behind TLS (a CA made for the run, given as LONGHAUL_CA_FILE)');
+
+/** The storage origin behind a TLS front of its own, with a CA made for the run (`scripts/make-certs.sh`). */
+async function tlsFront(storageUrl: () => string, dir: string): Promise<{ gate: ProxyOnlyGate; caFile: string }> {
+  await promisify(execFile)('sh', [join(__dirname, '..', 'scripts', 'make-certs.sh'), join(dir, 'tls')]);
+  const tls = { certFile: join(dir, 'tls', 'frontend.pem'), keyFile: join(dir, 'tls', 'frontend-key.pem') };
+  const gate = await startProxyOnlyGate(() => Number(new URL(storageUrl()).port), tls, null);
+  return { gate, caFile: join(dir, 'tls', 'ca.pem') };
+}
 
 async function main(): Promise<void> {
   const o = program.parse().opts<Options>();
   const size = o.mib * 1024 * 1024;
-  const emulator = await startEmulator({ token: TOKEN, migrations: { exportMs: 100, archiveBytes: size } });
   const dir = await mkdtemp(join(tmpdir(), 'longhaul-bench-download-'));
+  let storageUrl = '';
+  const front = o.tls ? await tlsFront(() => storageUrl, dir) : undefined;
+  const emulator = await startEmulator({ token: TOKEN, migrations: { exportMs: 100, archiveBytes: size }, ...(front ? { storagePublicUrl: front.gate.url } : {}) });
+  storageUrl = emulator.storage.baseUrl;
+  const proxy: ForwardProxy | undefined = o.proxy ? await startForwardProxy() : undefined;
+  // The download process's environment: the CA, and the proxy for the runs through it (nothing inherited).
+  const direct = { HTTPS_PROXY: '', https_proxy: '', HTTP_PROXY: '', http_proxy: '', NO_PROXY: '', no_proxy: '', ...(front ? { LONGHAUL_CA_FILE: front.caFile } : {}) };
+  const proxied = proxy ? { ...direct, HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url } : direct;
+  const curlTls = front ? ['--cacert', front.caFile] : [];
   try {
     const migrationId = await exportedMigration(emulator);
     const expected = expectedSha256(emulator, migrationId, size);
@@ -59,29 +86,42 @@ async function main(): Promise<void> {
     const longhaulFile = join(dir, 'longhaul.tar.gz');
     // Every timed download starts right after the previous 1 GiB file was removed, so that each writes into
     // memory in the same state (see the note on page reporting above); the first after an untimed download.
-    await curl(emulator.migrations.archiveUrl(migrationId)!, longhaulFile);
+    await curl(emulator.migrations.archiveUrl(migrationId)!, longhaulFile, curlTls);
+    const proxiedRuns: ChildResult[] = [];
     const reportedBefore = await reportedKib();
     for (let round = 1; round <= o.rounds; round++) {
       const url = emulator.migrations.archiveUrl(migrationId)!;
       await rm(longhaulFile, { force: true });
       const curlOrigin = originCpu();
-      curlRuns.push(await curl(url, curlFile));
+      curlRuns.push(await curl(url, curlFile, curlTls));
       const curlOriginCpu = curlOrigin();
       // longhaul's process is loaded first (its start-up is not timed), then told to start.
-      const gated = runChild({ ...child('longhaul.tar.gz'), startOnGo: true });
-      await gated.ready;
-      await rm(curlFile, { force: true });
-      const longhaulOrigin = originCpu();
-      gated.go();
-      const run = await gated.done;
-      const longhaulOriginCpu = longhaulOrigin();
-      if (run.sha256 !== expected) throw new Error(`longhaul's SHA-256 ${run.sha256} differs from the archive's`);
+      const timed = async (env: Record<string, string>, removeFirst: string) => {
+        const gated = runChild({ ...child('longhaul.tar.gz'), startOnGo: true }, env);
+        await gated.ready;
+        await rm(removeFirst, { force: true });
+        const origin = originCpu();
+        gated.go();
+        const run = await gated.done;
+        if (run.sha256 !== expected) throw new Error(`longhaul's SHA-256 ${run.sha256} differs from the archive's`);
+        return { run, originCpu: origin() };
+      };
+      const { run, originCpu: longhaulOriginCpu } = await timed(direct, curlFile);
       longhaulRuns.push(run);
       console.log(
         `round ${round}: curl -o ${curlRuns.at(-1)!.seconds.toFixed(2)} s (CPU ${cpuText(curlRuns.at(-1)!)}; origin ${cpuText(curlOriginCpu)}) · ` +
           `longhaul ${(run.ms / 1000).toFixed(2)} s (SHA-256 included, matches; CPU ${cpuText(run)}; origin ${cpuText(longhaulOriginCpu)}) · ` +
           `RSS ${run.rssBeforeMb.toFixed(1)} → peak ${run.rssPeakMb.toFixed(1)} MiB · ${run.heartbeats} heartbeats`,
       );
+      if (proxy) {
+        // The proxy's process is not this one: "origin" here is the emulator only.
+        const through = await timed(proxied, longhaulFile);
+        proxiedRuns.push(through.run);
+        console.log(
+          `round ${round}: longhaul through the proxy ${(through.run.ms / 1000).toFixed(2)} s (SHA-256 matches; CPU ${cpuText(through.run)}; origin ${cpuText(through.originCpu)}) · ` +
+            `RSS ${through.run.rssBeforeMb.toFixed(1)} → peak ${through.run.rssPeakMb.toFixed(1)} MiB`,
+        );
+      }
     }
     const curlTimes = curlRuns.map((r) => r.seconds);
     const longhaulTimes = longhaulRuns.map((r) => r.ms / 1000);
@@ -95,6 +135,15 @@ async function main(): Promise<void> {
       cpuText({ cpuSeconds: median(runs.map((r) => r.cpuSeconds)), systemSeconds: median(runs.map((r) => r.systemSeconds)) });
     console.log(`CPU per download (median): curl ${medianCpu(curlRuns)}, longhaul ${medianCpu(longhaulRuns)} (SHA-256 included)`);
     console.log(`RSS growth during the download: ${rssGrowth.toFixed(1)} MiB (target < 50 MB)`);
+    if (proxy && proxiedRuns.length > 0) {
+      const proxiedTimes = proxiedRuns.map((r) => r.ms / 1000);
+      const way = front ? 'a CONNECT tunnel (TLS end to end)' : 'absolute-form http';
+      console.log(
+        `through the proxy (${way}, ${proxy.events().length} proxy requests): best ${Math.min(...proxiedTimes).toFixed(2)} s vs direct ${bestLonghaul.toFixed(2)} s → ${ratio(bestLonghaul, Math.min(...proxiedTimes))} the direct speed; ` +
+          `median ${median(proxiedTimes).toFixed(2)} s vs ${median(longhaulTimes).toFixed(2)} s; CPU (median) ${medianCpu(proxiedRuns)} vs ${medianCpu(longhaulRuns)}; ` +
+          `RSS growth ${Math.max(...proxiedRuns.map((r) => r.rssPeakMb - r.rssBeforeMb)).toFixed(1)} MiB`,
+      );
+    }
     await rm(longhaulFile, { force: true });
     const reportedAfter = await reportedKib();
     if (reportedBefore !== undefined && reportedAfter !== undefined) {
@@ -104,9 +153,9 @@ async function main(): Promise<void> {
     // SIGKILL mid-transfer, then resume from what is on disk.
     const path = 'killed.tar.gz';
     const servedBefore = emulator.stats.storage.bytesServed;
-    const first = runChild(child(path));
+    const first = runChild(child(path), direct);
     const partSize = await killWhenPartHolds(first, join(dir, `${path}.part`), size * o.killAt);
-    const resumed = await runChild(child(path)).done;
+    const resumed = await runChild(child(path), direct).done;
     if (resumed.sha256 !== expected) throw new Error(`the resumed download's SHA-256 ${resumed.sha256} differs from the archive's`);
     const served = emulator.stats.storage.bytesServed - servedBefore;
     const reRead = served - size;
@@ -117,6 +166,8 @@ async function main(): Promise<void> {
   } finally {
     await rm(dir, { recursive: true, force: true });
     await emulator.close();
+    await proxy?.close();
+    await front?.gate.close();
   }
 }
 
@@ -148,9 +199,9 @@ function cpuText(r: { cpuSeconds: number; systemSeconds: number }): string {
 }
 
 /** `curl -o` of `url`: its time (curl's own `time_total`) and the CPU it used (bash's `times` for its children). */
-async function curl(url: string, file: string): Promise<{ seconds: number; cpuSeconds: number; systemSeconds: number }> {
-  const script = `curl -sS --fail -o "$1" -w '%{time_total}\\n' "$2" && times`;
-  const { stdout } = await promisify(execFile)('bash', ['-c', script, 'curl', file, url]);
+async function curl(url: string, file: string, extra: string[] = []): Promise<{ seconds: number; cpuSeconds: number; systemSeconds: number }> {
+  const script = `curl -sS --fail -o "$1" -w '%{time_total}\\n' "$2" "\${@:3}" && times`;
+  const { stdout } = await promisify(execFile)('bash', ['-c', script, 'curl', file, url, ...extra]);
   const [time, , children] = stdout.trim().split('\n');
   const cpu = (children ?? '').trim().split(/\s+/).map(minutesSeconds);
   const bytes = (await stat(file)).size;
@@ -173,11 +224,11 @@ interface ChildRun {
   kill(): void;
 }
 
-function runChild(input: ChildInput): ChildRun {
+function runChild(input: ChildInput, env: Record<string, string>): ChildRun {
   // Started as `longhaul worker` starts a worker process: its node flags and malloc settings.
   const child = spawn(process.execPath, [...benchWorkerNodeFlags(), '--import', 'tsx', join(__dirname, 'download-child.ts'), JSON.stringify(input)], {
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: workerProcessEnv(),
+    env: workerProcessEnv({ ...process.env, ...env }),
   });
   let out = '';
   let loaded = () => {};

@@ -29,6 +29,7 @@ import { encodedFailuresConverterPath, longhaulDataConverter } from './temporal/
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 import { missingWorkerNodeFlags, WORKER_MALLOC_DEFAULTS } from './worker-env';
 import { describeWorkerDeployment, workerDeploymentFromEnv } from './temporal/worker-versioning';
+import { applyNetworkSettings, describeNetwork } from './http/proxy';
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -275,6 +276,8 @@ export async function checkNamespaceBeforePolling(
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before any connection: the proxy and the company's CA for every client of this process.
+  const network = applyNetworkSettings();
   const deployment = workerDeploymentFromEnv();
   const metricsUrl = installTelemetry(telemetrySettings());
   const target = await resolveTemporal((m) => console.log(`[temporal] ${m}`));
@@ -292,6 +295,7 @@ async function main(): Promise<void> {
   const governor = config.rateGovernor.enabled ? 'fleet-wide rate governor' : 'per-process rate limits (LONGHAUL_RATE_GOVERNOR=off)';
   // Before the "polling" line, which tells whoever started the worker that it is up.
   console.log(`worker ${describeWorkerDeployment(deployment)}`);
+  console.log(`outbound: ${describeNetwork(network)}`);
   console.log(`longhaul worker ${releaseVersion()} polling task queue "${config.taskQueue}" (and its own, "${worker.workerQueue}"; data directory ${config.dataDir}) on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
   if (metricsUrl) console.log(`metrics: ${metricsUrl}`);

@@ -16,6 +16,7 @@ import { codecKeysFromEnv } from '../temporal/codec';
 import type { LonghaulConfig } from '../config';
 import { describeFailure, printJson, type CliContext } from './context';
 import { ExitCode } from './exit-codes';
+import { formatOutbound, outboundReport, type OutboundReport } from './doctor-outbound';
 
 const { TaskQueueType, WorkerVersioningMode } = temporal.api.enums.v1;
 /** A poller that reported no deployment version: a worker of a release before 0.2.0. */
@@ -53,6 +54,8 @@ export interface DoctorReport {
   namespace?: NamespaceCheck;
   taskQueue: { name: string; pollers: PollerView[] };
   credentials: CredentialView[];
+  /** The way out to each configured destination (proxy or direct) and whether it answers that way. */
+  outbound?: OutboundReport;
   /** What makes the exit code non-zero. */
   problems: string[];
   /** Worth knowing, not a failure (no worker polling, a secret not set). */
@@ -126,7 +129,7 @@ async function pollers(client: Client, taskQueue: string): Promise<PollerView[]>
   return views;
 }
 
-export async function doctorReport(ctx: CliContext, env: NodeJS.ProcessEnv = process.env): Promise<DoctorReport> {
+export async function doctorReport(ctx: CliContext, env: NodeJS.ProcessEnv = process.env, reach = false): Promise<DoctorReport> {
   const target = ctx.target();
   const { connectionOptions } = target;
   const report: DoctorReport = {
@@ -139,6 +142,8 @@ export async function doctorReport(ctx: CliContext, env: NodeJS.ProcessEnv = pro
     notes: [],
   };
   for (const c of report.credentials) if (!c.configured && c.kind === 'github') report.notes.push(`GitHub credential ${c.name}: ${c.source}`);
+  report.outbound = await outboundReport(ctx.config, env, reach);
+  for (const d of report.outbound.destinations) if (d.reachable === false) report.notes.push(`${d.name} (${d.url}) does not answer via ${d.via}`);
   let client: Client;
   try {
     client = await ctx.client();
@@ -198,6 +203,7 @@ export function formatDoctorReport(r: DoctorReport): string[] {
   }
   lines.push('credentials (names only):');
   for (const cred of r.credentials) lines.push(`  ${cred.kind} ${cred.name}${cred.target ? ` → ${cred.target}` : ''}: ${cred.source}`);
+  if (r.outbound) lines.push(...formatOutbound(r.outbound));
   for (const note of r.notes) lines.push(`note: ${note}`);
   for (const problem of r.problems) lines.push(`PROBLEM: ${problem}`);
   lines.push(r.problems.length === 0 ? 'ok' : `${r.problems.length} problem(s)`);
@@ -211,8 +217,9 @@ export function registerDoctorCommand(program: Command, ctx: () => CliContext): 
       "Check the connection, TLS, namespace and this release's search attributes, the worker versions polling the task queue, and the credentials configured (names only)",
     )
     .option('--json', 'print the report as one JSON object')
-    .action(async (opts: { json?: boolean }) => {
-      const report = await doctorReport(ctx());
+    .option('--reach', 'also try each configured destination (GitHub, Google, S3) through the proxy in effect, or directly: one unauthenticated GET each')
+    .action(async (opts: { json?: boolean; reach?: boolean }) => {
+      const report = await doctorReport(ctx(), process.env, opts.reach);
       if (opts.json) printJson({ ...report, exitCode: doctorExitCode(report) });
       else console.log(formatDoctorReport(report).join('\n'));
       process.exitCode = doctorExitCode(report);

@@ -24,6 +24,7 @@ import { releaseVersion } from '../release';
 import { ExitCode } from './exit-codes';
 import { createGithubClient } from '../http/github';
 import { createGoogleClients } from '../http/google';
+import { applyNetworkSettings } from '../http/proxy';
 import { startEmulator, type Emulator } from '../emulator/emulator';
 import { STANDALONE_GOOGLE_PORTS } from '../emulator/google';
 import { portIsOpen } from '../temporal/dev-server';
@@ -53,6 +54,7 @@ interface Stack {
 
 async function startStack(log: (m: string) => void, env: NodeJS.ProcessEnv, demo = false): Promise<Stack> {
   const config = loadConfig(env);
+  applyNetworkSettings(env);
   const metricsUrl = installTelemetry(telemetrySettings(process.env, { logLevel: 'WARN' }));
   if (metricsUrl) log(`[worker] metrics on ${metricsUrl}`);
   // With encrypted payloads the embedded UI decodes through a local codec server, so history stays readable there.

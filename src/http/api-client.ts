@@ -5,7 +5,7 @@
  *
  * An `ApiClient` is created once per API family by the worker and injected into activity factories.
  */
-import { Agent, type Dispatcher, request } from 'undici';
+import { type Dispatcher, request } from 'undici';
 import { ApplicationFailure } from '@temporalio/common';
 import {
   blockedUntilFromHeaders,
@@ -25,6 +25,7 @@ import { observeSafely, type ApiObservation, type ApiObserver } from './observer
 import { isRedirect, MAX_REDIRECTS, methodAfterRedirect } from './redirects';
 import { bareHost, decideOutbound, OutboundRefused, outboundFailure, shownUrl, type OutboundContext } from './outbound-policy';
 import { isIP } from 'node:net';
+import { sharedDispatcher } from './proxy';
 
 /** Resolves the bearer token at call time (env var, file, ADC…); `undefined` sends no `Authorization`. */
 export type TokenProvider = () => string | undefined | Promise<string | undefined>;
@@ -124,11 +125,6 @@ export function parseLinkHeader(value: string | undefined): Record<string, strin
   return links;
 }
 
-let sharedAgent: Agent | undefined;
-function defaultDispatcher(): Dispatcher {
-  sharedAgent ??= new Agent({ keepAliveTimeout: 10_000, connections: 64 });
-  return sharedAgent;
-}
 
 export class ApiClient {
   readonly baseUrl: URL;
@@ -154,7 +150,7 @@ export class ApiClient {
   }
 
   get dispatcher(): Dispatcher {
-    return this.opts.dispatcher ?? defaultDispatcher();
+    return this.opts.dispatcher ?? sharedDispatcher();
   }
 
   /** Absolute URL for a path below the base URL (keeps a base path such as `/api/v3`). */

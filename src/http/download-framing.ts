@@ -15,9 +15,13 @@ export interface ResponseHead {
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** The request bytes of a GET; a header name or value that could split the request throws instead. */
-export function requestHead(url: URL, headers: Record<string, string>): string {
-  const lines = [`GET ${url.pathname || '/'}${url.search} HTTP/1.1`, `host: ${url.host}`];
+/**
+ * The request bytes of a GET; a header name or value that could split the request throws instead. `absolute`: the
+ * target as a forward proxy takes it (`GET http://host/path`).
+ */
+export function requestHead(url: URL, headers: Record<string, string>, absolute = false): string {
+  const target = `${absolute ? url.origin : ''}${url.pathname || '/'}${url.search}`;
+  const lines = [`GET ${target} HTTP/1.1`, `host: ${url.host}`];
   for (const [name, value] of Object.entries(headers)) {
     if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) throw new TypeError(`invalid request header ${JSON.stringify(name)}`);
     lines.push(`${name}: ${value}`);

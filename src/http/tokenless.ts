@@ -22,6 +22,7 @@ import { decideNetworkRetry, decideRetry, FailureType, PERMANENT_STATUSES, type 
 import { BODY_LIMITS, BodyTooLarge, readCappedText } from './body-limits';
 import { apiObserver } from '../telemetry/api-observer';
 import { checkedAddresses, checkOutboundUrl, guardedAgent, OutboundRefused, outboundFailure, shownUrl, type OutboundContext, type Resolver } from './outbound-policy';
+import { currentNetworkSettings, proxyFor, sharedDispatcher, type NetworkSettings } from './proxy';
 
 /**
  * Storage and sinks: the core's permanent statuses; 429 waits for its `retry-after` (else backs off like a
@@ -67,6 +68,8 @@ export interface TokenlessOptions {
   outbound?: () => OutboundContext | Promise<OutboundContext>;
   /** The name resolution the policy judges and connects by (tests inject one). */
   resolve?: Resolver;
+  /** The proxy settings (`proxy.ts`); the process's by default. */
+  network?: NetworkSettings;
   /** @format milliseconds — for `send`. */
   timeoutMs?: number;
   /** For `send`: the cap on a success answer's body (default `BODY_LIMITS.sinkAnswer`: 64 KiB). @format bytes */
@@ -138,11 +141,15 @@ export class TokenlessClient {
     try {
       const ctx = await this.outboundContext();
       checkOutboundUrl(url, ctx);
+      const proxy = this.opts.dispatcher ? undefined : proxyFor(url, this.network());
+      // Through a proxy the worker does not connect to the host itself: its addresses are checked here, before the
+      // request is handed to the proxy (which is asked for the name).
+      if (proxy) await checkedAddresses(url.hostname, ctx, this.opts.resolve, shownUrl(url));
       res = await request(url, {
         method: req.method,
         headers: this.headers(req.headers),
         body: req.body,
-        dispatcher: this.opts.dispatcher ?? guarded(ctx),
+        dispatcher: this.opts.dispatcher ?? (proxy ? sharedDispatcher() : guarded(ctx)),
         headersTimeout: this.opts.timeoutMs ?? 30_000,
         bodyTimeout: this.opts.timeoutMs ?? 30_000,
       });
@@ -193,12 +200,17 @@ export class TokenlessClient {
       const ctx = await this.outboundContext();
       checkOutboundUrl(url, ctx);
       const [address] = await checkedAddresses(url.hostname, ctx, this.opts.resolve, shownUrl(url));
-      return await storageGet(url, this.headers(rangeHeaders(opts)), { ...opts, address });
+      const proxy = proxyFor(url, this.network());
+      return await storageGet(url, this.headers(rangeHeaders(opts)), { ...opts, address, ...(proxy ? { proxy } : {}) });
     } catch (err) {
       if (err instanceof OutboundRefused) throw this.refused(err, 'GET', url);
       if (opts.signal?.aborted) throw opts.signal.reason;
       throw this.failure(this.networkFailure('GET', err), 'GET', url);
     }
+  }
+
+  private network(): NetworkSettings {
+    return this.opts.network ?? currentNetworkSettings();
   }
 
   private async outboundContext(): Promise<OutboundContext> {

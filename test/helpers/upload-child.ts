@@ -4,6 +4,7 @@
  * `result <json>`.
  */
 import { uploadArchive, type UploadCheckpoint } from '../../src/object-store';
+import { applyNetworkSettings } from '../../src/http/proxy';
 import { httpSource } from './object-stores';
 
 interface ChildInput {
@@ -19,6 +20,8 @@ interface ChildInput {
 
 async function main(): Promise<void> {
   const input = JSON.parse(process.argv[2]) as ChildInput;
+  // As a worker does: the proxy and CA of the process's environment, for every SDK.
+  applyNetworkSettings();
   const result = await uploadArchive({
     destination: input.destination,
     name: input.name,

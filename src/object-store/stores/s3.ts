@@ -30,7 +30,11 @@ import {
   type Part,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { ApplicationFailure } from '@temporalio/common';
+import { HttpProxyAgent } from 'http-proxy-agent';
+import { HttpsProxyAgent } from 'https-proxy-agent';
+import { currentNetworkSettings, proxyFor } from '../../http/proxy';
 import { ObjectStoreFailure } from '../errors';
 import { statusOf, storeCall, type PartStore, type StoredObject, type StoredPart } from './store';
 
@@ -57,6 +61,15 @@ export function s3Client(env: NodeJS.ProcessEnv = process.env): S3Client {
   };
   if (endpoint) Object.assign(config, { endpoint, forcePathStyle: true });
   if (region) config.region = region;
+  // The SDK reads no proxy variable itself: its Node handler gets the proxy `proxy.ts` decides for the endpoint
+  // (CONNECT for https, absolute-form for http), or keeps its own agents.
+  const target = new URL(endpoint ?? `https://s3.${region ?? 'us-east-1'}.amazonaws.com`);
+  const proxy = proxyFor(target, currentNetworkSettings());
+  if (proxy) {
+    config.requestHandler = new NodeHttpHandler({
+      ...(target.protocol === 'https:' ? { httpsAgent: new HttpsProxyAgent(proxy, { keepAlive: true }) } : { httpAgent: new HttpProxyAgent(proxy, { keepAlive: true }) }),
+    });
+  }
   // Only when the environment given is not the process's own (a test's, a child's): the SDK reads process.env itself.
   if (env !== process.env && env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
     config.credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, sessionToken: env.AWS_SESSION_TOKEN };
