@@ -1,6 +1,9 @@
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The emulator workspace package as its source: its `main` picks the source only under tsx's loader.
+  resolve: { alias: { '@longhaul/emulator': join(__dirname, 'packages', 'emulator', 'src', 'index.ts') } },
   test: {
     pool: 'forks',
     include: ['test/**/*.test.ts'],

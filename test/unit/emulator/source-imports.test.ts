@@ -4,7 +4,7 @@
  * `since`, the pushed result, large files and LFS, maintenance, retirement and strict validation.
  */
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../../../src/emulator/emulator';
+import type { Emulator } from '@longhaul/emulator';
 import { call, clockedEmulators, everyImportRoute, messageOf, type RawResponse } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
