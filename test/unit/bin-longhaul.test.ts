@@ -44,31 +44,31 @@ describe('bin/longhaul.js', () => {
 
   const SOURCES = ['src/main.ts', 'src/cli/program.ts', 'src/processes/org-migration/activities/archive-download.ts', 'packages/emulator/src/index.ts'];
   const BUILDS = ['dist/cli/program.js', 'packages/emulator/dist/index.js'];
-
-  it('runs dist/ when it is newer than every source file', async () => {
+  /** Every source written on day 1, every build on day 2; then `edited` written on day 3. */
+  const builtThenEdited = async (edited?: string) => {
     for (const file of SOURCES) await setTime(file, new Date('2026-01-01T00:00:00Z'));
     for (const file of BUILDS) await setTime(file, new Date('2026-01-02T00:00:00Z'));
+    if (edited) await setTime(edited, new Date('2026-01-03T00:00:00Z'));
+  };
+
+  it('runs dist/ when it is newer than every source file', async () => {
+    await builtThenEdited();
     expect(await longhaul()).toBe('compiled');
   });
 
   it("runs the source when the emulator package's source changed after the build", async () => {
-    for (const file of SOURCES) await setTime(file, new Date('2026-01-01T00:00:00Z'));
-    for (const file of BUILDS) await setTime(file, new Date('2026-01-02T00:00:00Z'));
-    await setTime('packages/emulator/src/index.ts', new Date('2026-01-03T00:00:00Z'));
+    await builtThenEdited('packages/emulator/src/index.ts');
     expect(await longhaul()).toBe('source');
   });
 
-  it("runs the source when the emulator package has no build (the compiled CLI could not load it)", async () => {
-    for (const file of SOURCES) await setTime(file, new Date('2026-01-01T00:00:00Z'));
-    await setTime('dist/cli/program.js', new Date('2026-01-02T00:00:00Z'));
+  it('runs the source when the emulator package has no build (the compiled CLI could not load it)', async () => {
+    await builtThenEdited();
     await rm(join(root, 'packages', 'emulator', 'dist'), { recursive: true });
     expect(await longhaul()).toBe('source');
   });
 
   it('runs the source when any file under src/ changed after the build, not only the CLI entry', async () => {
-    for (const file of SOURCES) await setTime(file, new Date('2026-01-01T00:00:00Z'));
-    for (const file of BUILDS) await setTime(file, new Date('2026-01-02T00:00:00Z'));
-    await setTime('src/processes/org-migration/activities/archive-download.ts', new Date('2026-01-03T00:00:00Z'));
+    await builtThenEdited('src/processes/org-migration/activities/archive-download.ts');
     expect(await longhaul()).toBe('source');
   });
 
