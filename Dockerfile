@@ -4,8 +4,12 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The emulator workspace package (a dependency of the CLI, not of the worker): npm ci links it by its manifest.
+COPY packages/emulator/package.json ./packages/emulator/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY packages/emulator/index.js packages/emulator/tsconfig.build.json ./packages/emulator/
+COPY packages/emulator/src ./packages/emulator/src
 COPY src ./src
 RUN npm run build && node dist/temporal/bundle.js dist/workflow-bundle.js
 
@@ -22,8 +26,11 @@ ENV NODE_ENV=production \
     MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/emulator/package.json ./packages/emulator/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/packages/emulator/index.js ./packages/emulator/
+COPY --from=build /app/packages/emulator/dist ./packages/emulator/dist
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

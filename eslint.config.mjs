@@ -9,7 +9,7 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.longhaul/', 'coverage/'] },
+  { ignores: ['**/node_modules/', '**/dist/', '.longhaul/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -66,7 +66,7 @@ export default tseslint.config(
   {
     // The `longhaul` launcher (package.json bin) and test preloads: plain CommonJS run by Node before (or without)
     // TypeScript's loader.
-    files: ['bin/**/*.js', 'test/**/*.cjs'],
+    files: ['bin/**/*.js', 'test/**/*.cjs', 'packages/*/index.js'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 /** What both projects share. */
@@ -9,7 +10,14 @@ const shared = {
   hookTimeout: 600_000,
 };
 
+/**
+ * The emulator workspace package as its source: its `main` picks the source only under tsx's loader. Given to
+ * each project (a project written inline does not inherit the root's settings).
+ */
+const resolve = { alias: { '@longhaul/emulator': join(__dirname, 'packages', 'emulator', 'src', 'index.ts') } };
+
 export default defineConfig({
+  resolve,
   test: {
     // One real Temporal dev server per run, shared by every test file (started in global setup, here at the root so
     // that it starts once for both projects), plus one workflow bundle built once.
@@ -22,10 +30,10 @@ export default defineConfig({
       // Unit files share their fork's module graph (`isolate: false`): importing it again for each of ~90 files
       // was most of their cost. `npx vitest run test/unit` on the loaded 2-core machine: 161 s of CPU (user + sys)
       // isolated, 61 s shared, all 846 tests passing both ways.
-      { test: { ...shared, name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
+      { resolve, test: { ...shared, name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
       // Integration files stay isolated: they set process-wide state (environment variables, the Temporal runtime's
       // logger) that a file after them in the same fork would inherit.
-      { test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'] } },
+      { resolve, test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'] } },
     ],
   },
 });

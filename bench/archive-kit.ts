@@ -3,8 +3,8 @@
  * emulator, its archive's SHA-256, and, in their child processes, the start gate and the RSS and CPU meter.
  */
 import { createHash } from 'node:crypto';
-import type { Emulator } from '../src/emulator/emulator';
-import { generatedArchive } from '../src/emulator/storage/archive-content';
+import type { Emulator } from '@longhaul/emulator';
+import { generatedArchive } from '../packages/emulator/src/storage/archive-content';
 
 export const TOKEN = 'bench-token';
 export const ORG = 'octo-org';

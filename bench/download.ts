@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Command } from 'commander';
-import { startEmulator } from '../src/emulator/emulator';
+import { startEmulator } from '@longhaul/emulator';
 import { workerProcessEnv } from '../src/worker-env';
 import { benchWorkerNodeFlags } from './worker-process';
 import { exportedMigration, expectedSha256, ORG, TOKEN } from './archive-kit';

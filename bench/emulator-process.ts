@@ -8,9 +8,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EmulatorOptions } from '../src/emulator/emulator';
-import type { EmulatorStats } from '../src/emulator/stats';
-import type { CallerFleetStats } from '../src/emulator/rate-limiter';
+import type { EmulatorOptions } from '@longhaul/emulator';
+import type { EmulatorStats } from '../packages/emulator/src/stats';
+import type { CallerFleetStats } from '../packages/emulator/src/rate-limiter';
 
 const root = join(__dirname, '..');
 
@@ -22,11 +22,11 @@ export interface EmulatorProcess {
 }
 
 /**
- * Starts `dist/emulator/cli.js` (call `buildWorker()` first) with `options` written to `configPath`; every port
+ * Starts `packages/emulator/dist/cli.js` (call `buildWorker()` first) with `options` written to `configPath`; every port
  * is a free one. Resolves once it printed its API URL.
  */
 export async function startEmulatorProcess(options: EmulatorOptions, configPath: string): Promise<EmulatorProcess> {
-  const entry = join(root, 'dist', 'emulator', 'cli.js');
+  const entry = join(root, 'packages', 'emulator', 'dist', 'cli.js');
   if (!existsSync(entry)) throw new Error(`${entry} is missing: call buildWorker() first`);
   await writeFile(configPath, JSON.stringify({ googlePorts: { apikeys: 0, logging: 0, dns: 0 }, ...options }));
   const child: ChildProcess = spawn(process.execPath, [entry, '--config', configPath, '--port', '0', '--storage-port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });

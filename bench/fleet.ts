@@ -18,7 +18,7 @@ import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
-import { defaultGithubFixture } from '../src/emulator/github/fixture';
+import { defaultGithubFixture } from '../packages/emulator/src/github/fixture';
 import { upsertFeedSchedule } from '../src/temporal/schedules';
 import type { OrgMigrationInput } from '../src/processes/org-migration/model';
 import { BUDGET_SPENT, governorWorkflowId, limitsQuery, type GovernorSnapshot } from '../src/processes/rate-governor/model';

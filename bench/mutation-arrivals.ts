@@ -4,7 +4,7 @@
  * With one worker holding consecutive slots, mutations arrive `spacing + MUTATION_SEND_MARGIN_MS` apart;
  * every gap beyond that is time the fleet's mutation floor did not need.
  */
-import type { RateLimiter } from '../src/emulator/rate-limiter';
+import type { RateLimiter } from '../packages/emulator/src/rate-limiter';
 import { slotSpacingMs } from '../src/processes/rate-governor/mutation-slots';
 
 export interface MutationArrival {

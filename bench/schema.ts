@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { ensureTestServer } from '../src/temporal/test-server';
+import { ensureTestServer } from '../test/servers/test-server';
 
 interface Candidate {
   name: string;

@@ -41,7 +41,10 @@ const root = join(__dirname, '..');
  * JavaScript: under tsx the same worker idles about 80 MB higher (the loader's own memory).
  */
 export function buildWorker(): string {
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  // The emulator workspace package first (`npm run build` does both): the compiled CLI loads its dist/.
+  for (const project of [join(root, 'packages', 'emulator', 'tsconfig.build.json'), join(root, 'tsconfig.build.json')]) {
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { stdio: 'inherit' });
+  }
   return join(root, 'dist', 'worker.js');
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * The `longhaul` command (package.json `bin`): runs the compiled CLI in dist/ (`npm run build`) when it is
- * there and not older than any source file; otherwise the TypeScript source with tsx's loader (a checkout
- * after `npm install`, or one edited or pulled since the build), so `npx longhaul …` works in this repository
+ * The `longhaul` command (package.json `bin`): runs the compiled CLI in dist/ (`npm run build`, which compiles
+ * the emulator package's dist/ too) when both are there and not older than any source file; otherwise the
+ * TypeScript source with tsx's loader (a checkout after `npm install`, or one edited or pulled since the
+ * build), so `npx longhaul …` works in this repository
  * without a build step and never runs code older than the checkout.
  */
 'use strict';
@@ -37,10 +38,13 @@ const newest = (dir) => {
   return latest;
 };
 
-// All of src/, not only the CLI's entry: an edit or a `git pull` anywhere after a build makes dist/ stale.
-// Walked only when there is a build to judge.
-const compiled = mtime(join(root, 'dist', 'cli', 'program.js'));
-const source = compiled === undefined ? undefined : newest(join(root, 'src'));
+// All of src/, not only the CLI's entry, and the emulator package's source (the compiled CLI loads its dist/):
+// an edit or a `git pull` anywhere after a build makes the build stale. Walked only when there is a build to judge.
+const emulator = join(root, 'packages', 'emulator');
+const builds = [mtime(join(root, 'dist', 'cli', 'program.js')), mtime(join(emulator, 'dist', 'index.js'))];
+const compiled = builds.includes(undefined) ? undefined : Math.min(...builds);
+const sources = compiled === undefined ? [] : [newest(join(root, 'src')), newest(join(emulator, 'src'))].filter((t) => t !== undefined);
+const source = sources.length === 0 ? undefined : Math.max(...sources);
 if (compiled !== undefined && (source === undefined || compiled >= source)) {
   require(join(root, 'dist', 'cli', 'program.js'))
     .runCli(process.argv)

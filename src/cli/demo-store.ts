@@ -9,8 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, paginateListObjectsV2 } from '@aws-sdk/client-s3';
-import { startVersitygw } from '../object-store/servers/run';
-import { ensureVersitygw } from '../object-store/servers/binaries';
+import { ensureVersitygw, startVersitygw } from './demo-s3-server';
 import { s3Client } from '../object-store/stores/s3';
 import { CliError } from './context';
 import { ExitCode } from './exit-codes';

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { join, resolve } from 'node:path';
 import { findTemporalCli, type Log } from './cli-binary';
-import { searchAttributeArgs, ALL_SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { searchAttributeArgs } from '../common/search-attributes';
 
 export interface DevServerOptions {
   /** Directory for `temporal.sqlite`; omit for an in-memory server (tests). */
@@ -146,32 +146,43 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Ru
   };
 }
 
-/** Last resort on machines with internet: the SDK downloads and runs the dev server itself. */
-async function startWithSdkDownload(
-  options: DevServerOptions & { ip: string; port: number; namespace: string; uiPort?: number },
+/**
+ * Last resort on machines with internet: the dev server the Temporal SDK downloads and runs (cached in the system's
+ * temp directory), started through the worker's runtime, which `@temporalio/testing`'s `createLocal` calls too:
+ * the worker's own API keeps the test kit out of longhaul's runtime dependencies. `executable` replaces the
+ * download with a binary at hand (the test of this path, which may not reach the internet).
+ */
+export async function startWithSdkDownload(
+  options: DevServerOptions & { ip: string; port: number; namespace: string; uiPort?: number; executable?: string },
   log: Log,
 ): Promise<RunningDevServer> {
   log('starting the dev server through the Temporal SDK download…');
-  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  // Loaded here, not at the top: every CLI command imports this module, and only this path needs the worker's runtime.
+  const { Runtime } = await import('@temporalio/worker');
+  const { version: sdkVersion } = await import('@temporalio/worker/package.json');
+  const runtime = Runtime.instance();
   try {
-    const env = await TestWorkflowEnvironment.createLocal({
-      server: {
-        ip: options.ip,
-        port: options.port,
-        namespace: options.namespace,
-        ui: options.uiPort !== undefined,
-        uiPort: options.uiPort,
-        dbFilename: options.dataDir ? join(options.dataDir, 'temporal.sqlite') : undefined,
-        searchAttributes: [...ALL_SEARCH_ATTRIBUTES],
-      },
+    const server = await runtime.createEphemeralServer({
+      type: 'dev-server',
+      exe: options.executable
+        ? { type: 'existing-path', path: options.executable }
+        : { type: 'cached-download', downloadDir: null, version: 'default', ttl: 86_400_000, sdkName: 'sdk-typescript', sdkVersion },
+      ip: options.ip,
+      port: options.port,
+      namespace: options.namespace,
+      ui: options.uiPort !== undefined,
+      uiPort: options.uiPort ?? null,
+      dbFilename: options.dataDir ? join(options.dataDir, 'temporal.sqlite') : null,
+      log: { format: 'pretty', level: 'warn' },
+      extraArgs: searchAttributeArgs(),
     });
     return {
       address: `${options.ip}:${options.port}`,
       namespace: options.namespace,
       uiUrl: options.uiPort ? `http://localhost:${options.uiPort}` : undefined,
       owned: true,
-      stop: () => env.teardown(),
+      stop: () => runtime.shutdownEphemeralServer(server),
     };
   } catch (err) {
     throw new Error(

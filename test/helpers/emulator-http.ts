@@ -1,7 +1,7 @@
 /** Plain HTTP calls against an in-process emulator, for tests of the emulator itself. */
 import { afterEach } from 'vitest';
 import { Agent, request } from 'undici';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
 import { startTestEmulator, TEST_TOKEN } from './emulator';
 
 export interface RawResponse {

@@ -2,7 +2,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/emulator';
+import { startEmulator, type Emulator, type EmulatorOptions } from '@longhaul/emulator';
 import { createGithubClient } from '../../src/http/github';
 import { createGoogleClients } from '../../src/http/google';
 import type { ActivityDeps } from '../../src/activities';

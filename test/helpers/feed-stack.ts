@@ -1,5 +1,5 @@
 /** Feed-polling stacks for integration tests: the test stack, plus each feed's Schedule and cursor cleaned up after. */
-import type { EmulatorOptions } from '../../src/emulator/emulator';
+import type { EmulatorOptions } from '@longhaul/emulator';
 import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus, type FeedPollRunInput } from '../../src/processes/feed-poll/model';
 import { feedCursorStatusQuery } from '../../src/processes/feed-poll/workflow';
 import { upsertFeedSchedule } from '../../src/temporal/schedules';

@@ -5,7 +5,7 @@
  */
 import { afterEach } from 'vitest';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
 import { startTestEmulator } from './emulator';
 import { stopWorkerProcesses } from './worker-process';
 import { testClient } from './temporal';

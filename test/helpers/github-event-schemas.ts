@@ -7,7 +7,7 @@
  * own `type`; and the whole body may fail only in that `oneOf`, with the event's own type among the passing schemas.
  */
 import { readFileSync } from 'node:fs';
-import { payloadSchemaName } from '../../src/emulator/github/feed-event-payloads';
+import { payloadSchemaName } from '../../packages/emulator/src/github/feed-event-payloads';
 import { checkGithubAnswer, checkGithubSchema } from './github-openapi';
 
 export const PAYLOAD_ONE_OF_EXCEPTION =

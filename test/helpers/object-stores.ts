@@ -11,7 +11,7 @@ import type { OpenSource, StoreKind } from '../../src/object-store';
 import { s3Client } from '../../src/object-store/stores/s3';
 import { gcsStorage } from '../../src/object-store/stores/gcs';
 import { azureService } from '../../src/object-store/stores/azure';
-import { startAzurite, startFakeGcs, startVersitygw, type StoreServer } from '../../src/object-store/servers/run';
+import { startAzurite, startFakeGcs, startVersitygw, type StoreServer } from '../servers/object-stores';
 
 export const STARTERS: Record<StoreKind, () => Promise<StoreServer>> = { s3: startVersitygw, gs: startFakeGcs, azblob: startAzurite };
 

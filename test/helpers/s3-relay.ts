@@ -1,12 +1,12 @@
 /**
- * versitygw with a bucket, and a relay in front of it (`src/object-store/servers/counting-proxy.ts`) that this
+ * versitygw with a bucket, and a relay in front of it (`test/servers/counting-proxy.ts`) that this
  * process's worker reaches it through: its S3 variables are stubbed to the relay for the file, while the test reads
  * versitygw directly (`server.env`). The relay makes the store fail (`refuse`, `failWith`) for the worker only.
  * Kept apart from `object-stores.ts`, which a plain child process imports (no vitest there).
  */
 import { afterAll, beforeAll, vi } from 'vitest';
-import { startCountingProxy, type CountingProxy } from '../../src/object-store/servers/counting-proxy';
-import { startVersitygw, type StoreServer } from '../../src/object-store/servers/run';
+import { startCountingProxy, type CountingProxy } from '../servers/counting-proxy';
+import { startVersitygw, type StoreServer } from '../servers/object-stores';
 import { createBucket, envThrough } from './object-stores';
 
 export interface RelayedS3 {

@@ -1,6 +1,6 @@
 /** Helpers for the source-import tests: a fixture with spare repositories, starting an import, status waits, history text. */
 import type { WorkflowHandle } from '@temporalio/client';
-import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
+import { defaultGithubFixture, type GithubFixture } from '../../packages/emulator/src/github/fixture';
 import { importStatusQuery, sourceImport } from '../../src/processes/source-import/workflow';
 import { type SourceImportInput, type SourceImportStatus } from '../../src/processes/source-import/model';
 import { waitFor } from './wait';

@@ -13,7 +13,7 @@ import type { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkerOptions } from '@temporalio/worker';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
 import type { ActivityDeps } from '../../src/activities';
 import { emulatorDeps, startTestEmulator } from './emulator';
 import { startTestWorker, testClient, type TemporalServer } from './temporal';

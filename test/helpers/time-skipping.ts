@@ -1,6 +1,6 @@
 /**
  * Time-skipping tests: the real Temporal test server (Java, fetched from Maven Central by
- * `src/temporal/test-server.ts`) through the SDK's `TestWorkflowEnvironment.createTimeSkipping`, and a real
+ * `test/servers/test-server.ts`) through the SDK's `TestWorkflowEnvironment.createTimeSkipping`, and a real
  * longhaul worker on it. Timers of hours pass in milliseconds of wall time while a test awaits a result.
  *
  * One environment per test file (time skipping is global to a server): tests in a file run one at a time.
@@ -11,7 +11,7 @@ import { createServer, connect } from 'node:net';
 import { inject } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkerOptions } from '@temporalio/worker';
-import { ensureTestServer } from '../../src/temporal/test-server';
+import { ensureTestServer } from '../servers/test-server';
 import { createLonghaulWorker } from '../../src/worker';
 import type { ActivityDeps } from '../../src/activities';
 import { ALL_SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { ArchiveFailure } from '../../src/processes/org-migration/activities/archive-checks';
-import type { StorageFault } from '../../src/emulator/storage/faults';
+import type { StorageFault } from '../../packages/emulator/src/storage/faults';
 import { useStack } from '../helpers/stack';
 import { applicationFailureOf } from '../helpers/failures';
 import { waitFor } from '../helpers/wait';

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
 import { startTestEmulator } from '../helpers/emulator';
 import { SchemaLedger } from '../helpers/github-schema-ledger';
 import { conformingOctokit, type ConformingOctokit } from '../helpers/conforming-octokit';

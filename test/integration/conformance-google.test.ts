@@ -14,7 +14,7 @@ import { apikeys } from 'googleapis/build/src/apis/apikeys';
 import { dns } from 'googleapis/build/src/apis/dns';
 import { clockedEmulators } from '../helpers/emulator-http';
 import { TEST_TOKEN } from '../helpers/emulator';
-import type { Emulator } from '../../src/emulator/emulator';
+import type { Emulator } from '@longhaul/emulator';
 
 const clocked = clockedEmulators(Date.UTC(2026, 4, 4, 9, 0, 0));
 const covered: string[] = [];

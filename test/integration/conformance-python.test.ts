@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/emulator';
+import type { Emulator } from '@longhaul/emulator';
 import { startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
 import { ensurePythonEnv } from '../python/python-env';
 

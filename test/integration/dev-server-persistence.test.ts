@@ -1,12 +1,16 @@
 /**
  * The embedded default keeps workflows in SQLite under the data directory: a workflow started before a
- * server restart is still there, and finishes, after it.
+ * server restart is still there, and finishes, after it. The last resort (no CLI, no Go: the SDK's own dev
+ * server, run by the worker's runtime since `@temporalio/testing` is only a development dependency) starts
+ * with longhaul's search attributes and stops.
  */
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startDevServer, freePort, type RunningDevServer } from '../../src/temporal/dev-server';
+import { startDevServer, freePort, portIsOpen, startWithSdkDownload, type RunningDevServer } from '../../src/temporal/dev-server';
+import { findTemporalCli } from '../../src/temporal/cli-binary';
+import { ALL_SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { startStack, type TestStack } from '../helpers/stack';
 import { testClient } from '../helpers/temporal';
@@ -41,5 +45,22 @@ describe('embedded dev server persistence', () => {
     expect(result.state).toBe('exported');
     const description = await stack.client.workflow.getHandle(workflowId).describe();
     expect(description.typedSearchAttributes.get({ name: 'LonghaulOrg', type: 'KEYWORD' })).toBe('octo-org');
+  });
+
+  it("the SDK's dev server through the worker's runtime: longhaul's search attributes, and stopped by stop()", async () => {
+    // The binary at hand instead of the download (tests reach loopback only); the rest is the fallback's own path.
+    const executable = await findTemporalCli(() => undefined);
+    const port = await freePort();
+    const sdk = await startWithSdkDownload({ ip: '127.0.0.1', port, namespace: 'default', executable }, () => undefined);
+    try {
+      expect(sdk.address).toBe(`127.0.0.1:${port}`);
+      const client = await testClient({ address: sdk.address, namespace: 'default' });
+      const { customAttributes } = await client.connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      await client.connection.close();
+      expect(Object.keys(customAttributes ?? {})).toEqual(expect.arrayContaining(ALL_SEARCH_ATTRIBUTES.map((a) => a.name)));
+    } finally {
+      await sdk.stop();
+    }
+    expect(await portIsOpen('127.0.0.1', port)).toBe(false);
   });
 });

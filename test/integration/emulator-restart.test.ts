@@ -1,6 +1,6 @@
 /**
  * The emulator killed mid-migration (issue 12, item 4). The emulator runs as its own process, started as a
- * user starts it (`npm run emulator`: tsx on src/emulator/cli.ts) with a data directory; a longhaul worker
+ * user starts it (`npm run emulator`: tsx on packages/emulator/src/cli.ts) with a data directory; a longhaul worker
  * runs an org migration against it. While the export runs, the emulator gets SIGKILL (no shutdown, nothing
  * flushed on the way out); the workflow sees its polls fail; the emulator is started again on the same ports
  * and data directory, and the same migration finishes: the archive downloaded with the SHA-256 of what that
@@ -16,7 +16,7 @@ import { migrationStatusQuery, orgMigration } from '../../src/processes/org-migr
 import { createGithubClient } from '../../src/http/github';
 import { createGoogleClients } from '../../src/http/google';
 import { freePort } from '../../src/temporal/dev-server';
-import { contentBytes, generatedArchive } from '../../src/emulator/storage/archive-content';
+import { contentBytes, generatedArchive } from '../../packages/emulator/src/storage/archive-content';
 import { call } from '../helpers/emulator-http';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { startTestWorker, testClient, type TestWorker } from '../helpers/temporal';

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
+import { defaultGithubFixture, type GithubFixture } from '../../packages/emulator/src/github/fixture';
 import { defaultSinkFile, feedCursorWorkflowId, type FeedPollOutcome, type FeedPollRequest } from '../../src/processes/feed-poll/model';
 import { githubRetryPolicy } from '../../src/http/retry-policy';
 import { listSchedules } from '../../src/temporal/schedules';

@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture';
 import { FailureType, FAILURES } from '../../src/common/failures';
 import type { FeedPollOutcome } from '../../src/processes/feed-poll/model';
 import { useFeedStacks } from '../helpers/feed-stack';

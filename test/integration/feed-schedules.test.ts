@@ -7,8 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/emulator';
-import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink/receiver';
+import type { Emulator } from '@longhaul/emulator';
+import { startSinkReceiver, type SinkReceiver } from '../../packages/emulator/src/sink/receiver';
 import { defaultSinkFile, feedCursorWorkflowId, type FeedPollOutcome, type SinkConfig } from '../../src/processes/feed-poll/model';
 import { feedCursor, feedPollRun } from '../../src/processes/feed-poll/workflow';
 import { TEST_TOKEN } from '../helpers/emulator';

@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { EmulatorOptions } from '../../src/emulator/emulator';
-import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import type { EmulatorOptions } from '@longhaul/emulator';
+import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture';
 import { governorWorkflowId, limitsQuery } from '../../src/processes/rate-governor/model';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { hookRepair } from '../../src/processes/hook-repair/workflow';

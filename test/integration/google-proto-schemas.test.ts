@@ -1,5 +1,5 @@
 /**
- * Issue 30: the messages the emulated Google APIs read and answer (`src/emulator/google/proto-json.ts`) against
+ * Issue 30: the messages the emulated Google APIs read and answer (`packages/emulator/src/google/proto-json.ts`) against
  * the APIs' discovery documents — those google-api-python-client ships, from the conformance suite's cached
  * virtualenv (`test/python/python-env.ts`; the npm `googleapis` packages ship generated code, not the documents).
  * Every field the emulator declares exists in the document with the same proto3 JSON type (64-bit integers are
@@ -12,8 +12,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { APIKEYS, DNS, LOGGING, LONGRUNNING, ProtoJsonError, readProto, REQUEST_MESSAGES, type ProtoField, type ProtoMessage } from '../../src/emulator/google/proto-json';
-import { startEmulator, type Emulator } from '../../src/emulator/emulator';
+import { APIKEYS, DNS, LOGGING, LONGRUNNING, ProtoJsonError, readProto, REQUEST_MESSAGES, type ProtoField, type ProtoMessage } from '../../packages/emulator/src/google/proto-json';
+import { startEmulator, type Emulator } from '@longhaul/emulator';
 import { call, type RawResponse } from '../helpers/emulator-http';
 import { ensurePythonEnv } from '../python/python-env';
 

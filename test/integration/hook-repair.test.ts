@@ -6,7 +6,7 @@
  * whose redelivery is not listed yet is awaited, never redelivered again; and the ping health check.
  */
 import { describe, expect, it } from 'vitest';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
 import { hookRepairScheduleId, maxInAnyWindow, type HookRepairInput, type HookRepairResult } from '../../src/processes/hook-repair/model';
 import type { RedeliveryResult } from '../../src/processes/hook-repair/activities';
 import { githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';

@@ -14,7 +14,7 @@ import type { LogBucketCreateInput, LogBucketUpdateInput } from '../../src/proce
 import type { OperationStatus } from '../../src/processes/google-operation/model';
 import { FailureType } from '../../src/http/retry-policy';
 import { LonghaulState, LonghaulTarget } from '../../src/common/search-attributes';
-import { type defaultLogBucketOptions } from '../../src/emulator/google/logging-buckets';
+import { type defaultLogBucketOptions } from '../../packages/emulator/src/google/logging-buckets';
 import { requestsTo } from '../helpers/emulator';
 import { demandedWaits } from '../helpers/history';
 import { eventually } from '../helpers/wait';

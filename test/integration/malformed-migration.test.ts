@@ -8,9 +8,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { orgMigration, MigrationFailure } from '../../src/processes/org-migration/workflow';
 import type { OrgMigrationInput, OrgMigrationResult } from '../../src/processes/org-migration/model';
-import type { FaultRule } from '../../src/emulator/faults';
+import type { FaultRule } from '../../packages/emulator/src/faults';
 import { LonghaulTarget, KEYWORD_MAX_BYTES, utf8Bytes } from '../../src/common/search-attributes';
-import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture';
 import { useStack } from '../helpers/stack';
 import { expectFailure } from '../helpers/failures';
 import { FAST_POLL } from '../helpers/presets';

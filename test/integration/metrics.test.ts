@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { Emulator } from '../../src/emulator/emulator';
+import type { Emulator } from '@longhaul/emulator';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { freePort } from '../../src/temporal/dev-server';
 import { TEST_TOKEN } from '../helpers/emulator';

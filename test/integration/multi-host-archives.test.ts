@@ -13,8 +13,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { startCountingProxy } from '../../src/object-store/servers/counting-proxy';
-import { startVersitygw } from '../../src/object-store/servers/run';
+import { startCountingProxy } from '../servers/counting-proxy';
+import { startVersitygw } from '../servers/object-stores';
 import { s3Client } from '../../src/object-store/stores/s3';
 import { migrationStatusQuery, orgMigration } from '../../src/processes/org-migration/workflow';
 import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT } from '../../src/object-store';

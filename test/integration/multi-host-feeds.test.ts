@@ -14,8 +14,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { defaultGithubFixture } from '../../src/emulator/github/fixture';
-import { startSinkReceiver } from '../../src/emulator/sink/receiver';
+import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture';
+import { startSinkReceiver } from '../../packages/emulator/src/sink/receiver';
 import { describeFeedOutcome, feedCursorWorkflowId, type FeedPollOutcome } from '../../src/processes/feed-poll/model';
 import type { HookRepairResult } from '../../src/processes/hook-repair/model';
 import { feedPollRun } from '../../src/processes/feed-poll/workflow';

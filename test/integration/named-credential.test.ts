@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/emulator';
-import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import type { Emulator } from '@longhaul/emulator';
+import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { useFleetTeardown } from '../helpers/fleet';
 import { startWorkerProcess } from '../helpers/worker-process';

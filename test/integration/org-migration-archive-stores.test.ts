@@ -14,8 +14,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { StoreKind } from '../../src/object-store';
-import { startCountingProxy } from '../../src/object-store/servers/counting-proxy';
-import { startFakeGcs } from '../../src/object-store/servers/run';
+import { startCountingProxy } from '../servers/counting-proxy';
+import { startFakeGcs } from '../servers/object-stores';
 import type { ArchiveDownload } from '../../src/processes/org-migration/activities/archive-download';
 import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
 import { orgMigration } from '../../src/processes/org-migration/workflow';

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { ObjectStoreFailure } from '../../src/object-store';
 import { s3Client } from '../../src/object-store/stores/s3';
-import { startAzurite, startVersitygw, type StoreServer } from '../../src/object-store/servers/run';
+import { startAzurite, startVersitygw, type StoreServer } from '../servers/object-stores';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { archiveDownloader } from '../../src/processes/org-migration/activities/archive-download';
 import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';

@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
-import type { EmulatorOptions } from '../../src/emulator/emulator';
-import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
+import type { EmulatorOptions } from '@longhaul/emulator';
+import { defaultGithubFixture, type GithubFixture } from '../../packages/emulator/src/github/fixture';
 import { FailureType, githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';
 import type { ApiObserver } from '../../src/http/observer';
 import { useStackPerTest, type TestStack } from '../helpers/stack';

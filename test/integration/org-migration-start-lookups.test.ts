@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/emulator';
+import type { Emulator } from '@longhaul/emulator';
 import { migrationStatusQuery, orgMigration } from '../../src/processes/org-migration/workflow';
 import { freePort } from '../../src/temporal/dev-server';
 import { TEST_TOKEN } from '../helpers/emulator';

@@ -8,7 +8,7 @@
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { temporal } from '@temporalio/proto';
-import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture';
 import { FailureType } from '../../src/common/failures';
 import type { FeedPollOutcome } from '../../src/processes/feed-poll/model';
 import { feedCursorWorkflowId } from '../../src/processes/feed-poll/model';

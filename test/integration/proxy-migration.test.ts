@@ -17,7 +17,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startVersitygw } from '../../src/object-store/servers/run';
+import { startVersitygw } from '../servers/object-stores';
 import type { ArchiveDownload } from '../../src/processes/org-migration/activities/archive-download';
 import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
 import { orgMigration } from '../../src/processes/org-migration/workflow';

@@ -12,7 +12,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import type { OrgMigrationInput } from '../../src/processes/org-migration/model';
 import { KEYWORD_BUDGET_BYTES, KEYWORD_MAX_BYTES, LonghaulMigrationGuid, LonghaulState, LonghaulTarget, summarizeList } from '../../src/common/search-attributes';
-import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture';
 import { useStack } from '../helpers/stack';
 import { runtimeLog } from '../helpers/temporal';
 import { FAST_POLL } from '../helpers/presets';

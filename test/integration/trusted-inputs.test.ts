@@ -17,7 +17,7 @@ import { fixtureWithImportRepos, historyText, startImport, SVN } from '../helper
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { feedPollRun } from '../../src/processes/feed-poll/workflow';
 import { feedCursorWorkflowId, type FeedPollOutcome, type SinkConfig } from '../../src/processes/feed-poll/model';
-import { startSinkReceiver } from '../../src/emulator/sink/receiver';
+import { startSinkReceiver } from '../../packages/emulator/src/sink/receiver';
 
 /** What an attacker would like sent: a variable of the worker's own (this process runs the worker). */
 const CANARY = 'canary-5f0c2e9a-worker-secret';

@@ -1,7 +1,7 @@
 /**
  * `npm run check:production-stack` (not part of `npm test`): longhaul on a production-shape Temporal outside
  * Docker — the real server binary at the version docker-compose.yml pins, on PostgreSQL from Debian's packages,
- * SQL visibility, the namespace set up by `longhaul setup-namespace` (`src/temporal/production-stack/`) — and,
+ * SQL visibility, the namespace set up by `longhaul setup-namespace` (`test/production-stack/stack.ts`) — and,
  * against it, a chaos run with the compiled worker as separate processes, as the Docker image runs it:
  *
  *   1. stack      build (or find) the server, start PostgreSQL, apply the schemas, start the server, set up the namespace
@@ -29,9 +29,9 @@ import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { COMPOSE_FILE, startProductionStack, type ProductionStack } from '../../src/temporal/production-stack/stack';
-import { startEmulator, type Emulator } from '../../src/emulator/emulator';
-import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import { COMPOSE_FILE, startProductionStack, type ProductionStack } from './stack';
+import { startEmulator, type Emulator } from '@longhaul/emulator';
+import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture';
 import { migrationWorkflowId, type OrgMigrationResult } from '../../src/processes/org-migration/model';
 import { LonghaulTarget } from '../../src/common/search-attributes';
 import { buildWorker, startWorkerProcess } from '../../bench/worker-process';

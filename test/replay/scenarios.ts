@@ -8,7 +8,7 @@
  * `npm run record:replay`.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
+import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { newMigrationStatus } from '../../src/processes/org-migration/model';
 import { sourceImport } from '../../src/processes/source-import/workflow';
@@ -18,7 +18,7 @@ import { dnsChange } from '../../src/processes/google-operation/dns-change';
 import { feedCursor, feedPollRun, stopFeedCursorSignal } from '../../src/processes/feed-poll/workflow';
 import { hookPing, hookRepair } from '../../src/processes/hook-repair/workflow';
 import { feedCursorWorkflowId } from '../../src/processes/feed-poll/model';
-import { defaultGithubFixture, type GithubFixture } from '../../src/emulator/github/fixture';
+import { defaultGithubFixture, type GithubFixture } from '../../packages/emulator/src/github/fixture';
 
 export interface ScenarioContext {
   client: Client;

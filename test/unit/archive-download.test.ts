@@ -11,8 +11,8 @@ import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { archiveDownloader, MAX_STALLS, NOT_ARCHIVE_REASKS } from '../../src/processes/org-migration/activities/archive-download';
 import { ArchiveFailure } from '../../src/processes/org-migration/activities/archive-checks';
-import type { Emulator, EmulatorOptions } from '../../src/emulator/emulator';
-import type { StorageFault } from '../../src/emulator/storage/faults';
+import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
+import type { StorageFault } from '../../packages/emulator/src/storage/faults';
 import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
 import { failureOf } from '../helpers/failures';
 

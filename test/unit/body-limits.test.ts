@@ -12,7 +12,7 @@ import { ApiClient } from '../../src/http/api-client';
 import { TokenlessClient } from '../../src/http/tokenless';
 import { BODY_LIMITS, BodyTooLarge, readCapped } from '../../src/http/body-limits';
 import { FailureType } from '../../src/http/retry-policy';
-import { startEmulator, type Emulator } from '../../src/emulator/emulator';
+import { startEmulator, type Emulator } from '@longhaul/emulator';
 import { failureOf } from '../helpers/failures';
 import { eventually } from '../helpers/wait';
 

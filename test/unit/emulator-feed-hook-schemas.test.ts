@@ -6,11 +6,11 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { FEED_TEMPLATES } from '../../src/processes/feed-poll/model';
-import { EVENT_TYPES } from '../../src/emulator/github/feed-event-payloads';
+import { EVENT_TYPES } from '../../packages/emulator/src/github/feed-event-payloads';
 import { call, clockedEmulators, type RawResponse } from '../helpers/emulator-http';
 import { checkGithubAnswer, checkGithubSchema, documentsStatus, findTemplate } from '../helpers/github-openapi';
 import { PROMISED_FEEDS_HOOKS } from '../helpers/github-route-coverage';
-import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture';
 import { checkEventPage, PAYLOAD_ONE_OF_EXCEPTION } from '../helpers/github-event-schemas';
 
 const START = Date.UTC(2026, 3, 3, 9, 0, 0);

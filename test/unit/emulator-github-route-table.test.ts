@@ -7,7 +7,7 @@
  * `UNDESCRIBED_ROUTES`. No exception may be stale. The test prints the table.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { Emulator } from '../../src/emulator/emulator';
+import { Emulator } from '@longhaul/emulator';
 import { documentedStatuses, findTemplate } from '../helpers/github-openapi';
 import { PROMISED_CORE, PROMISED_FEEDS_HOOKS, UNSERVED_STATUSES } from '../helpers/github-route-coverage';
 import { UNDESCRIBED_ROUTES } from '../helpers/github-schema-ledger';

@@ -9,11 +9,11 @@
  * status it promises is missing or an exception is no longer needed.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/emulator';
+import type { Emulator } from '@longhaul/emulator';
 import { call, clockedEmulators, everyImportRoute, type RawResponse } from '../helpers/emulator-http';
 import { GITHUB_SCHEMA_EXCEPTIONS, SchemaLedger } from '../helpers/github-schema-ledger';
 import { PROMISED_CORE } from '../helpers/github-route-coverage';
-import { defaultGithubFixture } from '../../src/emulator/github/fixture';
+import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
 const em = clockedEmulators(START);

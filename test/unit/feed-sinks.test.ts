@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MockAgent, request } from 'undici';
 import { ApplicationFailure } from '@temporalio/common';
 import { signBody, verifySignature } from '../../src/http/signature';
-import { startSinkReceiver, type SinkReceiver } from '../../src/emulator/sink/receiver';
+import { startSinkReceiver, type SinkReceiver } from '../../packages/emulator/src/sink/receiver';
 import { appendEventsOnce, tailEventIds } from '../../src/processes/feed-poll/activities/sinks/file';
 import { batchDeliveryId, postSignedBatches } from '../../src/processes/feed-poll/activities/sinks/http';
 import { logEntriesFor } from '../../src/processes/feed-poll/activities/sinks/logging';

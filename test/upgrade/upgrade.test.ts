@@ -21,8 +21,8 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { inject } from 'vitest';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { defaultGithubFixture } from '../../src/emulator/github/fixture';
-import type { Emulator } from '../../src/emulator/emulator';
+import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture';
+import type { Emulator } from '@longhaul/emulator';
 import { feedCursorWorkflowId, feedScheduleId } from '../../src/processes/feed-poll/model';
 import { hookRepairScheduleId } from '../../src/processes/hook-repair/model';
 import { governorWorkflowId } from '../../src/processes/rate-governor/model';

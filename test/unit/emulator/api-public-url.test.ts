@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { call } from '../../helpers/emulator-http';
 import { startReverseProxy, type ReverseProxy } from '../../helpers/reverse-proxy';
-import { startEmulator, type Emulator } from '../../../src/emulator/emulator';
+import { startEmulator, type Emulator } from '@longhaul/emulator';
 
 let emulator: Emulator | undefined;
 let proxy: ReverseProxy | undefined;

@@ -6,7 +6,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configSummary, EmulatorConfigError, flagOptions, httpUrl, msOrRange, parseConfig, resolveOptions } from '../../../src/emulator/cli-options';
+import { configSummary, EmulatorConfigError, flagOptions, httpUrl, msOrRange, parseConfig, resolveOptions } from '../../../packages/emulator/src/cli-options';
 
 const failureOf = (run: () => unknown): Error => {
   try {

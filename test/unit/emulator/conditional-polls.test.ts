@@ -4,7 +4,7 @@
  * count against the primary limit (`x-ratelimit-used`/`-remaining` unchanged) — the same rule as the feeds.
  */
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../../../src/emulator/emulator';
+import type { Emulator } from '@longhaul/emulator';
 import { call, clockedEmulators, type RawResponse } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 10, 24, 0, 0, 0);

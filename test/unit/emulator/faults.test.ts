@@ -4,8 +4,8 @@
  * or through the admin endpoint, and counted in `/_emulator/stats`.
  */
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../../../src/emulator/emulator';
-import type { EmulatorStats } from '../../../src/emulator/stats';
+import type { Emulator } from '@longhaul/emulator';
+import type { EmulatorStats } from '../../../packages/emulator/src/stats';
 import { call, clockedEmulators, messageOf } from '../../helpers/emulator-http';
 import { waitFor } from '../../helpers/wait';
 

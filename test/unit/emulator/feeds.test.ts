@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseLinkHeader } from '../../../src/http/api-client';
 import { FEED_TEMPLATES } from '../../../src/processes/feed-poll/model';
-import { EVENT_TYPES } from '../../../src/emulator/github/feed-event-payloads';
+import { EVENT_TYPES } from '../../../packages/emulator/src/github/feed-event-payloads';
 import { call, clockedEmulators, messageOf } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 3, 1, 9, 0, 0);

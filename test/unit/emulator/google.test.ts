@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { call, clockedEmulators, type RawResponse } from '../../helpers/emulator-http';
-import type { Emulator } from '../../../src/emulator/emulator';
-import { DELETED_KEY_RETENTION_MS } from '../../../src/emulator/google/apikeys';
+import type { Emulator } from '@longhaul/emulator';
+import { DELETED_KEY_RETENTION_MS } from '../../../packages/emulator/src/google/apikeys';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
 const clocked = clockedEmulators(START);

@@ -3,6 +3,7 @@
  * with `cursor` pagination in `Link`, redelivery as a new `redelivery: true` delivery made later (asynchronous), ping and test, and
  * the 422 "spammed" answer past the content-creation limits.
  */
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseLinkHeader } from '../../../src/http/api-client';
 import { verifySignature } from '../../../src/http/signature';
@@ -106,6 +107,8 @@ describe('emulated webhooks', () => {
       request: { headers: Record<string, string>; payload: unknown };
     };
     expect(verifySignature('hook-secret', JSON.stringify(detail.request.payload), detail.request.headers['X-Hub-Signature-256'])).toBe(true);
+    // The older header spec 001 lists beside it: the HMAC-SHA1 of the same body.
+    expect(detail.request.headers['X-Hub-Signature']).toBe(`sha1=${createHmac('sha1', 'hook-secret').update(JSON.stringify(detail.request.payload)).digest('hex')}`);
     expect((await call(e.apiUrl, 'POST', `/repos/octo-org/alpha/hooks/${id}/deliveries/999/attempts`)).status).toBe(404);
   });
 

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import type { Emulator } from '../../../src/emulator/emulator';
+import type { Emulator } from '@longhaul/emulator';
 import { call, clockedEmulators, messageOf, type RawResponse } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);

@@ -4,11 +4,11 @@
  * its defaults, its state under its name — beside the default families, which keep working.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Emulator, type EmulatorOptions } from '../../../src/emulator/emulator';
-import { defineModule, type AnyModule } from '../../../src/emulator/module';
-import { defaultModules, type DefaultModule } from '../../../src/emulator/modules';
-import { githubFixture, githubService } from '../../../src/emulator/github/service';
-import { EmulatorHttpError } from '../../../src/emulator/http-error';
+import { Emulator, type EmulatorOptions } from '@longhaul/emulator';
+import { defineModule, type AnyModule } from '../../../packages/emulator/src/module';
+import { defaultModules, type DefaultModule } from '../../../packages/emulator/src/modules';
+import { githubFixture, githubService } from '../../../packages/emulator/src/github/service';
+import { EmulatorHttpError } from '../../../packages/emulator/src/http-error';
 import { call, messageOf } from '../../helpers/emulator-http';
 import { TEST_TOKEN } from '../../helpers/emulator';
 

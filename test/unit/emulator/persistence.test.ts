@@ -12,9 +12,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { call } from '../../helpers/emulator-http';
 import { startTestEmulator } from '../../helpers/emulator';
-import type { Emulator, EmulatorOptions } from '../../../src/emulator/emulator';
-import { decodeState, encodeState } from '../../../src/emulator/persistence/codec';
-import { EmulatorStateError, STATE_FILE } from '../../../src/emulator/persistence/store';
+import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
+import { decodeState, encodeState } from '../../../packages/emulator/src/persistence/codec';
+import { EmulatorStateError, STATE_FILE } from '../../../packages/emulator/src/persistence/store';
 
 const START = Date.UTC(2026, 4, 4, 9, 0, 0);
 let now = START;

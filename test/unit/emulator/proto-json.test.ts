@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { call, clockedEmulators, type RawResponse } from '../../helpers/emulator-http';
-import { DNS, LOGGING, ProtoJsonError, readProto, writeProto } from '../../../src/emulator/google/proto-json';
+import { DNS, LOGGING, ProtoJsonError, readProto, writeProto } from '../../../packages/emulator/src/google/proto-json';
 
 const clocked = clockedEmulators(Date.UTC(2026, 2, 1, 12, 0, 0));
 const messageOf = (res: RawResponse) => (res.json as { error: { message: string } }).error.message;

@@ -4,7 +4,7 @@
  * the count of requests sent while the caller had already been told to wait.
  */
 import { describe, expect, it } from 'vitest';
-import { PRIMARY_LIMIT_MESSAGE, SECONDARY_LIMIT_MESSAGE } from '../../../src/emulator/rate-limiter';
+import { PRIMARY_LIMIT_MESSAGE, SECONDARY_LIMIT_MESSAGE } from '../../../packages/emulator/src/rate-limiter';
 import { call, clockedEmulators, messageOf } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);

@@ -3,8 +3,11 @@
  * scenario (chosen by the last segment of `vcs_url`), progress fields at exact instants, authors with
  * `since`, the pushed result, large files and LFS, maintenance, retirement and strict validation.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../../../src/emulator/emulator';
+import { VCS_TYPES } from '../../../packages/emulator/src/github/source-import/model';
+import { IMPORT_VCS_TYPES } from '../../../src/processes/source-import/model';
+import type { Emulator } from '@longhaul/emulator';
 import { call, clockedEmulators, everyImportRoute, messageOf, type RawResponse } from '../../helpers/emulator-http';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
@@ -257,6 +260,15 @@ describe('emulated import status machine', () => {
 });
 
 describe('emulated import endpoints: refusals', () => {
+  it("knows the VCS values of GitHub's description, as longhaul does, each written on its own side", () => {
+    const doc = JSON.parse(readFileSync(require.resolve('@octokit/openapi/generated/api.github.com.json'), 'utf8')) as {
+      paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: { properties: Record<string, { enum?: string[] }> } }> } }>>;
+    };
+    const described = doc.paths['/repos/{owner}/{repo}/import'].put.requestBody.content['application/json'].schema.properties.vcs.enum;
+    expect([...VCS_TYPES].sort()).toEqual([...described!].sort());
+    expect([...IMPORT_VCS_TYPES].sort()).toEqual([...described!].sort());
+  });
+
   it('refuses to start an import into a repository with workflows enabled (422) or an unknown one (404)', async () => {
     const e = await start();
     const actions = await put(e, { vcs_url: `${SVN}/happy` }, '/repos/octo-org/with-actions/import');

@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { startEmulator, type Emulator } from '../../../src/emulator/emulator';
-import { contentBytes, generatedArchive } from '../../../src/emulator/storage/archive-content';
+import { startEmulator, type Emulator } from '@longhaul/emulator';
+import { contentBytes, generatedArchive } from '../../../packages/emulator/src/storage/archive-content';
 import { startReverseProxy, type ReverseProxy } from '../../helpers/reverse-proxy';
 
 let emulator: Emulator | undefined;

@@ -3,7 +3,7 @@
  * malformed bodies (400), unknown fields, wrong types and out-of-range `per_page` (422, with a message).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../../src/emulator/emulator';
+import type { Emulator } from '@longhaul/emulator';
 import { startTestEmulator } from '../../helpers/emulator';
 import { call, messageOf } from '../../helpers/emulator-http';
 

@@ -16,9 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
-import { ALL_SEARCH_ATTRIBUTES } from '../../common/search-attributes';
-import type { Log } from '../cli-binary';
-import { freePort } from '../dev-server';
+import { ALL_SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
+import type { Log } from '../../src/temporal/cli-binary';
+import { freePort } from '../../src/temporal/dev-server';
 import { composeServerVersion, ensureServerBinaries, type ServerBinaries } from './server-binary';
 import { ensurePostgres, startPostgres, POSTGRES_PASSWORD, POSTGRES_USER, type PostgresCluster } from './postgres';
 
@@ -93,7 +93,7 @@ function serverConfig(pg: PostgresCluster, ports: Ports): string {
       grpcPort: ${grpc}
       membershipPort: ${membership}
       bindOnIP: 127.0.0.1${http ? `\n      httpPort: ${http}` : ''}`;
-  return `# Written by longhaul's production-stack check (src/temporal/production-stack/stack.ts).
+  return `# Written by longhaul's production-stack check (test/production-stack/stack.ts).
 log:
   stdout: true
   level: warn

@@ -1,18 +1,55 @@
 /**
- * Starting the object-store servers on a free loopback port over a temp data directory, for tests, the benchmark
- * and the demo. Each handle gives the environment a worker would be given for that store: only each SDK's own
- * standard settings (`AWS_ENDPOINT_URL_S3`, `STORAGE_EMULATOR_HOST`, `AZURE_STORAGE_CONNECTION_STRING`, …).
+ * The S3 server `longhaul demo --archive-to s3` embeds: versitygw (Apache-2.0), an S3 gateway over a POSIX
+ * directory, obtained the way the Temporal CLI is (`src/temporal/cli-binary.ts`): built with `go install` into the
+ * longhaul cache directory (`~/.cache/longhaul`, moved by `LONGHAUL_CACHE_DIR`), once; then run on a free loopback
+ * port over a temporary directory. A product feature (the demo's), so it lives here; the tests start the same
+ * server through `test/servers/object-stores.ts`, which adds the stores only tests run (fake-gcs-server, Azurite)
+ * on the same two helpers, `ensureGoServer` and `serve`.
  *
- * `stop()` and `start()` take the server down and bring it back on the same port over the same data, as an
- * outage of the store would; `destroy()` stops it for good and removes its directory.
+ * MinIO is AGPL and is never used.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../temporal/dev-server';
-import { ensureAzurite, ensureFakeGcsServer, ensureVersitygw } from './binaries';
+import { cacheDir, goInstall, isExecutable, onPath, type Log } from '../temporal/cli-binary';
+import { freePort } from '../temporal/dev-server';
+
+export const VERSITYGW_VERSION = '1.8.0';
+
+/** A server built from a Go module with `go install`. */
+export interface GoServer {
+  name: string;
+  module: string;
+  /** The package path `go install` builds; the binary is named after its last element. */
+  pkg: string;
+  version: string;
+}
+
+const VERSITYGW: GoServer = { name: 'versitygw', module: 'github.com/versity/versitygw', pkg: 'github.com/versity/versitygw/cmd/versitygw', version: VERSITYGW_VERSION };
+
+function goServerPath(server: GoServer, env: NodeJS.ProcessEnv): string {
+  return join(cacheDir(env), `${server.name}-${server.version}`, server.name);
+}
+
+/** The server's binary in the cache, built with Go on first use; a missing Go toolchain is a clear error. */
+export async function ensureGoServer(server: GoServer, log: Log, env: NodeJS.ProcessEnv): Promise<string> {
+  const path = goServerPath(server, env);
+  if (await isExecutable(path)) return path;
+  const go = await onPath('go', env);
+  if (!go) throw new Error(`no cached ${server.name} ${server.version} at ${path} and no Go toolchain on PATH: install Go (https://go.dev/dl)`);
+  log(`building ${server.name} ${server.version} with Go into ${join(path, '..')} (first run only; takes a few minutes)…`);
+  await goInstall(go, [server.pkg], `v${server.version}`, join(path, '..'), env);
+  if (!(await isExecutable(path))) throw new Error(`go install finished but ${path} is missing`);
+  log(`built ${path}`);
+  return path;
+}
+
+/** The versitygw binary, built on first use. */
+export function ensureVersitygw(log: Log = () => undefined, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  return ensureGoServer(VERSITYGW, log, env);
+}
 
 export interface StoreServer {
   /** `http://127.0.0.1:PORT` (Azurite: the blob endpoint, with the account's path). */
@@ -31,11 +68,8 @@ export interface StoreServer {
 export const S3_ACCESS_KEY_ID = 'longhaul-test-access';
 export const S3_SECRET_ACCESS_KEY = 'longhaul-test-secret-key';
 export const S3_REGION = 'us-east-1';
-/** Azurite's well-known development account (published by Microsoft, valid against emulators only). */
-export const AZURITE_ACCOUNT = 'devstoreaccount1';
-const AZURITE_KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
 
-const HOST = '127.0.0.1';
+export const HOST = '127.0.0.1';
 const READY_MS = 30_000;
 
 function portOpen(port: number): Promise<boolean> {
@@ -49,8 +83,12 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-/** Runs `command` until stopped, restartable on the same port; ready once the port accepts connections. */
-async function serve(name: string, command: string, args: string[], port: number, dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Pick<StoreServer, 'stop' | 'start' | 'destroy'>> {
+/**
+ * Runs `command` until stopped, restartable on the same port; ready once the port accepts connections.
+ * `stop()` and `start()` take the server down and bring it back on the same port over the same data, as an
+ * outage of the store would; `destroy()` stops it for good and removes its directory.
+ */
+export async function serve(name: string, command: string, args: string[], port: number, dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Pick<StoreServer, 'stop' | 'start' | 'destroy'>> {
   let child: ChildProcess | undefined;
   let output = '';
   const start = async (): Promise<void> => {
@@ -107,32 +145,4 @@ export async function startVersitygw(): Promise<StoreServer> {
     env: { AWS_ENDPOINT_URL_S3: endpoint, AWS_REGION: S3_REGION, AWS_ACCESS_KEY_ID: S3_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: S3_SECRET_ACCESS_KEY },
     ...control,
   };
-}
-
-/**
- * fake-gcs-server with its filesystem backend: the GCS JSON API, resumable uploads included. The session URIs it
- * hands out name `publicPort` (default: its own), so that a relay in front of it sees the chunks too.
- */
-export async function startFakeGcs(options: { publicPort?: number } = {}): Promise<StoreServer> {
-  const bin = await ensureFakeGcsServer();
-  const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-fake-gcs-'));
-  const port = await freePort();
-  const publicUrl = `http://${HOST}:${options.publicPort ?? port}`;
-  const args = ['-scheme', 'http', '-host', HOST, '-port', String(port), '-public-host', `${HOST}:${options.publicPort ?? port}`, '-external-url', publicUrl, '-backend', 'filesystem', '-filesystem-root', dataDir, '-log-level', 'error'];
-  const control = await serve('fake-gcs-server', bin, args, port, dataDir);
-  const endpoint = `http://${HOST}:${port}`;
-  return { endpoint, port, dataDir, env: { STORAGE_EMULATOR_HOST: endpoint }, ...control };
-}
-
-/** Azurite's blob service, its account the well-known development account. */
-export async function startAzurite(): Promise<StoreServer> {
-  const bin = await ensureAzurite();
-  const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-azurite-'));
-  await mkdir(dataDir, { recursive: true });
-  const port = await freePort();
-  const args = ['--blobHost', HOST, '--blobPort', String(port), '--location', dataDir, '--silent', '--skipApiVersionCheck', '--disableProductStyleUrl'];
-  const control = await serve('azurite', bin, args, port, dataDir);
-  const endpoint = `http://${HOST}:${port}/${AZURITE_ACCOUNT}`;
-  const connectionString = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};BlobEndpoint=${endpoint};`;
-  return { endpoint, port, dataDir, env: { AZURE_STORAGE_CONNECTION_STRING: connectionString }, ...control };
 }

@@ -1,7 +1,6 @@
 /** Request checks of the import routes that need no state: URL, VCS, credential pair (422 with GitHub's error shape). */
 import { EmulatorHttpError } from '../../http-error';
-import { IMPORT_VCS_TYPES } from '../../../processes/source-import/model';
-import { sha256 } from './model';
+import { sha256, VCS_TYPES } from './model';
 
 export function checkUrl(value: string, field: string): void {
   let url: URL;
@@ -15,8 +14,8 @@ export function checkUrl(value: string, field: string): void {
   }
 }
 export function checkVcs(vcs: unknown): void {
-  if (vcs !== undefined && !(IMPORT_VCS_TYPES as readonly string[]).includes(vcs as string)) {
-    throw new EmulatorHttpError(422, `Invalid request.\n\n"vcs" must be one of ${IMPORT_VCS_TYPES.join(', ')}, got ${JSON.stringify(vcs)}.`, {
+  if (vcs !== undefined && !(VCS_TYPES as readonly string[]).includes(vcs as string)) {
+    throw new EmulatorHttpError(422, `Invalid request.\n\n"vcs" must be one of ${VCS_TYPES.join(', ')}, got ${JSON.stringify(vcs)}.`, {
       errors: [{ resource: 'Import', field: 'vcs', code: 'invalid' }],
     });
   }

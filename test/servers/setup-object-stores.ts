@@ -3,7 +3,7 @@
  * (versitygw, fake-gcs-server, Azurite) into the longhaul cache now, printing each step, so a fresh machine's
  * builds show in CI's log instead of inside a test's timeout.
  */
-import { ensureAzurite, ensureFakeGcsServer, ensureVersitygw } from './binaries';
+import { ensureAzurite, ensureFakeGcsServer, ensureVersitygw } from './object-store-binaries';
 
 async function main(): Promise<void> {
   const log = (m: string) => console.log(`[object-stores] ${m}`);

@@ -6,7 +6,7 @@
  */
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cacheDir, goInstall, isExecutable, onPath, type Log } from '../cli-binary';
+import { cacheDir, goInstall, isExecutable, onPath, type Log } from '../../src/temporal/cli-binary';
 
 const SERVER_MODULE = 'go.temporal.io/server';
 const SERVER_PACKAGE = `${SERVER_MODULE}/cmd/server`;

@@ -3,8 +3,25 @@
  * wrote, the scenarios a `vcs_url` selects and the fixed texts of the spec ("Import status").
  */
 import { createHash } from 'node:crypto';
-import type { ImportStatusName } from '../../../processes/source-import/model';
-export type ImportStatus = ImportStatusName;
+
+/**
+ * The `vcs` values a start or an update may name: the enum of `vcs` in GitHub's description of
+ * `PUT /repos/{owner}/{repo}/import` (spec 002 leaves them "not shown"; its `tfvc` type is among them).
+ */
+export const VCS_TYPES = ['subversion', 'git', 'mercurial', 'tfvc'] as const;
+
+/** The statuses the emulated import reaches: spec 002's table ("Import `status`"). */
+export type ImportStatus =
+  | 'detecting'
+  | 'importing'
+  | 'mapping'
+  | 'pushing'
+  | 'complete'
+  | 'auth_failed'
+  | 'error'
+  | 'detection_needs_auth'
+  | 'detection_found_nothing'
+  | 'detection_found_multiple';
 
 /** The steps that run on their own (the others wait for the caller). */
 export type ImportStep = 'detecting' | 'importing' | 'mapping' | 'pushing';

@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SIGNATURE_HEADER, verifySignature } from '../../http/signature';
+import { matchesSha256, SHA256_HEADER } from '../github/signature';
 import { DEFAULT_MAX_REQUEST_BYTES, readRequestBody, refuseTooLarge, RequestTooLarge } from '../request-body';
 
 export interface ReceivedBatch {
@@ -92,8 +92,8 @@ export class SinkReceiver {
     }
     this.stats.requests++;
     if (req.method !== 'POST') return reply(405, { message: 'POST only' });
-    const signature = req.headers[SIGNATURE_HEADER];
-    if (!verifySignature(this.opts.secret, raw, Array.isArray(signature) ? signature[0] : signature)) {
+    const signature = req.headers[SHA256_HEADER];
+    if (!matchesSha256(this.opts.secret, raw, Array.isArray(signature) ? signature[0] : signature)) {
       this.stats.badSignatures++;
       return reply(401, { message: 'signature does not match the body' });
     }

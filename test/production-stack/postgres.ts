@@ -9,7 +9,7 @@ import { chown, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { isExecutable, onPath, type Log } from '../cli-binary';
+import { isExecutable, onPath, type Log } from '../../src/temporal/cli-binary';
 
 const run = promisify(execFile);
 

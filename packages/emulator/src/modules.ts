@@ -1,6 +1,6 @@
 /**
  * The emulated API families: the one place a family is named. Adding one is a folder under
- * `src/emulator/` exporting an `EmulatorModule` (see `module.ts`) and a line here.
+ * `packages/emulator/src/` exporting an `EmulatorModule` (see `module.ts`) and a line here.
  */
 import type { AnyModule } from './module';
 import { accountsModule, feedsModule, hooksModule, importsModule, migrationsModule, type GithubFamilyOptions } from './github';

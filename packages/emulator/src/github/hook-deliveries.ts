@@ -2,7 +2,7 @@
  * The emulated webhook's state types and how its deliveries are shown (spec 001 and GitHub's description:
  * `hook-delivery-item` in lists, `hook-delivery` with the recorded request and response for one).
  */
-import { signBody } from '../../http/signature';
+import { hubSignature } from './signature';
 import type { Account, Repository } from './fixture';
 import type { HookConfig } from './hook-config';
 
@@ -74,8 +74,8 @@ export const deliveryDetail = (d: EmulatedDelivery, h: Hook) => {
     'content-type': h.config.content_type === 'form' ? 'application/x-www-form-urlencoded' : 'application/json',
   };
   if (h.config.secret !== undefined) {
-    headers['X-Hub-Signature-256'] = signBody(h.config.secret, body);
-    headers['X-Hub-Signature'] = 'sha1=(not computed by the emulator)';
+    headers['X-Hub-Signature-256'] = hubSignature('sha256', h.config.secret, body);
+    headers['X-Hub-Signature'] = hubSignature('sha1', h.config.secret, body);
   }
   return {
     ...deliveryObject(d, h),
