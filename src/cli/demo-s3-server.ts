@@ -70,7 +70,11 @@ export const S3_SECRET_ACCESS_KEY = 'longhaul-test-secret-key';
 export const S3_REGION = 'us-east-1';
 
 export const HOST = '127.0.0.1';
-const READY_MS = 30_000;
+/**
+ * How long a store server may take to listen: a guard against a hang, not a figure of the machine's speed
+ * (Azurite, a Node program, missed 30 s at load average 20 on the 2-core machine).
+ */
+const READY_MS = 300_000;
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
