@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { MAX_PART_BYTES, MAX_PARTS_IN_FLIGHT, MIB, MIN_PART_BYTES } from './object-store/limits';
+import { MAX_PART_BYTES, MAX_PARTS_IN_FLIGHT, MIB, MIN_PART_BYTES } from './common/object-store-limits';
 
 export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
 export const DEFAULT_TASK_QUEUE = 'longhaul';

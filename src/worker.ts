@@ -10,7 +10,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { NativeConnection, Worker, type Logger, type State, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from './activities';
@@ -24,11 +23,14 @@ import type { ApiClient } from './http/api-client';
 import { resolveTemporal, type TemporalTarget } from './temporal/connection';
 import { NamespaceNotReadyError, prepareNamespace } from './temporal/setup-namespace';
 import { releaseVersion } from './release';
-import { ExitCode } from './cli/exit-codes';
-import { encodedFailuresConverterPath, longhaulDataConverter } from './temporal/codec';
+import { ExitCode } from './common/exit-codes';
+import { longhaulDataConverter } from './temporal/codec';
+import { encodedFailuresBundlePath, workflowBundleOptions, workflowsPath } from './temporal/workflow-bundle';
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 import { missingWorkerNodeFlags, WORKER_MALLOC_DEFAULTS } from './worker-env';
 import { describeWorkerDeployment, workerDeploymentFromEnv } from './temporal/worker-versioning';
+
+export { encodedFailuresBundlePath, workflowBundleOptions, workflowsPath };
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -41,36 +43,6 @@ export interface LonghaulWorkerOptions {
   workerOptions?: Partial<WorkerOptions>;
   /** Payload encryption; defaults to the keys in `LONGHAUL_CODEC_KEYS` / `LONGHAUL_CODEC_KEY_FILE`, if any. */
   dataConverter?: DataConverter;
-}
-
-/** A module under src/workflows, from sources (tsx, vitest) or compiled output (dist). */
-function workflowsModule(name: string): string {
-  const candidates = [`${name}.ts`, `${name}.js`].map((file) => join(__dirname, 'workflows', file));
-  const found = candidates.find((path) => existsSync(path));
-  if (!found) throw new Error(`workflows module not found (looked for ${candidates.join(', ')})`);
-  return found;
-}
-
-/** The workflows entry point. */
-export function workflowsPath(): string {
-  return workflowsModule('index');
-}
-
-/**
- * What every workflow bundle is built from: the workflows and their interceptor (named credentials), and for
- * workers with a codec key the failure converter that encrypts failures' messages (`encodedFailures`).
- */
-export function workflowBundleOptions(opts: { encodedFailures?: boolean } = {}): { workflowsPath: string; workflowInterceptorModules: string[]; failureConverterPath?: string } {
-  return {
-    workflowsPath: workflowsPath(),
-    workflowInterceptorModules: [workflowsModule('credential-interceptor')],
-    ...(opts.encodedFailures ? { failureConverterPath: encodedFailuresConverterPath() } : {}),
-  };
-}
-
-/** The prebuilt bundle with encoded failures that `npm run build:bundle` writes beside `bundlePath`. */
-export function encodedFailuresBundlePath(bundlePath: string): string {
-  return bundlePath.replace(/(\.js)?$/, '.encoded-failures.js');
 }
 
 /**

@@ -12,8 +12,8 @@ import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, paginateListO
 import { startVersitygw } from '../object-store/servers/run';
 import { ensureVersitygw } from '../object-store/servers/binaries';
 import { s3Client } from '../object-store/stores/s3';
-import { CliError } from './context';
-import { ExitCode } from './exit-codes';
+import { CliError } from './kit/context';
+import { ExitCode } from '../common/exit-codes';
 
 /** The stores the demo can run embedded (`--archive-to`). */
 export const DEMO_STORES = ['s3'] as const;

@@ -19,9 +19,9 @@ import type { UnreadablePayload } from '../temporal/codec';
 import { failureMessage, memoTolerant } from '../temporal/tolerant-client';
 import { statusQuery } from '../workflows/kit/status-tracker';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
-import { CliError, printJson, type CliContext } from './context';
-import { ExitCode } from './exit-codes';
-import { awaitOutcome, decodeHeartbeat, printOutcome } from './run-workflow';
+import { CliError, printJson, type CliContext } from './kit/context';
+import { ExitCode } from '../common/exit-codes';
+import { awaitOutcome, decodeHeartbeat, printOutcome } from './kit/run-workflow';
 import { processKind } from './processes';
 import { Process, processClause, PROCESS_NAMES, type ProcessName } from '../common/processes';
 

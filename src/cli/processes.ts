@@ -11,7 +11,7 @@ import { apiKeyDelete, dnsChange, feedPollRun, hookPing, logBucketCreate, logBuc
 import { describeImportResult } from '../processes/source-import/cli';
 import { describeApiKeyDeleteResult, describeBucketResult, describeDnsChangeResult } from '../processes/google-operation/cli';
 import { describeMigrationResult } from '../processes/org-migration/cli';
-import type { StatusLine } from './run-workflow';
+import type { StatusLine } from './kit/run-workflow';
 import { Process } from '../common/processes';
 
 export interface ProcessKind {

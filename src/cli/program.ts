@@ -6,8 +6,8 @@
  * (errors too); progress and logs go to stderr; the exit code says how it ended (`EXIT_CODES_HELP`).
  */
 import { Command, CommanderError } from 'commander';
-import { CliError, createCliContext, describeFailure, printJson, type CliContext } from './context';
-import { EXIT_CODES_HELP, ExitCode } from './exit-codes';
+import { CliError, createCliContext, describeFailure, printJson, type CliContext } from './kit/context';
+import { EXIT_CODES_HELP, ExitCode } from '../common/exit-codes';
 import { registerMigrateCommands } from '../processes/org-migration/cli';
 import { registerGoogleCommands } from '../processes/google-operation/cli';
 import { registerImportCommands } from '../processes/source-import/cli';

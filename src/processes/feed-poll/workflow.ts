@@ -37,7 +37,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { FeedPollActivities } from './activities';
-import { FEED_CONTROL, FEED_SINK, READ } from '../../workflows/activity-options';
+import { FEED_CONTROL, FEED_SINK, READ } from '../../workflows/kit/activity-options';
 import { workerGone } from '../../common/activity-failures';
 import {
   FEED_WINDOW,

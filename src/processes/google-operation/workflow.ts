@@ -19,7 +19,7 @@ import {
   type OperationView,
 } from './model';
 import type { GoogleOperationActivities } from './activities';
-import { POLL, QUIET_POLL, READ, SEND_ONCE } from '../../workflows/activity-options';
+import { POLL, QUIET_POLL, READ, SEND_ONCE } from '../../workflows/kit/activity-options';
 import { pollUntil, quietWherePatched, resolvePollBounds, sendOnce, statusQuery, trackStatus, type OutageBounds, type PollBounds, type Polled, type QuietPollAnswer, type QuietPollRequest } from '../../workflows/kit';
 import { summarized } from '../../workflows/activity-summaries';
 

@@ -23,7 +23,7 @@ import {
 } from '@temporalio/workflow';
 import type { RedeliveryResult } from './activities';
 import type { HookActivities } from './activities';
-import { READ } from '../../workflows/activity-options';
+import { READ } from '../../workflows/kit/activity-options';
 import {
   DEFAULT_CLOCK_SKEW_MS,
   DEFAULT_LOOKBACK_MS,

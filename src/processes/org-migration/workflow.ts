@@ -10,7 +10,7 @@
  */
 import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, isCancellation, patched, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { MigrationActivityFunctions, MigrationSummary } from './activities';
-import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/activity-options';
+import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/kit/activity-options';
 import { summarized } from '../../workflows/activity-summaries';
 import { activityCause, failureFacts } from '../../common/activity-failures';
 import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, refuseUntrusted, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes, validatedWorkflow } from '../../workflows/kit';

@@ -32,9 +32,9 @@ import { hookLabel, hookRepairProblems, hookRepairScheduleId, hookTargetProblems
 import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
 import { DEFAULT_RUNS_TIMEOUT_MS, deleteFeedSchedule, type FeedScheduleDeletion } from '../../temporal/feed-schedule-delete';
 import { FEED_SCHEDULE_PREFIX, HOOK_SCHEDULE_PREFIX, listSchedules, upsertFeedSchedule, upsertHookRepairSchedule, type ScheduleListing } from '../../temporal/schedules';
-import { CliError, printJson, type CliContext } from '../../cli/context';
-import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from '../../cli/run-workflow';
-import { duration, positiveSeconds, wholeNumber } from '../../cli/arguments';
+import { CliError, printJson, type CliContext } from '../../cli/kit/context';
+import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from '../../cli/kit/run-workflow';
+import { duration, positiveSeconds, wholeNumber } from '../../cli/kit/arguments';
 import { feedCursorStatusQuery, feedPollRun } from '../feed-poll/workflow';
 import { hookPing } from '../hook-repair/workflow';
 import { Process } from '../../common/processes';

@@ -7,7 +7,7 @@
 import { isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { ScheduleHealthActivities } from './activities';
 import { OutageFailure } from '../../workflows/kit/outage-watch';
-import { SCHEDULE_HEALTH } from '../../workflows/activity-options';
+import { SCHEDULE_HEALTH } from '../../workflows/kit/activity-options';
 import { summarized } from '../../workflows/activity-summaries';
 
 /** The failure types of recurring runs: an outage that outlasted the run's budget (the kit's `OutageWatch`). */

@@ -16,7 +16,7 @@ import {
   type SourceImportResume,
   type SourceImportStatus,
 } from './model';
-import { CLEANUP, READ } from '../../workflows/activity-options';
+import { CLEANUP, READ } from '../../workflows/kit/activity-options';
 import { keepTrying, type StatusTracker } from '../../workflows/kit';
 import { summarized } from '../../workflows/activity-summaries';
 import { authorsToList, largeFilesToSettle, pollAnswerNeedsWorkflow, type ImportKnowledge } from './machine';

@@ -47,7 +47,7 @@ import {
 } from './model';
 import { activityCause } from '../../common/activity-failures';
 import { FailureType } from '../../common/failures';
-import { POLL, QUIET_POLL } from '../../workflows/activity-options';
+import { POLL, QUIET_POLL } from '../../workflows/kit/activity-options';
 import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, refuseUntrusted, resolvePollBounds, runBudgetReached, startPolling, statusQuery, trackStatus, type PollState, validatedWorkflow } from '../../workflows/kit';
 import { credentialReferenceRefused, IMPORT_CREDENTIALS_SETTING, isCredentialReference } from '../../common/credential';
 import { importApi, ImportSession } from './session';
