@@ -12,7 +12,8 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { NativeConnection, Worker, type Logger, type State, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { createActivities, type ActivityDeps } from './activities';
+import type { ActivityDeps } from './activities/context';
+import { processActivities } from './processes';
 import { createGithubClient } from './http/github';
 import { credentialActivityInterceptor } from './activities/credential-scope';
 import { createGoogleClients, type GoogleClients } from './http/google';
@@ -109,7 +110,8 @@ export const HEARTBEAT_THROTTLE = '1 second';
 
 export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise<LonghaulWorker> {
   const workerQueue = workerQueueName(opts.taskQueue);
-  const activities = createActivities({ ...opts.deps, workerQueue });
+  // Every process's activities; two of the same name are refused here, before the worker polls (ActivityNameClash).
+  const activities = processActivities({ ...opts.deps, workerQueue });
   const dataConverter = opts.dataConverter ?? longhaulDataConverter();
   const deployment = workerDeploymentFromEnv();
   const activityInterceptors = [credentialActivityInterceptor, ...(opts.workerOptions?.interceptors?.activity ?? [])];

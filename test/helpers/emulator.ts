@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/emulator';
 import { createGithubClient } from '../../src/http/github';
 import { createGoogleClients } from '../../src/http/google';
-import type { ActivityDeps } from '../../src/activities';
+import type { ActivityDeps } from '../../src/activities/context';
 import type { RetryPolicy } from '../../src/http/retry-policy';
 
 export const TEST_TOKEN = 'test-token-7f3a9c1e-never-in-history';
