@@ -4,6 +4,8 @@
  * summary, an activity name two processes define is refused when the worker starts, and the failure registry's
  * groups, the process names and the search attributes each belong to the processes that use them.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as bundleEntry from '../../src/workflows';
 import { ActivityNameClash, PROCESS_KINDS, PROCESSES, processActivities, processWorkflows } from '../../src/processes';
@@ -81,5 +83,12 @@ describe('the processes', () => {
       for (const s of p.schedules ?? []) expect(types, `${p.name} schedules ${s.workflowType}`).toContain(s.workflowType);
     }
     expect(Object.keys(PROCESS_KINDS).sort()).toEqual(['apiKeyDelete', 'dnsChange', 'feedPollRun', 'hookPing', 'logBucketCreate', 'logBucketUpdate', 'orgMigration', 'sourceImport']);
+  });
+
+  it("are the rows of the layout's table of processes (docs/architecture.md)", () => {
+    const doc = readFileSync(join(__dirname, '../../docs/architecture.md'), 'utf8');
+    const table = doc.slice(doc.indexOf('| Process | Emulator routes |'));
+    const rows = [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\| ([a-z]+(?:-[a-z]+)+) \|/gm)].map((m) => m[1]);
+    expect(rows).toEqual(processes.map((p) => p.name));
   });
 });
