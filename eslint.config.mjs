@@ -1,7 +1,8 @@
 // Lint rules that keep the architecture honest: workflows, the workflow kit, src/common and every
 // deterministic file of a process slice (src/processes/<process>/: its model and workflow files, everything
-// but `activities*` and `cli*`) stay deterministic (no Node built-ins, no I/O libraries) and import
-// activities as types only.
+// but `activities*`, `cli*` and its descriptor `process.ts`) stay deterministic (no Node built-ins, no I/O
+// libraries) and import activities as types only. The layers' import boundaries are dependency-cruiser's
+// (.dependency-cruiser.cjs, `npm run lint:layers`).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
@@ -21,7 +22,17 @@ export default tseslint.config(
   },
   {
     files: ['src/workflows/**/*.ts', 'src/common/**/*.ts', 'src/processes/**/*.ts'],
-    ignores: ['src/processes/*/activities.ts', 'src/processes/*/activities/**', 'src/processes/*/cli.ts', 'src/processes/*/cli-*.ts'],
+    // A process's descriptor (process.ts) and the list of them (index.ts) gather its activities and commands:
+    // the worker and the program read them, no workflow does.
+    ignores: [
+      'src/processes/*/activities.ts',
+      'src/processes/*/activities/**',
+      'src/processes/*/cli.ts',
+      'src/processes/*/cli-*.ts',
+      'src/processes/*/process.ts',
+      'src/processes/index.ts',
+      'src/processes/descriptor.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -66,8 +77,8 @@ export default tseslint.config(
   {
     // The `longhaul` launcher (package.json bin) and test preloads: plain CommonJS run by Node before (or without)
     // TypeScript's loader.
-    files: ['bin/**/*.js', 'test/**/*.cjs', 'packages/*/index.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
+    files: ['bin/**/*.js', 'test/**/*.cjs', 'packages/*/index.js', '.dependency-cruiser.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly', console: 'readonly', module: 'writable' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

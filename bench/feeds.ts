@@ -24,8 +24,8 @@ import { startSinkReceiver, type ReceivedBatch } from '../packages/emulator/src/
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../packages/emulator/src/github/fixture';
 import { feedCursorWorkflowId, type FeedCursorStatus } from '../src/processes/feed-poll/model';
-import { deleteFeedSchedule } from '../src/temporal/feed-schedule-delete';
-import { upsertFeedSchedule } from '../src/temporal/schedules';
+import { deleteFeedSchedule } from '../src/processes/feed-poll/cli-schedule-delete';
+import { upsertFeedSchedule } from '../src/processes/feed-poll/cli-schedule';
 import { buildWorker, cpuTimes, rssKb, startWorkerProcess } from './worker-process';
 import { describeHistorySizes, historySizeReport } from '../src/temporal/history-stats';
 

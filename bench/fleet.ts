@@ -19,7 +19,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { defaultGithubFixture } from '../packages/emulator/src/github/fixture';
-import { upsertFeedSchedule } from '../src/temporal/schedules';
+import { upsertFeedSchedule } from '../src/processes/feed-poll/cli-schedule';
 import type { OrgMigrationInput } from '../src/processes/org-migration/model';
 import { BUDGET_SPENT, governorWorkflowId, limitsQuery, type GovernorSnapshot } from '../src/processes/rate-governor/model';
 import { orgMigration } from '../src/processes/org-migration/workflow';

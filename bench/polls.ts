@@ -34,7 +34,7 @@ import { Process, type ProcessName } from '../src/common/processes';
 import { DEFAULT_IMPORT_POLL } from '../src/processes/source-import/model';
 import { DEFAULT_OPERATION_POLL } from '../src/processes/google-operation/model';
 import { detectionDelayBoundMs, detectionDelays, HONEST_POLL_SHAPE, pollScheduleMs, pollsToObserve, type ResolvedPollBounds } from '../src/common/poll-schedule';
-import { percentOfWait } from '../src/cli/arguments';
+import { percentOfWait } from '../src/cli/kit/arguments';
 
 const MINUTE = 60_000;
 const WAITS_MIN = [10, 60];

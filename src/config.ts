@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { MAX_PART_BYTES, MAX_PARTS_IN_FLIGHT, MIB, MIN_PART_BYTES } from './object-store/limits';
+import { MAX_PART_BYTES, MAX_PARTS_IN_FLIGHT, MIB, MIN_PART_BYTES } from './common/object-store-limits';
 
 export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
 export const DEFAULT_TASK_QUEUE = 'longhaul';
@@ -129,7 +129,7 @@ function optionalInt(env: NodeJS.ProcessEnv, name: string, min: number, max = Nu
   return value;
 }
 
-/** The archive upload's part size and parts in flight, checked against every store's rules (`object-store/limits.ts`). */
+/** The archive upload's part size and parts in flight, checked against every store's rules (`common/object-store-limits.ts`). */
 export function archiveUploadSettings(env: NodeJS.ProcessEnv): ArchiveUploadSettings {
   const partMib = optionalInt(env, 'LONGHAUL_ARCHIVE_PART_MIB', MIN_PART_BYTES / MIB, MAX_PART_BYTES / MIB, ' (MiB: S3 takes parts of 5 MiB or more, GCS multiples of 256 KiB, Azure blocks up to 4000 MiB)');
   const partsInFlight = optionalInt(env, 'LONGHAUL_ARCHIVE_PARTS_IN_FLIGHT', 1, MAX_PARTS_IN_FLIGHT, ' (each holds a part in memory)');

@@ -10,10 +10,10 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { NativeConnection, Worker, type Logger, type State, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { createActivities, type ActivityDeps } from './activities';
+import type { ActivityDeps } from './activities/context';
+import { processActivities } from './processes';
 import { createGithubClient } from './http/github';
 import { credentialActivityInterceptor } from './activities/credential-scope';
 import { createGoogleClients, type GoogleClients } from './http/google';
@@ -24,12 +24,15 @@ import type { ApiClient } from './http/api-client';
 import { resolveTemporal, type TemporalTarget } from './temporal/connection';
 import { NamespaceNotReadyError, prepareNamespace } from './temporal/setup-namespace';
 import { releaseVersion } from './release';
-import { ExitCode } from './cli/exit-codes';
-import { encodedFailuresConverterPath, longhaulDataConverter } from './temporal/codec';
+import { ExitCode } from './common/exit-codes';
+import { longhaulDataConverter } from './temporal/codec';
+import { encodedFailuresBundlePath, workflowBundleOptions, workflowsPath } from './temporal/workflow-bundle';
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 import { missingWorkerNodeFlags, WORKER_MALLOC_DEFAULTS } from './worker-env';
 import { describeWorkerDeployment, workerDeploymentFromEnv } from './temporal/worker-versioning';
 import { applyNetworkSettings, describeNetwork } from './http/proxy';
+
+export { encodedFailuresBundlePath, workflowBundleOptions, workflowsPath };
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -42,36 +45,6 @@ export interface LonghaulWorkerOptions {
   workerOptions?: Partial<WorkerOptions>;
   /** Payload encryption; defaults to the keys in `LONGHAUL_CODEC_KEYS` / `LONGHAUL_CODEC_KEY_FILE`, if any. */
   dataConverter?: DataConverter;
-}
-
-/** A module under src/workflows, from sources (tsx, vitest) or compiled output (dist). */
-function workflowsModule(name: string): string {
-  const candidates = [`${name}.ts`, `${name}.js`].map((file) => join(__dirname, 'workflows', file));
-  const found = candidates.find((path) => existsSync(path));
-  if (!found) throw new Error(`workflows module not found (looked for ${candidates.join(', ')})`);
-  return found;
-}
-
-/** The workflows entry point. */
-export function workflowsPath(): string {
-  return workflowsModule('index');
-}
-
-/**
- * What every workflow bundle is built from: the workflows and their interceptor (named credentials), and for
- * workers with a codec key the failure converter that encrypts failures' messages (`encodedFailures`).
- */
-export function workflowBundleOptions(opts: { encodedFailures?: boolean } = {}): { workflowsPath: string; workflowInterceptorModules: string[]; failureConverterPath?: string } {
-  return {
-    workflowsPath: workflowsPath(),
-    workflowInterceptorModules: [workflowsModule('credential-interceptor')],
-    ...(opts.encodedFailures ? { failureConverterPath: encodedFailuresConverterPath() } : {}),
-  };
-}
-
-/** The prebuilt bundle with encoded failures that `npm run build:bundle` writes beside `bundlePath`. */
-export function encodedFailuresBundlePath(bundlePath: string): string {
-  return bundlePath.replace(/(\.js)?$/, '.encoded-failures.js');
 }
 
 /**
@@ -138,7 +111,8 @@ export const HEARTBEAT_THROTTLE = '1 second';
 
 export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise<LonghaulWorker> {
   const workerQueue = workerQueueName(opts.taskQueue);
-  const activities = createActivities({ ...opts.deps, workerQueue });
+  // Every process's activities; two of the same name are refused here, before the worker polls (ActivityNameClash).
+  const activities = processActivities({ ...opts.deps, workerQueue });
   const dataConverter = opts.dataConverter ?? longhaulDataConverter();
   const deployment = workerDeploymentFromEnv();
   const activityInterceptors = [credentialActivityInterceptor, ...(opts.workerOptions?.interceptors?.activity ?? [])];

@@ -11,8 +11,8 @@ import { createHash } from 'node:crypto';
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { ensureVersitygw, startVersitygw } from './demo-s3-server';
 import { s3Client } from '../object-store/stores/s3';
-import { CliError } from './context';
-import { ExitCode } from './exit-codes';
+import { CliError } from './kit/context';
+import { ExitCode } from '../common/exit-codes';
 
 /** The stores the demo can run embedded (`--archive-to`). */
 export const DEMO_STORES = ['s3'] as const;

@@ -14,8 +14,8 @@ import { deploymentVersionName, releaseVersion } from '../release';
 import { checkNamespace, namespaceProblem, type NamespaceCheck } from '../temporal/setup-namespace';
 import { codecKeysFromEnv } from '../temporal/codec';
 import type { LonghaulConfig } from '../config';
-import { describeFailure, printJson, type CliContext } from './context';
-import { ExitCode } from './exit-codes';
+import { describeFailure, printJson, type CliContext } from './kit/context';
+import { ExitCode } from '../common/exit-codes';
 import { formatOutbound, outboundReport, type OutboundReport } from './doctor-outbound';
 
 const { TaskQueueType, WorkerVersioningMode } = temporal.api.enums.v1;

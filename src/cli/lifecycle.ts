@@ -19,10 +19,11 @@ import type { UnreadablePayload } from '../temporal/codec';
 import { failureMessage, memoTolerant } from '../temporal/tolerant-client';
 import { statusQuery } from '../workflows/kit/status-tracker';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../common/search-attributes';
-import { CliError, printJson, type CliContext } from './context';
-import { ExitCode } from './exit-codes';
-import { awaitOutcome, decodeHeartbeat, printOutcome } from './run-workflow';
-import { processKind } from './processes';
+import { CliError, printJson, type CliContext } from './kit/context';
+import { ExitCode } from '../common/exit-codes';
+import { awaitOutcome, decodeHeartbeat, printOutcome } from './kit/run-workflow';
+import { PROCESS_KINDS } from '../processes';
+import type { ProcessKind } from '../processes/descriptor';
 import { Process, processClause, PROCESS_NAMES, type ProcessName } from '../common/processes';
 
 interface KeyFlags {
@@ -298,4 +299,9 @@ export function registerLifecycleCommands(program: Command, ctx: () => CliContex
     .action(async (flags: ListFlags) => {
       process.exitCode = await list(ctx(), flags);
     });
+}
+
+/** The kind of a workflow type; unknown types (other workflows on the namespace) show their raw JSON. */
+function processKind(workflowType: string): ProcessKind {
+  return PROCESS_KINDS[workflowType] ?? { process: workflowType, describeResult: (r) => [JSON.stringify(r, null, 2)] };
 }

@@ -6,13 +6,9 @@
  * (errors too); progress and logs go to stderr; the exit code says how it ended (`EXIT_CODES_HELP`).
  */
 import { Command, CommanderError } from 'commander';
-import { CliError, createCliContext, describeFailure, printJson, type CliContext } from './context';
-import { EXIT_CODES_HELP, ExitCode } from './exit-codes';
-import { registerMigrateCommands } from '../processes/org-migration/cli';
-import { registerGoogleCommands } from '../processes/google-operation/cli';
-import { registerImportCommands } from '../processes/source-import/cli';
-import { registerScheduleCommands } from '../processes/scheduled-run/cli';
-import { registerLimitsCommands } from '../processes/rate-governor/cli';
+import { CliError, createCliContext, describeFailure, printJson, type CliContext } from './kit/context';
+import { EXIT_CODES_HELP, ExitCode } from '../common/exit-codes';
+import { registerProcessCommands } from '../processes';
 import { registerLifecycleCommands } from './lifecycle';
 import { registerStackCommands } from './stack';
 import { registerDoctorCommand } from './doctor';
@@ -29,12 +25,11 @@ export function buildProgram(ctx: () => CliContext): Command {
     .exitOverride()
     .addHelpText('after', EXIT_CODES_HELP);
   registerStackCommands(program);
-  registerMigrateCommands(program, ctx);
-  registerImportCommands(program, ctx);
-  registerGoogleCommands(program, ctx);
-  registerScheduleCommands(program, ctx);
+  // Each process's commands (src/processes/index.ts): those that start work, then the lifecycle commands that
+  // follow it, then those that inspect what runs (`limits`).
+  registerProcessCommands(program, ctx, 'start');
   registerLifecycleCommands(program, ctx);
-  registerLimitsCommands(program, ctx);
+  registerProcessCommands(program, ctx, 'inspect');
   registerDoctorCommand(program, ctx);
   // Subcommands exit through the same override (a usage error is exit code 2, not commander's 1).
   for (const command of program.commands) command.exitOverride().addHelpText('after', EXIT_CODES_HELP);

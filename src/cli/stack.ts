@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { extname, join } from 'node:path';
 import { Option, type Command } from 'commander';
-import { CliError } from './context';
+import { CliError } from './kit/context';
 import { WORKER_NODE_FLAGS, workerProcessEnv } from '../worker-env';
 
 const run = () => import('./stack-run');

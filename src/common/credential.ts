@@ -1,7 +1,7 @@
 /**
  * Naming the credential a workflow's API calls use. A workflow input may carry `credential: "<name>"`
  * (a name from the worker fleet's credential config, never a secret); the workflow interceptor
- * (`workflows/credential-interceptor.ts`) carries it in a header on every activity, child workflow and
+ * (`workflows/kit/credential-interceptor.ts`) carries it in a header on every activity, child workflow and
  * continue-as-new it starts, and the worker's activity interceptor (`activities/credential-scope.ts`)
  * makes the activity's client, host and rate budget the ones of that name.
  *

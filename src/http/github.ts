@@ -10,7 +10,7 @@ import { RateLimitGate } from './rate-limit-gate';
 import { githubRetryPolicy, type RetryPolicy } from './retry-policy';
 import type { RequestBudget } from './request-budget';
 import type { ApiObserver } from './observer';
-import { apiObserver } from '../telemetry/api-observer';
+import { apiObserver } from './api-observer';
 import { readSecret } from '../config';
 
 export const GITHUB_DEFAULT_HEADERS: Readonly<Record<string, string>> = {

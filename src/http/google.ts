@@ -17,7 +17,7 @@ import type { ClientOptions } from './github';
 import { RateLimitGate } from './rate-limit-gate';
 import { BACKOFF } from '../common/backoff';
 import { FailureType, type RetryPolicy } from './retry-policy';
-import { apiObserver } from '../telemetry/api-observer';
+import { apiObserver } from './api-observer';
 import { readSecret } from '../config';
 
 const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo';

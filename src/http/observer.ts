@@ -1,7 +1,7 @@
 /**
  * What the HTTP core reports about each call, for metrics and logs. The core only describes facts (the
  * call, the answer's status, the retry decision); what is counted or logged is the observer's business
- * (`src/telemetry/api-observer.ts`), so the core stays free of telemetry.
+ * (`api-observer.ts`, over the metrics and log of `src/telemetry/`), so the rest of the core stays free of them.
  */
 import type { RetryDecision } from './retry-policy';
 

@@ -4,11 +4,11 @@
  * hands back what the response said about the limits. The worker plugs in the Temporal-backed governor
  * link (`src/processes/rate-governor/activities/governor-link.ts`); without a budget the client behaves as a single process.
  */
-import type { RequestKind } from '../processes/rate-governor/model';
+import type { RequestKind } from '../common/request-kind';
 import type { CallDescription } from './failures';
 import { FailureType, msUntilReset, type ResponseFacts, type RetryDecision, type RetryPolicy } from './retry-policy';
 
-export type { RequestKind } from '../processes/rate-governor/model';
+export type { RequestKind } from '../common/request-kind';
 
 /** What one answer taught about the credential's limits. */
 export interface ResponseOutcome {

@@ -20,7 +20,7 @@ import { isRedirect, unfollowedRedirect, withoutCredentials } from './redirects'
 import { BACKOFF } from '../common/backoff';
 import { decideNetworkRetry, decideRetry, FailureType, PERMANENT_STATUSES, type RetryDecision, type RetryPolicy } from './retry-policy';
 import { BODY_LIMITS, BodyTooLarge, readCappedText } from './body-limits';
-import { apiObserver } from '../telemetry/api-observer';
+import { apiObserver } from './api-observer';
 import { checkedAddresses, checkOutboundUrl, guardedAgent, OutboundRefused, outboundFailure, shownUrl, type OutboundContext, type Resolver } from './outbound-policy';
 import { currentNetworkSettings, proxyFor, sharedDispatcher, type NetworkSettings } from './proxy';
 

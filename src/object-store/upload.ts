@@ -33,7 +33,7 @@ import { HashThread } from './hash-thread';
 import { ObjectStoreFailure } from './errors';
 import { isTransient, type StoredPart } from './stores/store';
 import { storeFor } from './stores';
-import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT, MAX_PARTS, MIN_PART_BYTES, PART_MULTIPLE } from './limits';
+import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT, MAX_PARTS, MIN_PART_BYTES, PART_MULTIPLE } from '../common/object-store-limits';
 
 /** @format milliseconds — how long a failing store is waited out before the attempt gives up (retryable). */
 export const DEFAULT_RETRY_FOR_MS = 10 * 60_000;

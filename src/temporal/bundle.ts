@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { encodedFailuresBundlePath, workflowBundleOptions } from '../worker';
+import { encodedFailuresBundlePath, workflowBundleOptions } from './workflow-bundle';
 
 export async function writeWorkflowBundle(out: string): Promise<string> {
   await mkdir(dirname(out), { recursive: true });

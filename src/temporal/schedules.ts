@@ -1,30 +1,24 @@
 /**
- * longhaul's Temporal Schedules: one per activity feed (`feed:<feed>`, starting `feedPollRun`) and one
- * per webhook (`hook-repair:<hook>`, starting `hookRepair`). Creating is idempotent: an existing
- * Schedule is updated in place (its spec and action), which keeps its history and, for the hook
- * repair, the last successful run's result that the next run starts from.
+ * longhaul's Temporal Schedules, whatever process they start: each process says what its Schedules start (the
+ * feed poll's `feed:<feed>` in `src/processes/feed-poll/cli-schedule.ts`, the hook repair's `hook-repair:<hook>`
+ * in `src/processes/hook-repair/cli-schedule.ts`; their descriptors list them). Creating is idempotent: an existing
+ * Schedule is updated in place (its spec and action), which keeps its history and, for the hook repair, the last
+ * successful run's result that the next run starts from.
  *
  * Used by the starter, the tests and the benchmark, so all three drive Schedules the same way.
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
-import { feedScheduleId, type FeedPollRunInput } from '../processes/feed-poll/model';
-import { hookLabel, hookRepairScheduleId, type HookRepairInput } from '../processes/hook-repair/model';
 import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../common/search-attributes';
-import { accumulatedOutageBounds } from '../common/outage';
-import { feedPollRun } from '../processes/feed-poll/workflow';
-import { hookRepair } from '../processes/hook-repair/workflow';
-import { Process, type ProcessName } from '../common/processes';
-
-export const FEED_SCHEDULE_PREFIX = 'feed:';
-export const HOOK_SCHEDULE_PREFIX = `${Process.HookRepair}:`;
+import type { ProcessName } from '../common/processes';
 
 export interface ScheduleUpsert {
   scheduleId: string;
   created: boolean;
 }
 
-interface ScheduledWorkflow {
+/** One Schedule: what it starts (the process names its workflow type and input), how often, and its labels. */
+export interface ScheduledWorkflow {
   scheduleId: string;
   /** @format milliseconds */
   everyMs: number;
@@ -35,7 +29,8 @@ interface ScheduledWorkflow {
   paused?: boolean;
 }
 
-async function upsert(client: Client, s: ScheduledWorkflow): Promise<ScheduleUpsert> {
+/** Creates the Schedule, or updates it in place (spec, action, note) when it exists. */
+export async function upsertSchedule(client: Client, s: ScheduledWorkflow): Promise<ScheduleUpsert> {
   const spec = { intervals: [{ every: s.everyMs }] };
   // One run at a time; a run that is still going when the next is due makes the schedule skip that tick.
   const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: Math.max(60_000, s.everyMs) };
@@ -67,64 +62,6 @@ async function upsert(client: Client, s: ScheduledWorkflow): Promise<ScheduleUps
     state: { ...previous.state, note: s.note, paused: s.paused ?? previous.state.paused },
   }));
   return { scheduleId: s.scheduleId, created: false };
-}
-
-export interface FeedScheduleOptions {
-  taskQueue: string;
-  /** @format milliseconds */
-  everyMs: number;
-  input: FeedPollRunInput & { feed: string };
-  paused?: boolean;
-}
-
-/** Creates or updates the Schedule of one feed. `input.feed` must be canonical (see `parseFeed`). */
-export function upsertFeedSchedule(client: Client, o: FeedScheduleOptions): Promise<ScheduleUpsert> {
-  const feed = o.input.feed;
-  return upsert(client, {
-    scheduleId: feedScheduleId(feed),
-    everyMs: o.everyMs,
-    note: `poll ${feed} every ${Math.round(o.everyMs / 1000)} s into the ${o.input.sink.kind} sink`,
-    target: feed,
-    process: Process.FeedPoll,
-    paused: o.paused,
-    action: {
-      type: 'startWorkflow',
-      workflowType: feedPollRun,
-      taskQueue: o.taskQueue,
-      workflowId: `${Process.FeedPoll}:${feed}`,
-      args: [{ ...o.input, origin: 'schedule' }],
-      // A run that hangs must not hold the schedule (overlap SKIP) forever; one that waits out an outage
-      // may take its whole outage budget (later ticks are skipped meanwhile, not piled up).
-      workflowExecutionTimeout: accumulatedOutageBounds(o.input.outage).accumulatedBudgetMs + 30 * 60_000,
-    },
-  });
-}
-
-export interface HookRepairScheduleOptions {
-  taskQueue: string;
-  /** @format milliseconds */
-  everyMs: number;
-  input: HookRepairInput;
-  paused?: boolean;
-}
-
-export function upsertHookRepairSchedule(client: Client, o: HookRepairScheduleOptions): Promise<ScheduleUpsert> {
-  const hook = hookLabel(o.input.target, o.input.hookId);
-  return upsert(client, {
-    scheduleId: hookRepairScheduleId(o.input.target, o.input.hookId),
-    everyMs: o.everyMs,
-    note: `redeliver failed deliveries of ${hook} every ${Math.round(o.everyMs / 1000)} s`,
-    target: hook,
-    process: Process.HookRepair,
-    paused: o.paused,
-    action: {
-      type: 'startWorkflow',
-      workflowType: hookRepair,
-      taskQueue: o.taskQueue,
-      workflowId: `${Process.HookRepair}:${hook}`,
-      args: [o.input],
-    },
-  });
 }
 
 export interface ScheduleListing {

@@ -17,7 +17,7 @@ import { temporal } from '@temporalio/proto';
 import { msToTs } from '@temporalio/common/lib/time';
 import { ALL_SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { releaseVersion } from '../release';
-import { ExitCode } from '../cli/exit-codes';
+import { ExitCode } from '../common/exit-codes';
 import { configuredTemporal } from './connection';
 
 const { IndexedValueType } = temporal.api.enums.v1;

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { startEmulator, type Emulator, type EmulatorOptions } from '@longhaul/emulator';
 import { createGithubClient } from '../../src/http/github';
 import { createGoogleClients } from '../../src/http/google';
-import type { ActivityDeps } from '../../src/activities';
+import type { ActivityDeps } from '../../src/activities/context';
 import type { RetryPolicy } from '../../src/http/retry-policy';
 import type { ApiObserver } from '../../src/http/observer';
-import { apiObserver } from '../../src/telemetry/api-observer';
+import { apiObserver } from '../../src/http/api-observer';
 
 export const TEST_TOKEN = 'test-token-7f3a9c1e-never-in-history';
 

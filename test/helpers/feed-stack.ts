@@ -2,7 +2,7 @@
 import type { EmulatorOptions } from '@longhaul/emulator';
 import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus, type FeedPollRunInput } from '../../src/processes/feed-poll/model';
 import { feedCursorStatusQuery } from '../../src/processes/feed-poll/workflow';
-import { upsertFeedSchedule } from '../../src/temporal/schedules';
+import { upsertFeedSchedule } from '../../src/processes/feed-poll/cli-schedule';
 import type { RetryPolicy } from '../../src/http/retry-policy';
 import { useStackPerTest, type TestStack } from './stack';
 

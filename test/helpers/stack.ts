@@ -14,7 +14,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
-import type { ActivityDeps } from '../../src/activities';
+import type { ActivityDeps } from '../../src/activities/context';
 import { emulatorDeps, startTestEmulator } from './emulator';
 import { startTestWorker, testClient, type TemporalServer } from './temporal';
 import { createTimeSkippingEnv, startTimeSkippingWorker } from './time-skipping';

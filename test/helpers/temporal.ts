@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, LogTimestamp, type LogEntry, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createLonghaulWorker, type LonghaulWorker } from '../../src/worker';
-import type { ActivityDeps } from '../../src/activities';
+import type { ActivityDeps } from '../../src/activities/context';
 
 let runtimeInstalled = false;
 /**

@@ -13,7 +13,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkerOptions } from '@temporalio/worker';
 import { ensureTestServer } from '../servers/test-server';
 import { createLonghaulWorker } from '../../src/worker';
-import type { ActivityDeps } from '../../src/activities';
+import type { ActivityDeps } from '../../src/activities/context';
 import { ALL_SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { quietRuntime, runTestWorker, type TestWorker } from './temporal';
 

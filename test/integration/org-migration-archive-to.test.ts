@@ -25,7 +25,7 @@ import { FAST_POLL } from '../helpers/presets';
 import { expectFailure } from '../helpers/failures';
 import { runLonghaul } from '../helpers/starter';
 import { eventually, waitFor } from '../helpers/wait';
-import { decodeHeartbeat } from '../../src/cli/run-workflow';
+import { decodeHeartbeat } from '../../src/cli/kit/run-workflow';
 import { newMigrationStatus, type MigrationArchive, type OrgMigrationInput } from '../../src/processes/org-migration/model';
 
 /** The SDK's built-in query the Temporal UI reads a workflow's current details from. */

@@ -10,7 +10,7 @@ import type { MetricCounter, MetricGauge, MetricTags } from '@temporalio/common'
 import { ApiClient } from '../../src/http/api-client';
 import { GITHUB_DEFAULT_HEADERS } from '../../src/http/github';
 import type { ApiObservation } from '../../src/http/observer';
-import { apiObserver } from '../../src/telemetry/api-observer';
+import { apiObserver } from '../../src/http/api-observer';
 import type { LonghaulMetrics } from '../../src/telemetry/metrics';
 import { routeTemplate } from '../../src/telemetry/route-template';
 

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseBatchCsv, parseReposFile } from '../../src/processes/org-migration/cli-batch';
 import { archiveOfMemo, listQuery } from '../../src/cli/lifecycle';
-import { exitCodeForStatus } from '../../src/cli/exit-codes';
-import { CliError } from '../../src/cli/context';
+import { exitCodeForStatus } from '../../src/common/exit-codes';
+import { CliError } from '../../src/cli/kit/context';
 
 describe('migrate batch files', () => {
   it('--repos-file: one migration per line, groups by commas or spaces, comments and blank lines skipped', () => {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { decodeHeartbeat } from '../../src/cli/run-workflow';
+import { decodeHeartbeat } from '../../src/cli/kit/run-workflow';
 import { EncryptionCodec, parseCodecKeys } from '../../src/temporal/codec';
 
 const codec = new EncryptionCodec(parseCodecKeys(`k1:${randomBytes(32).toString('base64')}`, 'test'));

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/cli/exit-codes';
+import { ExitCode } from '../../src/common/exit-codes';
 import { releaseVersion } from '../../src/release';
 
 const run = promisify(execFile);

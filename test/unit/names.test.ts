@@ -11,7 +11,7 @@ import { PROCESS_NAMES } from '../../src/common/processes';
 import { governorWorkflowId, RATE_GOVERNOR_WORKFLOW } from '../../src/processes/rate-governor/model';
 import { feedCursorWorkflowId, FEED_CURSOR_WORKFLOW } from '../../src/processes/feed-poll/model';
 import { hookRepairScheduleId } from '../../src/processes/hook-repair/model';
-import type { CliContext } from '../../src/cli/context';
+import type { CliContext } from '../../src/cli/kit/context';
 
 describe('names', () => {
   it('keeps every Update, Signal and Query name a running workflow answers to, each defined once per workflow', () => {

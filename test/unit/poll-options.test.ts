@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../src/cli/poll-options';
+import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../src/cli/kit/poll-options';
 import { DEFAULT_IMPORT_POLL } from '../../src/processes/source-import/model';
 import { pollsToObserve, resolvePollBounds } from '../../src/common/poll-schedule';
 

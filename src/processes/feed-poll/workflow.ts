@@ -37,7 +37,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { FeedPollActivities } from './activities';
-import { FEED_CONTROL, FEED_SINK, READ } from '../../workflows/activity-options';
+import { FEED_CONTROL, FEED_SINK, READ } from '../../workflows/kit/activity-options';
 import { workerGone } from '../../common/activity-failures';
 import {
   FEED_WINDOW,
@@ -78,7 +78,8 @@ import { refuseUntrusted } from '../../workflows/kit/trusted-inputs';
 import { accumulatedOutageBounds } from '../../common/outage';
 import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
-import { summarized } from '../../workflows/activity-summaries';
+import { summarized } from '../../workflows/kit/activity-summaries';
+import { FEED_POLL_SUMMARIES } from './summaries';
 import { Process } from '../../common/processes';
 
 /** The messages the cursor handles besides its status (defined with the model, which the feed-cursor activity imports). */
@@ -94,9 +95,9 @@ export const POLLS_PER_RUN = 20;
 export { MAX_POLLS_PER_RUN } from './model';
 
 
-const api = summarized(proxyActivities<FeedPollActivities>(READ));
+const api = summarized(proxyActivities<FeedPollActivities>(READ), FEED_POLL_SUMMARIES);
 
-const sink = summarized(proxyActivities<FeedPollActivities>(FEED_SINK));
+const sink = summarized(proxyActivities<FeedPollActivities>(FEED_SINK), FEED_POLL_SUMMARIES);
 
 /** `patched()` id: polls recorded before a poll's later pages and its delivery ran on the worker that fetched its first page. */
 const SAME_WORKER_PATCH = 'feed-poll-same-worker';
@@ -114,7 +115,7 @@ export const MAX_WORKER_RESTARTS = 3;
 /** The activities of a poll's later steps, on the worker that fetched its first page (the spool is there). */
 function onWorker(workerQueue: string) {
   const pinned: ActivityOptions = { taskQueue: workerQueue, scheduleToStartTimeout: WORKER_QUEUE_START_TIMEOUT, heartbeatTimeout: WORKER_QUEUE_HEARTBEAT_TIMEOUT };
-  return { api: summarized(proxyActivities<FeedPollActivities>({ ...READ, ...pinned })), sink: summarized(proxyActivities<FeedPollActivities>({ ...FEED_SINK, ...pinned })) };
+  return { api: summarized(proxyActivities<FeedPollActivities>({ ...READ, ...pinned }), FEED_POLL_SUMMARIES), sink: summarized(proxyActivities<FeedPollActivities>({ ...FEED_SINK, ...pinned }), FEED_POLL_SUMMARIES) };
 }
 
 /** A pass of a poll ended because the worker holding its spool is gone. */
@@ -125,7 +126,7 @@ interface WorkerGone {
   step: 'page fetch' | 'delivery';
 }
 
-const control = summarized(proxyActivities<FeedPollActivities>(FEED_CONTROL));
+const control = summarized(proxyActivities<FeedPollActivities>(FEED_CONTROL), FEED_POLL_SUMMARIES);
 
 /**
  * A page's event ids. Histories recorded before events were spooled carry the events themselves in the

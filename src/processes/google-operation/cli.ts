@@ -23,13 +23,13 @@ import {
 } from './input';
 import { DEFAULT_OPERATION_POLL, describeOperationStatus, type OperationStatus } from './model';
 import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
-import { CliError, type CliContext } from '../../cli/context';
-import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from '../../cli/run-workflow';
+import { CliError, type CliContext } from '../../cli/kit/context';
+import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from '../../cli/kit/run-workflow';
 import { apiKeyDelete } from './apikey-delete';
 import { dnsChange } from './dns-change';
 import { logBucketCreate, logBucketUpdate } from './log-bucket';
-import { wholeNumber } from '../../cli/arguments';
-import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/poll-options';
+import { wholeNumber } from '../../cli/kit/arguments';
+import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/kit/poll-options';
 import { Process } from '../../common/processes';
 
 interface RunFlags extends OutputFlags, PollFlags {

@@ -19,20 +19,21 @@ import {
   type OperationView,
 } from './model';
 import type { GoogleOperationActivities } from './activities';
-import { POLL, QUIET_POLL, READ, SEND_ONCE } from '../../workflows/activity-options';
+import { POLL, QUIET_POLL, READ, SEND_ONCE } from '../../workflows/kit/activity-options';
 import { pollUntil, quietWherePatched, resolvePollBounds, sendOnce, statusQuery, trackStatus, type OutageBounds, type PollBounds, type Polled, type QuietPollAnswer, type QuietPollRequest } from '../../workflows/kit';
-import { summarized } from '../../workflows/activity-summaries';
+import { summarized } from '../../workflows/kit/activity-summaries';
+import { GOOGLE_OPERATION_SUMMARIES } from './summaries';
 
 export { FailureType } from '../../common/failures';
 
 /** Reads (lookups, cancels): bounded retries, server-demanded waits honoured. */
-export const googleApi = summarized(proxyActivities<GoogleOperationActivities>(READ));
+export const googleApi = summarized(proxyActivities<GoogleOperationActivities>(READ), GOOGLE_OPERATION_SUMMARIES);
 /** Mutating calls: one attempt per try; `sendOnce` decides whether another try is safe. */
-export const googleSend = summarized(proxyActivities<GoogleOperationActivities>(SEND_ONCE));
+export const googleSend = summarized(proxyActivities<GoogleOperationActivities>(SEND_ONCE), GOOGLE_OPERATION_SUMMARIES);
 /** Polls: fewer attempts each, since the poller itself polls again later on its outage budget. */
-export const googlePoll = summarized(proxyActivities<GoogleOperationActivities>(POLL));
+export const googlePoll = summarized(proxyActivities<GoogleOperationActivities>(POLL), GOOGLE_OPERATION_SUMMARIES);
 /** Quiet polls (`QUIET_POLL`): the polls of a stretch without change as one activity's attempts. */
-export const googleQuietPoll = summarized(proxyActivities<GoogleOperationActivities>(QUIET_POLL));
+export const googleQuietPoll = summarized(proxyActivities<GoogleOperationActivities>(QUIET_POLL), GOOGLE_OPERATION_SUMMARIES);
 
 export const operationStatusQuery = statusQuery<OperationStatus>();
 

@@ -23,7 +23,7 @@ import {
 } from '@temporalio/workflow';
 import type { RedeliveryResult } from './activities';
 import type { HookActivities } from './activities';
-import { READ } from '../../workflows/activity-options';
+import { READ } from '../../workflows/kit/activity-options';
 import {
   DEFAULT_CLOCK_SKEW_MS,
   DEFAULT_LOOKBACK_MS,
@@ -56,12 +56,13 @@ import { OutageWatch } from '../../workflows/kit/outage-watch';
 import { accumulatedOutageBounds } from '../../common/outage';
 import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
-import { summarized } from '../../workflows/activity-summaries';
+import { summarized } from '../../workflows/kit/activity-summaries';
+import { HOOK_SUMMARIES } from './summaries';
 import { Process } from '../../common/processes';
 
 export const hookRepairStatusQuery = statusQuery<HookRepairStatus>();
 
-const api = summarized(proxyActivities<HookActivities>(READ));
+const api = summarized(proxyActivities<HookActivities>(READ), HOOK_SUMMARIES);
 
 /** Redelivery attempts refused as "spammed" before the run gives up on the rest (they wait for the next run). */
 const SPAMMED_TRIES = 3;

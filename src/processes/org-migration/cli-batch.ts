@@ -12,9 +12,9 @@
  * first look, before anything starts.
  */
 import { readFileSync } from 'node:fs';
-import { csvFields } from '../../cli/csv';
-import { CliError } from '../../cli/context';
-import { ExitCode } from '../../cli/exit-codes';
+import { csvFields } from '../../cli/kit/csv';
+import { CliError } from '../../cli/kit/context';
+import { ExitCode } from '../../common/exit-codes';
 
 export interface BatchEntry {
   org: string;

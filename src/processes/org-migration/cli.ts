@@ -23,10 +23,10 @@ import {
 import { LonghaulOrg, LonghaulProcess, summarizeList } from '../../common/search-attributes';
 import { orgMigration } from './workflow';
 import { dataPathProblem } from '../../common/data-paths';
-import { CliError, describeFailure, printJson, type CliContext } from '../../cli/context';
-import { ExitCode } from '../../cli/exit-codes';
-import { awaitOutcome, describePlan, planStart, printPlanLines, runWorkflowCommand, startPlan, withRunOutputOptions, type OutputFlags, type WorkflowCommand } from '../../cli/run-workflow';
-import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/poll-options';
+import { CliError, describeFailure, printJson, type CliContext } from '../../cli/kit/context';
+import { ExitCode } from '../../common/exit-codes';
+import { awaitOutcome, describePlan, planStart, printPlanLines, runWorkflowCommand, startPlan, withRunOutputOptions, type OutputFlags, type WorkflowCommand } from '../../cli/kit/run-workflow';
+import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/kit/poll-options';
 import { parseBatchCsv, parseReposFile, readBatchFile, type BatchEntry } from './cli-batch';
 import { Process } from '../../common/processes';
 

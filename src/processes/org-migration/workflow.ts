@@ -10,8 +10,9 @@
  */
 import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, isCancellation, patched, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { MigrationActivityFunctions, MigrationSummary } from './activities';
-import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/activity-options';
-import { summarized } from '../../workflows/activity-summaries';
+import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/kit/activity-options';
+import { summarized } from '../../workflows/kit/activity-summaries';
+import { MIGRATION_SUMMARIES } from './summaries';
 import { activityCause, failureFacts } from '../../common/activity-failures';
 import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, refuseUntrusted, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes, validatedWorkflow } from '../../workflows/kit';
 import { dataPathRefusal } from '../../common/data-paths';
@@ -54,12 +55,12 @@ export { MigrationFailure } from './model';
 function migrationActivities(input: OrgMigrationInput) {
   const timeout = input.apiCallTimeoutMs;
   return {
-    read: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(READ, timeout))),
-    send: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(SEND_ONCE, timeout))),
-    poll: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(POLL, timeout))),
-    quietPoll: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(QUIET_POLL, timeout))),
-    cleanup: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(CLEANUP, timeout))),
-    download: summarized(proxyActivities<MigrationActivityFunctions>(DOWNLOAD)),
+    read: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(READ, timeout)), MIGRATION_SUMMARIES),
+    send: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(SEND_ONCE, timeout)), MIGRATION_SUMMARIES),
+    poll: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(POLL, timeout)), MIGRATION_SUMMARIES),
+    quietPoll: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(QUIET_POLL, timeout)), MIGRATION_SUMMARIES),
+    cleanup: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(CLEANUP, timeout)), MIGRATION_SUMMARIES),
+    download: summarized(proxyActivities<MigrationActivityFunctions>(DOWNLOAD), MIGRATION_SUMMARIES),
   };
 }
 type MigrationActivities = ReturnType<typeof migrationActivities>;

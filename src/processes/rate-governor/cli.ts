@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { describeGovernor, governorWorkflowId, limitsQuery, type GovernorSnapshot } from './model';
-import { CliError, printJson, type CliContext } from '../../cli/context';
+import { CliError, printJson, type CliContext } from '../../cli/kit/context';
 import { rateGovernor } from './workflow';
 
 async function runningGovernors(client: Client): Promise<string[]> {

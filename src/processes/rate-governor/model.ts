@@ -16,8 +16,7 @@ import { contentFreeAt, heldForMutations, holdForMutations, slotLeadFor, slotSpa
 import { Process } from '../../common/processes';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
-/** What a request is, for pacing: reads are only counted; mutations are spaced; content creation is also capped per minute/hour. */
-export type RequestKind = 'read' | 'mutation' | 'content';
+export type { RequestKind } from '../../common/request-kind';
 
 export interface GovernorConfig {
   /** Fleet-wide concurrent requests on the credential (GitHub allows 100). */

@@ -7,13 +7,14 @@
 import { isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { ScheduleHealthActivities } from './activities';
 import { OutageFailure } from '../../workflows/kit/outage-watch';
-import { SCHEDULE_HEALTH } from '../../workflows/activity-options';
-import { summarized } from '../../workflows/activity-summaries';
+import { SCHEDULE_HEALTH } from '../../workflows/kit/activity-options';
+import { summarized } from '../../workflows/kit/activity-summaries';
+import { SCHEDULE_HEALTH_SUMMARIES } from './summaries';
 
 /** The failure types of recurring runs: an outage that outlasted the run's budget (the kit's `OutageWatch`). */
 export const RecurringFailure = OutageFailure;
 
-const health = summarized(proxyActivities<ScheduleHealthActivities>(SCHEDULE_HEALTH));
+const health = summarized(proxyActivities<ScheduleHealthActivities>(SCHEDULE_HEALTH), SCHEDULE_HEALTH_SUMMARIES);
 
 function messageOf(err: unknown): string {
   let e: unknown = err;

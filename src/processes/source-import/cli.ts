@@ -33,11 +33,11 @@ import {
   type SourceImportStatus,
 } from './model';
 import { LonghaulOrg, LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
-import { CliError, describeFailure, printJson, type CliContext } from '../../cli/context';
-import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from '../../cli/run-workflow';
-import { positiveSeconds, wholeNumber } from '../../cli/arguments';
-import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/poll-options';
-import { csvFields } from '../../cli/csv';
+import { CliError, describeFailure, printJson, type CliContext } from '../../cli/kit/context';
+import { readableWorkflowId, runWorkflowCommand, withRunOutputOptions, type OutputFlags } from '../../cli/kit/run-workflow';
+import { positiveSeconds, wholeNumber } from '../../cli/kit/arguments';
+import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/kit/poll-options';
+import { csvFields } from '../../cli/kit/csv';
 import { importChooseUpdate, importCredentialsUpdate, importMapAuthorUpdate, sourceImport } from './workflow';
 import { Process, processClause } from '../../common/processes';
 

@@ -16,17 +16,18 @@ import {
   type SourceImportResume,
   type SourceImportStatus,
 } from './model';
-import { CLEANUP, READ } from '../../workflows/activity-options';
+import { CLEANUP, READ } from '../../workflows/kit/activity-options';
 import { keepTrying, type StatusTracker } from '../../workflows/kit';
-import { summarized } from '../../workflows/activity-summaries';
+import { summarized } from '../../workflows/kit/activity-summaries';
+import { IMPORT_SUMMARIES } from './summaries';
 import { authorsToList, largeFilesToSettle, pollAnswerNeedsWorkflow, type ImportKnowledge } from './machine';
 
 export { CREDENTIAL_STATES } from './machine';
 
 /** Calls that read or change the import: bounded retries, then the session's own outage wait (`call`). */
-export const importApi = summarized(proxyActivities<ImportActivities>(READ));
+export const importApi = summarized(proxyActivities<ImportActivities>(READ), IMPORT_SUMMARIES);
 /** Cleanup (DELETE the import): retried for a long time, then `keepTrying` on the outage budget. */
-export const importCleanup = summarized(proxyActivities<ImportActivities>(CLEANUP));
+export const importCleanup = summarized(proxyActivities<ImportActivities>(CLEANUP), IMPORT_SUMMARIES);
 
 /** Statuses in which every author is known. */
 const AUTHORS_KNOWN_STATES = ['mapping', 'pushing', 'complete'];

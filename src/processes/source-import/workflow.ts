@@ -47,22 +47,23 @@ import {
 } from './model';
 import { activityCause } from '../../common/activity-failures';
 import { FailureType } from '../../common/failures';
-import { POLL, QUIET_POLL } from '../../workflows/activity-options';
+import { POLL, QUIET_POLL } from '../../workflows/kit/activity-options';
 import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, refuseUntrusted, resolvePollBounds, runBudgetReached, startPolling, statusQuery, trackStatus, type PollState, validatedWorkflow } from '../../workflows/kit';
 import { credentialReferenceRefused, IMPORT_CREDENTIALS_SETTING, isCredentialReference } from '../../common/credential';
 import { importApi, ImportSession } from './session';
 import { nextImportStep, sourceNotFound } from './machine';
 import { messageOf, registerImportUpdates } from './updates';
-import { summarized } from '../../workflows/activity-summaries';
+import { summarized } from '../../workflows/kit/activity-summaries';
+import { IMPORT_SUMMARIES } from './summaries';
 
 export { importChooseUpdate, importCredentialsUpdate, importMapAuthorUpdate } from './updates';
 
 export const importStatusQuery = statusQuery<SourceImportStatus>();
 
 /** Polls: a few attempts each; `pollUntil` polls again later on the outage budget. */
-const importPoll = summarized(proxyActivities<ImportActivities>(POLL));
+const importPoll = summarized(proxyActivities<ImportActivities>(POLL), IMPORT_SUMMARIES);
 /** Quiet polls: the polls of a stretch without change as one activity's attempts. */
-const importQuietPoll = summarized(proxyActivities<ImportActivities>(QUIET_POLL));
+const importQuietPoll = summarized(proxyActivities<ImportActivities>(QUIET_POLL), IMPORT_SUMMARIES);
 
 
 function httpDetails(err: unknown): { status?: number; url?: string } {

@@ -7,11 +7,11 @@ import { type Command, Option } from 'commander';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import type { Payload, SearchAttributePair, Workflow } from '@temporalio/common';
 import { CliError, describeFailure, printJson, type CliContext } from './context';
-import { ExitCode, exitCodeForStatus } from './exit-codes';
-import { sharedWaitLine, sharedWaitOf, type PendingActivityView } from '../common/shared-wait';
-import { fitSearchAttributes } from '../common/search-attributes';
-import { statusQuery } from '../workflows/kit/status-tracker';
-import { failureMessage, memoTolerant } from '../temporal/tolerant-client';
+import { ExitCode, exitCodeForStatus } from '../../common/exit-codes';
+import { sharedWaitLine, sharedWaitOf, type PendingActivityView } from '../../common/shared-wait';
+import { fitSearchAttributes } from '../../common/search-attributes';
+import { statusQuery } from '../../workflows/kit/status-tracker';
+import { failureMessage, memoTolerant } from '../../temporal/tolerant-client';
 
 /** Adds the options every workflow-starting command shares: `--workflow-id`, `--wait`, `--follow`, `--json`, `--dry-run`. */
 export function withRunOutputOptions(command: Command): Command {

@@ -11,10 +11,10 @@
  * Used by the starter (`feed-schedule --delete [--forget-cursor]`) and the feeds benchmark.
  */
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from '../processes/feed-poll/model';
-import { LonghaulTarget } from '../common/search-attributes';
-import { feedCursorStatusQuery, stopFeedCursorSignal } from '../processes/feed-poll/workflow';
-import { Process, processClause } from '../common/processes';
+import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from './model';
+import { LonghaulTarget } from '../../common/search-attributes';
+import { feedCursorStatusQuery, stopFeedCursorSignal } from './workflow';
+import { Process, processClause } from '../../common/processes';
 
 export interface FeedScheduleDeleteOptions {
   /** Also end the feed's cursor workflow (a new Schedule then starts from the whole feed). */

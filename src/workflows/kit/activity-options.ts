@@ -6,9 +6,9 @@
  * business (`pollUntil`, `sendOnce`, `keepTrying`), not Temporal's retry policy.
  */
 import type { ActivityOptions } from '@temporalio/workflow';
-import { BACKOFF, temporalRetryPolicy } from '../common/backoff';
-import { QuietPoll } from '../common/quiet-poll-schedule';
-import { FAILURES, permanentTypes } from '../common/failures';
+import { BACKOFF, temporalRetryPolicy } from '../../common/backoff';
+import { QuietPoll } from '../../common/quiet-poll-schedule';
+import { FAILURES, permanentTypes } from '../../common/failures';
 
 /** Reads (lookups, listings): bounded retries, then the workflow decides. */
 export const READ: ActivityOptions = {

@@ -7,7 +7,7 @@
  */
 import { ApplicationFailure, defaultPayloadConverter, type Headers, type Payload } from '@temporalio/common';
 import type { WorkflowInterceptors } from '@temporalio/workflow';
-import { CREDENTIAL_HEADER, CredentialFailure, credentialNameProblems, credentialOfInput } from '../common/credential';
+import { CREDENTIAL_HEADER, CredentialFailure, credentialNameProblems, credentialOfInput } from '../../common/credential';
 
 export const interceptors = (): WorkflowInterceptors => {
   let credential: Payload | undefined;

@@ -1,6 +1,6 @@
 /** Commander argument parsers the starter's commands share (a bad value is a usage error, exit code 2). */
 import { InvalidArgumentError } from 'commander';
-import { credentialNameProblems } from '../common/credential';
+import { credentialNameProblems } from '../../common/credential';
 
 export function positiveSeconds(value: string): number {
   const n = Number(value);

@@ -5,12 +5,12 @@
  */
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, defaultPayloadConverter, TemporalFailure } from '@temporalio/common';
-import { loadConfig, type LonghaulConfig } from '../config';
-import { configuredTemporal, workflowUiUrl, type TemporalTarget } from '../temporal/connection';
-import { portIsOpen } from '../temporal/dev-server';
-import { longhaulDataConverter, type UnreadablePayload } from '../temporal/codec';
-import { encryptedFailureMessage } from '../temporal/tolerant-client';
-import { ExitCode } from './exit-codes';
+import { loadConfig, type LonghaulConfig } from '../../config';
+import { configuredTemporal, workflowUiUrl, type TemporalTarget } from '../../temporal/connection';
+import { portIsOpen } from '../../temporal/dev-server';
+import { longhaulDataConverter, type UnreadablePayload } from '../../temporal/codec';
+import { encryptedFailureMessage } from '../../temporal/tolerant-client';
+import { ExitCode } from '../../common/exit-codes';
 
 export interface CliContext {
   config: LonghaulConfig;

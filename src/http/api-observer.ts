@@ -3,12 +3,12 @@
  * answers that said "limited" and the time spent waiting on limits, keeps the gate gauge, and logs each
  * wait, retry decision and permanent failure as a structured line.
  */
-import type { ApiObservation, ApiObserver } from '../http/observer';
-import { FailureType, type RetryDecision } from '../http/retry-policy';
-import { isSpammedAnswer } from '../http/request-budget';
-import { activityLog } from './log';
-import { longhaulMetrics, type LonghaulMetrics } from './metrics';
-import { routeTemplate } from './route-template';
+import type { ApiObservation, ApiObserver } from './observer';
+import { FailureType, type RetryDecision } from './retry-policy';
+import { isSpammedAnswer } from './request-budget';
+import { activityLog } from '../telemetry/log';
+import { longhaulMetrics, type LonghaulMetrics } from '../telemetry/metrics';
+import { routeTemplate } from '../telemetry/route-template';
 
 /** Failure types that mean "the credential is limited", and their `kind` label. */
 const LIMIT_KINDS: Readonly<Record<string, string>> = {

@@ -8,7 +8,7 @@
  * first interval, when larger), and a higher share makes fewer polls (docs/benchmarks.md "Poll cost per wait").
  */
 import type { Command } from 'commander';
-import type { PollBounds, ResolvedPollBounds } from '../common/poll-schedule';
+import type { PollBounds, ResolvedPollBounds } from '../../common/poll-schedule';
 import { CREDENTIAL_OPTION_HELP, credentialName, percentOfWait, positiveSeconds } from './arguments';
 
 export interface PollFlags {

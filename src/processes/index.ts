@@ -1,0 +1,72 @@
+/**
+ * The processes longhaul runs: the one list. Adding a process is its folder (with its `process.ts` descriptor)
+ * and one line here (docs/architecture.md, "Adding a process"); the worker's activities, the `longhaul` program's
+ * commands and the lifecycle commands' texts are built from this list, and the unit tests check the workflow
+ * bundle's entry (src/workflows/index.ts), the failure registry, the process names and the search attributes
+ * against it.
+ */
+import type { Command } from 'commander';
+import type { Workflow } from '@temporalio/common';
+import type { ActivityDeps } from '../activities/context';
+import type { CliContext } from '../cli/kit/context';
+import type { ActivityFunctions, AnyProcess, CommandGroup, ProcessKind } from './descriptor';
+import { orgMigrationProcess } from './org-migration/process';
+import { sourceImportProcess } from './source-import/process';
+import { googleOperationProcess } from './google-operation/process';
+import { feedPollProcess } from './feed-poll/process';
+import { hookRepairProcess } from './hook-repair/process';
+import { rateGovernorProcess } from './rate-governor/process';
+import { scheduledRunProcess } from './scheduled-run/process';
+
+/** Every process, in the order its commands appear in `longhaul --help`. */
+export const PROCESSES = [
+  orgMigrationProcess,
+  sourceImportProcess,
+  googleOperationProcess,
+  feedPollProcess,
+  hookRepairProcess,
+  rateGovernorProcess,
+  scheduledRunProcess,
+] as const satisfies readonly AnyProcess[];
+
+/** Two processes define an activity of the same name: the worker would run one in place of the other. */
+export class ActivityNameClash extends Error {
+  override readonly name = 'ActivityNameClash';
+  constructor(
+    readonly activity: string,
+    readonly processes: readonly [string, string],
+  ) {
+    super(`activity ${JSON.stringify(activity)} is defined by both ${processes[0]} and ${processes[1]}: rename one (histories record activity names, so rename the new one)`);
+  }
+}
+
+/**
+ * The activities of `processes` in one namespace, as the worker registers them. An activity name two processes
+ * define is refused (`ActivityNameClash`) when the worker starts, before it polls.
+ */
+export function processActivities(deps: ActivityDeps, processes: readonly AnyProcess[] = PROCESSES): Record<string, ActivityFunctions[string]> {
+  const merged: Record<string, ActivityFunctions[string]> = {};
+  const owner = new Map<string, string>();
+  for (const process of processes as readonly AnyProcess[]) {
+    for (const [name, fn] of Object.entries<ActivityFunctions[string]>(process.activities?.(deps) ?? {})) {
+      const first = owner.get(name);
+      if (first !== undefined) throw new ActivityNameClash(name, [first, process.name]);
+      owner.set(name, process.name);
+      merged[name] = fn;
+    }
+  }
+  return merged;
+}
+
+/** Every workflow function of every process (a function's name is its workflow type). */
+export function processWorkflows(): Workflow[] {
+  return PROCESSES.flatMap((p): readonly Workflow[] => p.workflows);
+}
+
+/** What the lifecycle commands print of each workflow type. */
+export const PROCESS_KINDS: Readonly<Record<string, ProcessKind>> = Object.assign({}, ...PROCESSES.map((p: AnyProcess) => p.kinds ?? {}));
+
+/** Registers the commands of every process in `group`, in the list's order. */
+export function registerProcessCommands(program: Command, ctx: () => CliContext, group: CommandGroup): void {
+  for (const p of PROCESSES as readonly AnyProcess[]) if (p.commands?.group === group) p.commands.register(program, ctx);
+}

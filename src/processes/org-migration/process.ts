@@ -1,0 +1,31 @@
+/** The organization migration as the rest of longhaul sees it (see src/processes/descriptor.ts). */
+import { defineProcess } from '../descriptor';
+import { Process } from '../../common/processes';
+import { LonghaulMigrationGuid, LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
+import { describeOrgMigration, type OrgMigrationResult, type OrgMigrationStatus } from './model';
+import { orgMigration } from './workflow';
+import { createMigrationActivities } from './activities';
+import { MIGRATION_SUMMARIES } from './summaries';
+import { describeMigrationResult, registerMigrateCommands } from './cli';
+
+export const orgMigrationProcess = defineProcess({
+  name: 'org-migration',
+  processNames: [Process.OrgMigration],
+  workflows: [orgMigration],
+  activities: createMigrationActivities,
+  summaries: MIGRATION_SUMMARIES,
+  failures: ['migration', 'archive'],
+  kinds: {
+    [orgMigration.name]: {
+      process: Process.OrgMigration,
+      describeStatus: (s, heartbeat) => describeOrgMigration(s as OrgMigrationStatus, heartbeat as { offset?: number; total?: number } | undefined),
+      describeResult: (r) => describeMigrationResult(r as OrgMigrationResult),
+      describeCleanup: (s) => {
+        const unlocked = (s as OrgMigrationStatus).unlockedRepositories;
+        return unlocked.length > 0 ? `unlocked ${[...unlocked].sort().join(', ')}` : 'no repository was locked';
+      },
+    },
+  },
+  commands: { group: 'start', register: registerMigrateCommands },
+  searchAttributes: [LonghaulProcess, LonghaulOrg, LonghaulTarget, LonghaulState, LonghaulMigrationGuid],
+});

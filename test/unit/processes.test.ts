@@ -1,0 +1,94 @@
+/**
+ * The one list of processes (src/processes/index.ts) is what the rest is built from or checked against: the
+ * workflow bundle's entry exports exactly the descriptors' workflows, every activity has one owner and one
+ * summary, an activity name two processes define is refused when the worker starts, and the failure registry's
+ * groups, the process names and the search attributes each belong to the processes that use them.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import * as bundleEntry from '../../src/workflows';
+import { ActivityNameClash, PROCESS_KINDS, PROCESSES, processActivities, processWorkflows } from '../../src/processes';
+import { defineProcess, type AnyProcess } from '../../src/processes/descriptor';
+import type { ActivityDeps } from '../../src/activities/context';
+import { FAILURES } from '../../src/common/failures';
+import { PROCESS_NAMES } from '../../src/common/processes';
+import { ALL_SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
+
+const processes: readonly AnyProcess[] = PROCESSES;
+/** The factories only close over their dependencies: building them reads none. */
+const deps = {} as ActivityDeps;
+
+/** Each value and the processes that claim it. */
+function owners<T>(claims: (p: AnyProcess) => readonly T[]): Map<T, string[]> {
+  const map = new Map<T, string[]>();
+  for (const p of processes) for (const value of claims(p)) map.set(value, [...(map.get(value) ?? []), p.name]);
+  return map;
+}
+
+describe('the processes', () => {
+  it('are each one folder, named as their descriptor says', () => {
+    expect(processes.map((p) => p.name)).toEqual(['org-migration', 'source-import', 'google-operation', 'feed-poll', 'hook-repair', 'rate-governor', 'scheduled-run']);
+  });
+
+  it("give the workflow bundle's entry (src/workflows/index.ts) exactly their workflows, each under its type", () => {
+    const exported = Object.entries(bundleEntry).filter(([, value]) => typeof value === 'function');
+    const listed = processWorkflows();
+    for (const wf of listed) expect(bundleEntry, `src/workflows/index.ts lacks ${wf.name} (add its process's workflow file)`).toHaveProperty(wf.name, wf);
+    expect(exported.map(([name]) => name).sort()).toEqual(listed.map((wf) => wf.name).sort());
+    for (const [type, claimants] of owners((p) => p.workflows.map((wf) => wf.name))) expect(claimants, type).toHaveLength(1);
+  });
+
+  it('each own their activities, every one with a summary', () => {
+    for (const p of processes) {
+      const names = Object.keys(p.activities?.(deps) ?? {}).sort();
+      expect(Object.keys(p.summaries ?? {}).sort(), `${p.name}'s summaries`).toEqual(names);
+    }
+    const all = Object.keys(processActivities(deps));
+    expect(all).toEqual([...new Set(all)]);
+    expect(all).toContain('startMigration');
+    expect(all).toContain('recordScheduledRunFailure');
+  });
+
+  it('refuse an activity name two processes define, naming both', () => {
+    const first = defineProcess({ name: 'first', processNames: [], workflows: [], activities: () => ({ fetchThing: async () => 1 }) });
+    const second = defineProcess({ name: 'second', processNames: [], workflows: [], activities: () => ({ fetchThing: async () => 2 }) });
+    expect(() => processActivities(deps, [first, second])).toThrow(ActivityNameClash);
+    expect(() => processActivities(deps, [first, second])).toThrow('activity "fetchThing" is defined by both first and second');
+    expect(() => processActivities(deps, [...processes, first])).not.toThrow();
+  });
+
+  it('each own their groups of the failure registry; the rest belong to the layers below', () => {
+    const owned = owners((p) => p.failures ?? []);
+    for (const [group, claimants] of owned) expect(claimants, group).toHaveLength(1);
+    const shared = Object.keys(FAILURES).filter((group) => !owned.has(group as keyof typeof FAILURES));
+    expect(shared).toEqual(['http', 'activity', 'outage', 'quietPoll', 'credential', 'path', 'objectStore']);
+  });
+
+  it('each own their process names (the LonghaulProcess values), together all of them', () => {
+    const owned = owners((p) => p.processNames);
+    for (const [name, claimants] of owned) expect(claimants, name).toHaveLength(1);
+    expect([...owned.keys()].sort()).toEqual([...PROCESS_NAMES].sort());
+  });
+
+  it('name, together, every search attribute the namespace registers', () => {
+    const used = new Set(processes.flatMap((p) => p.searchAttributes ?? []));
+    expect([...used].map((key) => key.name).sort()).toEqual(ALL_SEARCH_ATTRIBUTES.map((key) => key.name).sort());
+  });
+
+  it("describe only their own workflow types, and schedule only their own workflows", () => {
+    for (const p of processes) {
+      const types = p.workflows.map((wf) => wf.name);
+      for (const type of Object.keys(p.kinds ?? {})) expect(types, `${p.name} describes ${type}`).toContain(type);
+      for (const s of p.schedules ?? []) expect(types, `${p.name} schedules ${s.workflowType}`).toContain(s.workflowType);
+    }
+    expect(Object.keys(PROCESS_KINDS).sort()).toEqual(['apiKeyDelete', 'dnsChange', 'feedPollRun', 'hookPing', 'logBucketCreate', 'logBucketUpdate', 'orgMigration', 'sourceImport']);
+  });
+
+  it("are the rows of the layout's table of processes (docs/architecture.md)", () => {
+    const doc = readFileSync(join(__dirname, '../../docs/architecture.md'), 'utf8');
+    const table = doc.slice(doc.indexOf('| Process | Emulator routes |'));
+    const rows = [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\| ([a-z]+(?:-[a-z]+)+) \|/gm)].map((m) => m[1]);
+    expect(rows).toEqual(processes.map((p) => p.name));
+  });
+});
