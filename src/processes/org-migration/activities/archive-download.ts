@@ -247,8 +247,10 @@ class Transfer {
         await this.part.clear();
         this.newHash();
       }
-    } else if (dropped > 0) {
-      this.resume = { from: 0, basis, reRead: dropped, readBack: 0 };
+    } else if (meta) {
+      // Cut back to nothing (no synced byte): from byte 0, but bytes of this object past the mark are still progress.
+      this.highWater = typeof meta.reached === 'number' ? meta.reached : 0;
+      if (dropped > 0) this.resume = { from: 0, basis, reRead: dropped, readBack: 0 };
     }
     this.file = await open(this.part.partPath, this.offset > 0 ? 'r+' : 'w+');
   }

@@ -71,12 +71,9 @@ export class PartFile {
       return { offset: 0, basis: 'file', dropped: 0 };
     }
     if (sameBoot(meta.bootId, bootId)) return { offset: size, meta, basis: 'file', dropped: 0 };
+    // Cut back, the metadata kept: it still names the object, and its high-water mark still counts.
     const synced = Math.min(size, Math.max(0, meta.synced ?? checkpoint ?? 0));
     if (synced < size) await truncate(this.partPath, synced);
-    if (synced === 0) {
-      await this.clear();
-      return { offset: 0, basis: 'synced', dropped: size };
-    }
     return { offset: synced, meta, basis: 'synced', dropped: size - synced };
   }
 
