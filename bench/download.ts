@@ -139,15 +139,15 @@ async function main(): Promise<void> {
         const report = resumed.lastBeat?.resume;
         const how = report ? `${report.basis}, ${mib(report.readBack)} read back` : '';
         rows.push(
-          `| ${pct(fraction * size, size).padStart(8)} | ${kind.name.padEnd(27)} | ${mib(partSize).padStart(10)} | ${mib(resumed.resumedFrom).padStart(10)} ${how.padEnd(24)} | ` +
+          `| ${pct(fraction * size, size).padStart(8)} | ${kind.name.padEnd(27)} | ${mib(partSize).padStart(10)} | ${mib(resumed.resumedFrom).padStart(10)} ${how.padEnd(30)} | ` +
             `${mib(reRead).padStart(10)} = ${pct(reRead, size).padStart(7)}${target.padEnd(17)} | ${(resumed.ms / 1000).toFixed(2).padStart(6)} s | ${shaOk ? 'identical' : `DIFFERS ${resumed.sha256}`} |`,
         );
         await rm(join(dir, path), { force: true });
       }
     }
     console.log(`\nSIGKILL mid-download, then a new process resumes (${mib(size)} archive; re-read = storage served in all − the archive):`);
-    console.log(`| kill past | download code               | .part held | resumed at (basis)                 | re-read from storage                 | resume | SHA-256   |`);
-    console.log(`|----------|-----------------------------|------------|------------------------------------|--------------------------------------|--------|-----------|`);
+    console.log(`| kill past | download code               | .part held | resumed at (basis)                       | re-read from storage                 | resume   | SHA-256   |`);
+    console.log(`|----------|-----------------------------|------------|------------------------------------------|--------------------------------------|----------|-----------|`);
     for (const row of rows) console.log(row);
     if (failed) process.exitCode = 1;
   } finally {
