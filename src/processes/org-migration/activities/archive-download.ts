@@ -161,6 +161,8 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
       await state.run(() => archiveUrl(input), signal);
       hooks.heartbeat(state.progress());
       if (!(await lock.held())) throw ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy);
+      // No checkpoint may be written once the `.part` is renamed (it would leave a `.part.json` behind).
+      await state.stopSyncing();
       await part.complete();
       return { path, bytes: state.offset, sha256: state.digest(), fetchedBytes: state.fetched, resumedFrom: state.offset - state.fetched };
     } catch (err) {
@@ -206,6 +208,8 @@ class Transfer {
   private generation = 0;
   /** Metadata writes in order, each with the state as it is when it runs. */
   private metaWrites: Promise<void> = Promise.resolve();
+  /** Set once the download is complete: no checkpoint is written after. */
+  private stopped = false;
   /** How this attempt resumed, once it did. */
   private resume?: ResumeReport;
 
@@ -260,7 +264,7 @@ class Transfer {
    * Called every second; one at a time, beside the writes (the write thread goes on while the kernel syncs).
    */
   sync(): void {
-    if (this.syncing || !this.file) return;
+    if (this.syncing || !this.file || this.stopped) return;
     const at = this.sink?.position ?? this.offset;
     if (at <= this.synced || !this.validator || this.total === undefined) return;
     const generation = this.generation;
@@ -275,6 +279,13 @@ class Transfer {
       // a failing disk themselves.
       .catch(() => undefined)
       .finally(() => (this.syncing = undefined));
+  }
+
+  /** Ends the checkpoints: waits for the sync and metadata writes in progress; none starts after. */
+  async stopSyncing(): Promise<void> {
+    this.stopped = true;
+    await this.syncing;
+    await this.metaWrites;
   }
 
   async close(): Promise<void> {
@@ -372,7 +383,7 @@ class Transfer {
    */
   private saveMeta(): Promise<void> {
     const write = async () => {
-      if (!this.validator || this.total === undefined) return;
+      if (!this.validator || this.total === undefined || this.stopped) return;
       const bootId = this.bootId !== undefined ? { bootId: this.bootId } : {};
       await this.part.writeMeta({ source: this.source, validator: this.validator, total: this.total, reached: this.highWater, synced: this.synced, ...bootId });
     };

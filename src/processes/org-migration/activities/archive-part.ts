@@ -16,7 +16,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, readFile, rename, stat, truncate, unlink, utimes } from 'node:fs/promises';
+import { open, readdir, readFile, rename, stat, truncate, unlink, utimes } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { ApplicationFailure } from '@temporalio/common';
 import { ArchiveFailure } from './archive-checks';
@@ -64,6 +65,7 @@ export class PartFile {
    * last heartbeat of a download by 0.4.0 reported), and the `.part` is cut back to it.
    */
   async resumable(source: string, bootId: string | undefined, checkpoint?: number): Promise<ResumePoint> {
+    await this.sweepTemporaries();
     const meta = await readMeta(this.metaPath);
     const size = await fileSize(this.partPath);
     if (!meta || meta.source !== source || size === 0 || size > meta.total) {
@@ -89,6 +91,16 @@ export class PartFile {
       await handle.close();
     }
     await rename(tmp, this.metaPath);
+  }
+
+  /**
+   * Removes `.part.json` temporaries a killed process left (one is written every second, see `writeMeta`). Called
+   * under the lock: no other writer of this download is alive.
+   */
+  private async sweepTemporaries(): Promise<void> {
+    const prefix = `${basename(this.metaPath)}.`;
+    const names = await readdir(dirname(this.metaPath)).catch(() => [] as string[]);
+    for (const name of names) if (name.startsWith(prefix)) await unlink(join(dirname(this.metaPath), name)).catch(ignoreMissing);
   }
 
   /** Feeds `[0, length)` of the `.part` into `hash`; returns its first two bytes (for the gzip magic). */

@@ -12,8 +12,8 @@
  * whole or absent; the boot id says whether it can be older than the upload's parts it names.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { UploadCheckpoint } from '../../../object-store';
 import { sameBoot } from './boot-id';
 
@@ -58,12 +58,16 @@ export class LocalUploadCheckpoint {
     this.writing ??= this.drain();
   }
 
-  /** Waits for the writes in progress, then removes the file (the upload is complete, or starts afresh). */
+  /** Waits for the writes in progress, then removes the file and any temporary a killed attempt left of it. */
   async remove(): Promise<void> {
     this.savedOffset = Number.MAX_SAFE_INTEGER;
     this.next = undefined;
     await this.writing;
     await unlink(this.path).catch(() => undefined);
+    const prefix = `${basename(this.path)}.`;
+    for (const name of await readdir(dirname(this.path)).catch(() => [] as string[])) {
+      if (name.startsWith(prefix)) await unlink(join(dirname(this.path), name)).catch(() => undefined);
+    }
   }
 
   private async drain(): Promise<void> {
@@ -72,7 +76,7 @@ export class LocalUploadCheckpoint {
         this.next = undefined;
         const tmp = `${this.path}.${randomUUID()}`;
         try {
-          await mkdir(join(this.path, '..'), { recursive: true });
+          await mkdir(dirname(this.path), { recursive: true });
           await writeFile(tmp, JSON.stringify(note));
           await rename(tmp, this.path);
         } catch {
