@@ -12,12 +12,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import type { ArchiveDownload } from '../../src/processes/org-migration/activities/archive-download';
-import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
 import type { PartMeta } from '../../src/processes/org-migration/activities/archive-part';
 import { currentBootId } from '../../src/processes/org-migration/activities/boot-id';
 import { startStack, type TestStack } from '../helpers/stack';
 import { startWorkerChild, stopWorkerProcesses } from '../helpers/worker-process';
-import { activityResults, runningActivities } from '../helpers/multi-host';
+import { activityResults, secondAttemptResume } from '../helpers/multi-host';
 import { runLonghaul } from '../helpers/starter';
 import { waitFor } from '../helpers/wait';
 import { FAST_POLL } from '../helpers/presets';
@@ -89,17 +88,11 @@ describe('archive download: resume after a SIGKILL, by boot', () => {
   }
 
   /** The second attempt's heartbeat details once it reports its resume, and `longhaul status`'s line meanwhile. */
-  async function resumeReport(handle: Parameters<typeof runningActivities>[0]) {
-    const running = await waitFor(
-      'the second attempt to report its resume',
-      async () => (await runningActivities(handle)).find((a) => a.activity === 'downloadArchive'),
-      (a) => a !== undefined && a.attempt === 2 && (a.heartbeat as UploadProgress | undefined)?.resume !== undefined,
-      60_000,
-      50,
-    );
+  async function resumeReport(handle: Parameters<typeof secondAttemptResume>[0]) {
+    const details = await secondAttemptResume(handle);
     const status = await runLonghaul(['status', handle.workflowId], stack!.taskQueue);
     expect(status.code, status.stderr).toBe(0);
-    return { details: running!.heartbeat as UploadProgress, status: status.stdout };
+    return { details, status: status.stdout };
   }
 
   async function finish(handle: Awaited<ReturnType<typeof killMidDownload>>['handle'], emulator: TestStack['emulator']) {

@@ -17,7 +17,7 @@ import type { ArchiveDownload } from '../../src/processes/org-migration/activiti
 import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
 import { startStack, type TestStack } from '../helpers/stack';
 import { startWorkerChild, stopWorkerProcesses } from '../helpers/worker-process';
-import { activityResults, runningActivities } from '../helpers/multi-host';
+import { activityResults, runningActivities, secondAttemptResume } from '../helpers/multi-host';
 import { createBucket, readBack } from '../helpers/object-stores';
 import { waitFor } from '../helpers/wait';
 import { FAST_POLL } from '../helpers/presets';
@@ -71,14 +71,7 @@ describe('archive into an object store: resume on the same host after a SIGKILL'
     // Slowed, so the second attempt's heartbeat can be seen before it ends.
     e.storage.bytesPerSecond = MiB;
     await stack.startWorker();
-    const running = await waitFor(
-      'the second attempt to report its resume',
-      async () => (await runningActivities(handle)).find((a) => a.activity === 'downloadArchive'),
-      (a) => a !== undefined && a.attempt === 2 && (a.heartbeat as UploadProgress | undefined)?.resume !== undefined,
-      60_000,
-      50,
-    );
-    expect((running!.heartbeat as UploadProgress).resume).toMatchObject({ from: kept.offset, basis: 'store', readBack: 0 });
+    expect((await secondAttemptResume(handle)).resume).toMatchObject({ from: kept.offset, basis: 'store', readBack: 0 });
     e.storage.bytesPerSecond = 0;
 
     const result = await handle.result();
