@@ -5,8 +5,12 @@
  *
  * Prints, from one run: longhaul's download time (the `downloadArchive` code path in a process of its own,
  * SHA-256 included) next to `curl -o` of the same pre-signed URL, the ratio, the download process's RSS
- * growth, and the bytes storage served again after the download process was killed with SIGKILL once the
- * `.part` file held more than a third of the archive (served in all vs the archive's size).
+ * growth; then, for each `--kill-at` fraction, the bytes storage served again after the download process was
+ * killed with SIGKILL once the `.part` file held more than that fraction of the archive (served in all vs the
+ * archive's size), and the SHA-256 of the resumed download, three ways: the download code of the release before
+ * (`--before`, a git revision: its `src/` is taken with `git archive` and run by the same child), this checkout's
+ * in the same boot (the resume keeps the `.part`'s length), and this checkout's after a restart of the machine,
+ * simulated by another boot id in `.part.json` (the resume keeps only the synced checkpoint: issue 40).
  *
  * The emulator runs in this process and generates the archive on the fly (never held in memory); temp
  * files are removed at the end.
@@ -25,7 +29,8 @@
  * process is loaded beforehand and started by a line on stdin), and the run prints how much memory was reported.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -36,20 +41,26 @@ import { benchWorkerNodeFlags } from './worker-process';
 import { exportedMigration, expectedSha256, ORG, TOKEN } from './archive-kit';
 import type { ChildInput, ChildResult } from './download-child';
 import { startForwardProxy, startProxyOnlyGate, type ForwardProxy, type ProxyOnlyGate } from '../test/helpers/forward-proxy';
+import type { UploadProgress } from '../src/processes/org-migration/activities/archive-upload';
 
 
 interface Options {
   mib: number;
   rounds: number;
-  killAt: number;
+  killAt: number[];
+  before: string;
   proxy?: boolean;
   tls?: boolean;
 }
 
+/** 0.4.0's release commit (CHANGELOG.md): the download code issue 40 measured. */
+const RELEASE_0_4_0 = 'f6f2d01017b8d095462737b3c46406702d7b2425';
+
 const program = new Command()
   .option('--mib <n>', 'archive size in MiB', Number, 1024)
   .option('--rounds <n>', 'timed downloads of each kind (curl, longhaul), alternating', Number, 3)
-  .option('--kill-at <fraction>', 'SIGKILL the download once the .part holds more than this fraction', Number, 1 / 3)
+  .option('--kill-at <fractions>', 'SIGKILL the download once the .part holds more than each of these fractions (comma-separated)', (v: string) => v.split(',').map(Number), [1 / 3, 1 / 2, 0.9])
+  .option('--before <revision>', 'git revision whose download code is the baseline of the SIGKILL runs', RELEASE_0_4_0)
   .option('--proxy', 'also download through a forward proxy in every round, beside the direct download')
   .option('--tls', 'the storage origin behind TLS (a CA made for the run, given as LONGHAUL_CA_FILE)');
 
@@ -150,19 +161,44 @@ async function main(): Promise<void> {
       console.log(`free memory the guest kernel reported to the host during the timed rounds: ${((reportedAfter - reportedBefore) / 1024).toFixed(0)} MiB`);
     }
 
-    // SIGKILL mid-transfer, then resume from what is on disk.
-    const path = 'killed.tar.gz';
-    const servedBefore = emulator.stats.storage.bytesServed;
-    const first = runChild(child(path), direct);
-    const partSize = await killWhenPartHolds(first, join(dir, `${path}.part`), size * o.killAt);
-    const resumed = await runChild(child(path), direct).done;
-    if (resumed.sha256 !== expected) throw new Error(`the resumed download's SHA-256 ${resumed.sha256} differs from the archive's`);
-    const served = emulator.stats.storage.bytesServed - servedBefore;
-    const reRead = served - size;
-    console.log(
-      `\nSIGKILL when the .part held ${partSize} bytes (${pct(partSize, size)}); the next download resumed from ${resumed.resumedFrom} and fetched ${resumed.fetchedBytes} bytes in ${(resumed.ms / 1000).toFixed(2)} s (SHA-256 matches)`,
-    );
-    console.log(`storage served ${served} bytes in all for a ${size}-byte archive: ${reRead} bytes re-read = ${pct(reRead, size)} (target < 5 %)`);
+    // SIGKILL mid-transfer, then resume: the release before, this checkout in the same boot, and after a restart.
+    const beforeRoot = await sourceTree(o.before, dir);
+    const kinds: KillKind[] = [
+      { name: `before (${o.before.slice(0, 7)})`, codeRoot: beforeRoot },
+      { name: 'after, same boot' },
+      { name: 'after a restart (simulated)', restart: true },
+    ];
+    const rows: string[] = [];
+    let failed = false;
+    for (const fraction of o.killAt) {
+      for (const kind of kinds) {
+        const path = `killed-${rows.length}.tar.gz`;
+        const servedBefore = emulator.stats.storage.bytesServed;
+        const beats: UploadProgress[] = [];
+        const first = runChild({ ...child(path), codeRoot: kind.codeRoot, printBeats: true }, direct, (beat) => beats.push(beat));
+        const partSize = await killWhenPartHolds(first, join(dir, `${path}.part`), size * fraction);
+        if (kind.restart) await simulateRestart(join(dir, `${path}.part.json`));
+        const resumed = await runChild({ ...child(path), codeRoot: kind.codeRoot, previous: beats.at(-1) }, direct).done;
+        const served = emulator.stats.storage.bytesServed - servedBefore;
+        const reRead = served - size;
+        const shaOk = resumed.sha256 === expected;
+        // The restart case fetches again what was not synced: the < 5 % target is for the same boot.
+        const target = kind.codeRoot !== undefined || kind.restart ? '' : reRead < 0.05 * size ? ' ✓' : ' ✗ (target < 5 %)';
+        if (!shaOk || target.includes('✗')) failed = true;
+        const report = resumed.lastBeat?.resume;
+        const how = report ? `${report.basis}, ${mib(report.readBack)} read back` : '';
+        rows.push(
+          `| ${pct(fraction * size, size).padStart(8)} | ${kind.name.padEnd(27)} | ${mib(partSize).padStart(10)} | ${mib(resumed.resumedFrom).padStart(10)} ${how.padEnd(30)} | ` +
+            `${mib(reRead).padStart(10)} = ${pct(reRead, size).padStart(7)}${target.padEnd(17)} | ${(resumed.ms / 1000).toFixed(2).padStart(6)} s | ${shaOk ? 'identical' : `DIFFERS ${resumed.sha256}`} |`,
+        );
+        await rm(join(dir, path), { force: true });
+      }
+    }
+    console.log(`\nSIGKILL mid-download, then a new process resumes (${mib(size)} archive; re-read = storage served in all − the archive):`);
+    console.log(`| kill past | download code               | .part held | resumed at (basis)                       | re-read from storage                 | resume   | SHA-256   |`);
+    console.log(`|----------|-----------------------------|------------|------------------------------------------|--------------------------------------|----------|-----------|`);
+    for (const row of rows) console.log(row);
+    if (failed) process.exitCode = 1;
   } finally {
     await rm(dir, { recursive: true, force: true });
     await emulator.close();
@@ -170,6 +206,34 @@ async function main(): Promise<void> {
     await front?.gate.close();
   }
 }
+
+interface KillKind {
+  name: string;
+  /** Another release's source tree (see `download-child.ts`); absent: this checkout's. */
+  codeRoot?: string;
+  /** Rewrite the boot id in `.part.json` after the kill: the resume behaves as after a restart of the machine. */
+  restart?: boolean;
+}
+
+/**
+ * `revision`'s `src/` (and the package.json that makes its files CommonJS) under `dir`, with this checkout's
+ * node_modules linked beside it: the child imports that tree's download code.
+ */
+async function sourceTree(revision: string, dir: string): Promise<string> {
+  const root = join(dir, `src-${revision.slice(0, 12)}`);
+  const repo = join(__dirname, '..');
+  await promisify(execFile)('sh', ['-c', `mkdir -p "$2" && git -C "$3" archive "$1" src package.json tsconfig.json | tar -x -C "$2"`, 'sh', revision, root, repo]);
+  await symlink(join(repo, 'node_modules'), join(root, 'node_modules'));
+  return root;
+}
+
+/** Another boot id in `.part.json`: what a resume finds after the machine restarted (power loss, kernel crash). */
+async function simulateRestart(metaPath: string): Promise<void> {
+  const meta = JSON.parse(await readFile(metaPath, 'utf8')) as Record<string, unknown>;
+  await writeFile(metaPath, JSON.stringify({ ...meta, bootId: randomUUID() }));
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 /**
  * The CPU this process (the emulator: API and storage origin) uses from now until the returned function is
@@ -224,18 +288,24 @@ interface ChildRun {
   kill(): void;
 }
 
-function runChild(input: ChildInput, env: Record<string, string>): ChildRun {
+function runChild(input: ChildInput, env: Record<string, string>, onBeat?: (details: UploadProgress) => void): ChildRun {
   // Started as `longhaul worker` starts a worker process: its node flags and malloc settings.
   const child = spawn(process.execPath, [...benchWorkerNodeFlags(), '--import', 'tsx', join(__dirname, 'download-child.ts'), JSON.stringify(input)], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: workerProcessEnv({ ...process.env, ...env }),
   });
   let out = '';
+  let pending = '';
   let loaded = () => {};
   const ready = input.startOnGo ? new Promise<void>((resolve) => (loaded = resolve)) : Promise.resolve();
   child.stdout.on('data', (d: Buffer) => {
     out += d.toString();
     if (out.startsWith('ready\n')) loaded();
+    // Heartbeat lines (`beat {…}`), as whole lines arrive.
+    pending += d.toString();
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    for (const line of lines) if (line.startsWith('beat ')) onBeat?.(JSON.parse(line.slice(5)) as UploadProgress);
   });
   const done = new Promise<ChildResult>((resolve, reject) => {
     child.once('exit', (code, signal) => {

@@ -83,6 +83,11 @@ export interface ArchiveUploadOptions {
   clock?: UploadClock;
   /** The environment the store's SDK is configured from (default: the process's). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Told once, when the upload continues a checkpoint: where (`from`), and how many bytes past it the store already
+   * holds (parts stored after the checkpoint was taken: read from the source again for the hash, not sent again).
+   */
+  resumed?(resume: { from: number; reRead: number }): void;
 }
 
 export interface ArchiveObject {
@@ -217,6 +222,11 @@ async function upload(options: ArchiveUploadOptions, key: string, url: string, d
   }
   const uploadId = upload;
   const total = partCount(size, partBytes);
+  if (previous?.upload && !previous.sha256) {
+    let stale = offset;
+    for (let n = offset / partBytes + 1; stale < size && stored.has(n); n++) stale += stored.get(n)!.bytes;
+    options.resumed?.({ from: offset, reRead: stale - offset });
+  }
   const inFlightLimit = store.concurrentParts ? Math.max(1, options.partsInFlight ?? DEFAULT_PARTS_IN_FLIGHT) : 1;
 
   const progress = new Progress(url, size, partBytes, uploadId, offset, hashState ?? '', sentBefore, (c) => options.heartbeat(c));

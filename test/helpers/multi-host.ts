@@ -14,6 +14,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { FleetTest } from './fleet';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
 import { TEST_TOKEN } from './emulator';
+import { waitFor } from './wait';
+import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
 
 export interface Host {
   /** `host-a`, `host-b`, … */
@@ -119,6 +121,18 @@ export async function runningActivities(handle: WorkflowHandle): Promise<{ activ
     attempt: a.attempt ?? 1,
     heartbeat: decoded(a.heartbeatDetails?.payloads?.[0]),
   }));
+}
+
+/** The download's heartbeat details once its second attempt reports how it resumed (`resume`, issue 40). */
+export async function secondAttemptResume(handle: WorkflowHandle): Promise<UploadProgress> {
+  const running = await waitFor(
+    'the second attempt to report its resume',
+    async () => (await runningActivities(handle)).find((a) => a.activity === 'downloadArchive'),
+    (a) => a !== undefined && a.attempt === 2 && (a.heartbeat as UploadProgress | undefined)?.resume !== undefined,
+    60_000,
+    50,
+  );
+  return running!.heartbeat as UploadProgress;
 }
 
 /** What each completed activity of this type returned, with the attempt that completed it, in order. */

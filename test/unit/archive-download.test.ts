@@ -14,6 +14,8 @@ import { ArchiveFailure } from '../../src/processes/org-migration/activities/arc
 import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
 import type { StorageFault } from '../../packages/emulator/src/storage/faults';
 import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
+import { currentBootId } from '../../src/processes/org-migration/activities/boot-id';
+import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
 import { failureOf } from '../helpers/failures';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -46,7 +48,7 @@ async function setup(options: EmulatorOptions & { archiveBytes?: number } = {}) 
     key,
     expected: () => e.storage.bytesOf(key)!,
     archiveCalls: () => e.stats.byRoute['GET /orgs/:org/migrations/:id/archive'] ?? 0,
-    run: (signal?: AbortSignal) => download(input, { heartbeat: () => undefined, signal }),
+    run: (signal?: AbortSignal, previous?: UploadProgress) => download(input, { heartbeat: () => undefined, signal, previous }),
     faults: (faults: StorageFault[]) => e.storage.setFaults(faults),
   };
 }
@@ -156,7 +158,7 @@ describe('archive download', () => {
     const etag = (await fetch(s.e.migrations.archiveUrl(id)!, { method: 'HEAD' })).headers.get('etag')!;
     // An earlier attempt reached 2 MiB, then started over and was interrupted at 512 KiB.
     await writeFile(`${s.path}.part`, s.expected().subarray(0, MIB / 2));
-    await writeFile(`${s.path}.part.json`, JSON.stringify({ source: `octo-org/${id}`, validator: etag, total: 4 * MIB, reached: 2 * MIB }));
+    await writeFile(`${s.path}.part.json`, JSON.stringify({ source: `octo-org/${id}`, validator: etag, total: 4 * MIB, reached: 2 * MIB, bootId: await currentBootId() }));
     s.faults([{ kind: 'ignore-range' }, { kind: 'short', untilOffset: MIB }]);
     const before = s.e.stats.storage.requests;
     const err = await failureOf(s.run());
@@ -239,11 +241,33 @@ describe('archive download', () => {
     await onlyTheArchiveIsLeft(s.path);
   });
 
+  it('after a restart of the machine cuts the .part back to its synced checkpoint; a .part.json of 0.4.0 (no boot id) to the last heartbeat', async () => {
+    const s = await setup({ archiveBytes: 2 * MIB });
+    const id = s.e.migrations.all()[0].id;
+    const etag = (await fetch(s.e.migrations.archiveUrl(id)!, { method: 'HEAD' })).headers.get('etag')!;
+    // 1 MiB synced, then a tail a power loss can leave: blocks that were never written (zeros).
+    const unwritten = Buffer.concat([s.expected().subarray(0, MIB), Buffer.alloc(MIB / 2)]);
+    await writeFile(`${s.path}.part`, unwritten);
+    await writeFile(`${s.path}.part.json`, JSON.stringify({ source: `octo-org/${id}`, validator: etag, total: 2 * MIB, synced: MIB, bootId: 'another-boot' }));
+    let served = s.e.stats.storage.bytesServed;
+    let result = await s.run();
+    expect(result).toMatchObject({ resumedFrom: MIB, fetchedBytes: MIB, sha256: sha256(s.expected()) });
+    expect(s.e.stats.storage.bytesServed - served).toBe(MIB + 1);
+
+    // 0.4.0 recorded no boot id and no synced checkpoint: its last heartbeat's offset is the checkpoint.
+    await writeFile(`${s.path}.part`, unwritten);
+    await writeFile(`${s.path}.part.json`, JSON.stringify({ source: `octo-org/${id}`, validator: etag, total: 2 * MIB }));
+    served = s.e.stats.storage.bytesServed;
+    result = await s.run(undefined, { offset: MIB / 2, total: 2 * MIB });
+    expect(result).toMatchObject({ resumedFrom: MIB / 2, fetchedBytes: 1.5 * MIB, sha256: sha256(s.expected()) });
+    expect(s.e.stats.storage.bytesServed - served).toBe(1.5 * MIB + 1);
+  });
+
   it('restarts a stale .part longer than the object', async () => {
     const s = await setup({ archiveBytes: MIB });
     await writeFile(`${s.path}.part`, Buffer.concat([s.expected(), Buffer.alloc(100)]));
     const etag = (await fetch(s.e.migrations.archiveUrl(s.e.migrations.all()[0].id)!, { method: 'HEAD' })).headers.get('etag')!;
-    await writeFile(`${s.path}.part.json`, JSON.stringify({ source: `octo-org/${s.e.migrations.all()[0].id}`, validator: etag, total: MIB + 100 }));
+    await writeFile(`${s.path}.part.json`, JSON.stringify({ source: `octo-org/${s.e.migrations.all()[0].id}`, validator: etag, total: MIB + 100, bootId: await currentBootId() }));
     const result = await s.run();
     expect(result).toMatchObject({ bytes: MIB, resumedFrom: 0, fetchedBytes: MIB, sha256: sha256(s.expected()) });
   });
@@ -255,11 +279,11 @@ describe('archive download', () => {
     prefix[prefix.length - 1] ^= 0xff;
     await writeFile(`${s.path}.part`, prefix);
     const etag = (await fetch(s.e.migrations.archiveUrl(id)!, { method: 'HEAD' })).headers.get('etag')!;
-    await writeFile(`${s.path}.part.json`, JSON.stringify({ source: `octo-org/${id}`, validator: etag, total: MIB }));
+    await writeFile(`${s.path}.part.json`, JSON.stringify({ source: `octo-org/${id}`, validator: etag, total: MIB, bootId: await currentBootId() }));
     expect((await s.run()).sha256).toBe(sha256(s.expected()));
 
     await writeFile(`${s.path}.part`, s.expected().subarray(0, MIB / 2));
-    await writeFile(`${s.path}.part.json`, JSON.stringify({ source: `octo-org/${id}`, validator: '"an-older-version"', total: MIB }));
+    await writeFile(`${s.path}.part.json`, JSON.stringify({ source: `octo-org/${id}`, validator: '"an-older-version"', total: MIB, bootId: await currentBootId() }));
     const served = s.e.stats.storage.bytesServed;
     expect((await s.run()).sha256).toBe(sha256(s.expected()));
     // If-Range did not match: the whole object came back (200), nothing of the old prefix was kept.

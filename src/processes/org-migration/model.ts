@@ -289,6 +289,30 @@ export interface DownloadProgress {
   total?: number;
   /** The object being uploaded (`s3://bucket/key`), when the archive goes to an object store. */
   url?: string;
+  /** What this attempt kept from an earlier one and fetched again, when it resumed (issue 40). */
+  resume?: ResumeReport;
+}
+
+/**
+ * How a download attempt resumed: shown by `longhaul status` and kept in the activity's heartbeat details (numbers
+ * only: no path, URL or id).
+ */
+export interface ResumeReport {
+  /** @format bytes — where this attempt continued (0: from the start). */
+  from: number;
+  /**
+   * What the resume point rests on: `file` (the `.part` file's length, the same boot of the machine), `synced` (the
+   * last synced checkpoint: after a restart, or a checkpoint without a boot id), `store` (the parts the object
+   * store confirms), `checkpoint` (the heartbeat's checkpoint).
+   */
+  basis: 'file' | 'synced' | 'store' | 'checkpoint';
+  /**
+   * @format bytes — bytes an earlier attempt had already fetched that this one fetches from storage again: a tail
+   * dropped after a restart, parts stored past the checkpoint, and the one byte a local resume asks early.
+   */
+  reRead: number;
+  /** @format bytes — bytes read back from the local disk to rebuild the SHA-256 (none for an object store). */
+  readBack: number;
 }
 
 export function describeOrgMigration(
@@ -313,6 +337,10 @@ export function describeOrgMigration(
     const url = typeof progress.url === 'string' ? progress.url : s.archiveTo;
     parts.push(`${kib(progress.offset)}${progress.total ? ` of ${kib(progress.total)}` : ''}${url !== undefined ? ` stored in ${url}` : ''}`);
     if (progress.total) percent = (100 * progress.offset) / progress.total;
+    const resume = progress.resume;
+    if (resume && typeof resume.from === 'number' && resume.from > 0) {
+      parts.push(`resumed at ${kib(resume.from)} (${resume.basis}; ${kib(resume.reRead)} fetched again${resume.readBack ? `, ${kib(resume.readBack)} read back from disk` : ''})`);
+    }
   } else if (s.phase === 'downloading' && s.archiveTo !== undefined) {
     // What the workflow knows while the activity runs (the bytes are in the activity's heartbeat).
     parts.push(`into ${s.archiveTo}`);

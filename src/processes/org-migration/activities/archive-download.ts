@@ -3,9 +3,12 @@
  * hashing inline (`archive-sink.ts`), resumable from what is on disk (`archive-part.ts`), and verified before
  * it is reported (`archive-checks.ts`):
  *
- * - A retry resumes at the `.part` file's length, asking one byte early (`Range: bytes=N-1-`) with
- *   `If-Range`: the overlapping byte must match, and a changed object answers 200 with the new bytes, which
- *   replace the old ones from byte 0.
+ * - A retry resumes at the `.part` file's length when the machine has not restarted since the bytes were written
+ *   (the kernel's boot id in `.part.json`), else at the last synced checkpoint (the `.part` is synced to disk every
+ *   second, and `.part.json` records how far): `archive-part.ts`. The SHA-256 is rebuilt by reading the kept bytes
+ *   back from the disk, and the transfer asks one byte early (`Range: bytes=N-1-`) with `If-Range`: the
+ *   overlapping byte must match, and a changed object answers 200 with the new bytes, which replace the old ones
+ *   from byte 0. What the resume kept, read back and fetches again is in the heartbeat details (`resume`).
  * - A body that is not the archive (an HTML "AccessDenied" page, JSON, no gzip magic) is never written as
  *   it: the API is asked for a fresh URL `NOT_ARCHIVE_REASKS` times, then it fails non-retryable naming
  *   what was received. Unusable redirect targets and redirect loops fail at once, non-retryable.
@@ -36,6 +39,8 @@ import { activityLog } from '../../../telemetry/log';
 import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
 import { BlockWriter, writeOnThread } from './archive-writer';
 import { archiveDestination, streamArchiveTo, type UploadProgress } from './archive-upload';
+import { currentBootId } from './boot-id';
+import type { ResumeReport } from '../model';
 import { WALL_CLOCK, type UploadClock } from '../../../object-store/upload';
 
 export interface ArchiveDownloadInput {
@@ -130,6 +135,7 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
         signal: hooks.signal,
         checkpoint: hooks.previous?.upload,
         validator: hooks.previous?.validator,
+        dataDir: deps.dataDir,
         ...deps.archiveUpload,
         clock,
       });
@@ -145,15 +151,18 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
     const state = new Transfer(storage, part, `${input.org}/${input.migrationId}`, expectsGzip(path));
     const beat = setInterval(() => {
       hooks.heartbeat(state.progress());
+      state.sync();
       void lock.refresh().then((held) => {
         if (!held) abort.abort(ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy));
       });
     }, BEAT_MS);
     try {
-      await state.open();
+      await state.open(hooks.previous?.offset);
       await state.run(() => archiveUrl(input), signal);
       hooks.heartbeat(state.progress());
       if (!(await lock.held())) throw ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy);
+      // No checkpoint may be written once the `.part` is renamed (it would leave a `.part.json` behind).
+      await state.stopSyncing();
       await part.complete();
       return { path, bytes: state.offset, sha256: state.digest(), fetchedBytes: state.fetched, resumedFrom: state.offset - state.fetched };
     } catch (err) {
@@ -188,6 +197,21 @@ class Transfer {
   private lastBreak = '';
   /** Set once storage answered a `Range` with the whole object although it still was the same object. */
   private rangeIgnored = false;
+  /** The sink of the answer being written, whose `position` is what is on disk right now. */
+  private sink?: ArchiveSink;
+  /** Bytes from byte 0 synced to the disk and recorded in `.part.json` (the checkpoint a restart of the machine keeps). */
+  private synced = 0;
+  private bootId?: string;
+  /** The sync in progress, awaited before the file is closed. */
+  private syncing?: Promise<void>;
+  /** Bumped when the `.part` is cut back: a sync that began before must not record its length. */
+  private generation = 0;
+  /** Metadata writes in order, each with the state as it is when it runs. */
+  private metaWrites: Promise<void> = Promise.resolve();
+  /** Set once the download is complete: no checkpoint is written after. */
+  private stopped = false;
+  /** How this attempt resumed, once it did. */
+  private resume?: ResumeReport;
 
   constructor(
     private readonly storage: TokenlessClient,
@@ -197,16 +221,21 @@ class Transfer {
   ) {}
 
   progress(): UploadProgress {
-    return { offset: this.offset, total: this.total };
+    return { offset: this.offset, total: this.total, ...(this.resume ? { resume: this.resume } : {}) };
   }
 
   digest(): string {
     return this.hash.digest('hex');
   }
 
-  /** Resumes from the `.part` on disk when it belongs to this archive and still looks like one. */
-  async open(): Promise<void> {
-    const { offset, meta } = await this.part.resumable(this.source);
+  /**
+   * Resumes from the `.part` on disk when it belongs to this archive and still looks like one: at its length in
+   * the same boot, else at the synced checkpoint (`checkpoint`: the previous attempt's heartbeat offset, for a
+   * `.part.json` of 0.4.0 that records none).
+   */
+  async open(checkpoint?: number): Promise<void> {
+    this.bootId = await currentBootId();
+    const { offset, meta, basis, dropped } = await this.part.resumable(this.source, this.bootId, checkpoint);
     if (offset > 0 && meta) {
       const head = await this.part.hashPrefix(offset, this.hash);
       if (!this.gzip || isGzipMagic(head) || offset < 2) {
@@ -214,16 +243,55 @@ class Transfer {
         this.total = meta.total;
         this.validator = meta.validator;
         this.highWater = Math.max(offset, typeof meta.reached === 'number' ? meta.reached : 0);
+        // Kept bytes past the checkpoint are in the page cache, not yet known to be on the disk: the next sync says.
+        this.synced = Math.min(offset, meta.synced ?? 0);
+        // The resume asks one byte early (the overlap check): fetched again too.
+        this.resume = { from: offset, basis, reRead: dropped + 1, readBack: offset };
       } else {
         await this.part.clear();
         this.newHash();
       }
+    } else if (meta) {
+      // Cut back to nothing (no synced byte): from byte 0, but bytes of this object past the mark are still progress.
+      this.highWater = typeof meta.reached === 'number' ? meta.reached : 0;
+      if (dropped > 0) this.resume = { from: 0, basis, reRead: dropped, readBack: 0 };
     }
     this.file = await open(this.part.partPath, this.offset > 0 ? 'r+' : 'w+');
   }
 
+  /**
+   * Syncs what is on disk (`fdatasync`) and records it as the checkpoint a restart of the machine resumes from.
+   * Called every second; one at a time, beside the writes (the write thread goes on while the kernel syncs).
+   */
+  sync(): void {
+    if (this.syncing || !this.file || this.stopped) return;
+    const at = this.sink?.position ?? this.offset;
+    if (at <= this.synced || !this.validator || this.total === undefined) return;
+    const generation = this.generation;
+    const file = this.file;
+    this.syncing = (async () => {
+      await file.datasync();
+      if (generation !== this.generation) return;
+      this.synced = at;
+      await this.saveMeta();
+    })()
+      // A sync that fails leaves the checkpoint where it was: the next one tries again, and the writes report
+      // a failing disk themselves.
+      .catch(() => undefined)
+      .finally(() => (this.syncing = undefined));
+  }
+
+  /** Ends the checkpoints: waits for the sync and metadata writes in progress; none starts after. */
+  async stopSyncing(): Promise<void> {
+    this.stopped = true;
+    await this.syncing;
+    await this.metaWrites;
+  }
+
   async close(): Promise<void> {
     this.writer?.end();
+    await this.syncing;
+    await this.metaWrites;
     await this.file?.close().catch(() => undefined);
   }
 
@@ -309,9 +377,19 @@ class Transfer {
     return this.stream(res, status === 206, url, signal);
   }
 
-  /** Records the object and the high-water mark in `.part.json` (only with a validator: see `take`). */
-  private async saveMeta(): Promise<void> {
-    if (this.validator && this.total !== undefined) await this.part.writeMeta({ source: this.source, validator: this.validator, total: this.total, reached: this.highWater });
+  /**
+   * Records the object, the high-water mark and the synced checkpoint in `.part.json` (only with a validator: see
+   * `take`). Writes run one after the other, each with the state of its turn, so the last one written is the newest.
+   */
+  private saveMeta(): Promise<void> {
+    const write = async () => {
+      if (!this.validator || this.total === undefined || this.stopped) return;
+      const bootId = this.bootId !== undefined ? { bootId: this.bootId } : {};
+      await this.part.writeMeta({ source: this.source, validator: this.validator, total: this.total, reached: this.highWater, synced: this.synced, ...bootId });
+    };
+    const next = this.metaWrites.then(write);
+    this.metaWrites = next.catch(() => undefined);
+    return next;
   }
 
   private noteRangeIgnored(url: URL, from: number): void {
@@ -330,6 +408,7 @@ class Transfer {
       expectGzip: this.gzip,
       writer: this.writer,
     });
+    this.sink = sink;
     const counted = () => {
       const fresh = sink.position - this.offset;
       // Counted as the bytes land (every 250 ms), so the metric moves during a long download.
@@ -344,6 +423,7 @@ class Transfer {
     } finally {
       clearInterval(progress);
       counted();
+      this.sink = undefined;
     }
     if (failure instanceof BodyRefused) {
       if (failure.reason === 'not-gzip') return this.notAnArchive('a body without the gzip magic bytes 1f 8b', failure.head, res.headers['content-length']);
@@ -396,6 +476,8 @@ class Transfer {
    * another range than the one asked, sends the same object again and must get past the mark.
    */
   private async restart({ changed }: { changed: boolean }): Promise<void> {
+    this.generation++;
+    this.synced = 0;
     await this.file!.truncate(0);
     this.offset = 0;
     this.fetched = 0;
@@ -405,6 +487,9 @@ class Transfer {
       this.total = undefined;
     }
     this.newHash();
+    // The synced checkpoint is 0 again before anything is written over the old bytes (a changed object's
+    // metadata is written with its first answer).
+    await this.saveMeta();
   }
 
   private newHash(): void {

@@ -2,9 +2,13 @@
  * The download's state on disk, which is all a retry needs to resume (on this host or another one sharing
  * the directory):
  *
- * - `<path>.part` — the bytes received so far; its length is the resume point (not a heartbeat, which lags).
+ * - `<path>.part` — the bytes received so far; its length is the resume point (not a heartbeat, which lags) as long
+ *   as the machine has not restarted since they were written (`boot-id.ts`).
  * - `<path>.part.json` — which archive the bytes belong to and the validator (`ETag`/`Last-Modified`) of the
- *   object they came from, written before the first byte, so a resume can ask `If-Range`.
+ *   object they came from, written before the first byte, so a resume can ask `If-Range`; and the synced
+ *   checkpoint: how many bytes of the `.part` were synced to the disk (`fdatasync`), in which boot. After a
+ *   restart (another boot id, or none) the file is cut back to that checkpoint: a tail written but not synced
+ *   may be missing or hold blocks that were never filled.
  * - `<path>.lock` — who is writing: created exclusively, refreshed every second; a lock whose process is gone
  *   (same host) or that was not refreshed for `staleAfterMs` (another host) is taken over.
  *
@@ -12,11 +16,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, rename, stat, truncate, unlink, utimes } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { ApplicationFailure } from '@temporalio/common';
 import { ArchiveFailure } from './archive-checks';
 import type { BlockHash } from './archive-sink';
+import { sameBoot } from './boot-id';
 
 /** What `.part.json` records. */
 export interface PartMeta {
@@ -27,6 +33,20 @@ export interface PartMeta {
   total: number;
   /** The most bytes of this object any answer brought (the download's high-water mark): progress is past it. */
   reached?: number;
+  /** Bytes from byte 0 of the `.part` that were synced to the disk before this was written. */
+  synced?: number;
+  /** The kernel's boot id when this was written (absent: written by 0.4.0, or where the platform has none). */
+  bootId?: string;
+}
+
+/** Where a download resumes and why (`ResumeReport` without `reRead`, which the download adds). */
+export interface ResumePoint {
+  offset: number;
+  meta?: PartMeta;
+  /** `file`: the `.part`'s length (same boot); `synced`: the synced checkpoint (the file was cut back to it). */
+  basis: 'file' | 'synced';
+  /** Bytes past the resume point that were in the `.part` and were dropped (they are fetched again). */
+  dropped: number;
 }
 
 export class PartFile {
@@ -39,22 +59,48 @@ export class PartFile {
   }
 
   /**
-   * What can be resumed: the `.part` length when its metadata names the same archive, else nothing (and
-   * the stale files are cleared so nothing of another object can mix in).
+   * What can be resumed when the metadata names the same archive (else nothing, and the stale files are cleared
+   * so nothing of another object can mix in): in the boot that wrote it (`bootId`), the `.part`'s length; after a
+   * restart, or for metadata without a boot id, the synced checkpoint (`synced`, else `checkpoint`: what the
+   * last heartbeat of a download by 0.4.0 reported), and the `.part` is cut back to it.
    */
-  async resumable(source: string): Promise<{ offset: number; meta?: PartMeta }> {
+  async resumable(source: string, bootId: string | undefined, checkpoint?: number): Promise<ResumePoint> {
+    await this.sweepTemporaries();
     const meta = await readMeta(this.metaPath);
     const size = await fileSize(this.partPath);
-    if (meta && meta.source === source && size > 0 && size <= meta.total) return { offset: size, meta };
-    await this.clear();
-    return { offset: 0 };
+    if (!meta || meta.source !== source || size === 0 || size > meta.total) {
+      await this.clear();
+      return { offset: 0, basis: 'file', dropped: 0 };
+    }
+    if (sameBoot(meta.bootId, bootId)) return { offset: size, meta, basis: 'file', dropped: 0 };
+    // Cut back, the metadata kept: it still names the object, and its high-water mark still counts.
+    const synced = Math.min(size, Math.max(0, meta.synced ?? checkpoint ?? 0));
+    if (synced < size) await truncate(this.partPath, synced);
+    return { offset: synced, meta, basis: 'synced', dropped: size - synced };
   }
 
   async writeMeta(meta: PartMeta): Promise<void> {
-    // Written to a temporary name and renamed: a crash never leaves half a JSON file.
+    // Written to a temporary name, synced and renamed: neither a crash nor a power loss leaves half a JSON file
+    // (after a power loss the rename may be lost: the checkpoint before it is still a true one).
     const tmp = `${this.metaPath}.${randomUUID()}`;
-    await writeFile(tmp, JSON.stringify(meta));
+    const handle = await open(tmp, 'w');
+    try {
+      await handle.writeFile(JSON.stringify(meta));
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
     await rename(tmp, this.metaPath);
+  }
+
+  /**
+   * Removes `.part.json` temporaries a killed process left (one is written every second, see `writeMeta`). Called
+   * under the lock: no other writer of this download is alive.
+   */
+  private async sweepTemporaries(): Promise<void> {
+    const prefix = `${basename(this.metaPath)}.`;
+    const names = await readdir(dirname(this.metaPath)).catch(() => [] as string[]);
+    for (const name of names) if (name.startsWith(prefix)) await unlink(join(dirname(this.metaPath), name)).catch(ignoreMissing);
   }
 
   /** Feeds `[0, length)` of the `.part` into `hash`; returns its first two bytes (for the gzip magic). */

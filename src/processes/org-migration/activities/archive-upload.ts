@@ -8,7 +8,9 @@
  *   the first answer): storage answering anything but that range means the object changed, and the attempt
  *   fails retryable so the next one starts from the object as it is.
  * - Heartbeat details carry the upload's checkpoint beside the progress (`offset`, `total`: what `status` and
- *   `wait --follow` show), so an attempt on any host continues the upload from the parts already stored.
+ *   `wait --follow` show), so an attempt on any host continues the upload from the parts already stored. The same
+ *   host, in the same boot, continues from its own copy of the checkpoint, written as each part is confirmed
+ *   (`archive-upload-local.ts`), when that is further. How an attempt resumed is in the details too (`resume`).
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { abortUploads, checkDestination, parseDestination, uploadArchive, type StoreKind, type UploadCheckpoint, type UploadClock } from '../../../object-store';
@@ -18,6 +20,9 @@ import type { TokenlessClient } from '../../../http/tokenless';
 import type { DownloadProgress } from '../model';
 import type { ArchiveUploadSettings } from '../../../config';
 import { ArchiveFailure, announcedTotal, contentTypeProblem, excerpt, rangeStart, validatorOf } from './archive-checks';
+import { LocalUploadCheckpoint } from './archive-upload-local';
+import { currentBootId } from './boot-id';
+import type { ResumeReport } from '../model';
 
 /** The worker's default archive destination (`s3://…`, `gs://…`, `azblob://…`); unset: the local data directory. */
 export const ARCHIVE_TO_ENV = 'LONGHAUL_ARCHIVE_TO';
@@ -88,9 +93,21 @@ export async function streamArchiveTo(
   destination: string,
   name: string,
   source: StorageSource,
-  hooks: { heartbeat(progress: UploadProgress): void; signal?: AbortSignal; checkpoint?: UploadCheckpoint; validator?: string; clock?: UploadClock } & ArchiveUploadSettings,
+  hooks: {
+    heartbeat(progress: UploadProgress): void;
+    signal?: AbortSignal;
+    checkpoint?: UploadCheckpoint;
+    validator?: string;
+    clock?: UploadClock;
+    /** The worker's data directory: where this host keeps its copy of the checkpoint (none: the heartbeat's only). */
+    dataDir?: string;
+  } & ArchiveUploadSettings,
 ): Promise<StreamedArchive> {
   const signal = hooks.signal ?? new AbortController().signal;
+  const local = hooks.dataDir !== undefined ? LocalUploadCheckpoint.in(hooks.dataDir, destination, name) : undefined;
+  const bootId = await currentBootId();
+  const kept = await local?.further(bootId, hooks.checkpoint);
+  if (kept) hooks = { ...hooks, checkpoint: kept.checkpoint, validator: kept.validator };
   let url = await source.askApi();
   // The first answer names the object: its length and validator. Its body serves the start: byte 0, or, for an
   // attempt that continues a checkpoint, the checkpoint's offset, asked with `If-Range` and the validator the
@@ -122,6 +139,7 @@ export async function streamArchiveTo(
     }
     return bodyChunks(again.body!, openSignal);
   };
+  let resume: ResumeReport | undefined;
   try {
     const object = await uploadArchive({
       destination,
@@ -130,12 +148,17 @@ export async function streamArchiveTo(
       contentType: 'application/gzip',
       openSource: open,
       checkpoint,
-      heartbeat: (c) => hooks.heartbeat({ offset: c.offset, total, url: c.url, upload: c, ...(validator !== undefined ? { validator } : {}) }),
+      heartbeat: (c) => {
+        local?.save(c, validator, bootId);
+        hooks.heartbeat({ offset: c.offset, total, url: c.url, upload: c, ...(validator !== undefined ? { validator } : {}), ...(resume ? { resume } : {}) });
+      },
+      resumed: ({ from, reRead }) => (resume = { from, basis: kept && from === kept.checkpoint.offset ? 'store' : 'checkpoint', reRead, readBack: 0 }),
       signal,
       partBytes: hooks.partBytes,
       partsInFlight: hooks.partsInFlight,
       clock: hooks.clock,
     });
+    await local?.remove();
     return {
       url: object.url,
       bytes: object.bytes,
