@@ -16,7 +16,7 @@ import {
   type ResponseFacts,
   type RetryPolicy,
 } from './retry-policy';
-import { failureFromDecision } from './failures';
+import { failureFromDecision, type CallDescription } from './failures';
 import { answerProblem, malformedAnswerFailure } from './answer';
 import { BODY_LIMITS, BodyTooLarge, readCappedText } from './body-limits';
 import { RateLimitGate } from './rate-limit-gate';
@@ -168,6 +168,17 @@ export class ApiClient {
    * Sends one request and returns the parsed response, or throws a typed `ApplicationFailure`.
    * Sends nothing while the rate-limit gate is closed for this API.
    */
+  /** Refuses, retryable with the wait left, while the rate-limit gate of this API is closed. */
+  private refuseWhileGateClosed(method: string, url: URL, call: CallDescription): void {
+    const closedForMs = this.gate.remainingMs(this.origin);
+    if (closedForMs <= 0) return;
+    this.observe({ kind: 'not-sent', method, path: this.pathOf(url), waitMs: closedForMs });
+    throw failureFromDecision(
+      { kind: 'retry', type: FailureType.PrimaryRateLimit, delayMs: closedForMs + this.jitter(), message: `not sent: API is rate limited for another ${Math.ceil(closedForMs / 1000)} s` },
+      call,
+    );
+  }
+
   async request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>> {
     const url = this.url(req.path, req.query);
     if (url.origin !== this.origin) {
@@ -177,20 +188,17 @@ export class ApiClient {
     const call = { method: req.method, url: `${url.origin}${url.pathname}` };
     const attempt = this.opts.attempt?.() ?? 1;
 
-    const closedForMs = this.gate.remainingMs(this.origin);
-    if (closedForMs > 0) {
-      this.observe({ kind: 'not-sent', method: req.method, path: this.pathOf(url), waitMs: closedForMs });
-      throw failureFromDecision(
-        { kind: 'retry', type: FailureType.PrimaryRateLimit, delayMs: closedForMs + this.jitter(), message: `not sent: API is rate limited for another ${Math.ceil(closedForMs / 1000)} s` },
-        call,
-      );
-    }
+    this.refuseWhileGateClosed(req.method, url, call);
 
     // The token first: a mutation's permit is a time slot, and nothing slow (a GitHub App's token exchange)
     // may lie between the slot and the request reaching the API.
     const token = await this.opts.token();
     const ticket = await this.opts.budget?.acquire((this.opts.requestKind ?? githubRequestKind)(req.method, url.pathname), call);
     try {
+      // Again: an answer to another request of this process may have closed the gate while this one waited for
+      // its token or its permit (seen at load 20: a DELETE sent 11 ms after the answer that closed it).
+      this.refuseWhileGateClosed(req.method, url, call);
+      this.observe({ kind: 'admitted', method: req.method, path: this.pathOf(url) });
       return await this.send<T>(req, url, call, attempt, ticket, token);
     } finally {
       // Without an answer from the API (network failure, a redirect elsewhere) the permit's slot is freed all the same.

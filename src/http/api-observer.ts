@@ -47,6 +47,7 @@ export function apiObserver(api: string, opts: ApiObserverOptions = {}): ApiObse
 
   return {
     observe(o: ApiObservation): void {
+      if (o.kind === 'admitted') return;
       const route = `${o.method} ${routeTemplate(o.path)}`;
       if (o.kind === 'not-sent') {
         metrics().limitWaitMs.add(Math.round(o.waitMs), { api });

@@ -71,17 +71,40 @@ describe("the HTTP core's observer", () => {
     now += 10_000;
     await expect(api.request({ method: 'GET', path: '/orgs/octo-org' })).rejects.toMatchObject({ type: 'PrimaryRateLimitError' });
 
-    expect(seen[0]).toEqual({ kind: 'answer', method: 'GET', path: '/orgs/octo-org/migrations/4242', status: 200, decision: { kind: 'success' }, attempt: 1, gateClosedUntilMs: undefined });
-    expect(seen[1]).toMatchObject({ kind: 'answer', method: 'POST', path: '/orgs/octo-org/migrations', status: 403, decision: { kind: 'retry', type: 'SecondaryRateLimitError', delayMs: 30_000 }, gateClosedUntilMs: START + 30_000 });
-    expect(seen[2]).toEqual({ kind: 'not-sent', method: 'GET', path: '/orgs/octo-org', waitMs: 20_000 });
-    expect(seen).toHaveLength(3);
+    // Each request sent is admitted past the gate first; the refused one never is.
+    expect(seen[0]).toEqual({ kind: 'admitted', method: 'GET', path: '/orgs/octo-org/migrations/4242' });
+    expect(seen[1]).toEqual({ kind: 'answer', method: 'GET', path: '/orgs/octo-org/migrations/4242', status: 200, decision: { kind: 'success' }, attempt: 1, gateClosedUntilMs: undefined });
+    expect(seen[2]).toEqual({ kind: 'admitted', method: 'POST', path: '/orgs/octo-org/migrations' });
+    expect(seen[3]).toMatchObject({ kind: 'answer', method: 'POST', path: '/orgs/octo-org/migrations', status: 403, decision: { kind: 'retry', type: 'SecondaryRateLimitError', delayMs: 30_000 }, gateClosedUntilMs: START + 30_000 });
+    expect(seen[4]).toEqual({ kind: 'not-sent', method: 'GET', path: '/orgs/octo-org', waitMs: 20_000 });
+    expect(seen).toHaveLength(5);
+  });
+
+  it('checks the gate again once the token is there: a request that waited while another answer closed the gate is not sent', async () => {
+    const seen: ApiObservation[] = [];
+    let tokenCalls = 0;
+    let handOver!: () => void;
+    const held = new Promise<void>((resolve) => (handOver = resolve));
+    // The first request's token takes a while (a GitHub App's exchange); the second's is there at once.
+    const token = async () => (tokenCalls++ === 0 ? held.then(() => 't') : 't');
+    const api = new ApiClient({ baseUrl: `${API}/api/v3`, token, defaultHeaders: { ...GITHUB_DEFAULT_HEADERS }, dispatcher: agent, clock: () => now, observer: { observe: (o) => seen.push(o) } });
+    agent.get(API).intercept({ path: '/api/v3/orgs/octo-org/migrations', method: 'POST' }).reply(403, { message: 'You have exceeded a secondary rate limit.' }, { headers: { ...json, 'retry-after': '30' } });
+
+    const waiting = api.request({ method: 'GET', path: '/orgs/octo-org' });
+    await expect(api.request({ method: 'POST', path: '/orgs/octo-org/migrations', body: {} })).rejects.toMatchObject({ type: 'SecondaryRateLimitError' });
+    handOver();
+    await expect(waiting).rejects.toMatchObject({ type: 'PrimaryRateLimitError' });
+    expect(seen.map((o) => `${o.kind} ${o.method} ${o.path}`)).toEqual(['admitted POST /orgs/octo-org/migrations', 'answer POST /orgs/octo-org/migrations', 'not-sent GET /orgs/octo-org']);
   });
 
   it('reports a network failure, and an observer that throws never changes the outcome of a call', async () => {
     const seen: ApiObservation[] = [];
     agent.get(API).intercept({ path: '/api/v3/orgs/octo-org', method: 'GET' }).replyWithError(new Error('connection reset'));
     await expect(client({ observe: (o) => seen.push(o) }).request({ method: 'GET', path: '/orgs/octo-org' })).rejects.toMatchObject({ type: 'NetworkError' });
-    expect(seen).toMatchObject([{ kind: 'network-failure', method: 'GET', path: '/orgs/octo-org', decision: { kind: 'retry', type: 'NetworkError' } }]);
+    expect(seen).toMatchObject([
+      { kind: 'admitted', method: 'GET', path: '/orgs/octo-org' },
+      { kind: 'network-failure', method: 'GET', path: '/orgs/octo-org', decision: { kind: 'retry', type: 'NetworkError' } },
+    ]);
 
     agent.get(API).intercept({ path: '/api/v3/orgs/octo-org', method: 'GET' }).reply(200, { login: 'octo-org' }, { headers: json });
     const broken = client({
