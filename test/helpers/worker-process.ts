@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { WORKER_NODE_FLAGS, workerProcessEnv } from '../../src/worker-env';
+import { freePort } from '../../src/temporal/dev-server';
 import { TEST_TOKEN } from './emulator';
 import type { TestStack } from './stack';
 import type { WorkerChildInput } from './worker-child';
@@ -42,6 +43,21 @@ export function startWorkerProcess(env: Record<string, string>, options: WorkerP
   const serverEnv = { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), LONGHAUL_WORKFLOW_BUNDLE: inject('workflowBundlePath') };
   const preload = options.recordSends ? ['--require', join(__dirname, 'sent-requests.cjs')] : [];
   return spawnWorker([...preload, join(root, 'src', 'worker.ts')], { ...serverEnv, ...env }, 'polling task queue', options.timeoutMs ?? WORKER_START_GUARD_MS);
+}
+
+/**
+ * A worker process serving metrics on a free loopback port of its own. A port found free can be taken before the
+ * process binds it (by any socket of the machine, an outgoing connection's included): the worker then serves no
+ * metrics and says so, and is started again on another port (a hostile-caller run's scrape was refused that way).
+ */
+export async function startWorkerProcessWithMetrics(env: Record<string, string>, options: WorkerProcessOptions = {}): Promise<{ worker: WorkerProcess; metricsPort: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const metricsPort = await freePort();
+    const worker = await startWorkerProcess({ ...env, LONGHAUL_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` }, options);
+    if (!worker.output().includes('serves no metrics')) return { worker, metricsPort };
+    await worker.stop('SIGKILL');
+    if (attempt >= 3) throw new Error(`three worker processes in a row could not bind their metrics port:\n${worker.output()}`);
+  }
 }
 
 /**

@@ -22,9 +22,8 @@ import { defaultGithubFixture } from '../../packages/emulator/src/github/fixture
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { sourceImport } from '../../src/processes/source-import/workflow';
 import { feedPollRun } from '../../src/processes/feed-poll/workflow';
-import { freePort } from '../../src/temporal/dev-server';
 import { startTestEmulator } from '../helpers/emulator';
-import { startWorkerProcess, stopWorkerProcesses, type WorkerProcess } from '../helpers/worker-process';
+import { startWorkerProcessWithMetrics, stopWorkerProcesses, type WorkerProcess } from '../helpers/worker-process';
 import { testClient } from '../helpers/temporal';
 import { expectFailure } from '../helpers/failures';
 import { historyText, SVN } from '../helpers/source-import';
@@ -60,17 +59,15 @@ describe('a hostile caller against a worker process holding a token', () => {
     listener.close = () => new Promise((resolve) => server.close(resolve));
     dataDir = await mkdtemp(join(tmpdir(), 'longhaul-hostile-data-'));
     outside = await mkdtemp(join(tmpdir(), 'longhaul-hostile-outside-'));
-    metricsPort = await freePort();
     taskQueue = `hostile-${randomUUID()}`;
-    worker = await startWorkerProcess({
+    ({ worker, metricsPort } = await startWorkerProcessWithMetrics({
       LONGHAUL_TASK_QUEUE: taskQueue,
       LONGHAUL_GITHUB_CREDENTIAL: `hostile-${randomUUID().slice(0, 8)}`,
       GITHUB_API_URL: emulator.apiUrl,
       GITHUB_TOKEN: WORKER_TOKEN,
       LONGHAUL_DATA_DIR: dataDir,
-      LONGHAUL_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
       LONGHAUL_LOG_FORMAT: 'json',
-    });
+    }));
   });
 
   afterAll(async () => {
