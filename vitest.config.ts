@@ -16,6 +16,9 @@ const shared = {
  */
 const resolve = { alias: { '@longhaul/emulator': join(__dirname, 'packages', 'emulator', 'src', 'index.ts') } };
 
+/** Unit files that touch process-wide state no other file may share (signals). */
+const ISOLATED_UNIT_FILES = ['test/unit/stack-interrupt.test.ts'];
+
 export default defineConfig({
   resolve,
   test: {
@@ -30,10 +33,13 @@ export default defineConfig({
       // Unit files share their fork's module graph (`isolate: false`): importing it again for each of ~90 files
       // was most of their cost. `npx vitest run test/unit` on the loaded 2-core machine: 161 s of CPU (user + sys)
       // isolated, 61 s shared, all 846 tests passing both ways.
-      { resolve, test: { ...shared, name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
+      // A file that emits process signals runs isolated: in a shared fork, a signal reaches every listener an
+      // earlier file left behind (stack-interrupt failed once on a SIGINT listener count another file had changed).
+      { resolve, test: { ...shared, name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: [...ISOLATED_UNIT_FILES], isolate: false } },
       // Integration files stay isolated: they set process-wide state (environment variables, the Temporal runtime's
       // logger) that a file after them in the same fork would inherit.
       { resolve, test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'] } },
+      { resolve, test: { ...shared, name: 'unit-isolated', include: [...ISOLATED_UNIT_FILES] } },
     ],
   },
 });
