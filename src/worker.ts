@@ -112,7 +112,7 @@ export const HEARTBEAT_THROTTLE = '1 second';
 export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise<LonghaulWorker> {
   const workerQueue = workerQueueName(opts.taskQueue);
   // Every process's activities; two of the same name are refused here, before the worker polls (ActivityNameClash).
-  const activities = processActivities({ ...opts.deps, workerQueue });
+  const activities = await processActivities({ ...opts.deps, workerQueue });
   const dataConverter = opts.dataConverter ?? longhaulDataConverter();
   const deployment = workerDeploymentFromEnv();
   const activityInterceptors = [credentialActivityInterceptor, ...(opts.workerOptions?.interceptors?.activity ?? [])];
@@ -197,7 +197,7 @@ export function githubClientsFromConfig(config: LonghaulConfig): Record<string, 
  */
 export function googleClientsFromConfig(config: LonghaulConfig): GoogleClients {
   const { enabled, settings } = config.rateGovernor;
-  const budget = enabled ? new GovernorLink({ credential: config.googleCredential, config: { ...settings, windowless: true } }) : undefined;
+  const budget = enabled ? new GovernorLink({ credential: config.googleCredential, api: 'google', config: { ...settings, windowless: true } }) : undefined;
   return createGoogleClients({ apikeys: config.googleApikeysUrl, logging: config.googleLoggingUrl, dns: config.googleDnsUrl }, { budget });
 }
 
