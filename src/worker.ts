@@ -184,6 +184,7 @@ export function githubClientsFromConfig(config: LonghaulConfig): Record<string, 
     clients[credential.name] = createGithubClient({
       baseUrl: credential.apiUrl,
       token: githubTokenProvider(credential),
+      apiVersion: credential.apiVersion,
       budget: enabled ? new GovernorLink({ credential: credential.name, config: settings }) : undefined,
       spammedWaitMs: settings.spammedWaitMs,
     });
@@ -265,7 +266,7 @@ async function main(): Promise<void> {
     // A pre-built bundle (`npm run build:bundle`) spares each worker start the webpack build and its memory.
     workflowBundle: process.env.LONGHAUL_WORKFLOW_BUNDLE ? { codePath: process.env.LONGHAUL_WORKFLOW_BUNDLE } : undefined,
   });
-  const credentials = config.githubCredentials.map((c) => `${c.name} → ${c.apiUrl}`).join(', ');
+  const credentials = config.githubCredentials.map((c) => `${c.name} → ${c.apiUrl} (API version ${c.apiVersion})`).join(', ');
   const governor = config.rateGovernor.enabled ? 'fleet-wide rate governor' : 'per-process rate limits (LONGHAUL_RATE_GOVERNOR=off)';
   // Before the "polling" line, which tells whoever started the worker that it is up.
   console.log(`worker ${describeWorkerDeployment(deployment)}`);
