@@ -15,6 +15,7 @@ import { accountObject, type Account, type GithubFixture } from './fixture';
 import { AUTHENTICATED_USER, githubFixture } from './service';
 import { accountOr404, movedPermanently, renamedRepository, repositoryByIdOr404, repositoryOr404 } from './lookup';
 import { fullRepository } from './repository';
+import { registerOrgRepositoryRoutes } from './org-repos';
 
 /** GitHub App installation access tokens start with this (GitHub's token formats); they act for no user. */
 export const INSTALLATION_TOKEN_PREFIX = 'ghs_';
@@ -170,6 +171,8 @@ export function registerAccountRoutes(router: Router, ctx: EmulatorContext, opti
 
   // Where a rename's 301 leads. The description has no such path; GitHub serves the repository there.
   router.get('/repositories/:id', (rc) => conditionalJson(rc, fullRepository(ctx.apiUrl(), fixture(), repositoryByIdOr404(fixture(), rc.params.id))), NOT_MODIFIED_NOT_COUNTED);
+
+  registerOrgRepositoryRoutes(router, ctx);
 
   // Never spends the caller's limits and is answered while it is limited (GitHub documents both).
   router.get(
