@@ -10,7 +10,7 @@
  */
 import { ApplicationFailure, ChildWorkflowFailure, continueAsNew, executeChild, isCancellation, ParentClosePolicy, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { BackupActivities } from './activities';
-import { READ, CLEANUP } from '../../workflows/kit/activity-options';
+import { READ, CLEANUP, withCallTimeout } from '../../workflows/kit/activity-options';
 import { summarized } from '../../workflows/kit/activity-summaries';
 import { BACKUP_SUMMARIES } from './summaries';
 import { MAX_EVENTS_PER_RUN, runBudgetReached, statusQuery, trackStatus, validatedWorkflow } from '../../workflows/kit';
@@ -48,7 +48,8 @@ const GONE = new Set<string>([FAILURES.http.NotFound.type, FAILURES.http.Validat
 export const orgBackup = validatedWorkflow('orgBackup', { what: 'backup input', failures: 'backup', schema: BackupInputSchema }, backup);
 
 async function backup(input: BackupInput): Promise<BackupResult> {
-  const read = summarized(proxyActivities<BackupActivities>(READ), BACKUP_SUMMARIES);
+  // The input's call timeout bounds each call, as for the exports: a call lost with its host is tried again after it.
+  const read = summarized(proxyActivities<BackupActivities>(withCallTimeout(READ, input.apiCallTimeoutMs)), BACKUP_SUMMARIES);
   const cleanup = summarized(proxyActivities<BackupActivities>({ ...CLEANUP, heartbeatTimeout: '2 minutes', startToCloseTimeout: '30 minutes' }), BACKUP_SUMMARIES);
   const r = input.resume;
   const startedAtMs = r?.startedAtMs ?? Date.now();
