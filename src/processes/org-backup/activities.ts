@@ -16,6 +16,7 @@ import { storeFor } from '../../object-store/stores';
 import { currentActivity } from '../../temporal/current-activity';
 import { LonghaulOrg, LonghaulProcess } from '../../common/search-attributes';
 import { Process } from '../../common/processes';
+import { FailureType } from '../../common/failures';
 import { planExports, type ListedRepository } from './plan';
 import { BackupFailure, MANIFEST, RUN_STATE_DIR, stampTime, type FailedRepository, type Manifest, type StoredExport } from './model';
 
@@ -174,6 +175,20 @@ export function createBackupActivities(deps: ActivityDeps) {
         Context.current().heartbeat({ pruned: pruned.length });
       }
       return pruned;
+    },
+
+    /**
+     * `DELETE /orgs/{org}/migrations/{id}/archive`: GitHub's copy of an export the run stored. Already gone (404,
+     * 410: an earlier attempt's answer was lost with its host, or GitHub's 7 days passed) is done, not a failure.
+     */
+    async deleteGithubArchive(input: { org: string; migrationId: number }): Promise<'deleted' | 'gone'> {
+      try {
+        await githubFor(deps).request({ method: 'DELETE', path: `/orgs/${encodeURIComponent(input.org)}/migrations/${input.migrationId}/archive` });
+        return 'deleted';
+      } catch (err) {
+        if (err instanceof ApplicationFailure && (err.type === FailureType.NotFound || err.type === FailureType.Gone)) return 'gone';
+        throw err;
+      }
     },
 
     /** Counts a run that ended without a manifest (`longhaul_backup_runs_total{outcome="failed"}`). */

@@ -130,7 +130,7 @@ export interface ExportWork {
   depth: number;
 }
 
-export type BackupPhase = 'checking' | 'listing' | 'planning' | 'exporting' | 'manifest' | 'retention' | 'done' | 'failed';
+export type BackupPhase = 'checking' | 'listing' | 'planning' | 'exporting' | 'manifest' | 'retention' | 'cleanup' | 'done' | 'failed';
 
 /** What the `status` query answers. */
 export interface BackupStatus {

@@ -9,5 +9,6 @@ export const BACKUP_SUMMARIES: Summaries<BackupActivities> = {
   plannedExport: (i) => `Read export ${i.part + 1} of the plan`,
   writeBackupManifest: (i) => `Write the manifest of ${i.org}'s backup into ${i.folder}`,
   pruneBackupRuns: (i) => `Delete ${i.org}'s backup runs older than ${Math.round(i.keepMs / 1000)} s`,
+  deleteGithubArchive: (i) => `Delete GitHub's copy of export ${i.migrationId} of ${i.org}`,
   recordBackupFailure: (i) => `Count a failed backup of ${i.org}`,
 };

@@ -154,6 +154,11 @@ async function backup(input: BackupInput): Promise<BackupResult> {
       pruned = await cleanup.pruneBackupRuns({ archiveTo: input.archiveTo, org: input.org, keepMs: input.keepMs, nowMs: Date.now(), currentFolder: folder });
       status.pruned = pruned;
     }
+    if (input.keepGithubArchives !== true) {
+      status.phase = 'cleanup';
+      tracker.update();
+      for (const s of stored) await cleanup.deleteGithubArchive({ org: input.org, migrationId: s.migrationId });
+    }
     status.phase = 'done';
     tracker.update();
     return { org: input.org, folder, manifest: manifest.url, listed: status.listed, backedUp: status.backedUp, failed: status.failed, exports: status.exportsStored, halvings: status.halvings, pruned };
@@ -179,7 +184,9 @@ async function backup(input: BackupInput): Promise<BackupResult> {
       lockRepositories: false,
       ...flags,
       archiveTo: folder,
-      deleteArchiveAfterDownload: input.keepGithubArchives !== true,
+      // GitHub's copy is deleted by the run once every archive is stored and the manifest written (an export's own
+      // delete would fail it on a 404 after a lost answer, though its archive is stored).
+      deleteArchiveAfterDownload: false,
       ...(input.exportPoll ? { poll: input.exportPoll } : {}),
       ...(input.apiCallTimeoutMs !== undefined ? { apiCallTimeoutMs: input.apiCallTimeoutMs } : {}),
       ...(input.credential !== undefined ? { credential: input.credential } : {}),
