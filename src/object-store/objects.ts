@@ -44,6 +44,16 @@ export interface ObjectAccess {
   delete(key: string): Promise<void>;
 }
 
+/** What `run` gives, or `undefined` when the store says there is no such object. */
+async function unlessMissing<T>(run: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await run();
+  } catch (err) {
+    if (missing(err)) return undefined;
+    throw err;
+  }
+}
+
 const missing = (err: unknown) => statusOf(err) === 404 || ['NoSuchKey', 'NotFound', 'BlobNotFound'].includes((err as { name?: string; code?: string }).name ?? '') || (err as { code?: string }).code === 'BlobNotFound';
 
 /** The objects of the bucket (container) `destination` names, through the store's SDK configured from `env`. */
@@ -61,15 +71,7 @@ export function objectsFor(destination: ArchiveDestination, env: NodeJS.ProcessE
 
 function s3Objects(client: S3Client, bucket: string, url: (key: string) => string): ObjectAccess {
   const notBucket = (err: unknown) => (err as { name?: string }).name === 'NoSuchBucket';
-  const read = async (key: string) => {
-    try {
-      const res = await storeCall(`GetObject ${url(key)}`, () => client.send(new GetObjectCommand({ Bucket: bucket, Key: key })), notBucket);
-      return res.Body as Readable;
-    } catch (err) {
-      if (missing(err)) return undefined;
-      throw err;
-    }
-  };
+  const read = async (key: string) => (await unlessMissing(() => storeCall(`GetObject ${url(key)}`, () => client.send(new GetObjectCommand({ Bucket: bucket, Key: key })), notBucket)))?.Body as Readable | undefined;
   return {
     url,
     async put(key, body, contentType) {
@@ -105,23 +107,12 @@ function gcsObjects(bucket: Bucket, url: (key: string) => string): ObjectAccess 
       await storeCall(`upload ${url(key)}`, () => bucket.file(key).save(body, { contentType, resumable: false }), notBucket);
     },
     async get(key) {
-      try {
-        const [bytes] = await storeCall(`download ${url(key)}`, () => bucket.file(key).download());
-        return bytes;
-      } catch (err) {
-        if (missing(err)) return undefined;
-        throw err;
-      }
+      return (await unlessMissing(() => storeCall(`download ${url(key)}`, () => bucket.file(key).download())))?.[0];
     },
     async read(key) {
       const file = bucket.file(key);
-      try {
-        await storeCall(`get ${url(key)}`, () => file.getMetadata());
-      } catch (err) {
-        if (missing(err)) return undefined;
-        throw err;
-      }
-      return file.createReadStream();
+      const there = await unlessMissing(() => storeCall(`get ${url(key)}`, () => file.getMetadata()));
+      return there && file.createReadStream();
     },
     async list(prefix, delimiter) {
       const out: Listing = { objects: [], prefixes: [] };
@@ -142,15 +133,7 @@ function gcsObjects(bucket: Bucket, url: (key: string) => string): ObjectAccess 
 
 function azureObjects(container: ContainerClient, url: (key: string) => string): ObjectAccess {
   const notContainer = (err: unknown) => (err as { code?: string }).code === 'ContainerNotFound';
-  const read = async (key: string) => {
-    try {
-      const res = await storeCall(`download ${url(key)}`, () => container.getBlockBlobClient(key).download(), notContainer);
-      return res.readableStreamBody as Readable | undefined;
-    } catch (err) {
-      if (missing(err)) return undefined;
-      throw err;
-    }
-  };
+  const read = async (key: string) => (await unlessMissing(() => storeCall(`download ${url(key)}`, () => container.getBlockBlobClient(key).download(), notContainer)))?.readableStreamBody as Readable | undefined;
   return {
     url,
     async put(key, body, contentType) {

@@ -15,7 +15,7 @@ import { EventBudgetSchema } from '../../common/run-budget';
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
 import { failureTypes } from '../../common/failures';
-import { parseDestination } from '../../object-store/destination';
+import { destinationUrlSchema } from '../../object-store/destination';
 import { DEFAULT_REPOS_PER_EXPORT, GITHUB_MAX_REPOSITORIES_PER_EXPORT } from './plan';
 
 export const BackupFailure = failureTypes('backup');
@@ -188,17 +188,7 @@ export const BackupInputSchema = object(
   {
     org: loginSchema(),
     /** `s3://BUCKET/PREFIX`, `gs://…` or `azblob://…`: runs go under `<PREFIX>/<org>/<run start>/`. */
-    archiveTo: v.pipe(
-      v.string('must be a URL: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or azblob://CONTAINER/PREFIX'),
-      v.rawCheck(({ dataset, addIssue }) => {
-        if (!dataset.typed) return;
-        try {
-          parseDestination(dataset.value, 'archiveTo');
-        } catch (err) {
-          addIssue({ message: `{=}${(err as Error).message}` });
-        }
-      }),
-    ),
+    archiveTo: destinationUrlSchema(),
     /** At most this many repositories per export (1..5,000; default 100, docs/backups.md). */
     reposPerExport: v.optional(wholeBetween(1, GITHUB_MAX_REPOSITORIES_PER_EXPORT, `must be a whole number from 1 to ${GITHUB_MAX_REPOSITORIES_PER_EXPORT}`)),
     /** Exports running at once (1..20; default 4). */
