@@ -35,20 +35,21 @@ export function planExports(repositories: readonly ListedRepository[], perExport
   }
   if (repositories.length === 0) return [];
   const count = Math.ceil(repositories.length / perExport);
-  const exports = Array.from({ length: count }, () => ({ names: [] as string[], size: 0 }));
+  // Not `exports`: in the compiled CommonJS that name is the module's own (the bench's worker failed on it).
+  const planned = Array.from({ length: count }, () => ({ names: [] as string[], size: 0 }));
   // Largest first; ties by name so the plan does not depend on the listing's order.
   const sorted = [...repositories].sort((a, b) => b.size - a.size || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const repo of sorted) {
     let best = -1;
     for (let i = 0; i < count; i++) {
-      const e = exports[i];
+      const e = planned[i];
       if (e.names.length >= perExport) continue;
-      if (best === -1 || e.size < exports[best].size) best = i;
+      if (best === -1 || e.size < planned[best].size) best = i;
     }
-    exports[best].names.push(repo.name);
-    exports[best].size += Math.max(0, repo.size);
+    planned[best].names.push(repo.name);
+    planned[best].size += Math.max(0, repo.size);
   }
-  return exports.map((e) => e.names.sort());
+  return planned.map((e) => e.names.sort());
 }
 
 /** The two halves (first half one longer when odd) an export is split into when GitHub ends it `failed`. */
