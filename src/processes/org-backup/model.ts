@@ -234,6 +234,14 @@ export function backupScheduleId(org: string, archiveTo: string): string {
   return `backup:${org.toLowerCase()}:${fnv1a(orgFolderUrl(archiveTo, org.toLowerCase()))}`;
 }
 
+/**
+ * The workflow id of a run's `n`th export: `backup-<org>-<destination hash>-<run stamp>-export-<n>`. From the run's
+ * own facts, not its workflow id, so a history replays under any id (the replay test names runs by their file).
+ */
+export function exportWorkflowId(org: string, archiveTo: string, startedAtMs: number, n: number): string {
+  return `backup-${org.toLowerCase()}-${fnv1a(orgFolderUrl(archiveTo, org.toLowerCase()))}-${runStamp(startedAtMs)}-export-${n}`;
+}
+
 /** The coverage line: `1,199 of 1,200 repositories`. */
 export function coverage(s: Pick<BackupStatus, 'backedUp' | 'listed'>): string {
   return `${s.backedUp.toLocaleString('en-US')} of ${s.listed.toLocaleString('en-US')} repositories`;

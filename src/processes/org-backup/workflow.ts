@@ -8,7 +8,7 @@
  * Each export is an org migration with every guarantee it has (send-once start, quiet polls, the fleet's budget,
  * streaming into the store, resume on another host): the backup only decides what to export and keeps the facts.
  */
-import { ApplicationFailure, ChildWorkflowFailure, continueAsNew, executeChild, isCancellation, ParentClosePolicy, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, ChildWorkflowFailure, continueAsNew, executeChild, isCancellation, ParentClosePolicy, proxyActivities, upsertMemo } from '@temporalio/workflow';
 import type { BackupActivities } from './activities';
 import { READ, CLEANUP, withCallTimeout } from '../../workflows/kit/activity-options';
 import { summarized } from '../../workflows/kit/activity-summaries';
@@ -22,6 +22,7 @@ import {
   BackupInputSchema,
   defaultReposPerExport,
   describeBackup,
+  exportWorkflowId,
   EXPORT_WORKFLOW_TYPE,
   runFolderUrl,
   type BackupInput,
@@ -193,7 +194,7 @@ async function backup(input: BackupInput): Promise<BackupResult> {
     };
     try {
       const result = await executeChild<(i: ExportInput) => Promise<ExportResult>>(EXPORT_WORKFLOW_TYPE, {
-        workflowId: `${workflowInfo().workflowId}/export-${n}`,
+        workflowId: exportWorkflowId(input.org, input.archiveTo, startedAtMs, n),
         args: [child],
         // A cancelled backup cancels its exports, which clean up after themselves.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
