@@ -41,8 +41,8 @@ const program = new Command()
 async function largestHistory(client: Client, workflowId: string): Promise<{ events: number; workflowId: string; runs: number }> {
   let best = { events: 0, workflowId, runs: 0 };
   let runs = 0;
-  // The backup's own chain (continue-as-new) and each export's.
-  for await (const wf of client.workflow.list({ query: `WorkflowId = '${workflowId}' OR WorkflowId STARTS_WITH '${workflowId}/export-'` })) {
+  // The backup's own chain (continue-as-new) and each export's (its children).
+  for await (const wf of client.workflow.list({ query: `WorkflowId = '${workflowId}' OR RootWorkflowId = '${workflowId}'` })) {
     runs++;
     const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
     const events = history.events?.length ?? 0;
