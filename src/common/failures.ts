@@ -148,6 +148,12 @@ export const FAILURES = {
   hook: {
     InvalidInput: { type: 'InvalidHookInput', handling: 'permanent', meaning: 'the hook repair input is not valid (nothing was sent)' },
   },
+  /** Organization backups (`src/processes/org-backup/model.ts`). */
+  backup: {
+    InvalidInput: { type: 'InvalidBackupInput', handling: 'permanent', meaning: 'the backup input is not valid (nothing was sent)' },
+    ListingFailed: { type: 'BackupListingFailed', handling: 'permanent', meaning: "the organization's repositories could not be listed (the run wrote no manifest)" },
+    ExportsFailed: { type: 'BackupExportsFailed', handling: 'permanent', meaning: 'an export failed for a reason halving cannot help (the store, a time bound): the run wrote no manifest' },
+  },
   /** The rate governor (`src/processes/rate-governor/model.ts`). */
   governor: {
     InvalidInput: { type: 'InvalidGovernorInput', handling: 'permanent', meaning: "the rate governor's input is not valid (it ends before it grants anything)" },

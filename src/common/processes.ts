@@ -20,6 +20,7 @@ export const Process = {
   HookRepair: 'hook-repair',
   HookPing: 'hook-ping',
   RateGovernor: 'rate-governor',
+  Backup: 'backup',
 } as const;
 
 export type ProcessName = (typeof Process)[keyof typeof Process];

@@ -11,6 +11,7 @@
  */
 import { credentialInUrlProblems } from '../common/url-secrets';
 import { ApplicationFailure } from '@temporalio/common';
+import * as v from 'valibot';
 import { ObjectStoreFailure } from './errors';
 
 export type StoreKind = 's3' | 'gs' | 'azblob';
@@ -82,4 +83,19 @@ export function objectUrl(destination: ArchiveDestination, key: string): string 
 export function destinationObjectUrl(url: string, name: string, fieldName?: string): string {
   const destination = parseDestination(url, fieldName);
   return objectUrl(destination, objectKey(destination, name));
+}
+
+/** A destination URL in a workflow input's schema (`archiveTo`): `parseDestination`'s message when it is not one. */
+export function destinationUrlSchema(fieldName = 'archiveTo') {
+  return v.pipe(
+    v.string('must be a URL: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or azblob://CONTAINER/PREFIX'),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      try {
+        parseDestination(dataset.value, fieldName);
+      } catch (err) {
+        addIssue({ message: `{=}${(err as Error).message}` });
+      }
+    }),
+  );
 }

@@ -17,6 +17,7 @@ import { feedPollProcess } from './feed-poll/process';
 import { hookRepairProcess } from './hook-repair/process';
 import { rateGovernorProcess } from './rate-governor/process';
 import { scheduledRunProcess } from './scheduled-run/process';
+import { backupProcess } from './org-backup/process';
 
 /** Every process, in the order its commands appear in `longhaul --help`. */
 export const PROCESSES = [
@@ -27,6 +28,7 @@ export const PROCESSES = [
   hookRepairProcess,
   rateGovernorProcess,
   scheduledRunProcess,
+  backupProcess,
 ] as const satisfies readonly AnyProcess[];
 
 /** Two processes define an activity of the same name: the worker would run one in place of the other. */

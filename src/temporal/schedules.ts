@@ -27,13 +27,17 @@ export interface ScheduledWorkflow {
   target: string;
   process: ProcessName;
   paused?: boolean;
+  /** A cron expression instead of the interval (`everyMs` then only sizes the catch-up window). */
+  cron?: string;
+  /** @format milliseconds — how far back missed runs are caught up after downtime (default: max(1 min, everyMs)). */
+  catchupWindowMs?: number;
 }
 
 /** Creates the Schedule, or updates it in place (spec, action, note) when it exists. */
 export async function upsertSchedule(client: Client, s: ScheduledWorkflow): Promise<ScheduleUpsert> {
-  const spec = { intervals: [{ every: s.everyMs }] };
+  const spec = s.cron !== undefined ? { cronExpressions: [s.cron] } : { intervals: [{ every: s.everyMs }] };
   // One run at a time; a run that is still going when the next is due makes the schedule skip that tick.
-  const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: Math.max(60_000, s.everyMs) };
+  const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: s.catchupWindowMs ?? Math.max(60_000, s.everyMs) };
   const searchAttributes = fitSearchAttributes([
     { key: LonghaulProcess, value: s.process },
     { key: LonghaulTarget, value: s.target },

@@ -7,3 +7,4 @@ export * from '../processes/google-operation/dns-change';
 export * from '../processes/feed-poll/workflow';
 export * from '../processes/hook-repair/workflow';
 export * from '../processes/rate-governor/workflow';
+export * from '../processes/org-backup/workflow';

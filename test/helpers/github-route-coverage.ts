@@ -29,6 +29,7 @@ export const PROMISED_CORE: Record<string, string[]> = {
   'GET /user': ['200', '304', '401', '403'],
   'GET /users/{username}': ['200', '404'],
   'GET /orgs/{org}': ['200', '404'],
+  'GET /orgs/{org}/repos': ['200', '404*', '422*'],
   'GET /repos/{owner}/{repo}': ['200', '301', '403', '404'],
   'GET /repositories/{repository_id}': ['200', '403', '404'],
   'GET /rate_limit': ['200', '304', '404'],

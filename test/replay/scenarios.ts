@@ -19,6 +19,10 @@ import { feedCursor, feedPollRun, stopFeedCursorSignal } from '../../src/process
 import { hookPing, hookRepair } from '../../src/processes/hook-repair/workflow';
 import { feedCursorWorkflowId } from '../../src/processes/feed-poll/model';
 import { defaultGithubFixture, type GithubFixture } from '../../packages/emulator/src/github/fixture';
+import { orgBackup } from '../../src/processes/org-backup/workflow';
+import { startVersitygw } from '../../src/cli/demo-s3-server';
+import { s3Client } from '../../src/object-store/stores/s3';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 
 export interface ScenarioContext {
   client: Client;
@@ -341,6 +345,27 @@ export const scenarios: Scenario[] = [
       const workflowId = id('hook-ping');
       await client.workflow.execute(hookPing, { taskQueue, workflowId, args: [{ target: { owner: 'octo-org', repo: 'beta' }, hookId }] });
       return [workflowId];
+    },
+  },
+  {
+    // Listing, plan, exports as children with one halved down to its failing repository, manifest, retention and
+    // GitHub's copies deleted. The worker in this process reaches the S3 server through the SDK's variables.
+    name: 'orgBackup--halved',
+    emulator: { organizations: { 'backup-org': { repositories: 12 } }, migrations: { exportMs: 300, archiveBytes: 1_024, failRepositories: ['repo-00005'] } },
+    async run({ client, taskQueue, id }) {
+      const s3 = await startVersitygw();
+      const saved = { ...process.env };
+      Object.assign(process.env, s3.env);
+      try {
+        await s3Client(s3.env).send(new CreateBucketCommand({ Bucket: 'replay-backups' }));
+        const workflowId = id('backup');
+        await client.workflow.execute(orgBackup, { taskQueue, workflowId, args: [{ org: 'backup-org', archiveTo: 's3://replay-backups/nightly', reposPerExport: 5, keepMs: 60_000, exportPoll: FAST_POLL }] });
+        return [workflowId];
+      } finally {
+        for (const k of Object.keys(s3.env)) if (saved[k] === undefined) delete process.env[k];
+        Object.assign(process.env, saved);
+        await s3.destroy();
+      }
     },
   },
 ];

@@ -209,6 +209,43 @@ describe('what clients call on their own', () => {
     expect((await hit(e, 'GET', new URL(ownerUrl).pathname, 200)).json).toMatchObject({ login: 'octo-org', type: 'Organization' });
   });
 
+  it("an organization's repositories, every page with its Link, by type, for a generated organization of thousands", async () => {
+    const e = await em.start({ organizations: { 'big-org': { repositories: 1_234 } } });
+    const names: string[] = [];
+    let path: string | undefined = '/orgs/big-org/repos?type=all&per_page=100&sort=full_name';
+    let pages = 0;
+    while (path) {
+      const res = await hit(e, 'GET', path, 200);
+      pages++;
+      const items = res.json as { name: string; full_name: string; id: number; private: boolean; visibility: string; fork: boolean; archived: boolean; size: number; default_branch: string }[];
+      for (const r of items) {
+        expect(r.full_name).toBe(`big-org/${r.name}`);
+        expect(typeof r.size).toBe('number');
+        expect(r.default_branch).toBe('main');
+      }
+      names.push(...items.map((r) => r.name));
+      const next = /<([^>]+)>; rel="next"/.exec(res.headers.link ?? '');
+      if (pages === 1) expect(res.headers.link).toMatch(/[?&]page=13[^>]*>; rel="last"/);
+      path = next ? new URL(next[1]).pathname + new URL(next[1]).search : undefined;
+    }
+    expect(pages).toBe(13);
+    expect(names).toHaveLength(1_234);
+    expect(new Set(names).size).toBe(1_234);
+    expect(names[0]).toBe('repo-00001');
+    const page = async (query: string) => (await hit(e, 'GET', `/orgs/big-org/repos?per_page=100&${query}`, 200)).json as { name: string; private: boolean; visibility: string; fork: boolean }[];
+    expect((await page('type=forks')).every((r) => r.fork)).toBe(true);
+    expect((await page('type=sources')).some((r) => r.fork)).toBe(false);
+    const priv = await page('type=private');
+    expect(priv.every((r) => r.private)).toBe(true);
+    expect(priv.some((r) => r.visibility === 'internal')).toBe(true);
+    expect((await page('type=public')).some((r) => r.private)).toBe(false);
+    // Default sort: created, newest first.
+    expect((await page('page=1'))[0].name).toBe('repo-01234');
+    expect((await hit(e, 'GET', '/orgs/octo-org/repos', 200)).json).toHaveLength(4);
+    await hit(e, 'GET', '/orgs/no-such-org/repos', 404);
+    await hit(e, 'GET', '/orgs/big-org/repos?type=everything', 422);
+  });
+
   it('a renamed repository answers 301 to its lasting address, which serves it; a former name taken again is the new repository', async () => {
     const e = await em.start();
     const moved = await hit(e, 'GET', '/repos/octo-org/alpha-legacy', 301);

@@ -28,6 +28,7 @@ const RAISED_BY: Record<keyof typeof FAILURES, string> = {
   feed: 'feed polling',
   sink: 'HTTP sink',
   hook: 'hook repair',
+  backup: 'backup',
   governor: 'rate governor',
 };
 

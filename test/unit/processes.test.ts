@@ -28,7 +28,7 @@ function owners<T>(claims: (p: AnyProcess) => readonly T[]): Map<T, string[]> {
 
 describe('the processes', () => {
   it('are each one folder, named as their descriptor says', () => {
-    expect(processes.map((p) => p.name)).toEqual(['org-migration', 'source-import', 'google-operation', 'feed-poll', 'hook-repair', 'rate-governor', 'scheduled-run']);
+    expect(processes.map((p) => p.name)).toEqual(['org-migration', 'source-import', 'google-operation', 'feed-poll', 'hook-repair', 'rate-governor', 'scheduled-run', 'org-backup']);
   });
 
   it("give the workflow bundle's entry (src/workflows/index.ts) exactly their workflows, each under its type", () => {
@@ -82,7 +82,7 @@ describe('the processes', () => {
       for (const type of Object.keys(p.kinds ?? {})) expect(types, `${p.name} describes ${type}`).toContain(type);
       for (const s of p.schedules ?? []) expect(types, `${p.name} schedules ${s.workflowType}`).toContain(s.workflowType);
     }
-    expect(Object.keys(PROCESS_KINDS).sort()).toEqual(['apiKeyDelete', 'dnsChange', 'feedPollRun', 'hookPing', 'logBucketCreate', 'logBucketUpdate', 'orgMigration', 'sourceImport']);
+    expect(Object.keys(PROCESS_KINDS).sort()).toEqual(['apiKeyDelete', 'dnsChange', 'feedPollRun', 'hookPing', 'logBucketCreate', 'logBucketUpdate', 'orgBackup', 'orgMigration', 'sourceImport']);
   });
 
   it("are the rows of the layout's table of processes (docs/architecture.md)", () => {

@@ -32,7 +32,7 @@ describe('validated workflows', () => {
 
   it('keeps every workflow type name running work and schedules use', () => {
     expect(functions.map(([name]) => name).sort()).toEqual(
-      ['apiKeyDelete', 'dnsChange', 'feedCursor', 'feedPollRun', 'hookPing', 'hookRepair', 'logBucketCreate', 'logBucketUpdate', 'orgMigration', 'rateGovernor', 'sourceImport'].sort(),
+      ['apiKeyDelete', 'dnsChange', 'feedCursor', 'feedPollRun', 'hookPing', 'hookRepair', 'logBucketCreate', 'logBucketUpdate', 'orgBackup', 'orgMigration', 'rateGovernor', 'sourceImport'].sort(),
     );
   });
 

@@ -16,7 +16,7 @@ import { sendOnceGraceSchema } from '../../common/send-once-grace';
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
 import { failureTypes } from '../../common/failures';
-import { parseDestination } from '../../object-store/destination';
+import { destinationUrlSchema } from '../../object-store/destination';
 
 export type { PollBounds } from '../../common/poll-schedule';
 
@@ -190,19 +190,7 @@ export const OrgMigrationInputSchema = v.pipe(
        * come from the worker's SDK settings, never from here. Absent: the worker's `LONGHAUL_ARCHIVE_TO`, else
        * `downloadDir` on the worker's disk.
        */
-      archiveTo: v.optional(
-        v.pipe(
-          v.string('must be a URL: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or azblob://CONTAINER/PREFIX'),
-          v.rawCheck(({ dataset, addIssue }) => {
-            if (!dataset.typed) return;
-            try {
-              parseDestination(dataset.value, 'archiveTo');
-            } catch (err) {
-              addIssue({ message: `{=}${(err as Error).message}` });
-            }
-          }),
-        ),
-      ),
+      archiveTo: v.optional(destinationUrlSchema()),
       /**
        * Where the archive goes, relative to the worker's data directory (absolute paths, `..` and links leading
        * out of it are refused: `PathOutsideDataDir`). Default `archives`.

@@ -16,6 +16,7 @@ import { AUTHENTICATED_USER, apiVersionOf, githubFixture } from './service';
 import { forApiVersion } from './api-version';
 import { accountOr404, movedPermanently, renamedRepository, repositoryByIdOr404, repositoryOr404 } from './lookup';
 import { fullRepository } from './repository';
+import { registerOrgRepositoryRoutes } from './org-repos';
 
 /** GitHub App installation access tokens start with this (GitHub's token formats); they act for no user. */
 export const INSTALLATION_TOKEN_PREFIX = 'ghs_';
@@ -179,6 +180,8 @@ export function registerAccountRoutes(router: Router, ctx: EmulatorContext, opti
     (rc) => conditionalJson(rc, forApiVersion('full-repository', fullRepository(ctx.apiUrl(), fixture(), repositoryByIdOr404(fixture(), rc.params.id)), apiVersionOf(rc))),
     NOT_MODIFIED_NOT_COUNTED,
   );
+
+  registerOrgRepositoryRoutes(router, ctx);
 
   // Never spends the caller's limits and is answered while it is limited (GitHub documents both).
   router.get(

@@ -3,7 +3,7 @@
  * emulator's rate limits; and what the modules share, the fixture (accounts and repositories).
  */
 import type { EmulatorContext, ServiceSpec } from '../module';
-import { defaultGithubFixture, type GithubFixture } from './fixture';
+import { defaultGithubFixture, withGeneratedOrganizations, type GeneratedOrganization, type GithubFixture } from './fixture';
 import { requestedApiVersion, unsupportedApiVersion, type ApiVersion } from './api-version';
 
 /** `per_page` outside 1..100 is a 422 on every GitHub list endpoint, before the handler runs. */
@@ -22,11 +22,17 @@ export const apiVersionOf = (rc: { headers: Record<string, string | undefined> }
 export interface GithubFamilyOptions {
   /** Accounts and repositories every GitHub module serves (default: `defaultGithubFixture()`). */
   fixture?: GithubFixture;
+  /** Organizations of generated repositories added to the fixture: `{ 'big-org': { repositories: 1200 } }`. */
+  organizations?: Record<string, GeneratedOrganization>;
 }
 
 /** The fixture this emulator's GitHub modules share (one object: a repository added by a test is seen by all). */
 export function githubFixture(ctx: EmulatorContext): GithubFixture {
-  return ctx.shared('github.fixture', () => (ctx.options as GithubFamilyOptions).fixture ?? defaultGithubFixture());
+  return ctx.shared('github.fixture', () => {
+    const options = ctx.options as GithubFamilyOptions;
+    const fixture = options.fixture ?? defaultGithubFixture();
+    return options.organizations ? withGeneratedOrganizations(fixture, options.organizations) : fixture;
+  });
 }
 
 /** The `shared` key of the login every accepted token authenticates as (`feeds.authenticatedUser`; default `octocat`). */
