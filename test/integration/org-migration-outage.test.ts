@@ -67,4 +67,23 @@ describe('org migration: a 5-minute outage during the export', () => {
     console.log(`outage test: ${stats.faultsInjected} calls failed (${stats.byStatus['502']} × 502 HTML, the rest reset) in 5 min; ${final.polls} polls answered, ${final.failedPolls} polls failed`);
     expect((await handle.describe()).status.name).toBe('COMPLETED');
   });
+
+  it('takes an archive already gone for deleted: the DELETE whose answer was lost finds it gone when sent again', async () => {
+    stack.emulator.resetStats();
+    // The server deletes the archive, and the connection is reset before its answer (once).
+    stack.emulator.setFaults([{ method: 'DELETE', path: '/archive', kind: 'reset', afterProcessing: true, times: 1 }]);
+    const handle = await stack.client.workflow.start(orgMigration, {
+      taskQueue: stack.taskQueue,
+      workflowId: `migration-delete-lost-${Date.now()}`,
+      args: [{ org: 'octo-org', repositories: ['alpha'], deleteArchiveAfterDownload: true, poll: { initialIntervalMs: 2_000, maxIntervalMs: 10_000 }, outage: QUICK_OUTAGE_BACKOFF }],
+    });
+    const result = await handle.result();
+    expect(result.state).toBe('exported');
+    const stats = stack.emulator.stats;
+    expect(stats.faultsInjected).toBe(1);
+    // Sent twice: the second found nothing to delete (404) and the migration completed.
+    expect(stats.byRoute['DELETE /orgs/:org/migrations/:id/archive']).toBe(2);
+    expect(stats.byStatus['404']).toBeGreaterThanOrEqual(1);
+    expect((await handle.query(migrationStatusQuery)).phase).toBe('done');
+  });
 });

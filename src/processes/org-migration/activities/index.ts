@@ -17,6 +17,7 @@ import { conditionalPoll } from '../../../activities/conditional-poll';
 import type { Polled } from '../../../common/poll-schedule';
 import { quietly } from '../../../activities/quiet-poll';
 import { Process } from '../../../common/processes';
+import { FailureType } from '../../../common/failures';
 
 type Migration = components['schemas']['migration'];
 
@@ -150,9 +151,18 @@ export function createMigrationActivities(deps: ActivityDeps) {
       await githubFor(deps).request({ method: 'DELETE', path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}/repos/${enc(input.repository)}/lock` });
     },
 
-    /** DELETE /orgs/{org}/migrations/{id}/archive */
+    /**
+     * DELETE /orgs/{org}/migrations/{id}/archive. An archive already gone (404, 410) is deleted, not a failure: the
+     * attempt before this one deleted it and its answer was lost with the connection or the host, or GitHub's 7 days
+     * passed. Access is not in question here: the same credential has just unlocked the export's repositories.
+     */
     async deleteArchive(input: { org: string; migrationId: number }): Promise<void> {
-      await githubFor(deps).request({ method: 'DELETE', path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive` });
+      try {
+        await githubFor(deps).request({ method: 'DELETE', path: `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive` });
+      } catch (err) {
+        if (err instanceof ApplicationFailure && (err.type === FailureType.NotFound || err.type === FailureType.Gone)) return;
+        throw err;
+      }
     },
 
     downloadArchive: createArchiveDownload(deps),
