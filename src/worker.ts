@@ -100,7 +100,7 @@ export class LonghaulWorker {
 /**
  * How often an activity's heartbeats reach the server, at most. The SDK's default sends the first at once and
  * then at most one per 80 % of the heartbeat timeout: 24 s for the archive download, whose heartbeat details are
- * its upload's checkpoint (`src/object-store/upload.ts`). Another host's attempt continues from the checkpoint
+ * its upload's checkpoint (`src/archive/object-store/upload.ts`). Another host's attempt continues from the checkpoint
  * the server holds, so a host SIGKILLed during a transfer shorter than that left only the first one (nothing
  * stored yet): the next attempt read the whole archive from GitHub's storage again, and to GCS, whose resume
  * trusts the checkpoint, sent it again. The activities call `heartbeat` every second (the download, the feed

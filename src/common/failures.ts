@@ -85,7 +85,7 @@ export const FAILURES = {
     UnlockFailed: { type: 'MigrationUnlockFailed', handling: 'permanent', meaning: 'some repositories could not be unlocked (`details[0].stillLocked` names them)' },
     ArchiveDeleteFailed: { type: 'MigrationArchiveDeleteFailed', handling: 'permanent', meaning: 'the archive could not be deleted on the server after the download' },
   },
-  /** The migration archive's download (`src/processes/org-migration/activities/archive-checks.ts`). */
+  /** The migration archive's download (the archive module, `src/archive/storage/checks.ts`). */
   archive: {
     NotAnArchive: { type: 'ArchiveNotAnArchive', handling: 'permanent', meaning: 'storage answered with something that is not the archive (HTML, JSON, no gzip magic)' },
     LocationUnusable: { type: 'ArchiveLocationUnusable', handling: 'permanent', meaning: 'the archive URL (Location or a storage redirect) is not an http(s) URL' },
@@ -96,7 +96,7 @@ export const FAILURES = {
     WriteFailed: { type: 'ArchiveWriteFailed', handling: 'back-off', meaning: 'writing the `.part` file failed; the next attempt resumes from the bytes kept' },
     Busy: { type: 'ArchiveDownloadBusy', handling: 'back-off', meaning: "another live process holds the download's lock file" },
   },
-  /** Archive uploads to an object store (`src/object-store/errors.ts`). */
+  /** Archive uploads to an object store (`src/archive/object-store/errors.ts`). */
   objectStore: {
     DestinationInvalid: { type: 'ArchiveDestinationInvalid', handling: 'permanent', meaning: 'the destination is not one (unknown scheme, bad bucket name)' },
     DestinationCredential: { type: 'ArchiveDestinationCredential', handling: 'permanent', meaning: 'the destination URL carries a credential' },

@@ -33,8 +33,8 @@ import {
   type OrgMigrationStatus,
 } from './model';
 import { LonghaulMigrationGuid, summarizeList } from '../../common/search-attributes';
-import { destinationObjectUrl, parseDestination } from '../../object-store/destination';
-import { ObjectStoreFailure } from '../../object-store/errors';
+import { destinationObjectUrl, parseDestination } from '../../archive/object-store/destination';
+import { ObjectStoreFailure } from '../../archive/object-store/errors';
 import {
   abortUpload,
   archivePath,

@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { DefaultAzureCredential } from '@azure/identity';
 import { BlobServiceClient, StorageSharedKeyCredential, type BlockBlobClient, type ContainerClient } from '@azure/storage-blob';
 import { ApplicationFailure } from '@temporalio/common';
-import { readSecret } from '../../config';
+import { readSecret } from '../../../config';
 import { ObjectStoreFailure } from '../errors';
 import { bucketNotFound, statusOf, storeCall, type PartStore, type StoredObject, type StoredPart } from './store';
 

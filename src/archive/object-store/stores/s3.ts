@@ -34,7 +34,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { ApplicationFailure } from '@temporalio/common';
 import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
-import { currentNetworkSettings, proxyFor } from '../../http/proxy';
+import { currentNetworkSettings, proxyFor } from '../../../http/proxy';
 import { ObjectStoreFailure } from '../errors';
 import { statusOf, storeCall, type PartStore, type StoredObject, type StoredPart } from './store';
 

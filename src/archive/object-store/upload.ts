@@ -27,13 +27,13 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import { BACKOFF, backoffMs } from '../common/backoff';
+import { BACKOFF, backoffMs } from '../../common/backoff';
 import { objectKey, objectUrl, parseDestination, type ArchiveDestination } from './destination';
 import { HashThread } from './hash-thread';
 import { ObjectStoreFailure } from './errors';
 import { isTransient, type StoredPart } from './stores/store';
 import { storeFor } from './stores';
-import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT, MAX_PARTS, MIN_PART_BYTES, PART_MULTIPLE } from '../common/object-store-limits';
+import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT, MAX_PARTS, MIN_PART_BYTES, PART_MULTIPLE } from '../../common/object-store-limits';
 
 /** @format milliseconds — how long a failing store is waited out before the attempt gives up (retryable). */
 export const DEFAULT_RETRY_FOR_MS = 10 * 60_000;

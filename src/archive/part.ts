@@ -20,8 +20,8 @@ import { open, readdir, readFile, rename, stat, truncate, unlink, utimes } from 
 import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { ApplicationFailure } from '@temporalio/common';
-import { ArchiveFailure } from './archive-checks';
-import type { BlockHash } from './archive-sink';
+import { ArchiveFailure } from './storage/checks';
+import type { BlockHash } from './sink';
 import { sameBoot } from './boot-id';
 
 /** What `.part.json` records. */

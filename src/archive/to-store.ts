@@ -1,7 +1,7 @@
 /**
  * The archive into an object store (issue 26): `downloadArchive` with a destination (the input's `archiveTo`,
  * else the worker's `LONGHAUL_ARCHIVE_TO`) streams GitHub's storage straight into the store in one bounded pass
- * (`src/object-store`), never through local disk.
+ * (`src/archive/object-store`), never through local disk.
  *
  * - The source is the pre-signed storage URL behind the API's 302, fetched by the same token-less client as the
  *   local download. A later part is re-opened with `Range: bytes=N-` and `If-Range` (the object's validator from
@@ -10,19 +10,19 @@
  * - Heartbeat details carry the upload's checkpoint beside the progress (`offset`, `total`: what `status` and
  *   `wait --follow` show), so an attempt on any host continues the upload from the parts already stored. The same
  *   host, in the same boot, continues from its own copy of the checkpoint, written as each part is confirmed
- *   (`archive-upload-local.ts`), when that is further. How an attempt resumed is in the details too (`resume`).
+ *   (`to-store-local.ts`), when that is further. How an attempt resumed is in the details too (`resume`).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { abortUploads, checkDestination, parseDestination, uploadArchive, type StoreKind, type UploadCheckpoint, type UploadClock } from '../../../object-store';
-import { FailureType } from '../../../http/retry-policy';
-import { discard, readHead, type StorageBody, type StorageResponse } from '../../../http/download';
-import type { TokenlessClient } from '../../../http/tokenless';
-import type { DownloadProgress } from '../model';
-import type { ArchiveUploadSettings } from '../../../config';
-import { ArchiveFailure, announcedTotal, contentTypeProblem, excerpt, rangeStart, validatorOf } from './archive-checks';
-import { LocalUploadCheckpoint } from './archive-upload-local';
+import { abortUploads, checkDestination, parseDestination, uploadArchive, type StoreKind, type UploadCheckpoint, type UploadClock } from './object-store';
+import { FailureType } from '../http/retry-policy';
+import { discard, readHead, type StorageBody, type StorageResponse } from './storage/transport';
+import type { StorageClient } from './storage/client';
+import type { DownloadProgress } from './progress';
+import type { ArchiveUploadSettings } from '../config';
+import { ArchiveFailure, announcedTotal, contentTypeProblem, excerpt, rangeStart, validatorOf } from './storage/checks';
+import { LocalUploadCheckpoint } from './to-store-local';
 import { currentBootId } from './boot-id';
-import type { ResumeReport } from '../model';
+import type { ResumeReport } from './progress';
 
 /** The worker's default archive destination (`s3://…`, `gs://…`, `azblob://…`); unset: the local data directory. */
 export const ARCHIVE_TO_ENV = 'LONGHAUL_ARCHIVE_TO';
@@ -71,7 +71,7 @@ async function onDestination(archiveTo: string | undefined, env: NodeJS.ProcessE
 }
 
 export interface StorageSource {
-  storage: TokenlessClient;
+  storage: StorageClient;
   /** A fresh pre-signed URL from the API. */
   askApi(): Promise<URL>;
   follow(url: URL, opts: { from?: number; ifRange?: string; signal: AbortSignal }): Promise<{ res: StorageResponse; finalUrl: URL }>;

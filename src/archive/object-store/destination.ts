@@ -9,7 +9,7 @@
  *
  * Pure and deterministic (no Node built-ins): the CLI and workflow input validation can use it as it is.
  */
-import { credentialInUrlProblems } from '../common/url-secrets';
+import { credentialInUrlProblems } from '../../common/url-secrets';
 import { ApplicationFailure } from '@temporalio/common';
 import { ObjectStoreFailure } from './errors';
 

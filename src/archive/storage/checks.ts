@@ -3,7 +3,7 @@
  * answer, as pure functions, and the failure types a user sees when one of them refuses.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { failureTypes } from '../../../common/failures';
+import { failureTypes } from '../../common/failures';
 
 /** Failure types of the archive download (stable strings for `nonRetryableErrorTypes` and callers). */
 export const ArchiveFailure = failureTypes('archive');
