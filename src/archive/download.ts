@@ -26,13 +26,12 @@ import { pathInDataDir } from '../activities/data-dir';
 import { ApplicationFailure } from '@temporalio/common';
 import { BACKOFF, backoffMs } from '../common/backoff';
 import type { ArchiveUploadSettings } from '../config';
-import { FailureType } from '../http/retry-policy';
-import { flattenHeaders } from '../http/api-client';
 import { discard, readHead, type StorageResponse } from './storage/transport';
 import { isRedirect, MAX_REDIRECTS } from '../http/redirects';
 import type { OutboundContext, Resolver } from '../http/outbound-policy';
-import { StorageClient } from './storage/client';
-import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, rangeStart, validatorOf } from './storage/checks';
+import { StorageClient, type Reasks } from './storage/client';
+import { storageFailure } from './storage/failures';
+import { announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, rangeStart, validatorOf } from './storage/checks';
 import { DownloadLock, PartFile } from './part';
 import { longhaulMetrics } from '../telemetry/metrics';
 import { activityLog } from '../telemetry/log';
@@ -140,14 +139,14 @@ export function storageDownloader(deps: StorageDownloadDeps) {
       hooks.heartbeat(state.progress());
       state.sync();
       void lock.refresh().then((held) => {
-        if (!held) abort.abort(ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy));
+        if (!held) abort.abort(storageFailure('archive', 'Busy', `another process took over the lock of ${path}`));
       });
     }, BEAT_MS);
     try {
       await state.open(hooks.previous?.offset);
       await state.run(input.askApi, signal);
       hooks.heartbeat(state.progress());
-      if (!(await lock.held())) throw ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy);
+      if (!(await lock.held())) throw storageFailure('archive', 'Busy', `another process took over the lock of ${path}`);
       // No checkpoint may be written once the `.part` is renamed (it would leave a `.part.json` behind).
       await state.stopSyncing();
       await part.complete();
@@ -180,7 +179,8 @@ class Transfer {
   private highWater = 0;
   private stalls = 0;
   private notArchive = 0;
-  private denied = 0;
+  /** Fresh URLs asked after storage refused one (403: expired or forbidden). */
+  private readonly reasks: Reasks = { used: 0, max: ACCESS_REASKS };
   private lastBreak = '';
   /** Set once storage answered a `Range` with the whole object although it still was the same object. */
   private rangeIgnored = false;
@@ -293,7 +293,7 @@ class Transfer {
       if (next === 'done') return;
       if (next === 'reask') url = await askApi();
     }
-    throw ApplicationFailure.retryable(`the archive download took more than ${MAX_ANSWERS} storage answers; the next attempt resumes at byte ${this.offset}`, FailureType.Network);
+    throw storageFailure('http', 'Network', `the archive download took more than ${MAX_ANSWERS} storage answers; the next attempt resumes at byte ${this.offset}`);
   }
 
   /**
@@ -302,31 +302,13 @@ class Transfer {
    */
   private async take(res: StorageResponse, url: URL, from: number | undefined, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
     const status = res.statusCode;
-    const decision = this.storage.judge('GET', status, flattenHeaders(res.headers));
-    if (decision.kind === 'retry') {
-      // 5xx, 408, 425, 429: the next attempt resumes, after the wait the core decided (a `retry-after` wins).
-      discard(res.body);
-      throw this.storage.failure({ ...decision, message: `storage answered ${status}; the next attempt resumes at byte ${this.offset}` }, 'GET', url);
-    }
-    if (status === 416) {
+    // What the status means is the one judge's (`storage/answer.ts`), for the upload's source too.
+    const next = await this.storage.answer(res, url, this.reasks, `; the next attempt resumes at byte ${this.offset}`);
+    if (next === 'ask-again') return 'reask';
+    if (next === 'out-of-range') {
       // Asked from within what we hold, so the object is shorter than our .part: stale, start over.
-      discard(res.body);
       await this.restart({ changed: true });
       return 'again';
-    }
-    if (decision.kind === 'permanent') {
-      const body = excerpt(await readHead(res.body));
-      // An expired or refused pre-signed URL: the API hands out a fresh one.
-      if (status === 403 && this.denied++ < ACCESS_REASKS) return 'reask';
-      if (status === 403) throw ApplicationFailure.nonRetryable(`storage refused the archive URL ${this.denied} times (403, ${body})`, ArchiveFailure.AccessDenied);
-      if (status === 404 || status === 410) {
-        throw ApplicationFailure.nonRetryable(`storage has no such archive (${status}, ${body}); it may have been deleted`, ArchiveFailure.Gone);
-      }
-      throw this.storage.failure({ ...decision, message: `storage answered ${status} (${body}) instead of the archive` }, 'GET', url);
-    }
-    if (status !== 200 && status !== 206) {
-      const body = excerpt(await readHead(res.body));
-      throw ApplicationFailure.nonRetryable(`storage answered ${status} (${body}) instead of the archive`, FailureType.UnexpectedResponse);
     }
     const contentType = res.headers['content-type'];
     const typeProblem = contentTypeProblem(contentType);
@@ -353,7 +335,7 @@ class Transfer {
     }
     if (total === undefined) {
       discard(res.body);
-      throw ApplicationFailure.retryable(`storage answered ${status} without a length (Content-Length or Content-Range)`, FailureType.UnexpectedResponse);
+      throw storageFailure('http', 'UnexpectedResponse', `storage answered ${status} without a length (Content-Length or Content-Range)`);
     }
     if (status === 200 || validator !== this.validator || total !== this.total) {
       this.total = total;
@@ -419,7 +401,7 @@ class Transfer {
       return 'again';
     }
     if (signal.aborted) throw signal.reason;
-    if (failure instanceof DiskWriteFailed) throw ApplicationFailure.retryable(failure.message, ArchiveFailure.WriteFailed);
+    if (failure instanceof DiskWriteFailed) throw storageFailure('archive', 'WriteFailed', failure.message);
     if (!failure && this.offset === this.total) return 'done';
     // Broken off (connection closed, timeout) or ended short: keep the bytes, resume at once.
     const reason = failure instanceof Error ? failure.message : `the body ended at byte ${this.offset}`;
@@ -433,11 +415,9 @@ class Transfer {
     }
     if (++this.stalls >= MAX_STALLS) {
       const restarted = this.rangeIgnored ? '; storage ignored the Range header, so every answer started over at byte 0' : '';
-      throw ApplicationFailure.nonRetryable(
-        `the archive transfer of ${redact(url.href)} keeps breaking: ${this.lastBreak}, never past byte ${this.highWater}, ${this.stalls} times in a row${restarted}`,
-        ArchiveFailure.TransferBroken,
-        { url: redact(url.href), total: this.total, highWater: this.highWater, lastOffset: this.offset, rangeIgnored: this.rangeIgnored },
-      );
+      throw storageFailure('archive', 'TransferBroken', `the archive transfer of ${redact(url.href)} keeps breaking: ${this.lastBreak}, never past byte ${this.highWater}, ${this.stalls} times in a row${restarted}`, {
+        details: [{ url: redact(url.href), total: this.total, highWater: this.highWater, lastOffset: this.offset, rangeIgnored: this.rangeIgnored }],
+      });
     }
     await pause(backoffMs(BACKOFF.downloadStall, this.stalls), signal);
     return 'again';
@@ -446,10 +426,7 @@ class Transfer {
   private async notAnArchive(what: string, body: Buffer, contentLength: string | undefined): Promise<'reask'> {
     const received = excerpt(body, contentLength !== undefined ? Number(contentLength) : undefined);
     if (this.notArchive++ < NOT_ARCHIVE_REASKS) return 'reask';
-    throw ApplicationFailure.nonRetryable(
-      `storage sent ${what} instead of the archive, ${this.notArchive} times with fresh URLs (${received})`,
-      ArchiveFailure.NotAnArchive,
-    );
+    throw storageFailure('archive', 'NotAnArchive', `storage sent ${what} instead of the archive, ${this.notArchive} times with fresh URLs (${received})`);
   }
 
   private async lastByte(): Promise<number> {
@@ -499,9 +476,9 @@ async function followRedirects(
     discard(res.body);
     const next = checkLocation(res.headers['location'], current.href, `storage (${res.statusCode})`);
     if (seen.has(next.href)) {
-      throw ApplicationFailure.nonRetryable(`storage redirects in a circle (${[...seen, next.href].map(redact).join(' → ')})`, ArchiveFailure.RedirectLoop);
+      throw storageFailure('archive', 'RedirectLoop', `storage redirects in a circle (${[...seen, next.href].map(redact).join(' → ')})`);
     }
-    if (seen.size > MAX_REDIRECTS) throw ApplicationFailure.nonRetryable(`storage redirected more than ${MAX_REDIRECTS} times`, ArchiveFailure.RedirectLoop);
+    if (seen.size > MAX_REDIRECTS) throw storageFailure('archive', 'RedirectLoop', `storage redirected more than ${MAX_REDIRECTS} times`);
     current = next;
   }
 }

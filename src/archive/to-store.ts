@@ -12,14 +12,13 @@
  *   host, in the same boot, continues from its own copy of the checkpoint, written as each part is confirmed
  *   (`to-store-local.ts`), when that is further. How an attempt resumed is in the details too (`resume`).
  */
-import { ApplicationFailure } from '@temporalio/common';
 import { abortUploads, checkDestination, parseDestination, uploadArchive, type StoreKind, type UploadCheckpoint, type UploadClock } from './object-store';
-import { FailureType } from '../http/retry-policy';
 import { discard, readHead, type StorageBody, type StorageResponse } from './storage/transport';
 import type { StorageClient } from './storage/client';
 import type { DownloadProgress } from './progress';
 import type { ArchiveUploadSettings } from '../config';
-import { ArchiveFailure, announcedTotal, contentTypeProblem, excerpt, rangeStart, validatorOf } from './storage/checks';
+import { storageFailure } from './storage/failures';
+import { announcedTotal, contentTypeProblem, excerpt, rangeStart, validatorOf } from './storage/checks';
 import { LocalUploadCheckpoint } from './to-store-local';
 import { currentBootId } from './boot-id';
 import type { ResumeReport } from './progress';
@@ -135,7 +134,7 @@ export async function streamArchiveTo(
     url = again.url;
     if (again.start !== offset || again.total !== total || again.validator !== validator) {
       if (again.body) discard(again.body);
-      throw ApplicationFailure.retryable(`storage answered bytes from ${again.start} of ${again.total} (${again.validator ?? 'no validator'}) when asked for ${offset}- of ${total} (${validator ?? 'no validator'}): the archive changed; the next attempt starts over`, ArchiveFailure.TransferBroken);
+      throw storageFailure('archive', 'Changed', `storage answered bytes from ${again.start} of ${again.total} (${again.validator ?? 'no validator'}) when asked for ${offset}- of ${total} (${validator ?? 'no validator'}): the archive changed; the next attempt starts over`);
     }
     return bodyChunks(again.body!, openSignal);
   };
@@ -182,31 +181,37 @@ interface Opened {
   body?: StorageBody;
 }
 
-/** One storage answer that is the archive (from `from`), or a typed failure; a 403 asks the API for a fresh URL once. */
-async function openAt(source: StorageSource, url: URL, from: number | undefined, ifRange: string | undefined, signal: AbortSignal, reasked = false): Promise<Opened> {
-  const { res, finalUrl } = await source.follow(url, { from, ifRange, signal });
+/**
+ * One storage answer that is the archive (from `from`), or the typed failure the one judge gives it
+ * (`StorageClient.answer`); a refused URL (403) asks the API for a fresh one once.
+ */
+async function openAt(source: StorageSource, url: URL, from: number | undefined, ifRange: string | undefined, signal: AbortSignal): Promise<Opened> {
+  const reasks = { used: 0, max: 1 };
+  for (;;) {
+    const { res, finalUrl } = await source.follow(url, { from, ifRange, signal });
+    const next = await source.storage.answer(res, finalUrl, reasks);
+    if (next === 'ask-again') {
+      url = await source.askApi();
+      continue;
+    }
+    // A range past the end although the object's validator matched: nothing a retry changes.
+    if (next === 'out-of-range') throw storageFailure('http', 'UnexpectedResponse', `storage answered 416 to bytes ${from ?? 0}- of the archive it named`);
+    return opened(res, finalUrl);
+  }
+}
+
+/** The archive's answer (200 or 206), checked: its type, its length, where it starts. */
+async function opened(res: StorageResponse, finalUrl: URL): Promise<Opened> {
   const status = res.statusCode;
-  if (status === 403 && !reasked) {
-    discard(res.body);
-    return openAt(source, await source.askApi(), from, ifRange, signal, true);
-  }
-  if (status !== 200 && status !== 206) {
-    const body = excerpt(await readHead(res.body));
-    if (status === 404 || status === 410) throw ApplicationFailure.nonRetryable(`storage has no such archive (${status}, ${body}); it may have been deleted`, ArchiveFailure.Gone);
-    if (status === 403) throw ApplicationFailure.nonRetryable(`storage refused the archive URL twice (403, ${body})`, ArchiveFailure.AccessDenied);
-    const decision = source.storage.judge('GET', status, res.headers);
-    if (decision.kind === 'retry') throw source.storage.failure({ ...decision, message: `storage answered ${status} (${body})` }, 'GET', finalUrl);
-    throw ApplicationFailure.nonRetryable(`storage answered ${status} (${body}) instead of the archive`, FailureType.UnexpectedResponse);
-  }
   const typeProblem = contentTypeProblem(res.headers['content-type']);
   if (typeProblem) {
     const body = excerpt(await readHead(res.body));
-    throw ApplicationFailure.nonRetryable(`storage sent ${typeProblem} instead of the archive (${body})`, ArchiveFailure.NotAnArchive);
+    throw storageFailure('archive', 'NotAnArchive', `storage sent ${typeProblem} instead of the archive (${body})`);
   }
   const total = announcedTotal(status, res.headers['content-range'], res.headers['content-length']);
   if (total === undefined) {
     discard(res.body);
-    throw ApplicationFailure.retryable(`storage answered ${status} without a length (Content-Length or Content-Range)`, FailureType.UnexpectedResponse);
+    throw storageFailure('http', 'UnexpectedResponse', `storage answered ${status} without a length (Content-Length or Content-Range)`);
   }
   const start = status === 206 ? rangeStart(res.headers['content-range']) ?? -1 : 0;
   return { url: finalUrl, total, start, validator: validatorOf(res.headers['etag'], res.headers['last-modified']), body: res.body };
@@ -283,7 +288,7 @@ async function* bodyChunks(body: StorageBody, signal: AbortSignal): AsyncGenerat
       if (ended) {
         // Broken off by the activity's cancellation: that is what the attempt ends with (cancelled, not failed).
         if (ended.error && signal.aborted) throw signal.reason;
-        if (ended.error) throw ApplicationFailure.retryable(`the archive transfer broke off: ${ended.error.message}`, FailureType.Network);
+        if (ended.error) throw storageFailure('http', 'Network', `the archive transfer broke off: ${ended.error.message}`);
         return;
       }
       await new Promise<void>((resolveWake) => (wake = resolveWake));

@@ -93,6 +93,7 @@ export const FAILURES = {
     TransferBroken: { type: 'ArchiveTransferBroken', handling: 'permanent', meaning: 'the transfer kept breaking off without making progress' },
     AccessDenied: { type: 'ArchiveAccessDenied', handling: 'permanent', meaning: 'storage refused the pre-signed URL even after fresh ones (403)' },
     Gone: { type: 'ArchiveGone', handling: 'permanent', meaning: 'storage has no such object (the archive was deleted)' },
+    Changed: { type: 'ArchiveChanged', handling: 'back-off', meaning: 'storage answered another object (length or validator) than the one an upload began with: the next attempt starts over from the archive as it is' },
     WriteFailed: { type: 'ArchiveWriteFailed', handling: 'back-off', meaning: 'writing the `.part` file failed; the next attempt resumes from the bytes kept' },
     Busy: { type: 'ArchiveDownloadBusy', handling: 'back-off', meaning: "another live process holds the download's lock file" },
   },

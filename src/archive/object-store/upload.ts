@@ -30,7 +30,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { BACKOFF, backoffMs } from '../../common/backoff';
 import { objectKey, objectUrl, parseDestination, type ArchiveDestination } from './destination';
 import { HashThread } from './hash-thread';
-import { ObjectStoreFailure } from './errors';
+import { storageFailure } from '../storage/failures';
 import { isTransient, type StoredPart } from './stores/store';
 import { storeFor } from './stores';
 import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT, MAX_PARTS, MIN_PART_BYTES, PART_MULTIPLE } from '../../common/object-store-limits';
@@ -365,7 +365,7 @@ export async function abortUploads(destination: string, name: string, env?: Node
 }
 
 function sizeMismatch(url: string, size: number, got: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(`uploading ${url}: the source announced ${size} bytes and delivered ${got}`, ObjectStoreFailure.SizeMismatch);
+  return storageFailure('objectStore', 'SizeMismatch', `uploading ${url}: the source announced ${size} bytes and delivered ${got}`);
 }
 
 /** The checkpoint as parts are hashed and stored: it advances over parts stored without a gap. */

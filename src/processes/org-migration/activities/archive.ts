@@ -9,9 +9,7 @@ import { githubFor, type ActivityDeps } from '../../../activities/context';
 import { outboundContext } from '../../../http/outbound-policy';
 import { storageDownloader, type ArchiveDownload, type DownloadHooks, type UploadProgress } from '../../../archive';
 import { checkLocation } from '../../../archive/storage/checks';
-import { ApplicationFailure } from '@temporalio/common';
-import { ArchiveFailure } from '../../../archive/storage/checks';
-import { FailureType } from '../../../http/retry-policy';
+import { storageFailure } from '../../../archive/storage/failures';
 
 export type { ArchiveDownload } from '../../../archive';
 
@@ -48,12 +46,12 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
     const res = await githubFor(deps).request({ method: 'GET', path: api, redirect: 'manual' }).catch((err: unknown) => {
       // The API client resolves the Location itself; an unparsable one surfaces as Node's ERR_INVALID_URL.
       if ((err as NodeJS.ErrnoException).code === 'ERR_INVALID_URL') {
-        throw ApplicationFailure.nonRetryable(`GET ${api} redirected to a Location that is not a URL (${(err as { input?: string }).input ?? 'unreadable'})`, ArchiveFailure.LocationUnusable);
+        throw storageFailure('archive', 'LocationUnusable', `GET ${api} redirected to a Location that is not a URL (${(err as { input?: string }).input ?? 'unreadable'})`);
       }
       throw err;
     });
     if (res.status < 300 || res.status >= 400) {
-      throw ApplicationFailure.nonRetryable(`GET ${api} answered ${res.status} instead of redirecting to the archive`, FailureType.UnexpectedResponse);
+      throw storageFailure('http', 'UnexpectedResponse', `GET ${api} answered ${res.status} instead of redirecting to the archive`);
     }
     return checkLocation(res.location, undefined, `GET ${api}`);
   };
