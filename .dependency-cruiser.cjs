@@ -6,8 +6,9 @@
 const LAYERS = [
   // Deterministic code shared by workflows and activities; imports nothing of longhaul's.
   { name: 'common', path: '^src/common/' },
-  // The release, the configuration read from the environment, the worker's process settings.
-  { name: 'base', path: '^src/(config|release|worker-env)[.]ts$' },
+  // The release, the configuration read from the environment (settings.ts: every LONGHAUL_* setting), the worker's
+  // process settings.
+  { name: 'base', path: '^src/(config|release|worker-env|settings)[.]ts$' },
   // Temporal plumbing (connection, codec, Schedules, namespace, bundle) and telemetry (metrics, logs).
   { name: 'temporal', path: '^src/temporal/' },
   { name: 'telemetry', path: '^src/telemetry/' },

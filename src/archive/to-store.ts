@@ -17,6 +17,7 @@ import { discard, readHead, type StorageBody, type StorageResponse } from './sto
 import type { StorageClient } from './storage/client';
 import type { DownloadProgress } from './progress';
 import type { ArchiveUploadSettings } from '../config';
+import { setting, type SettingName } from '../settings';
 import { storageFailure } from './storage/failures';
 import { announcedTotal, contentTypeProblem, excerpt, rangeStart, validatorOf } from './storage/checks';
 import { LocalUploadCheckpoint } from './to-store-local';
@@ -24,7 +25,7 @@ import { currentBootId } from './boot-id';
 import type { ResumeReport } from './progress';
 
 /** The worker's default archive destination (`s3://…`, `gs://…`, `azblob://…`); unset: the local data directory. */
-export const ARCHIVE_TO_ENV = 'LONGHAUL_ARCHIVE_TO';
+export const ARCHIVE_TO_ENV = 'LONGHAUL_ARCHIVE_TO' satisfies SettingName;
 
 /** Heartbeat details of an upload: the progress every download shows, and the checkpoint a later attempt continues. */
 export interface UploadProgress extends DownloadProgress {
@@ -35,7 +36,7 @@ export interface UploadProgress extends DownloadProgress {
 
 /** The destination of a download: the input's, else the worker's default, else none (local disk). */
 export function archiveDestination(archiveTo: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const url = archiveTo ?? (env[ARCHIVE_TO_ENV]?.trim() || undefined);
+  const url = archiveTo ?? (setting(ARCHIVE_TO_ENV, env)?.trim() || undefined);
   if (url !== undefined) parseDestination(url, archiveTo !== undefined ? 'archiveTo' : ARCHIVE_TO_ENV);
   return url;
 }
