@@ -40,7 +40,7 @@ import { BlockWriter, writeOnThread } from './writer';
 import { archiveDestination, streamArchiveTo, type UploadProgress } from './to-store';
 import { currentBootId } from './boot-id';
 import type { ResumeReport } from './progress';
-import { WALL_CLOCK, type UploadClock } from './object-store/upload';
+import type { Clock, Sleep } from '../common/clock';
 
 /** One archive to fetch from storage: what the migration's activity hands the module. */
 export interface StorageDownloadInput {
@@ -61,8 +61,9 @@ export interface StorageDownloadInput {
 export interface StorageDownloadDeps {
   dataDir: string;
   archiveUpload?: ArchiveUploadSettings;
-  clock?: () => number;
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** An upload waits out a failing store on this clock and wait (a test's), else on the wall clock and a timer. */
+  clock?: Clock;
+  sleep?: Sleep;
   /** The outbound policy's context of storage URLs (judged against the API's origin that handed them out). */
   outbound?: () => OutboundContext | Promise<OutboundContext>;
   resolve?: Resolver;
@@ -106,8 +107,6 @@ export const LOCK_STALE_MS = 30_000;
 
 /** The download itself, independent of the activity context (benchmarks run it in a plain process). */
 export function storageDownloader(deps: StorageDownloadDeps) {
-  // An upload waits out a failing store on the deps' clock (a test's), else on the wall clock.
-  const clock: UploadClock = { now: deps.clock ?? WALL_CLOCK.now, sleep: deps.sleep ?? WALL_CLOCK.sleep };
   // Storage gets no credential: pre-signed URLs are fetched by the token-less storage client.
   const storage = new StorageClient({ api: 'storage', route: '/object', outbound: deps.outbound, resolve: deps.resolve });
 
@@ -123,7 +122,8 @@ export function storageDownloader(deps: StorageDownloadDeps) {
         validator: hooks.previous?.validator,
         dataDir: deps.dataDir,
         ...deps.archiveUpload,
-        clock,
+        clock: deps.clock,
+        sleep: deps.sleep,
       });
       return { path: object.url, url: object.url, version: object.version, bytes: object.bytes, sha256: object.sha256, fetchedBytes: object.readBytes, resumedFrom: object.resumedFrom };
     }

@@ -12,7 +12,8 @@
  *   host, in the same boot, continues from its own copy of the checkpoint, written as each part is confirmed
  *   (`to-store-local.ts`), when that is further. How an attempt resumed is in the details too (`resume`).
  */
-import { abortUploads, checkDestination, parseDestination, uploadArchive, type StoreKind, type UploadCheckpoint, type UploadClock } from './object-store';
+import { abortUploads, checkDestination, parseDestination, uploadArchive, type StoreKind, type UploadCheckpoint } from './object-store';
+import type { Clock, Sleep } from '../common/clock';
 import { discard, readHead, type StorageBody, type StorageResponse } from './storage/transport';
 import type { StorageClient } from './storage/client';
 import type { DownloadProgress } from './progress';
@@ -98,7 +99,8 @@ export async function streamArchiveTo(
     signal?: AbortSignal;
     checkpoint?: UploadCheckpoint;
     validator?: string;
-    clock?: UploadClock;
+    clock?: Clock;
+    sleep?: Sleep;
     /** The worker's data directory: where this host keeps its copy of the checkpoint (none: the heartbeat's only). */
     dataDir?: string;
   } & ArchiveUploadSettings,
@@ -157,6 +159,7 @@ export async function streamArchiveTo(
       partBytes: hooks.partBytes,
       partsInFlight: hooks.partsInFlight,
       clock: hooks.clock,
+      sleep: hooks.sleep,
     });
     await local?.remove();
     return {

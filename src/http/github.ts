@@ -12,6 +12,7 @@ import type { RequestBudget } from './request-budget';
 import type { ApiObserver } from './observer';
 import { apiObserver } from './api-observer';
 import { readSecret } from '../config';
+import type { Clock } from '../common/clock';
 
 export const GITHUB_DEFAULT_HEADERS: Readonly<Record<string, string>> = {
   accept: 'application/vnd.github+json',
@@ -39,7 +40,7 @@ export interface ClientOptions {
   token?: TokenProvider;
   dispatcher?: Dispatcher;
   policy?: RetryPolicy;
-  clock?: () => number;
+  clock?: Clock;
   gate?: RateLimitGate;
   /** The fleet-wide budget of this credential (the rate governor); per process without it. */
   budget?: RequestBudget;

@@ -21,6 +21,7 @@ import { BODY_LIMITS, BodyTooLarge, readCappedText } from './body-limits';
 import { apiObserver } from './api-observer';
 import { checkedAddresses, checkOutboundUrl, guardedAgent, OutboundRefused, outboundFailure, shownUrl, type OutboundContext, type Resolver } from './outbound-policy';
 import { currentNetworkSettings, proxyFor, sharedDispatcher, type NetworkSettings } from './proxy';
+import type { Clock } from '../common/clock';
 
 /**
  * Storage and sinks: the core's permanent statuses; 429 waits for its `retry-after` (else backs off like a
@@ -49,7 +50,7 @@ export interface TokenlessOptions {
   policy?: RetryPolicy;
   /** The `api`'s `apiObserver` by default. */
   observer?: ApiObserver;
-  clock?: () => number;
+  clock?: Clock;
   /** The attempt number of the running activity (1 outside activities). */
   attempt?: () => number;
   userAgent?: string;
