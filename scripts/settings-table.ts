@@ -9,7 +9,7 @@ import { SETTING_FAMILIES, SETTINGS, type SettingSpec } from '../src/settings';
 export const SETTINGS_TABLE_BEGIN = '<!-- settings table: npm run docs:settings writes it from src/settings.ts -->';
 export const SETTINGS_TABLE_END = '<!-- end of the settings table -->';
 
-const READERS = { longhaul: 'worker, CLI', emulator: 'emulator', compose: 'compose file' } as const;
+const READERS = { longhaul: 'worker, CLI', emulator: 'emulator', compose: 'compose file', development: 'tests, scripts, benchmarks' } as const;
 
 export function settingsTable(): string {
   const rows = Object.entries(SETTINGS).map(([name, spec]: [string, SettingSpec]) => {

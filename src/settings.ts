@@ -7,8 +7,8 @@
  * release) is reported (`unknownSettings`): a warning at worker start and a finding of `longhaul doctor`.
  */
 
-/** Who reads a setting: longhaul itself (worker, CLI), the emulator package, or the compose file. */
-export type SettingReader = 'longhaul' | 'emulator' | 'compose';
+/** Who reads a setting: longhaul itself (worker, CLI), the emulator package, the compose file, or the project's tests, scripts and benchmarks. */
+export type SettingReader = 'longhaul' | 'emulator' | 'compose' | 'development';
 
 export interface SettingSpec {
   /** What it sets, one line for the docs' table. */
@@ -73,6 +73,19 @@ export const SETTINGS = {
   LONGHAUL_PUBLISH_ADDRESS: { what: 'the compose stack: the address its ports are published on', default: '127.0.0.1', readBy: 'compose' },
   LONGHAUL_CODEC_ENDPOINT: { what: "the compose stack: the codec server's URL the Web UI uses", readBy: 'compose' },
   LONGHAUL_CODEC_PASS_ACCESS_TOKEN: { what: "the compose stack: whether the Web UI passes its access token to the codec server", readBy: 'compose' },
+  LONGHAUL_BUSY_PROCESSES: { what: '`npm run test:busy`: busy processes run beside the suite', readBy: 'development' },
+  LONGHAUL_CAP_TEST_HOURS: { what: "the event-cap test's simulated hours", readBy: 'development' },
+  LONGHAUL_UPGRADE_TEST_ADDRESS: { what: 'the upgrade test and the production-stack proof: a Temporal server to use', readBy: 'development' },
+  LONGHAUL_UPGRADE_TEST_NAMESPACE: { what: "the upgrade test: that server's namespace", readBy: 'development' },
+  LONGHAUL_TEST_SERVER_JAVA_OPTS: { what: "the time-skipping test server's JVM options", readBy: 'development' },
+  LONGHAUL_BENCH_ARRIVALS: { what: '`bench:migrations`: where to write the arrivals', readBy: 'development' },
+  LONGHAUL_BENCH_WORKER_LOG: { what: "`bench:migrations`: where to write the worker's log", readBy: 'development' },
+  LONGHAUL_PROCESS_NAMES: { what: '`npm run count:literals`: the process names to count', readBy: 'development' },
+  LONGHAUL_TOKEN: { what: 'the Python conformance suite: the token it sends the emulator', readBy: 'development' },
+  LONGHAUL_GITHUB_URL: { what: "the Python conformance suite: the emulator's GitHub URL", readBy: 'development' },
+  LONGHAUL_GOOGLE_APIKEYS_URL: { what: "the Python conformance suite: the emulator's API Keys URL", readBy: 'development' },
+  LONGHAUL_GOOGLE_LOGGING_URL: { what: "the Python conformance suite: the emulator's Cloud Logging URL", readBy: 'development' },
+  LONGHAUL_GOOGLE_DNS_URL: { what: "the Python conformance suite: the emulator's Cloud DNS URL", readBy: 'development' },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
