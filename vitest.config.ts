@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import matrix from './test/github-api-matrix.json';
 
 /** What both projects share. */
 const shared = {
@@ -40,6 +41,9 @@ export default defineConfig({
       // logger) that a file after them in the same fork would inherit.
       { resolve, test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'] } },
       { resolve, test: { ...shared, name: 'unit-isolated', include: [...ISOLATED_UNIT_FILES] } },
+      // The GitHub REST API matrix (issue 39): every GitHub-facing file runs under one version, alternated by file
+      // (test/helpers/api-version.ts); the conformance suites run under 2022-11-28 above and under 2026-03-10 here.
+      { resolve, test: { ...shared, name: 'github-2026-03-10', include: matrix.bothVersionFiles, env: { [matrix.env]: '2026-03-10' } } },
     ],
   },
 });

@@ -14,6 +14,15 @@ export const DEFAULT_GOOGLE_APIKEYS_URL = 'https://apikeys.googleapis.com';
 export const DEFAULT_GOOGLE_LOGGING_URL = 'https://logging.googleapis.com';
 export const DEFAULT_GOOGLE_DNS_URL = 'https://dns.googleapis.com';
 
+/**
+ * The REST API versions GitHub serves (`X-GitHub-Api-Version`), oldest first: 2022-11-28 (GitHub's default when the
+ * header is absent, supported until at least 2028-03) and 2026-03-10, the first with breaking changes
+ * (docs/operations.md, "GitHub REST API version"). A credential sends one of them; 2022-11-28 unless it says otherwise.
+ */
+export const GITHUB_API_VERSIONS = ['2022-11-28', '2026-03-10'] as const;
+export type GithubApiVersion = (typeof GITHUB_API_VERSIONS)[number];
+export const DEFAULT_GITHUB_API_VERSION: GithubApiVersion = '2022-11-28';
+
 export interface LonghaulConfig {
   /** GitHub REST base URL (`GITHUB_API_URL`); GitHub Enterprise Server uses `https://HOST/api/v3`. */
   githubApiUrl: string;
@@ -71,6 +80,8 @@ export interface ArchiveUploadSettings {
 export interface GithubCredentialConfig {
   name: string;
   apiUrl: string;
+  /** The REST API version its requests ask for (`GITHUB_API_VERSION` / `GITHUB_<NAME>_API_VERSION`). */
+  apiVersion: GithubApiVersion;
   auth:
     | { kind: 'token'; env: string }
     | { kind: 'app'; appId: string; privateKeyFile: string; installationId: number };
@@ -96,13 +107,23 @@ function credentialPrefix(name: string, isDefault: boolean): string {
 function githubCredential(env: NodeJS.ProcessEnv, name: string, isDefault: boolean, fallbackUrl: string): GithubCredentialConfig {
   const p = credentialPrefix(name, isDefault);
   const apiUrl = httpUrl(env, `${p}API_URL`, fallbackUrl);
+  const apiVersion = githubApiVersion(env, `${p}API_VERSION`);
   const appId = env[`${p}APP_ID`];
-  if (!appId) return { name, apiUrl, auth: { kind: 'token', env: `${p}TOKEN` } };
+  if (!appId) return { name, apiUrl, apiVersion, auth: { kind: 'token', env: `${p}TOKEN` } };
   const privateKeyFile = env[`${p}APP_PRIVATE_KEY_FILE`];
   const installationId = Number(env[`${p}APP_INSTALLATION_ID`]);
   if (!privateKeyFile) throw new ConfigError(`${p}APP_ID is set: ${p}APP_PRIVATE_KEY_FILE must name the App's private key (.pem)`);
   if (!Number.isInteger(installationId) || installationId <= 0) throw new ConfigError(`${p}APP_ID is set: ${p}APP_INSTALLATION_ID must be the installation's numeric id`);
-  return { name, apiUrl, auth: { kind: 'app', appId, privateKeyFile, installationId } };
+  return { name, apiUrl, apiVersion, auth: { kind: 'app', appId, privateKeyFile, installationId } };
+}
+
+/** `env[name]`, one of the versions GitHub serves; a typo would otherwise be a 400 on every request of the credential. */
+export function githubApiVersion(env: NodeJS.ProcessEnv, name: string): GithubApiVersion {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return DEFAULT_GITHUB_API_VERSION;
+  const version = GITHUB_API_VERSIONS.find((v) => v === raw.trim());
+  if (!version) throw new ConfigError(`${name} must be one of GitHub's REST API versions ${GITHUB_API_VERSIONS.join(', ')}, got ${JSON.stringify(raw)}`);
+  return version;
 }
 
 function githubCredentials(env: NodeJS.ProcessEnv, defaultUrl: string): GithubCredentialConfig[] {

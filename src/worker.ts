@@ -113,7 +113,7 @@ export const HEARTBEAT_THROTTLE = '1 second';
 export async function createLonghaulWorker(opts: LonghaulWorkerOptions): Promise<LonghaulWorker> {
   const workerQueue = workerQueueName(opts.taskQueue);
   // Every process's activities; two of the same name are refused here, before the worker polls (ActivityNameClash).
-  const activities = processActivities({ ...opts.deps, workerQueue });
+  const activities = await processActivities({ ...opts.deps, workerQueue });
   const dataConverter = opts.dataConverter ?? longhaulDataConverter();
   const deployment = workerDeploymentFromEnv();
   const activityInterceptors = [credentialActivityInterceptor, ...(opts.workerOptions?.interceptors?.activity ?? [])];
@@ -185,6 +185,7 @@ export function githubClientsFromConfig(config: LonghaulConfig): Record<string, 
     clients[credential.name] = createGithubClient({
       baseUrl: credential.apiUrl,
       token: githubTokenProvider(credential),
+      apiVersion: credential.apiVersion,
       budget: enabled ? new GovernorLink({ credential: credential.name, config: settings }) : undefined,
       spammedWaitMs: settings.spammedWaitMs,
     });
@@ -198,7 +199,7 @@ export function githubClientsFromConfig(config: LonghaulConfig): Record<string, 
  */
 export function googleClientsFromConfig(config: LonghaulConfig): GoogleClients {
   const { enabled, settings } = config.rateGovernor;
-  const budget = enabled ? new GovernorLink({ credential: config.googleCredential, config: { ...settings, windowless: true } }) : undefined;
+  const budget = enabled ? new GovernorLink({ credential: config.googleCredential, api: 'google', config: { ...settings, windowless: true } }) : undefined;
   return createGoogleClients({ apikeys: config.googleApikeysUrl, logging: config.googleLoggingUrl, dns: config.googleDnsUrl }, { budget });
 }
 
@@ -268,7 +269,7 @@ async function main(): Promise<void> {
     // A pre-built bundle (`npm run build:bundle`) spares each worker start the webpack build and its memory.
     workflowBundle: workflowBundleOption(),
   });
-  const credentials = config.githubCredentials.map((c) => `${c.name} → ${c.apiUrl}`).join(', ');
+  const credentials = config.githubCredentials.map((c) => `${c.name} → ${c.apiUrl} (API version ${c.apiVersion})`).join(', ');
   const governor = config.rateGovernor.enabled ? 'fleet-wide rate governor' : 'per-process rate limits (LONGHAUL_RATE_GOVERNOR=off)';
   // Before the "polling" line, which tells whoever started the worker that it is up.
   console.log(`worker ${describeWorkerDeployment(deployment)}`);

@@ -43,6 +43,8 @@ export interface CredentialView {
   name: string;
   /** Where it points (API URL), if anywhere. */
   target?: string;
+  /** GitHub: the REST API version its requests ask for (`X-GitHub-Api-Version`). */
+  apiVersion?: string;
   /** Where the secret comes from and whether it is there: `GITHUB_TOKEN (set)`. */
   source: string;
   configured: boolean;
@@ -74,12 +76,13 @@ function secretSource(env: NodeJS.ProcessEnv, name: string): { source: string; c
 /** The credentials the worker would use with this environment, by name. */
 export function configuredCredentials(config: LonghaulConfig, env: NodeJS.ProcessEnv, temporalOptions: { apiKey?: unknown; tls?: unknown }): CredentialView[] {
   const views: CredentialView[] = config.githubCredentials.map((c) => {
-    if (c.auth.kind === 'token') return { kind: 'github', name: c.name, target: c.apiUrl, ...secretSource(env, c.auth.env) };
+    if (c.auth.kind === 'token') return { kind: 'github', name: c.name, target: c.apiUrl, apiVersion: c.apiVersion, ...secretSource(env, c.auth.env) };
     const keyThere = existsSync(c.auth.privateKeyFile);
     return {
       kind: 'github',
       name: c.name,
       target: c.apiUrl,
+      apiVersion: c.apiVersion,
       source: `GitHub App ${c.auth.appId}, installation ${c.auth.installationId}, key file ${c.auth.privateKeyFile}${keyThere ? '' : ' (no such file)'}`,
       configured: keyThere,
     };
@@ -205,7 +208,7 @@ export function formatDoctorReport(r: DoctorReport): string[] {
     }
   }
   lines.push('credentials (names only):');
-  for (const cred of r.credentials) lines.push(`  ${cred.kind} ${cred.name}${cred.target ? ` → ${cred.target}` : ''}: ${cred.source}`);
+  for (const cred of r.credentials) lines.push(`  ${cred.kind} ${cred.name}${cred.target ? ` → ${cred.target}` : ''}${cred.apiVersion ? ` (API version ${cred.apiVersion})` : ''}: ${cred.source}`);
   if (r.outbound) lines.push(...formatOutbound(r.outbound));
   for (const note of r.notes) lines.push(`note: ${note}`);
   for (const problem of r.problems) lines.push(`PROBLEM: ${problem}`);

@@ -80,7 +80,8 @@ async function startStack(log: (m: string) => void, env: NodeJS.ProcessEnv, demo
       ...(emulatorExportMs() ? { migrations: { exportMs: emulatorExportMs(), ...(demo ? { archiveBytes: 4 * 1024 * 1024 } : {}) } } : {}),
     });
     log(`[emulator] GITHUB_API_URL is not set: using the emulator at ${emulator.apiUrl} (storage ${emulator.storage.baseUrl}; state ${emulator.persistence ? `in ${emulator.persistence.file}` : 'in memory'})`);
-    deps = { ...deps, github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => readSecret('GITHUB_TOKEN') ?? EMULATOR_DEMO_TOKEN }) };
+    // The emulator serves both REST API versions: the default credential's is the one asked for, as against GitHub.
+    deps = { ...deps, github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => readSecret('GITHUB_TOKEN') ?? EMULATOR_DEMO_TOKEN, apiVersion: config.githubCredentials[0].apiVersion }) };
     if (!process.env.GOOGLE_APIKEYS_URL && !process.env.GOOGLE_LOGGING_URL && !process.env.GOOGLE_DNS_URL) {
       const url = (name: string) => emulator!.serviceUrl(name);
       const google = createGoogleClients(

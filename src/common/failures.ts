@@ -79,6 +79,7 @@ export const FAILURES = {
   migration: {
     InvalidInput: { type: 'InvalidMigrationInput', handling: 'permanent', meaning: 'the migration input is not valid (nothing was sent)' },
     StartFailed: { type: 'MigrationStartFailed', handling: 'permanent', meaning: 'the export could not be started' },
+    StartUnidentifiable: { type: 'MigrationStartUnidentifiable', handling: 'permanent', meaning: "after a start whose outcome is unknown, an export in the attempt window names no repositories this lookup can compare (an API version that leaves them out): it is neither adopted nor started again" },
     ExportFailed: { type: 'MigrationExportFailed', handling: 'permanent', meaning: 'GitHub reports the export failed' },
     TimedOut: { type: 'MigrationTimedOut', handling: 'permanent', meaning: "the export was not done within the poll's total time" },
     PollFailed: { type: 'MigrationPollFailed', handling: 'permanent', meaning: 'polling the export failed permanently, or for the whole outage budget' },

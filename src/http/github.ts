@@ -11,13 +11,15 @@ import { githubRetryPolicy, type RetryPolicy } from './retry-policy';
 import type { RequestBudget } from './request-budget';
 import type { ApiObserver } from './observer';
 import { apiObserver } from './api-observer';
-import { readSecret } from '../config';
+import { DEFAULT_GITHUB_API_VERSION, readSecret, type GithubApiVersion } from '../config';
 import type { Clock } from '../common/clock';
 
-export const GITHUB_DEFAULT_HEADERS: Readonly<Record<string, string>> = {
-  accept: 'application/vnd.github+json',
-  'x-github-api-version': '2022-11-28',
-};
+/** The headers of every GitHub request: the JSON media type and the REST API version the credential is set to. */
+export function githubDefaultHeaders(apiVersion: GithubApiVersion = DEFAULT_GITHUB_API_VERSION): Record<string, string> {
+  return { accept: 'application/vnd.github+json', 'x-github-api-version': apiVersion };
+}
+
+export const GITHUB_DEFAULT_HEADERS: Readonly<Record<string, string>> = githubDefaultHeaders();
 
 /** GitHub's error body: `{ message, errors: [{ message | code, field }] }`. */
 export const parseGithubErrorBody: ErrorBodyParser = (body) => {
@@ -48,6 +50,8 @@ export interface ClientOptions {
   spammedWaitMs?: number;
   /** Metrics and logs of every call; the API's `apiObserver` by default (it records inside activities only). */
   observer?: ApiObserver;
+  /** GitHub only: the REST API version sent in `X-GitHub-Api-Version` (the credential's; 2022-11-28 by default). */
+  apiVersion?: GithubApiVersion;
 }
 
 export function createGithubClient(opts: ClientOptions): ApiClient {
@@ -55,7 +59,7 @@ export function createGithubClient(opts: ClientOptions): ApiClient {
   return new ApiClient({
     baseUrl: opts.baseUrl,
     token: opts.token ?? (() => readSecret('GITHUB_TOKEN')),
-    defaultHeaders: { ...GITHUB_DEFAULT_HEADERS },
+    defaultHeaders: githubDefaultHeaders(opts.apiVersion),
     parseErrorBody: parseGithubErrorBody,
     dispatcher: opts.dispatcher,
     policy: opts.policy ?? githubRetryPolicy,

@@ -48,8 +48,12 @@ export interface ProcessDescriptor<A extends ActivityFunctions = ActivityFunctio
   readonly processNames: readonly ProcessName[];
   /** Its workflow functions; a function's name is its workflow type. */
   readonly workflows: readonly Workflow[];
-  /** Builds its activities from the worker's injected clients (absent: a process without activities). */
-  readonly activities?: (deps: ActivityDeps) => A;
+  /**
+   * Loads the factory of its activities, which builds them from the worker's injected clients (absent: a process
+   * without activities). Loaded by the worker only: the `longhaul` program reads the rest of the descriptor and
+   * never loads what activities need (the storage SDKs, the worker runtime): 1.5 s of CPU of each command's 3.2 s.
+   */
+  readonly activities?: () => Promise<(deps: ActivityDeps) => A>;
   /** The UI's one-line summary of each activity: the table its workflows pass to `summarized`. */
   readonly summaries?: Summaries<A>;
   /** The groups of the failure registry (`FAILURES`, src/common/failures.ts) it raises. */

@@ -44,11 +44,12 @@ export class ActivityNameClash extends Error {
  * The activities of `processes` in one namespace, as the worker registers them. An activity name two processes
  * define is refused (`ActivityNameClash`) when the worker starts, before it polls.
  */
-export function processActivities(deps: ActivityDeps, processes: readonly AnyProcess[] = PROCESSES): Record<string, ActivityFunctions[string]> {
+export async function processActivities(deps: ActivityDeps, processes: readonly AnyProcess[] = PROCESSES): Promise<Record<string, ActivityFunctions[string]>> {
   const merged: Record<string, ActivityFunctions[string]> = {};
   const owner = new Map<string, string>();
   for (const process of processes as readonly AnyProcess[]) {
-    for (const [name, fn] of Object.entries<ActivityFunctions[string]>(process.activities?.(deps) ?? {})) {
+    const create = await process.activities?.();
+    for (const [name, fn] of Object.entries<ActivityFunctions[string]>(create?.(deps) ?? {})) {
       const first = owner.get(name);
       if (first !== undefined) throw new ActivityNameClash(name, [first, process.name]);
       owner.set(name, process.name);

@@ -9,6 +9,8 @@
 import type { Octokit } from '@octokit/rest';
 import { TEST_TOKEN } from './emulator';
 import type { SchemaLedger } from './github-schema-ledger';
+import { testGithubApiVersion } from './api-version';
+import { useGithubApiVersion } from './github-openapi';
 
 export interface ConformingOctokit {
   octokit: Octokit;
@@ -18,8 +20,14 @@ export interface ConformingOctokit {
   foreignAnswers: string[];
 }
 
+/**
+ * The client asks for the test file's REST API version (`api-version.ts`), and the ledger checks the answers against
+ * that version's description.
+ */
 export async function conformingOctokit(apiUrl: string, ledger: SchemaLedger): Promise<ConformingOctokit> {
   const { Octokit } = await import('@octokit/rest');
+  const version = testGithubApiVersion();
+  useGithubApiVersion(version);
   const octokit = new Octokit({ auth: TEST_TOKEN, baseUrl: apiUrl, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
   const problems: string[] = [];
   const foreignAnswers: string[] = [];
@@ -34,6 +42,9 @@ export async function conformingOctokit(apiUrl: string, ledger: SchemaLedger): P
     const body = data === '' || data === undefined ? undefined : data;
     for (const error of ledger.check(method, path, status, body)) problems.push(`${method} ${path} ${status}: ${error}`);
   };
+  octokit.hook.before('request', (options) => {
+    options.headers['x-github-api-version'] = version;
+  });
   octokit.hook.after('request', (response, options) => check(options, response.status, response.url, response.data));
   octokit.hook.error('request', (error, options) => {
     const response = (error as { response?: { status: number; url: string; data: unknown } }).response;

@@ -23,6 +23,8 @@ export interface LimitLearned {
   /** @format epoch milliseconds — until when the wait it learned of is in force. */
   until: number;
   source: 'answer' | 'governor';
+  /** The API of the credential the wait is for, as the worker labels it. */
+  api?: string;
   /** `content`: only content creation is closed (a 422 "spammed"); absent: every request. */
   kind?: 'content';
 }
@@ -76,9 +78,9 @@ export function limitsLearned(worker: WorkerProcess): LimitLearned[] {
   const out: LimitLearned[] = [];
   for (const line of lines(worker)) {
     if (!line.startsWith('{') || !line.includes('"limit-learned"')) continue;
-    const entry = JSON.parse(line) as { event?: string; at?: string; until?: string; source?: LimitLearned['source']; kind?: string };
+    const entry = JSON.parse(line) as { event?: string; at?: string; until?: string; source?: LimitLearned['source']; kind?: string; api?: string };
     if (entry.event !== 'limit-learned' || !entry.at || !entry.until || !entry.source) continue;
-    out.push({ at: Date.parse(entry.at), until: Date.parse(entry.until), source: entry.source, ...(entry.kind === 'content' ? { kind: 'content' as const } : {}) });
+    out.push({ at: Date.parse(entry.at), until: Date.parse(entry.until), source: entry.source, api: entry.api, ...(entry.kind === 'content' ? { kind: 'content' as const } : {}) });
   }
   return out;
 }

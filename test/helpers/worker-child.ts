@@ -7,6 +7,7 @@ import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import { createLonghaulWorker } from '../../src/worker';
 import { createGithubClient } from '../../src/http/github';
 import { createGoogleClients } from '../../src/http/google';
+import type { GithubApiVersion } from '../../src/config';
 
 export interface WorkerChildInput {
   temporalAddress: string;
@@ -16,6 +17,8 @@ export interface WorkerChildInput {
   apiUrl: string;
   token: string;
   dataDir: string;
+  /** The test file's GitHub REST API version (`api-version.ts`). */
+  apiVersion: GithubApiVersion;
 }
 
 async function main(): Promise<void> {
@@ -28,7 +31,7 @@ async function main(): Promise<void> {
     namespace: input.namespace,
     taskQueue: input.taskQueue,
     deps: {
-      github: createGithubClient({ baseUrl: input.apiUrl, token }),
+      github: createGithubClient({ baseUrl: input.apiUrl, token, apiVersion: input.apiVersion }),
       google: createGoogleClients({ apikeys: input.apiUrl, logging: input.apiUrl, dns: input.apiUrl }, { token }),
       dataDir: input.dataDir,
       clock: Date.now,

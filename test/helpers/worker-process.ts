@@ -12,6 +12,7 @@ import { freePort } from '../../src/temporal/dev-server';
 import { TEST_TOKEN } from './emulator';
 import type { TestStack } from './stack';
 import type { WorkerChildInput } from './worker-child';
+import { testGithubApiVersion } from './api-version';
 
 const root = join(__dirname, '..', '..');
 
@@ -38,9 +39,12 @@ export interface WorkerProcessOptions {
   recordSends?: boolean;
 }
 
-/** Starts a worker process with `env` on top of the test's environment; resolves once it polls its task queue. */
+/**
+ * Starts a worker process with `env` on top of the test's environment; resolves once it polls its task queue. Its
+ * GitHub credential asks for the test file's API version (`api-version.ts`) unless `env` names one.
+ */
 export function startWorkerProcess(env: Record<string, string>, options: WorkerProcessOptions = {}): Promise<WorkerProcess> {
-  const serverEnv = { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), LONGHAUL_WORKFLOW_BUNDLE: inject('workflowBundlePath') };
+  const serverEnv = { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), LONGHAUL_WORKFLOW_BUNDLE: inject('workflowBundlePath'), GITHUB_API_VERSION: testGithubApiVersion() };
   const preload = options.recordSends ? ['--require', join(__dirname, 'sent-requests.cjs')] : [];
   return spawnWorker([...preload, join(root, 'src', 'worker.ts')], { ...serverEnv, ...env }, 'polling task queue', options.timeoutMs ?? WORKER_START_GUARD_MS);
 }
@@ -73,6 +77,7 @@ export function startWorkerChild(stack: Pick<TestStack, 'emulator' | 'deps' | 't
     apiUrl: stack.emulator.apiUrl,
     token: TEST_TOKEN,
     dataDir: stack.deps.dataDir,
+    apiVersion: testGithubApiVersion(),
   };
   return spawnWorker([join(__dirname, 'worker-child.ts'), JSON.stringify(input)], {}, 'ready', timeoutMs);
 }

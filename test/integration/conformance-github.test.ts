@@ -14,6 +14,7 @@ import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
 import { startTestEmulator } from '../helpers/emulator';
 import { SchemaLedger } from '../helpers/github-schema-ledger';
 import { conformingOctokit, type ConformingOctokit } from '../helpers/conforming-octokit';
+import { testGithubApiVersion } from '../helpers/api-version';
 
 const START = Date.UTC(2026, 2, 1, 12, 0, 0);
 const ledger = new SchemaLedger();
@@ -68,10 +69,11 @@ describe('flow: organization migration (start, poll, repositories, archive via 3
     expect([...new Set(states)]).toEqual(['pending', 'exporting', 'exported']);
   });
 
-  it('lists the migration’s repositories as full repository objects', async () => {
+  it('lists the migration’s repositories: full repository objects under 2022-11-28, simple ones under 2026-03-10', async () => {
     const { data } = await s.client.octokit.rest.migrations.listReposForOrg({ org, migration_id: migrationId });
     expect(data.map((r) => r.name)).toEqual(['alpha', 'beta']);
-    expect(data[0].clone_url).toMatch(/\/octo-org\/alpha\.git$/);
+    if (testGithubApiVersion() === '2022-11-28') expect(data[0].clone_url).toMatch(/\/octo-org\/alpha\.git$/);
+    else expect('clone_url' in data[0]).toBe(false);
   });
 
   it('answers the archive download with a 302 to the storage origin', async () => {
@@ -196,8 +198,10 @@ describe('flow: what a client reads first (the token’s user, an organization, 
     await expect(rest.orgs.get({ org: 'no-such-org' })).rejects.toMatchObject({ status: 404 });
     const limit = await rest.rateLimit.get();
     // Five requests so far, the status itself not counted; the headers of the same answer agree.
-    expect(limit.data.rate).toMatchObject({ limit: 50, used: 5, remaining: 45 });
-    expect(limit.data.rate.reset).toBe(Number(limit.headers['x-ratelimit-reset']));
+    expect(limit.data.resources.core).toMatchObject({ limit: 50, used: 5, remaining: 45 });
+    expect(limit.data.resources.core.reset).toBe(Number(limit.headers['x-ratelimit-reset']));
+    // The deprecated copy of resources.core: still sent under 2022-11-28, removed by 2026-03-10.
+    expect('rate' in limit.data).toBe(testGithubApiVersion() === '2022-11-28');
     expect(limit.headers['x-ratelimit-remaining']).toBe('45');
   });
 

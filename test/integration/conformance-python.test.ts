@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '@longhaul/emulator';
 import { startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
 import { ensurePythonEnv } from '../python/python-env';
+import { testGithubApiVersion } from '../helpers/api-version';
 
 let emulator: Emulator | undefined;
 afterAll(async () => emulator?.close());
@@ -40,6 +41,7 @@ describe('Python clients (PyGithub, google-api-python-client) against the emulat
     const { code, output } = await pytest(python, {
       LONGHAUL_TOKEN: TEST_TOKEN,
       LONGHAUL_GITHUB_URL: emulator.apiUrl,
+      LONGHAUL_GITHUB_API_VERSION: testGithubApiVersion(),
       LONGHAUL_GOOGLE_APIKEYS_URL: emulator.serviceUrl('google-apikeys'),
       LONGHAUL_GOOGLE_LOGGING_URL: emulator.serviceUrl('google-logging'),
       LONGHAUL_GOOGLE_DNS_URL: emulator.serviceUrl('google-dns'),

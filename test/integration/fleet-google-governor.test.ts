@@ -145,6 +145,8 @@ describe('Google requests through the fleet governor', () => {
     expect(shown!.credential).toBe(env.LONGHAUL_GOOGLE_CREDENTIAL);
     expect(Date.parse(shown!.until)).toBe(wait.until);
     expect(Date.parse(shown!.until)).toBeGreaterThanOrEqual(known.until);
+    // The worker labels the wait with the API it is for (it said `github` for the Google credential too).
+    expect(known.api).toBe('google');
     console.log(`shared wait shown (Google): ${wait.workflowId} "${sharedWaitLine(shown!)}"; its worker knew of a wait until ${new Date(known.until).toISOString()} (${known.source})`);
     expect(sharedWaitLine(shown!)).toMatch(new RegExp(`^waiting on the shared limit of ${env.LONGHAUL_GOOGLE_CREDENTIAL} until \\d{4}-`));
 

@@ -17,6 +17,7 @@ import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { releaseVersion } from '../../src/release';
 import { checkNamespaceBeforePolling } from '../../src/worker';
 import type { DoctorReport } from '../../src/cli/doctor';
+import { testGithubApiVersion } from '../helpers/api-version';
 import { emulatorDeps, TEST_TOKEN } from '../helpers/emulator';
 import { useFleetTeardown } from '../helpers/fleet';
 import { startTestWorker, testClient } from '../helpers/temporal';
@@ -204,7 +205,9 @@ describe('`longhaul doctor` on a healthy namespace', () => {
   it('reports the connection, every attribute present, the polling worker\'s version and the credentials by name, and exits 0', async () => {
     const emulator = await fleet.emulator();
     const env = workerEnv(inject('temporalNamespace'), emulator.apiUrl);
-    await startWorkerProcess(env);
+    const worker = await startWorkerProcess(env);
+    // The start line names each credential's REST API version (this file's, `api-version.ts`).
+    expect(worker.output()).toContain(`(API version ${testGithubApiVersion()})`);
     const secret = `ghp_${randomUUID().replace(/-/g, '')}`;
     const run = await runLonghaul(['doctor', '--json'], env.LONGHAUL_TASK_QUEUE, { GITHUB_TOKEN: secret, GITHUB_API_URL: emulator.apiUrl });
     expect(run.code, run.stderr).toBe(0);
@@ -216,7 +219,7 @@ describe('`longhaul doctor` on a healthy namespace', () => {
     const polls = report.taskQueue.pollers.map((p) => [p.polls, p.version]);
     expect(polls).toContainEqual(['workflow', `longhaul.${releaseVersion()}`]);
     expect(polls).toContainEqual(['activity', `longhaul.${releaseVersion()}`]);
-    expect(report.credentials).toContainEqual({ kind: 'github', name: 'github', target: emulator.apiUrl, source: 'GITHUB_TOKEN (set)', configured: true });
+    expect(report.credentials).toContainEqual({ kind: 'github', name: 'github', target: emulator.apiUrl, apiVersion: '2022-11-28', source: 'GITHUB_TOKEN (set)', configured: true });
     expect(report.problems).toEqual([]);
   });
 });

@@ -73,8 +73,8 @@ describe.each(['gs', 'azblob'] as StoreKind[])('org migrations into %s on two wo
       const key = `exports/octo-org-migration-${migrationId}.tar.gz`;
       const expected = sha256(e.migrations.archiveBytes(migrationId)!);
       expect(archive).toMatchObject({ url: `${kind}://${BUCKET}/${key}`, bytes: ARCHIVE_BYTES, sha256: expected });
-      expect(await readBack(kind, storeEnv, BUCKET, key)).toEqual({ bytes: ARCHIVE_BYTES, sha256: expected, metadataSha256: expected });
-      expect(await openUploads(kind, storeEnv, BUCKET, key)).toBe(0);
+      expect(await readBack(kind, server.env, BUCKET, key)).toEqual({ bytes: ARCHIVE_BYTES, sha256: expected, metadataSha256: expected });
+      expect(await openUploads(kind, server.env, BUCKET, key)).toBe(0);
     };
 
     // Two archives at full speed.

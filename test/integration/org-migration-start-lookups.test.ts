@@ -7,6 +7,10 @@
  * the grace period is spent, still not there → sent again (2 lookups). At most 2 lookups per interrupted start,
  * counted by the emulator, in each workflow's status and in the worker's metrics. (Before the bound, a start
  * that was not found was looked up all through the grace period: 5 lookups in these 15 s.)
+ *
+ * Under REST API version 2026-03-10 (issue 39), whose migration resources carry `simple-repository` entries, unless
+ * `LONGHAUL_TEST_GITHUB_API_VERSION` names the version (the matrix's other half): the lookup identifies an adopted
+ * export under both, and no export is made twice.
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +23,7 @@ import { useFleetTeardown } from '../helpers/fleet';
 import { FAST_POLL } from '../helpers/presets';
 import { startWorkerProcess } from '../helpers/worker-process';
 import { waitFor } from '../helpers/wait';
+import { TEST_API_VERSION_ENV, testGithubApiVersion } from '../helpers/api-version';
 
 const fleet = useFleetTeardown();
 
@@ -32,6 +37,7 @@ const CALL_TIMEOUT_MS = 3_000;
 /** Long enough for the held POSTs to have created their migrations when it is spent. */
 const GRACE_MS = 15_000;
 const LIST = 'GET /orgs/:org/migrations';
+const API_VERSION = process.env[TEST_API_VERSION_ENV] ? testGithubApiVersion() : '2026-03-10';
 const START = 'POST /orgs/:org/migrations';
 
 /** A worker process on `taskQueue` against the emulator (one token, the rate governor off: every start goes out at once). */
@@ -42,6 +48,7 @@ async function worker(emulator: Emulator, taskQueue: string, metricsPort?: numbe
     LONGHAUL_RATE_GOVERNOR: 'off',
     GITHUB_API_URL: emulator.apiUrl,
     GITHUB_TOKEN: TEST_TOKEN,
+    GITHUB_API_VERSION: API_VERSION,
     LONGHAUL_DATA_DIR: `/tmp/longhaul-lookups-test-${randomUUID().slice(0, 8)}`,
     LONGHAUL_METRICS_ADDRESS: metricsPort ? `127.0.0.1:${metricsPort}` : 'off',
   });
@@ -108,6 +115,8 @@ describe('org migration: workers killed during the start phase', () => {
     // The starts that created their migration were adopted; the others were sent again once the grace was spent.
     expect(emulator.stats.byRoute[START]).toBe(MIGRATIONS + (MIGRATIONS - CREATED));
     expect(new Set(results.map((r) => r.migrationId)).size).toBe(MIGRATIONS);
+    // No export twice: the server holds exactly one migration per workflow.
+    expect(emulator.migrations.all()).toHaveLength(MIGRATIONS);
     for (const r of results) expect(r.state).toBe('exported');
 
     // The bound: at most 2 lookups per interrupted start (1 when found at once), seen by the server, the

@@ -2,7 +2,8 @@
 
 The vitest test `test/integration/conformance-python.test.ts` starts the emulator and runs pytest with its URLs
 in the environment (LONGHAUL_GITHUB_URL, LONGHAUL_GOOGLE_APIKEYS_URL, LONGHAUL_GOOGLE_LOGGING_URL,
-LONGHAUL_GOOGLE_DNS_URL, LONGHAUL_TOKEN). Clients are used through their public methods only.
+LONGHAUL_GOOGLE_DNS_URL, LONGHAUL_TOKEN, and LONGHAUL_GITHUB_API_VERSION: the REST API version PyGithub asks for,
+2022-11-28 or 2026-03-10). Clients are used through their public methods only.
 """
 import json
 import os
@@ -25,7 +26,11 @@ def env(name):
 
 @pytest.fixture(scope="session")
 def gh():
-    return github.Github(auth=github.Auth.Token(env("LONGHAUL_TOKEN")), base_url=env("LONGHAUL_GITHUB_URL"), retry=None, seconds_between_requests=None, seconds_between_writes=None)
+    return github.Github(auth=github.Auth.Token(env("LONGHAUL_TOKEN")), base_url=env("LONGHAUL_GITHUB_URL"), api_version=api_version(), retry=None, seconds_between_requests=None, seconds_between_writes=None)
+
+
+def api_version():
+    return env("LONGHAUL_GITHUB_API_VERSION")
 
 
 def google_client(api, version, url_env):

@@ -54,18 +54,27 @@ export async function startCountingProxy(targetPort: number, listenPort = 0, hos
     sockets.add(client);
     sockets.add(upstream);
     client.on('data', (d: Buffer) => (sent += d.length));
+    // pipe() ends each side once the other has ended, after writing what it still holds: a store that closes the
+    // connection after its answer (versitygw answers every request `Connection: close`) must not lose the answer's
+    // tail to a reader slower than the store. Destroying the other side on 'close' did: a read-back of an archive
+    // ended "aborted" in a clean-clone run on a busy machine.
     client.pipe(upstream);
     upstream.pipe(client);
-    const close = () => {
+    const drop = () => {
       client.destroy();
       upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
     };
-    client.on('error', close);
-    upstream.on('error', close);
-    client.on('close', close);
-    upstream.on('close', close);
+    client.on('error', drop);
+    upstream.on('error', drop);
+    // A side destroyed without ending (refuse(), failWith()) ends nothing through pipe(): end the other one here.
+    client.on('close', () => {
+      sockets.delete(client);
+      upstream.end();
+    });
+    upstream.on('close', () => {
+      sockets.delete(upstream);
+      client.end();
+    });
   });
   await new Promise<void>((resolve) => server.listen(listenPort, host, resolve));
   const port = (server.address() as AddressInfo).port;

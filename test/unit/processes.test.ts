@@ -39,23 +39,23 @@ describe('the processes', () => {
     for (const [type, claimants] of owners((p) => p.workflows.map((wf) => wf.name))) expect(claimants, type).toHaveLength(1);
   });
 
-  it('each own their activities, every one with a summary', () => {
+  it('each own their activities, every one with a summary', async () => {
     for (const p of processes) {
-      const names = Object.keys(p.activities?.(deps) ?? {}).sort();
+      const names = Object.keys((await p.activities?.())?.(deps) ?? {}).sort();
       expect(Object.keys(p.summaries ?? {}).sort(), `${p.name}'s summaries`).toEqual(names);
     }
-    const all = Object.keys(processActivities(deps));
+    const all = Object.keys(await processActivities(deps));
     expect(all).toEqual([...new Set(all)]);
     expect(all).toContain('startMigration');
     expect(all).toContain('recordScheduledRunFailure');
   });
 
-  it('refuse an activity name two processes define, naming both', () => {
-    const first = defineProcess({ name: 'first', processNames: [], workflows: [], activities: () => ({ fetchThing: async () => 1 }) });
-    const second = defineProcess({ name: 'second', processNames: [], workflows: [], activities: () => ({ fetchThing: async () => 2 }) });
-    expect(() => processActivities(deps, [first, second])).toThrow(ActivityNameClash);
-    expect(() => processActivities(deps, [first, second])).toThrow('activity "fetchThing" is defined by both first and second');
-    expect(() => processActivities(deps, [...processes, first])).not.toThrow();
+  it('refuse an activity name two processes define, naming both', async () => {
+    const first = defineProcess({ name: 'first', processNames: [], workflows: [], activities: async () => () => ({ fetchThing: async () => 1 }) });
+    const second = defineProcess({ name: 'second', processNames: [], workflows: [], activities: async () => () => ({ fetchThing: async () => 2 }) });
+    await expect(processActivities(deps, [first, second])).rejects.toThrow(ActivityNameClash);
+    await expect(processActivities(deps, [first, second])).rejects.toThrow('activity "fetchThing" is defined by both first and second');
+    await expect(processActivities(deps, [...processes, first])).resolves.toBeDefined();
   });
 
   it('each own their groups of the failure registry; the rest belong to the layers below', () => {

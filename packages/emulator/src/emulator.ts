@@ -279,6 +279,9 @@ class EmulatorServer<M extends AnyModule = DefaultModule> {
     if (!token) return fail(401, 'Requires authentication');
     if (service.token !== undefined && token !== service.token) return fail(401, 'Bad credentials');
 
+    const headerProblem = service.checkHeaders?.(req.headers);
+    if (headerProblem) return fail(400, headerProblem.message, headerProblem.extra);
+
     const limiter = service.rateLimiter;
     const caller = token;
     const arrival = limiter?.arrival(caller, now) ?? 'open';

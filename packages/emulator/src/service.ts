@@ -25,6 +25,8 @@ export interface ServiceSpec {
   rateLimited?: boolean;
   /** Checks every routed request's query before its handler: a message is answered 422 (e.g. `per_page`). */
   checkQuery?(query: URLSearchParams): string | undefined;
+  /** Checks every request's headers after authentication: an answer is sent as a 400 (GitHub's unknown API version). */
+  checkHeaders?(headers: Record<string, string | string[] | undefined>): { message: string; extra: Record<string, unknown> } | undefined;
 }
 
 /** A mounted service: its router, and the rate limiter and token its spec asked for. */

@@ -4,7 +4,6 @@ import { Process } from '../../common/processes';
 import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { describeFeedOutcome, type FeedPollOutcome } from './model';
 import { feedCursor, feedPollRun } from './workflow';
-import { createFeedPollActivities } from './activities';
 import { FEED_POLL_SUMMARIES } from './summaries';
 import { registerFeedCommands } from './cli';
 import { FEED_SCHEDULE_PREFIX } from './cli-schedule';
@@ -13,7 +12,7 @@ export const feedPollProcess = defineProcess({
   name: 'feed-poll',
   processNames: [Process.FeedPoll, Process.FeedCursor],
   workflows: [feedPollRun, feedCursor],
-  activities: createFeedPollActivities,
+  activities: () => import('./activities').then((m) => m.createFeedPollActivities),
   summaries: FEED_POLL_SUMMARIES,
   failures: ['feed', 'sink'],
   kinds: {

@@ -6,7 +6,6 @@ import { describeOperationStatus, type OperationStatus } from './model';
 import { apiKeyDelete } from './apikey-delete';
 import { logBucketCreate, logBucketUpdate } from './log-bucket';
 import { dnsChange } from './dns-change';
-import { createGoogleOperationActivities } from './activities';
 import { GOOGLE_OPERATION_SUMMARIES } from './summaries';
 import { describeApiKeyDeleteResult, describeBucketResult, describeDnsChangeResult, registerGoogleCommands } from './cli';
 
@@ -22,7 +21,7 @@ export const googleOperationProcess = defineProcess({
   name: 'google-operation',
   processNames: [Process.ApiKeyDelete, Process.LogBucketCreate, Process.LogBucketUpdate, Process.DnsChange],
   workflows: [apiKeyDelete, logBucketCreate, logBucketUpdate, dnsChange],
-  activities: createGoogleOperationActivities,
+  activities: () => import('./activities').then((m) => m.createGoogleOperationActivities),
   summaries: GOOGLE_OPERATION_SUMMARIES,
   failures: ['googleOperation'],
   kinds: {

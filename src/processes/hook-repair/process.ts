@@ -3,7 +3,6 @@ import { defineProcess } from '../descriptor';
 import { Process } from '../../common/processes';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { hookPing, hookRepair } from './workflow';
-import { createHookActivities } from './activities';
 import { HOOK_SUMMARIES } from './summaries';
 import { registerHookRepairCommands } from './cli';
 import { HOOK_SCHEDULE_PREFIX } from './cli-schedule';
@@ -12,7 +11,7 @@ export const hookRepairProcess = defineProcess({
   name: 'hook-repair',
   processNames: [Process.HookRepair, Process.HookPing],
   workflows: [hookRepair, hookPing],
-  activities: createHookActivities,
+  activities: () => import('./activities').then((m) => m.createHookActivities),
   summaries: HOOK_SUMMARIES,
   failures: ['hook'],
   kinds: {

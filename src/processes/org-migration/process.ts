@@ -4,7 +4,6 @@ import { Process } from '../../common/processes';
 import { LonghaulMigrationGuid, LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { describeOrgMigration, type OrgMigrationResult, type OrgMigrationStatus } from './model';
 import { orgMigration } from './workflow';
-import { createMigrationActivities } from './activities';
 import { MIGRATION_SUMMARIES } from './summaries';
 import { describeMigrationResult, registerMigrateCommands } from './cli';
 
@@ -12,7 +11,7 @@ export const orgMigrationProcess = defineProcess({
   name: 'org-migration',
   processNames: [Process.OrgMigration],
   workflows: [orgMigration],
-  activities: createMigrationActivities,
+  activities: () => import('./activities').then((m) => m.createMigrationActivities),
   summaries: MIGRATION_SUMMARIES,
   failures: ['migration', 'archive'],
   kinds: {

@@ -4,13 +4,12 @@
  * on its Schedule and pauses it after too many.
  */
 import { defineProcess } from '../descriptor';
-import { createScheduleHealthActivities } from './activities';
 import { SCHEDULE_HEALTH_SUMMARIES } from './summaries';
 
 export const scheduledRunProcess = defineProcess({
   name: 'scheduled-run',
   processNames: [],
   workflows: [],
-  activities: createScheduleHealthActivities,
+  activities: () => import('./activities').then((m) => m.createScheduleHealthActivities),
   summaries: SCHEDULE_HEALTH_SUMMARIES,
 });

@@ -4,7 +4,6 @@ import { Process } from '../../common/processes';
 import { LonghaulOrg, LonghaulProcess, LonghaulProgress, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { describeSourceImportStatus, type SourceImportResult, type SourceImportStatus } from './model';
 import { sourceImport } from './workflow';
-import { createImportActivities } from './activities';
 import { IMPORT_SUMMARIES } from './summaries';
 import { describeImportResult, registerImportCommands } from './cli';
 
@@ -12,7 +11,7 @@ export const sourceImportProcess = defineProcess({
   name: 'source-import',
   processNames: [Process.SourceImport],
   workflows: [sourceImport],
-  activities: createImportActivities,
+  activities: () => import('./activities').then((m) => m.createImportActivities),
   summaries: IMPORT_SUMMARIES,
   failures: ['import'],
   kinds: {

@@ -165,11 +165,11 @@ describe('emulated event sizes', () => {
     expect(s.at(-1)).toBeGreaterThan(20_000);
     expect(s.at(-1)).toBeLessThanOrEqual(60_000);
     expect(s.filter((n) => n > 8_000).length).toBeGreaterThan(10);
-    // Large events fill their type's own text field (an issue's or comment's body, a release's notes); pushes
+    // Large events fill their type's own text field (an issue's, comment's or discussion's body, a release's notes); pushes
     // carry no commits (as the seed and GitHub's description give them), so they stay small.
     const large = all.filter((ev) => Buffer.byteLength(JSON.stringify(ev)) > 8_000);
-    expect(new Set(large.map((ev) => ev.type))).toEqual(new Set(['IssuesEvent', 'IssueCommentEvent', 'ReleaseEvent']));
-    const textOf = (ev: Event) => ((ev.payload.comment ?? ev.payload.issue ?? ev.payload.release) as { body: string }).body;
+    expect(new Set(large.map((ev) => ev.type))).toEqual(new Set(['IssuesEvent', 'IssueCommentEvent', 'ReleaseEvent', 'DiscussionEvent']));
+    const textOf = (ev: Event) => ((ev.payload.comment ?? ev.payload.issue ?? ev.payload.release ?? ev.payload.discussion) as { body: string }).body;
     for (const ev of large) expect(textOf(ev).length).toBeGreaterThan(Buffer.byteLength(JSON.stringify(ev)) - 6_000);
     expect(all.filter((ev) => ev.type === 'PushEvent').every((ev) => Object.keys(ev.payload).sort().join() === 'before,head,push_id,ref,repository_id')).toBe(true);
   });

@@ -12,7 +12,8 @@ import type { Router } from '../router';
 import { conditionalJson, NOT_MODIFIED_NOT_COUNTED } from '../conditional';
 import { EmulatorHttpError } from '../http-error';
 import { accountObject, type Account, type GithubFixture } from './fixture';
-import { AUTHENTICATED_USER, githubFixture } from './service';
+import { AUTHENTICATED_USER, apiVersionOf, githubFixture } from './service';
+import { forApiVersion } from './api-version';
 import { accountOr404, movedPermanently, renamedRepository, repositoryByIdOr404, repositoryOr404 } from './lookup';
 import { fullRepository } from './repository';
 
@@ -155,7 +156,11 @@ export function registerAccountRoutes(router: Router, ctx: EmulatorContext, opti
     NOT_MODIFIED_NOT_COUNTED,
   );
 
-  router.get('/orgs/:org', (rc) => conditionalJson(rc, organizationObject(ctx.apiUrl(), fixture(), accountOr404(fixture(), rc.params.org, 'Organization'))), NOT_MODIFIED_NOT_COUNTED);
+  router.get(
+    '/orgs/:org',
+    (rc) => conditionalJson(rc, forApiVersion('organization-full', organizationObject(ctx.apiUrl(), fixture(), accountOr404(fixture(), rc.params.org, 'Organization')), apiVersionOf(rc))),
+    NOT_MODIFIED_NOT_COUNTED,
+  );
 
   router.get(
     '/repos/:owner/:repo',
@@ -163,13 +168,17 @@ export function registerAccountRoutes(router: Router, ctx: EmulatorContext, opti
       // A former name: 301 to the repository's lasting address, as GitHub redirects it (clients follow it there).
       const renamed = renamedRepository(fixture(), rc.params.owner, rc.params.repo);
       if (renamed) throw movedPermanently(`${ctx.apiUrl()}/repositories/${renamed.id}`);
-      return conditionalJson(rc, fullRepository(ctx.apiUrl(), fixture(), repositoryOr404(fixture(), rc.params.owner, rc.params.repo)));
+      return conditionalJson(rc, forApiVersion('full-repository', fullRepository(ctx.apiUrl(), fixture(), repositoryOr404(fixture(), rc.params.owner, rc.params.repo)), apiVersionOf(rc)));
     },
     NOT_MODIFIED_NOT_COUNTED,
   );
 
   // Where a rename's 301 leads. The description has no such path; GitHub serves the repository there.
-  router.get('/repositories/:id', (rc) => conditionalJson(rc, fullRepository(ctx.apiUrl(), fixture(), repositoryByIdOr404(fixture(), rc.params.id))), NOT_MODIFIED_NOT_COUNTED);
+  router.get(
+    '/repositories/:id',
+    (rc) => conditionalJson(rc, forApiVersion('full-repository', fullRepository(ctx.apiUrl(), fixture(), repositoryByIdOr404(fixture(), rc.params.id)), apiVersionOf(rc))),
+    NOT_MODIFIED_NOT_COUNTED,
+  );
 
   // Never spends the caller's limits and is answered while it is limited (GitHub documents both).
   router.get(
@@ -180,7 +189,7 @@ export function registerAccountRoutes(router: Router, ctx: EmulatorContext, opti
       const core = ctx.rateLimiter.status(rc.token ?? '', rc.now);
       // The search window is reported whole (the emulator serves no search), resetting at the next full minute.
       const search = { limit: options.searchLimitPerMinute, remaining: options.searchLimitPerMinute, used: 0, reset: Math.ceil(rc.now / 60_000) * 60 };
-      return conditionalJson(rc, { resources: { core, search }, rate: core });
+      return conditionalJson(rc, forApiVersion('rate-limit-overview', { resources: { core, search }, rate: core }, apiVersionOf(rc)));
     },
     { countsAgainstPrimary: () => false, exemptFromLimits: true, points: 0 },
   );

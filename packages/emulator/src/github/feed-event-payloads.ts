@@ -3,7 +3,8 @@
  * (`@octokit/openapi`, the `event` schema's per-type payload schemas) requires of its type: `ref_type` for
  * creates and deletes, `action` for watches, issues, comments, pull requests and releases, full issue, comment
  * and release objects with their users. Push events carry `{repository_id, push_id, ref, head, before}` only,
- * as the seed (spec 001) and the current description give them: GitHub no longer lists commits in events.
+ * as the seed (spec 001) and the current description give them: since 2025 GitHub no longer lists commits (nor
+ * `size`, `distinct_size`) in push events. `DiscussionEvent` (in the description since 2025) carries a discussion.
  *
  * Each payload names the one text field a large event of its type really has (an issue's body, a comment's
  * body, a release's notes), so realistic sizes are reached there and nowhere else.
@@ -11,14 +12,14 @@
 import { createHash } from 'node:crypto';
 import { accountObject, type Account, type Repository } from './fixture';
 
-export const EVENT_TYPES = ['PushEvent', 'CreateEvent', 'DeleteEvent', 'WatchEvent', 'PullRequestEvent', 'IssuesEvent', 'IssueCommentEvent', 'ReleaseEvent'] as const;
+export const EVENT_TYPES = ['PushEvent', 'CreateEvent', 'DeleteEvent', 'WatchEvent', 'PullRequestEvent', 'IssuesEvent', 'IssueCommentEvent', 'ReleaseEvent', 'DiscussionEvent'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The types whose payload has a large text field (an event larger than its natural size is one of these). */
-export const TEXT_EVENT_TYPES: readonly EventType[] = ['IssuesEvent', 'IssueCommentEvent', 'IssueCommentEvent', 'ReleaseEvent'];
+export const TEXT_EVENT_TYPES: readonly EventType[] = ['IssuesEvent', 'IssueCommentEvent', 'IssueCommentEvent', 'ReleaseEvent', 'DiscussionEvent'];
 
 /** The everyday mix (a push most often), by weight: one entry per share. */
-const MIX: readonly EventType[] = ['PushEvent', 'PushEvent', 'PushEvent', 'PushEvent', 'CreateEvent', 'DeleteEvent', 'WatchEvent', 'WatchEvent', 'PullRequestEvent', 'PullRequestEvent', 'IssuesEvent', 'IssueCommentEvent', 'IssueCommentEvent', 'ReleaseEvent'];
+const MIX: readonly EventType[] = ['PushEvent', 'PushEvent', 'PushEvent', 'PushEvent', 'CreateEvent', 'DeleteEvent', 'WatchEvent', 'WatchEvent', 'PullRequestEvent', 'PullRequestEvent', 'IssuesEvent', 'IssueCommentEvent', 'IssueCommentEvent', 'ReleaseEvent', 'DiscussionEvent'];
 
 /** Event `id`'s type in the everyday mix (a hash of the id, so neighbouring ids differ). */
 export function mixedEventType(id: number): EventType {
@@ -141,7 +142,46 @@ export function buildPayload(type: EventType, c: PayloadContext): BuiltPayload {
       };
       return { payload: { action: 'published', release }, setText: (text) => (release.body = text) };
     }
+    case 'DiscussionEvent': {
+      const discussionId = id * 17;
+      const html = `${HTML}/${repo.owner}/${repo.name}/discussions/${number}`;
+      const discussion = {
+        repository_url: repoApi,
+        category: { id: (id % 4) + 1, node_id: nodeId('DIC_', (id % 4) + 1), repository_id: repo.id, emoji: ':speech_balloon:', name: 'General', description: 'Chat about anything', created_at: new Date(Date.UTC(2024, 0, 1)).toISOString(), updated_at: new Date(Date.UTC(2024, 0, 1)).toISOString(), slug: 'general', is_answerable: false },
+        answer_html_url: null,
+        answer_chosen_at: null,
+        answer_chosen_by: null,
+        html_url: html,
+        id: discussionId,
+        node_id: nodeId('D_', discussionId),
+        number,
+        title: `Retention of the activity feed after ${(id % 29) + 1} days`,
+        user: accountObject(c.apiUrl, c.actor),
+        state: 'open',
+        state_reason: null,
+        locked: false,
+        comments: 0,
+        created_at: new Date(c.at).toISOString(),
+        updated_at: new Date(c.at).toISOString(),
+        author_association: 'MEMBER',
+        active_lock_reason: null,
+        body: '',
+      };
+      return { payload: { action: 'created', discussion }, setText: (text) => (discussion.body = text) };
+    }
   }
+}
+
+/**
+ * An event as `version` answers it: 2026-03-10 removes the singular `assignee` from issues and pull requests in
+ * event payloads (changeset remove_singular_assignee_from_issues_and_pull_requests, on every feed path).
+ */
+export function eventForApiVersion<E extends Record<string, unknown>>(event: E, version: '2022-11-28' | '2026-03-10'): E {
+  const payload = event.payload as Record<string, unknown> | undefined;
+  const issue = payload?.issue as Record<string, unknown> | undefined;
+  if (version === '2022-11-28' || !issue || !('assignee' in issue)) return event;
+  const { assignee: _dropped, ...rest } = issue;
+  return { ...event, payload: { ...payload, issue: rest } };
 }
 
 /** The description's payload schema of each event type (`PushEvent` → `push-event`). */

@@ -10,14 +10,14 @@
  */
 import type { Router, RouteContext, RouteResult } from '../router';
 import { refillAll, type Durable, type EmulatorContext } from '../module';
-import { AUTHENTICATED_USER, githubFixture } from './service';
+import { AUTHENTICATED_USER, apiVersionOf, githubFixture } from './service';
 import { EmulatorHttpError } from '../http-error';
 import { NOT_MODIFIED_NOT_COUNTED, etagMatches, weakEtag } from '../conditional';
 import type { Account, Repository } from './fixture';
 import { accountOr404, movedPermanently, renamedRepository, repositoryOr404 } from './lookup';
 import { paginate } from './pagination';
 import { sizedEvent, targetEventBytes, type EventSizeOption } from './feed-event-sizes';
-import { buildPayload } from './feed-event-payloads';
+import { buildPayload, eventForApiVersion } from './feed-event-payloads';
 
 export interface FeedBurst {
   /** When, relative to the emulator's start. @format milliseconds */
@@ -248,7 +248,8 @@ export function registerFeedRoutes(router: Router, ctx: EmulatorContext, options
       return { status: 304, headers };
     }
     for (const e of page.items) e.served = true;
-    return { status: 200, headers: { ...headers, ...page.headers }, body: page.items.map((e) => e.event) };
+    const version = apiVersionOf(rc);
+    return { status: 200, headers: { ...headers, ...page.headers }, body: page.items.map((e) => eventForApiVersion(e.event, version)) };
   };
 
   const caller = () => options.authenticatedUser.toLowerCase();

@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Router, RouteResult } from '../router';
 import { refill, type Durable, type EmulatorContext } from '../module';
-import { githubFixture } from './service';
+import { apiVersionOf, githubFixture } from './service';
+import { migrationRepository, type ApiVersion } from './api-version';
 import { EmulatorHttpError } from '../http-error';
 import { conditionalJson, NOT_MODIFIED_NOT_COUNTED } from '../conditional';
 import * as v from 'valibot';
@@ -95,9 +96,10 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
     return Math.round(min + (max - min) * fraction);
   };
 
-  const repoObject = (repo: Repository) => fullRepository(ctx.apiUrl(), fixture, repo);
+  // A migration's repositories: `repository` under 2022-11-28, `simple-repository` (name, full_name, owner, links) under 2026-03-10.
+  const repoObject = (repo: Repository, version: ApiVersion) => migrationRepository(fullRepository(ctx.apiUrl(), fixture, repo), version);
 
-  const migrationObject = (m: EmulatedMigration, now: number) => {
+  const migrationObject = (m: EmulatedMigration, now: number, version: ApiVersion) => {
     const base = ctx.apiUrl();
     const state = stateOf(m, now);
     const object: Record<string, unknown> = {
@@ -113,7 +115,7 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
       exclude_releases: m.flags.exclude_releases ?? false,
       exclude_owner_projects: m.flags.exclude_owner_projects ?? false,
       org_metadata_only: m.flags.org_metadata_only ?? false,
-      repositories: m.repositories.map(repoObject),
+      repositories: m.repositories.map((r) => repoObject(r, version)),
       url: `${base}/orgs/${m.org}/migrations/${m.id}`,
       archive_url: state === 'exported' ? `${base}/orgs/${m.org}/migrations/${m.id}/archive` : undefined,
       exclude: m.exclude,
@@ -137,7 +139,8 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
     return undefined;
   };
 
-  router.post('/orgs/:org/migrations', ({ params, body, now }): RouteResult => {
+  router.post('/orgs/:org/migrations', (rc): RouteResult => {
+    const { params, body, now } = rc;
     const account = orgAccount(params.org);
     const input = validateBody(body, START_BODY);
     const names = input.repositories;
@@ -175,10 +178,11 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
     };
     migrations.set(id, m);
     ctx.storage.put(archiveKey(m), { bytes: archiveContent(m), contentType: 'application/x-gzip' });
-    return { status: 201, body: migrationObject(m, now) };
+    return { status: 201, body: migrationObject(m, now, apiVersionOf(rc)) };
   });
 
-  router.get('/orgs/:org/migrations', ({ params, query, now }) => {
+  router.get('/orgs/:org/migrations', (rc) => {
+    const { params, query, now } = rc;
     orgAccount(params.org);
     const all = [...migrations.values()].filter((m) => m.org.toLowerCase() === params.org.toLowerCase()).sort((a, b) => b.id - a.id);
     const exclude = query.getAll('exclude').concat(query.getAll('exclude[]'));
@@ -187,7 +191,7 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
       status: 200,
       headers: page.headers,
       body: page.items.map((m) => {
-        const object = migrationObject(m, now);
+        const object = migrationObject(m, now, apiVersionOf(rc));
         if (exclude.includes('repositories')) delete object.repositories;
         return object;
       }),
@@ -199,17 +203,18 @@ export function registerMigrationRoutes(router: Router, ctx: EmulatorContext, op
     '/orgs/:org/migrations/:id',
     (rc) => {
       const m = find(rc.params.org, rc.params.id);
-      const object = migrationObject(m, rc.now);
+      const object = migrationObject(m, rc.now, apiVersionOf(rc));
       if (rc.query.getAll('exclude').concat(rc.query.getAll('exclude[]')).includes('repositories')) delete object.repositories;
       return conditionalJson(rc, object);
     },
     NOT_MODIFIED_NOT_COUNTED,
   );
 
-  router.get('/orgs/:org/migrations/:id/repositories', ({ params, query }) => {
+  router.get('/orgs/:org/migrations/:id/repositories', (rc) => {
+    const { params, query } = rc;
     const m = find(params.org, params.id);
     const page = paginate(m.repositories, query, `${ctx.apiUrl()}/orgs/${params.org}/migrations/${m.id}/repositories`);
-    return { status: 200, headers: page.headers, body: page.items.map(repoObject) };
+    return { status: 200, headers: page.headers, body: page.items.map((r) => repoObject(r, apiVersionOf(rc))) };
   });
 
   router.get('/orgs/:org/migrations/:id/archive', ({ params, now }) => {

@@ -4,6 +4,7 @@
  */
 import type { EmulatorContext, ServiceSpec } from '../module';
 import { defaultGithubFixture, type GithubFixture } from './fixture';
+import { requestedApiVersion, unsupportedApiVersion, type ApiVersion } from './api-version';
 
 /** `per_page` outside 1..100 is a 422 on every GitHub list endpoint, before the handler runs. */
 function checkPerPage(query: URLSearchParams): string | undefined {
@@ -12,7 +13,10 @@ function checkPerPage(query: URLSearchParams): string | undefined {
   return `Invalid request.\n\nper_page must be an integer between 1 and 100, got ${JSON.stringify(perPage)}.`;
 }
 
-export const githubService: ServiceSpec = { name: 'github', prefix: '', errorStyle: 'github', rateLimited: true, checkQuery: checkPerPage };
+export const githubService: ServiceSpec = { name: 'github', prefix: '', errorStyle: 'github', rateLimited: true, checkQuery: checkPerPage, checkHeaders: unsupportedApiVersion };
+
+/** The REST API version a routed request asks for (an unknown one was answered 400 before its route). */
+export const apiVersionOf = (rc: { headers: Record<string, string | undefined> }): ApiVersion => requestedApiVersion(rc.headers) ?? '2022-11-28';
 
 /** Emulator options the GitHub family reads as a whole rather than one module. */
 export interface GithubFamilyOptions {

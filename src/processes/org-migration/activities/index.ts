@@ -4,8 +4,8 @@
  */
 import type { components } from '@octokit/openapi-types';
 import { githubFor, type ActivityDeps } from '../../../activities/context';
-import { Context } from '@temporalio/activity';
-import { MIGRATION_FLAG_FIELDS, MIGRATION_FLAGS, type MigrationFlag, type MigrationFlags } from '../model';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { MIGRATION_FLAG_FIELDS, MIGRATION_FLAGS, MigrationFailure, type MigrationFlag, type MigrationFlags } from '../model';
 import { LonghaulMigrationGuid } from '../../../common/search-attributes';
 import { basename } from 'node:path';
 import { createArchiveDownload } from './archive';
@@ -63,9 +63,24 @@ export function summarizeMigration(m: Migration): MigrationSummary {
     guid: m.guid,
     state: m.state,
     lockRepositories: m.lock_repositories,
-    repositories: (m.repositories ?? []).map((r) => r.name),
+    repositories: repositoryNames(m) ?? [],
     createdAt: m.created_at,
   };
+}
+
+/**
+ * A migration's repository names, from what both REST API versions return: 2022-11-28 gives each as a full
+ * `repository`, 2026-03-10 as a `simple-repository` (changeset restrict_repo_fields_in_migration_resource); both
+ * carry `name` and `full_name`. Undefined when the answer names none that can be read (`repositories` absent, or an
+ * entry with neither field): such a migration cannot be told apart by its repositories.
+ */
+function repositoryNames(m: Migration): string[] | undefined {
+  const entries = (m as { repositories?: unknown }).repositories;
+  if (!Array.isArray(entries)) return undefined;
+  const names = entries.map((r: { name?: unknown; full_name?: unknown } | null) =>
+    typeof r?.name === 'string' ? r.name : typeof r?.full_name === 'string' ? r.full_name.split('/').pop() : undefined,
+  );
+  return names.every((n): n is string => typeof n === 'string' && n !== '') ? names : undefined;
 }
 
 const enc = encodeURIComponent;
@@ -108,8 +123,13 @@ export function createMigrationActivities(deps: ActivityDeps) {
           const created = Date.parse(candidate.createdAt);
           // Every later one is older still: none of them is this workflow's.
           if (created < notBefore) return undefined;
-          if (names !== wanted || created > notAfter) continue;
+          if (created > notAfter) continue;
           if (MIGRATION_FLAGS.some((f) => candidate.flags[f] !== (input.flags[f] ?? false))) continue;
+          // The safe side: an export of this window and these flags whose repositories cannot be read may be this
+          // workflow's. Passing it over would start the export again (twice, silently); adopting it might take
+          // another's. Neither: the start fails, naming the migration to check.
+          if (repositoryNames(m) === undefined && wanted !== '') throw unidentifiable(input.org, candidate);
+          if (names !== wanted) continue;
           if (await recordedByAnotherWorkflow(candidate.guid)) continue;
           return candidate;
         }
@@ -155,6 +175,15 @@ export function createMigrationActivities(deps: ActivityDeps) {
       return abortArchiveUpload(input.archiveTo, basename(input.path));
     },
   };
+}
+
+function unidentifiable(org: string, m: MigrationSummary): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: MigrationFailure.StartUnidentifiable,
+    nonRetryable: true,
+    message: `migration ${m.id} (guid ${m.guid}, created ${m.createdAt}) of ${org} matches this start's attempt window and flags but its answer names no repositories: it is neither adopted nor started again; check GET /orgs/${org}/migrations/${m.id}/repositories`,
+    details: [{ migrationId: m.id, guid: m.guid, createdAt: m.createdAt }],
+  });
 }
 
 /** The migration's activities, as its workflow proxies them. */

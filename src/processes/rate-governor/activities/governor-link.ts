@@ -50,6 +50,8 @@ import type { Clock } from '../../../common/clock';
 
 export interface GovernorLinkOptions {
   credential: string;
+  /** The API the credential calls, as metrics and logs label it (default `github`). */
+  api?: 'github' | 'google';
   /** The task queue the governor workflow runs on; default: the running activity's (the worker's own). */
   taskQueue?: () => string;
   /** The Temporal client to reach the governor with; default: the running activity's (the worker's connection). */
@@ -82,6 +84,7 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math
 
 export class GovernorLink implements RequestBudget {
   readonly workerId: string;
+  private readonly api: 'github' | 'google';
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -102,6 +105,7 @@ export class GovernorLink implements RequestBudget {
 
   constructor(private readonly opts: GovernorLinkOptions) {
     this.workerId = opts.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.api = opts.api ?? 'github';
     this.clock = opts.clock ?? Date.now;
     this.random = opts.random ?? Math.random;
     this.sleep = opts.sleep ?? defaultSleep;
@@ -164,7 +168,7 @@ export class GovernorLink implements RequestBudget {
         const early = answer.slotAt - this.clock();
         if (early > 0) {
           // Pacing for a mutation slot is time spent on limits too (counted, not logged: it is routine).
-          longhaulMetrics().limitWaitMs.add(Math.round(early), { api: 'github' });
+          longhaulMetrics().limitWaitMs.add(Math.round(early), { api: this.api });
           await untilCancelled(this.sleep(early));
         }
         // This worker's previous mutation may have gone out late; the governor spaced this slot from it by less
@@ -188,7 +192,7 @@ export class GovernorLink implements RequestBudget {
         // answers stay this slow).
         if (!chained) this.slotLead = nextSlotLead(this.slotLead, answer.lateMs ?? 0, true);
         activityLog('info', 'governor-wait', `${call.method} ${call.url}: mutation slot on ${this.opts.credential} arrived too late; asks again ${this.slotLead} ms ahead`, {
-          api: 'github',
+          api: this.api,
           credential: this.opts.credential,
           slotLeadMs: this.slotLead,
         });
@@ -213,10 +217,10 @@ export class GovernorLink implements RequestBudget {
   private async waitHere(answer: { retryInMs: number; reason: string }, call: CallDescription): Promise<void> {
     const until = new Date(this.clock() + answer.retryInMs).toISOString();
     showSharedWait({ credential: this.opts.credential, until, reason: answer.reason });
-    longhaulMetrics().limitWaitMs.add(Math.round(answer.retryInMs), { api: 'github' });
+    longhaulMetrics().limitWaitMs.add(Math.round(answer.retryInMs), { api: this.api });
     // `until`: the end the waiting activity shows (its heartbeat details), to be read beside the worker's `limit-learned`.
     activityLog('info', 'governor-wait', `${call.method} ${call.url}: waits ${Math.ceil(answer.retryInMs / 1000)} s on ${this.opts.credential}'s shared rate limit (${answer.reason})`, {
-      api: 'github',
+      api: this.api,
       credential: this.opts.credential,
       waitMs: Math.round(answer.retryInMs),
       reason: answer.reason,
@@ -231,9 +235,9 @@ export class GovernorLink implements RequestBudget {
   }
 
   private refusal(answer: { retryInMs: number; reason: string }, call: CallDescription) {
-    longhaulMetrics().limitWaitMs.add(Math.round(answer.retryInMs), { api: 'github' });
+    longhaulMetrics().limitWaitMs.add(Math.round(answer.retryInMs), { api: this.api });
     activityLog('info', 'governor-wait', `${call.method} ${call.url}: not sent, Temporal retries in ${Math.ceil(answer.retryInMs / 1000)} s (${this.opts.credential}'s shared rate limit: ${answer.reason})`, {
-      api: 'github',
+      api: this.api,
       credential: this.opts.credential,
       waitMs: Math.round(answer.retryInMs),
       reason: answer.reason,
@@ -386,7 +390,7 @@ export class GovernorLink implements RequestBudget {
     this.closedReason = reason;
     const [at, end] = [new Date(this.clock()).toISOString(), new Date(until).toISOString()];
     activityLog('info', 'limit-learned', `${this.opts.credential} is rate limited until ${end}, learned from ${source === 'answer' ? 'an answer of the API' : 'the rate governor'} (${reason})`, {
-      api: 'github',
+      api: this.api,
       credential: this.opts.credential,
       source,
       at,
@@ -403,7 +407,7 @@ export class GovernorLink implements RequestBudget {
     this.contentClosedUntil = until;
     const [at, end] = [new Date(this.clock()).toISOString(), new Date(until).toISOString()];
     activityLog('info', 'limit-learned', `${this.opts.credential} may create no content until ${end}, learned from ${source === 'answer' ? 'an answer of the API' : 'the rate governor'} (${CONTENT_CLOSED})`, {
-      api: 'github',
+      api: this.api,
       credential: this.opts.credential,
       kind: 'content',
       source,
