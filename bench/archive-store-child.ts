@@ -12,9 +12,9 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { request } from 'undici';
-import { uploadArchive, type ArchiveObject, type OpenSource, type UploadCheckpoint } from '../src/object-store';
-import { TokenlessClient } from '../src/http/tokenless';
-import { streamArchiveTo } from '../src/processes/org-migration/activities/archive-upload';
+import { uploadArchive, type ArchiveObject, type OpenSource, type UploadCheckpoint } from '../src/archive/object-store';
+import { StorageClient } from '../src/archive/storage/client';
+import { streamArchiveTo } from '../src/archive/to-store';
 import { startMeasuring } from './archive-kit';
 
 export interface StoreChildInput {
@@ -50,7 +50,7 @@ export interface StoreChildResult {
 async function streamLikeTheActivity(input: StoreChildInput): Promise<ArchiveObject> {
   // The store's SDK reads its standard variables from the process, as on a worker.
   Object.assign(process.env, input.env);
-  const storage = new TokenlessClient({ api: 'storage', route: '/object' });
+  const storage = new StorageClient({ api: 'storage', route: '/object' });
   return streamArchiveTo(
     input.destination,
     input.name,

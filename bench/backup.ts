@@ -19,7 +19,7 @@ import { startEmulator } from '@longhaul/emulator';
 import { startDevServer } from '../src/temporal/dev-server';
 import { writeWorkflowBundle } from '../src/temporal/bundle';
 import { startVersitygw } from '../test/servers/object-stores';
-import { s3Client } from '../src/object-store/stores/s3';
+import { s3Client } from '../src/archive/object-store/stores/s3';
 import { orgBackup } from '../src/processes/org-backup/workflow';
 import { buildWorker, rssKb, startWorkerProcess } from './worker-process';
 

@@ -4,8 +4,8 @@
  * the download's. Input: a JSON argument; output: one JSON line on stdout.
  */
 import { join } from 'node:path';
-import type { archiveDownloader as Downloader, ArchiveDownloadInput } from '../src/processes/org-migration/activities/archive-download';
-import type { UploadProgress } from '../src/processes/org-migration/activities/archive-upload';
+import type { archiveDownloader as Downloader, ArchiveDownloadInput } from '../src/processes/org-migration/activities/archive';
+import type { UploadProgress } from '../src/archive/to-store';
 import type { createGithubClient as GithubClient } from '../src/http/github';
 import { applyNetworkSettings } from '../src/http/proxy';
 import { startMeasuring } from './archive-kit';
@@ -53,7 +53,9 @@ async function main(): Promise<void> {
   // As the worker does: the proxy and the CA of the environment (`bench:download --proxy`, `--tls`).
   applyNetworkSettings();
   const root = input.codeRoot ?? join(__dirname, '..');
-  const { archiveDownloader } = (await import(join(root, 'src/processes/org-migration/activities/archive-download'))) as { archiveDownloader: typeof Downloader };
+  // The activity's file since the archive module (0.5.0); a baseline checkout of an earlier release has the old one.
+  const activity = await import(join(root, 'src/processes/org-migration/activities/archive')).catch(() => import(join(root, 'src/processes/org-migration/activities/archive-download')));
+  const { archiveDownloader } = activity as { archiveDownloader: typeof Downloader };
   const { createGithubClient } = (await import(join(root, 'src/http/github'))) as { createGithubClient: typeof GithubClient };
   const download = archiveDownloader({ github: createGithubClient({ baseUrl: input.apiUrl, token: () => input.token }), dataDir: input.dataDir });
   const meter = await startMeasuring(input.startOnGo);

@@ -41,7 +41,7 @@ import { benchWorkerNodeFlags } from './worker-process';
 import { exportedMigration, expectedSha256, ORG, TOKEN } from './archive-kit';
 import type { ChildInput, ChildResult } from './download-child';
 import { startForwardProxy, startProxyOnlyGate, type ForwardProxy, type ProxyOnlyGate } from '../test/helpers/forward-proxy';
-import type { UploadProgress } from '../src/processes/org-migration/activities/archive-upload';
+import type { UploadProgress } from '../src/archive/to-store';
 
 
 interface Options {

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { MAX_PART_BYTES, MAX_PARTS_IN_FLIGHT, MIB, MIN_PART_BYTES } from './common/object-store-limits';
+import { readVariable, setting, type SettingName } from './settings';
 
 export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
 export const DEFAULT_TASK_QUEUE = 'longhaul';
@@ -126,8 +127,8 @@ export function githubApiVersion(env: NodeJS.ProcessEnv, name: string): GithubAp
 }
 
 function githubCredentials(env: NodeJS.ProcessEnv, defaultUrl: string): GithubCredentialConfig[] {
-  const defaultName = env.LONGHAUL_GITHUB_CREDENTIAL || DEFAULT_GITHUB_CREDENTIAL;
-  const names = (env.LONGHAUL_GITHUB_CREDENTIALS ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+  const defaultName = setting('LONGHAUL_GITHUB_CREDENTIAL', env) || DEFAULT_GITHUB_CREDENTIAL;
+  const names = (setting('LONGHAUL_GITHUB_CREDENTIALS', env) ?? '').split(',').map((n) => n.trim()).filter(Boolean);
   for (const name of [defaultName, ...names]) credentialName(name);
   const extra = names.filter((n) => n !== defaultName).map((n) => githubCredential(env, n, false, DEFAULT_GITHUB_API_URL));
   return [githubCredential(env, defaultName, true, defaultUrl), ...extra];
@@ -139,8 +140,8 @@ function credentialName(name: string): string {
 }
 
 /** `env[name]` as an integer in `[min, max]`, or undefined when unset; `why` says where the bounds come from. */
-function optionalInt(env: NodeJS.ProcessEnv, name: string, min: number, max = Number.POSITIVE_INFINITY, why = ''): number | undefined {
-  const raw = env[name];
+function optionalInt(env: NodeJS.ProcessEnv, name: SettingName, min: number, max = Number.POSITIVE_INFINITY, why = ''): number | undefined {
+  const raw = setting(name, env);
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -179,10 +180,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LonghaulConfig
     googleApikeysUrl: httpUrl(env, 'GOOGLE_APIKEYS_URL', DEFAULT_GOOGLE_APIKEYS_URL),
     googleLoggingUrl: httpUrl(env, 'GOOGLE_LOGGING_URL', DEFAULT_GOOGLE_LOGGING_URL),
     googleDnsUrl: httpUrl(env, 'GOOGLE_DNS_URL', DEFAULT_GOOGLE_DNS_URL),
-    taskQueue: env.LONGHAUL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
-    dataDir: env.LONGHAUL_DATA_DIR || '.longhaul',
+    taskQueue: setting('LONGHAUL_TASK_QUEUE', env) || DEFAULT_TASK_QUEUE,
+    dataDir: setting('LONGHAUL_DATA_DIR', env) || '.longhaul',
     githubCredentials: githubCredentials(env, githubApiUrl),
-    googleCredential: credentialName(env.LONGHAUL_GOOGLE_CREDENTIAL || 'google'),
+    googleCredential: credentialName(setting('LONGHAUL_GOOGLE_CREDENTIAL', env) || 'google'),
     rateGovernor: rateGovernorSettings(env),
     registerSearchAttributes: onOff(env, 'LONGHAUL_REGISTER_SEARCH_ATTRIBUTES'),
     archiveUpload: archiveUploadSettings(env),
@@ -192,7 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LonghaulConfig
 
 /** `LONGHAUL_ALLOWED_HOSTS`: host names or IP addresses (IPv6 with or without brackets), comma-separated; no schemes, ports or ranges. */
 export function allowedHosts(env: NodeJS.ProcessEnv): string[] {
-  const hosts = (env.LONGHAUL_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+  const hosts = (setting('LONGHAUL_ALLOWED_HOSTS', env) ?? '').split(',').map((h) => h.trim()).filter(Boolean);
   const hostName = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/i;
   for (const host of hosts) {
     if (!isIP(host.replace(/^\[(.*)\]$/, '$1')) && !hostName.test(host)) {
@@ -203,8 +204,8 @@ export function allowedHosts(env: NodeJS.ProcessEnv): string[] {
 }
 
 /** `on`/`off` (any case) as a boolean; undefined when unset. */
-export function onOff(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
-  const raw = env[name];
+export function onOff(env: NodeJS.ProcessEnv, name: SettingName): boolean | undefined {
+  const raw = setting(name, env);
   if (raw === undefined || raw === '') return undefined;
   const flag = raw.toLowerCase();
   if (flag !== 'on' && flag !== 'off') throw new ConfigError(`${name} must be on or off, got ${JSON.stringify(raw)}`);
@@ -213,7 +214,7 @@ export function onOff(env: NodeJS.ProcessEnv, name: string): boolean | undefined
 
 /** The URL in `env[name]` (or the default), which must be http(s). */
 function httpUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
-  const value = env[name] || fallback;
+  const value = readVariable(name, env) || fallback;
   try {
     const url = new URL(value);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http(s)');
@@ -232,9 +233,9 @@ export class ConfigError extends Error {
  * (Docker/Kubernetes secrets). Returns undefined when neither is set.
  */
 export function readSecret(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const direct = env[name];
+  const direct = readVariable(name, env);
   if (direct) return direct.trim();
-  const file = env[`${name}_FILE`];
+  const file = readVariable(`${name}_FILE`, env);
   if (file) return readFileSync(file, 'utf8').trim();
   return undefined;
 }
@@ -262,12 +263,12 @@ export function codecServerSettings(env: NodeJS.ProcessEnv = process.env): Codec
   try {
     tokenText = readSecret('LONGHAUL_CODEC_SERVER_TOKEN', env);
   } catch (err) {
-    throw new ConfigError(`LONGHAUL_CODEC_SERVER_TOKEN_FILE: cannot read ${env.LONGHAUL_CODEC_SERVER_TOKEN_FILE ?? ''}: ${(err as Error).message}`);
+    throw new ConfigError(`LONGHAUL_CODEC_SERVER_TOKEN_FILE: cannot read ${readVariable('LONGHAUL_CODEC_SERVER_TOKEN_FILE', env) ?? ''}: ${(err as Error).message}`);
   }
   const authOff = onOff(env, 'LONGHAUL_CODEC_SERVER_AUTH') === false;
   const tokens = list(tokenText);
   if (authOff && tokens.length > 0) throw new ConfigError('LONGHAUL_CODEC_SERVER_AUTH=off and a LONGHAUL_CODEC_SERVER_TOKEN are both set: choose one');
-  const origins = list(env.LONGHAUL_CODEC_SERVER_CORS_ORIGINS);
+  const origins = list(setting('LONGHAUL_CODEC_SERVER_CORS_ORIGINS', env));
   for (const origin of origins) {
     let url: URL | undefined;
     try {
@@ -277,15 +278,15 @@ export function codecServerSettings(env: NodeJS.ProcessEnv = process.env): Codec
     }
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) throw new ConfigError(`LONGHAUL_CODEC_SERVER_CORS_ORIGINS: ${JSON.stringify(origin)} is not an origin (scheme://host[:port], no path)`);
   }
-  const certFile = env.LONGHAUL_CODEC_SERVER_TLS_CERT_FILE;
-  const keyFile = env.LONGHAUL_CODEC_SERVER_TLS_KEY_FILE;
+  const certFile = setting('LONGHAUL_CODEC_SERVER_TLS_CERT_FILE', env);
+  const keyFile = setting('LONGHAUL_CODEC_SERVER_TLS_KEY_FILE', env);
   if (Boolean(certFile) !== Boolean(keyFile)) throw new ConfigError('LONGHAUL_CODEC_SERVER_TLS_CERT_FILE and LONGHAUL_CODEC_SERVER_TLS_KEY_FILE go together');
   return {
     tokens,
     authOff,
     ...(origins.length > 0 ? { corsOrigins: origins } : {}),
-    hostNames: list(env.LONGHAUL_CODEC_SERVER_HOSTS),
-    ...(env.LONGHAUL_CODEC_SERVER_HOST ? { host: env.LONGHAUL_CODEC_SERVER_HOST } : {}),
+    hostNames: list(setting('LONGHAUL_CODEC_SERVER_HOSTS', env)),
+    ...(setting('LONGHAUL_CODEC_SERVER_HOST', env) ? { host: setting('LONGHAUL_CODEC_SERVER_HOST', env) } : {}),
     ...(certFile && keyFile ? { tls: { certFile, keyFile } } : {}),
   };
 }

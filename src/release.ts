@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setting } from './settings';
 
 /** The Worker Deployment every longhaul worker belongs to; each release is one version of it. */
 export const DEPLOYMENT_NAME = 'longhaul';
@@ -23,7 +24,7 @@ export function releaseVersion(): string {
  * doctor`); the worker polls with it and `longhaul_build_info` names it, both from here.
  */
 export function workerDeploymentVersion(env: NodeJS.ProcessEnv = process.env): { deploymentName: string; buildId: string } {
-  return { deploymentName: env.LONGHAUL_WORKER_DEPLOYMENT || DEPLOYMENT_NAME, buildId: env.LONGHAUL_BUILD_ID || releaseVersion() };
+  return { deploymentName: setting('LONGHAUL_WORKER_DEPLOYMENT', env) || DEPLOYMENT_NAME, buildId: setting('LONGHAUL_BUILD_ID', env) || releaseVersion() };
 }
 
 /** A deployment version as Temporal writes it: `longhaul.0.2.0` (this release's, unless another is given). */

@@ -26,11 +26,12 @@ import { NamespaceNotReadyError, prepareNamespace } from './temporal/setup-names
 import { releaseVersion } from './release';
 import { ExitCode } from './common/exit-codes';
 import { longhaulDataConverter } from './temporal/codec';
-import { encodedFailuresBundlePath, workflowBundleOptions, workflowsPath } from './temporal/workflow-bundle';
+import { encodedFailuresBundlePath, workflowBundleOption, workflowBundleOptions, workflowsPath } from './temporal/workflow-bundle';
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 import { missingWorkerNodeFlags, WORKER_MALLOC_DEFAULTS } from './worker-env';
 import { describeWorkerDeployment, workerDeploymentFromEnv } from './temporal/worker-versioning';
 import { applyNetworkSettings, describeNetwork } from './http/proxy';
+import { describeUnknown, setting, unknownSettings } from './settings';
 
 export { encodedFailuresBundlePath, workflowBundleOptions, workflowsPath };
 
@@ -100,7 +101,7 @@ export class LonghaulWorker {
 /**
  * How often an activity's heartbeats reach the server, at most. The SDK's default sends the first at once and
  * then at most one per 80 % of the heartbeat timeout: 24 s for the archive download, whose heartbeat details are
- * its upload's checkpoint (`src/object-store/upload.ts`). Another host's attempt continues from the checkpoint
+ * its upload's checkpoint (`src/archive/object-store/upload.ts`). Another host's attempt continues from the checkpoint
  * the server holds, so a host SIGKILLed during a transfer shorter than that left only the first one (nothing
  * stored yet): the next attempt read the whole archive from GitHub's storage again, and to GCS, whose resume
  * trusts the checkpoint, sent it again. The activities call `heartbeat` every second (the download, the feed
@@ -251,6 +252,8 @@ export async function checkNamespaceBeforePolling(
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // A typo in a setting's name is otherwise silent: the setting keeps its default.
+  for (const unknown of unknownSettings()) console.warn(`warning: ${describeUnknown(unknown)}`);
   // Before any connection: the proxy and the company's CA for every client of this process.
   const network = applyNetworkSettings();
   const deployment = workerDeploymentFromEnv();
@@ -264,7 +267,7 @@ async function main(): Promise<void> {
     taskQueue: config.taskQueue,
     deps: activityDepsFromConfig(config),
     // A pre-built bundle (`npm run build:bundle`) spares each worker start the webpack build and its memory.
-    workflowBundle: process.env.LONGHAUL_WORKFLOW_BUNDLE ? { codePath: process.env.LONGHAUL_WORKFLOW_BUNDLE } : undefined,
+    workflowBundle: workflowBundleOption(),
   });
   const credentials = config.githubCredentials.map((c) => `${c.name} → ${c.apiUrl} (API version ${c.apiVersion})`).join(', ');
   const governor = config.rateGovernor.enabled ? 'fleet-wide rate governor' : 'per-process rate limits (LONGHAUL_RATE_GOVERNOR=off)';
@@ -274,7 +277,7 @@ async function main(): Promise<void> {
   console.log(`longhaul worker ${releaseVersion()} polling task queue "${config.taskQueue}" (and its own, "${worker.workerQueue}"; data directory ${config.dataDir}) on ${target.connectionOptions.address} (GitHub credentials ${credentials}; ${governor})`);
   if (target.uiUrl) console.log(`Temporal UI: ${target.uiUrl}`);
   if (metricsUrl) console.log(`metrics: ${metricsUrl}`);
-  logMemoryEvery(Number(process.env.LONGHAUL_MEMORY_LOG_SECONDS ?? 0));
+  logMemoryEvery(Number(setting('LONGHAUL_MEMORY_LOG_SECONDS') ?? 0));
   // glibc reads its malloc settings at the process's start only, and node its V8 flags: `longhaul worker` (and
   // `npm run worker`) and the Docker image set them; started any other way (`node dist/worker.js`) the worker
   // says what is missing.

@@ -9,6 +9,7 @@ import { currentCredential } from './credential-scope';
 import { CredentialFailure } from '../common/credential';
 import type { ArchiveUploadSettings } from '../config';
 import type { OutboundSettings } from '../http/outbound-policy';
+import type { Clock, Sleep } from '../common/clock';
 
 export interface ActivityDeps {
   /** The GitHub REST client of the default credential (base URL, token, retry policy, rate-limit gate). */
@@ -22,13 +23,13 @@ export interface ActivityDeps {
   /** Directory archives and other downloads are written to (relative paths in inputs resolve here). */
   dataDir: string;
   /** Injected clock (epoch ms) for anything time-based outside the HTTP client. */
-  clock: () => number;
+  clock: Clock;
   /**
    * Injected wait on `clock` for waits inside an activity (an archive upload waiting out a failing store); default
    * a real timer. A test's clock that a time-skipping server cannot skip (it skips no time while an activity runs)
    * is advanced by the wait instead.
    */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  sleep?: Sleep;
   /**
    * This worker process's own task queue, polled for activities only (`worker.ts`): a feed poll's first fetch
    * returns it, and the poll schedules its later pages and its delivery there, on the worker whose data

@@ -23,6 +23,7 @@ import {
   isCredentialReference,
   SINK_SECRETS_SETTING,
 } from '../common/credential';
+import { readVariable } from '../settings';
 import { failureTypes } from '../common/failures';
 
 const ImportFailure = failureTypes('import');
@@ -33,7 +34,7 @@ const variablePart = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]/g, 
 
 /** The names a setting lists (`a, b`), in order, without repeats. */
 export function configuredNames(setting: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  return [...new Set((env[setting] ?? '').split(',').map((n) => n.trim()).filter(Boolean))];
+  return [...new Set((readVariable(setting, env) ?? '').split(',').map((n) => n.trim()).filter(Boolean))];
 }
 
 function listed(names: readonly string[], setting: string): string {

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { ensureVersitygw, startVersitygw } from './demo-s3-server';
-import { s3Client } from '../object-store/stores/s3';
+import { s3Client } from '../archive/object-store/stores/s3';
 import { CliError } from './kit/context';
 import { ExitCode } from '../common/exit-codes';
 

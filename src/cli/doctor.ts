@@ -17,6 +17,7 @@ import type { LonghaulConfig } from '../config';
 import { describeFailure, printJson, type CliContext } from './kit/context';
 import { ExitCode } from '../common/exit-codes';
 import { formatOutbound, outboundReport, type OutboundReport } from './doctor-outbound';
+import { describeUnknown, readVariable, setting, unknownSettings } from '../settings';
 
 const { TaskQueueType, WorkerVersioningMode } = temporal.api.enums.v1;
 /** A poller that reported no deployment version: a worker of a release before 0.2.0. */
@@ -66,8 +67,8 @@ export interface DoctorReport {
 
 /** `NAME (set)`, `NAME_FILE=/path (file)` or `NAME (not set)`: where a secret comes from, never its value. */
 function secretSource(env: NodeJS.ProcessEnv, name: string): { source: string; configured: boolean } {
-  if (env[name]) return { source: `${name} (set)`, configured: true };
-  const file = env[`${name}_FILE`];
+  if (readVariable(name, env)) return { source: `${name} (set)`, configured: true };
+  const file = readVariable(`${name}_FILE`, env);
   if (file) return existsSync(file) ? { source: `${name}_FILE=${file}`, configured: true } : { source: `${name}_FILE=${file} (no such file)`, configured: false };
   return { source: `${name} (not set)`, configured: false };
 }
@@ -103,7 +104,7 @@ export function configuredCredentials(config: LonghaulConfig, env: NodeJS.Proces
     configured: Boolean(temporalOptions.apiKey) || clientCert,
   });
   const keys = codecKeysFromEnv(env);
-  if (keys.length > 0) views.push({ kind: 'payload-encryption', name: keys.map((k) => k.id).join(', '), source: env.LONGHAUL_CODEC_KEYS ? 'LONGHAUL_CODEC_KEYS (set)' : `LONGHAUL_CODEC_KEY_FILE=${env.LONGHAUL_CODEC_KEY_FILE}`, configured: true });
+  if (keys.length > 0) views.push({ kind: 'payload-encryption', name: keys.map((k) => k.id).join(', '), source: setting('LONGHAUL_CODEC_KEYS', env) ? 'LONGHAUL_CODEC_KEYS (set)' : `LONGHAUL_CODEC_KEY_FILE=${setting('LONGHAUL_CODEC_KEY_FILE', env)}`, configured: true });
   return views;
 }
 
@@ -145,6 +146,8 @@ export async function doctorReport(ctx: CliContext, env: NodeJS.ProcessEnv = pro
     notes: [],
   };
   for (const c of report.credentials) if (!c.configured && c.kind === 'github') report.notes.push(`GitHub credential ${c.name}: ${c.source}`);
+  // A typo in a setting's name is otherwise silent: the setting keeps its default.
+  for (const unknown of unknownSettings(env)) report.notes.push(describeUnknown(unknown));
   report.outbound = await outboundReport(ctx.config, env, reach);
   for (const d of report.outbound.destinations) if (d.reachable === false) report.notes.push(`${d.name} (${d.url}) does not answer via ${d.via}`);
   let client: Client;

@@ -27,6 +27,7 @@ import { createGoogleClients } from '../http/google';
 import { applyNetworkSettings } from '../http/proxy';
 import { startEmulator, STANDALONE_GOOGLE_PORTS, type Emulator } from '@longhaul/emulator';
 import { portIsOpen } from '../temporal/dev-server';
+import { workflowBundleOption } from '../temporal/workflow-bundle';
 import { codecKeysFromEnv, EncryptionCodec, longhaulDataConverter } from '../temporal/codec';
 import { CodecServerConfigError, DEFAULT_CODEC_SERVER_PORT, startCodecServer, type RunningCodecServer } from '../temporal/codec-server';
 import type { OrgMigrationInput } from '../processes/org-migration/model';
@@ -34,6 +35,7 @@ import { runWorkflowCommand } from './kit/run-workflow';
 import { migrationCommand } from '../processes/org-migration/cli';
 import { CliError, type CliContext } from './kit/context';
 import { DEMO_BUCKET, describeStoredObject, startDemoObjectStore, type DemoStore } from './demo-store';
+import { setting } from '../settings';
 
 export const log = (m: string) => console.error(m);
 
@@ -106,7 +108,7 @@ async function startStack(log: (m: string) => void, env: NodeJS.ProcessEnv, demo
     taskQueue: config.taskQueue,
     deps,
     // As `longhaul worker`: a pre-built bundle (`npm run build:bundle`) spares the webpack build.
-    workflowBundle: process.env.LONGHAUL_WORKFLOW_BUNDLE ? { codePath: process.env.LONGHAUL_WORKFLOW_BUNDLE } : undefined,
+    workflowBundle: workflowBundleOption(),
   });
   const running = worker.run();
   log(`[worker] longhaul ${releaseVersion()} polling task queue "${config.taskQueue}" (and its own, "${worker.workerQueue}"; data directory ${config.dataDir})`);
@@ -128,7 +130,7 @@ async function startStack(log: (m: string) => void, env: NodeJS.ProcessEnv, demo
 }
 
 function emulatorExportMs(): number | undefined {
-  const ms = Number(process.env.LONGHAUL_EMULATOR_EXPORT_MS);
+  const ms = Number(setting('LONGHAUL_EMULATOR_EXPORT_MS'));
   return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 

@@ -86,7 +86,7 @@ export const FAILURES = {
     UnlockFailed: { type: 'MigrationUnlockFailed', handling: 'permanent', meaning: 'some repositories could not be unlocked (`details[0].stillLocked` names them)' },
     ArchiveDeleteFailed: { type: 'MigrationArchiveDeleteFailed', handling: 'permanent', meaning: 'the archive could not be deleted on the server after the download' },
   },
-  /** The migration archive's download (`src/processes/org-migration/activities/archive-checks.ts`). */
+  /** The migration archive's download (the archive module, `src/archive/storage/checks.ts`). */
   archive: {
     NotAnArchive: { type: 'ArchiveNotAnArchive', handling: 'permanent', meaning: 'storage answered with something that is not the archive (HTML, JSON, no gzip magic)' },
     LocationUnusable: { type: 'ArchiveLocationUnusable', handling: 'permanent', meaning: 'the archive URL (Location or a storage redirect) is not an http(s) URL' },
@@ -94,10 +94,11 @@ export const FAILURES = {
     TransferBroken: { type: 'ArchiveTransferBroken', handling: 'permanent', meaning: 'the transfer kept breaking off without making progress' },
     AccessDenied: { type: 'ArchiveAccessDenied', handling: 'permanent', meaning: 'storage refused the pre-signed URL even after fresh ones (403)' },
     Gone: { type: 'ArchiveGone', handling: 'permanent', meaning: 'storage has no such object (the archive was deleted)' },
+    Changed: { type: 'ArchiveChanged', handling: 'back-off', meaning: 'storage answered another object (length or validator) than the one an upload began with: the next attempt starts over from the archive as it is' },
     WriteFailed: { type: 'ArchiveWriteFailed', handling: 'back-off', meaning: 'writing the `.part` file failed; the next attempt resumes from the bytes kept' },
     Busy: { type: 'ArchiveDownloadBusy', handling: 'back-off', meaning: "another live process holds the download's lock file" },
   },
-  /** Archive uploads to an object store (`src/object-store/errors.ts`). */
+  /** Archive uploads to an object store (`src/archive/object-store/errors.ts`). */
   objectStore: {
     DestinationInvalid: { type: 'ArchiveDestinationInvalid', handling: 'permanent', meaning: 'the destination is not one (unknown scheme, bad bucket name)' },
     DestinationCredential: { type: 'ArchiveDestinationCredential', handling: 'permanent', meaning: 'the destination URL carries a credential' },

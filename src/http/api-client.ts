@@ -26,6 +26,7 @@ import { isRedirect, MAX_REDIRECTS, methodAfterRedirect } from './redirects';
 import { bareHost, decideOutbound, OutboundRefused, outboundFailure, shownUrl, type OutboundContext } from './outbound-policy';
 import { isIP } from 'node:net';
 import { sharedDispatcher } from './proxy';
+import type { Clock } from '../common/clock';
 
 /** Resolves the bearer token at call time (env var, file, ADC…); `undefined` sends no `Authorization`. */
 export type TokenProvider = () => string | undefined | Promise<string | undefined>;
@@ -54,7 +55,7 @@ export interface ApiClientOptions {
    */
   retryJitterMs?: number;
   random?: () => number;
-  clock?: () => number;
+  clock?: Clock;
   /** The attempt number of the running activity (1 outside activities). */
   attempt?: () => number;
   /** The API's error model; the body's top-level `message` without one. */
@@ -132,7 +133,7 @@ export class ApiClient {
   private readonly opts: ApiClientOptions;
   private readonly policy: RetryPolicy;
   private readonly gate: RateLimitGate;
-  private readonly clock: () => number;
+  private readonly clock: Clock;
 
   constructor(opts: ApiClientOptions) {
     this.opts = opts;

@@ -9,6 +9,7 @@ import { isSpammedAnswer } from './request-budget';
 import { activityLog } from '../telemetry/log';
 import { longhaulMetrics, type LonghaulMetrics } from '../telemetry/metrics';
 import { routeTemplate } from '../telemetry/route-template';
+import type { Clock } from '../common/clock';
 
 /** Failure types that mean "the credential is limited", and their `kind` label. */
 const LIMIT_KINDS: Readonly<Record<string, string>> = {
@@ -27,7 +28,7 @@ export function limitKind(decision: RetryDecision): string | undefined {
 export interface ApiObserverOptions {
   /** Where counts go; the runtime's meter by default (created on first use, inside the worker). */
   metrics?: () => LonghaulMetrics;
-  clock?: () => number;
+  clock?: Clock;
 }
 
 export function apiObserver(api: string, opts: ApiObserverOptions = {}): ApiObserver {

@@ -12,6 +12,7 @@ import type { RequestBudget } from './request-budget';
 import type { ApiObserver } from './observer';
 import { apiObserver } from './api-observer';
 import { DEFAULT_GITHUB_API_VERSION, readSecret, type GithubApiVersion } from '../config';
+import type { Clock } from '../common/clock';
 
 /** The headers of every GitHub request: the JSON media type and the REST API version the credential is set to. */
 export function githubDefaultHeaders(apiVersion: GithubApiVersion = DEFAULT_GITHUB_API_VERSION): Record<string, string> {
@@ -41,7 +42,7 @@ export interface ClientOptions {
   token?: TokenProvider;
   dispatcher?: Dispatcher;
   policy?: RetryPolicy;
-  clock?: () => number;
+  clock?: Clock;
   gate?: RateLimitGate;
   /** The fleet-wide budget of this credential (the rate governor); per process without it. */
   budget?: RequestBudget;

@@ -24,6 +24,7 @@ import { readFileSync } from 'node:fs';
 import tls from 'node:tls';
 import { EnvHttpProxyAgent, setGlobalDispatcher, type Dispatcher } from 'undici';
 import { ConfigError } from '../config';
+import { setting } from '../settings';
 
 export interface NetworkSettings {
   /** For https URLs (`HTTPS_PROXY`, else `HTTP_PROXY`). */
@@ -69,7 +70,7 @@ function proxyUrl(name: string, value: string | undefined): URL | undefined {
 export function networkSettings(env: NodeJS.ProcessEnv = process.env): NetworkSettings {
   const httpProxy = proxyUrl('HTTP_PROXY', proxyValue(env, 'HTTP_PROXY'));
   const httpsProxy = proxyUrl('HTTPS_PROXY', proxyValue(env, 'HTTPS_PROXY')) ?? httpProxy;
-  const caFile = env.LONGHAUL_CA_FILE || undefined;
+  const caFile = setting('LONGHAUL_CA_FILE', env) || undefined;
   return { httpsProxy, httpProxy, noProxy: (env.no_proxy ?? env.NO_PROXY ?? '').trim(), ...(caFile ? { caFile } : {}) };
 }
 

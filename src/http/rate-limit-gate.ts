@@ -7,10 +7,11 @@
  * process, so the first limited response closes it for all of them, and they fail fast (retryable, with
  * the remaining wait as `nextRetryDelay`) without touching the network.
  */
+import { WALL_CLOCK, type Clock } from '../common/clock';
 export class RateLimitGate {
   private readonly blockedUntil = new Map<string, number>();
 
-  constructor(private readonly clock: () => number = Date.now) {}
+  constructor(private readonly clock: Clock = WALL_CLOCK) {}
 
   /** Milliseconds this origin is still closed for, or 0 when requests may go out. */
   remainingMs(origin: string): number {

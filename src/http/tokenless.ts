@@ -5,15 +5,13 @@
  *
  * Everything else is the core's: what an answer means is `decideRetry` (on `tokenlessRetryPolicy`), redirects
  * and headers follow `redirects.ts`, failures are `failureFromDecision`'s, and every answer is told to the
- * observer (metrics and logs, labelled by `api`). Two transports, because the bodies differ: undici for small
- * buffered requests (`send`, a sink POST), a socket reading into one reused buffer for long streamed ones (`get`, see
- * `download.ts`).
+ * observer (metrics and logs, labelled by `api`). Here: undici for small buffered requests (`send`, a sink POST);
+ * the archive module's `StorageClient` (`src/archive/storage/client.ts`) adds the long streamed GET of storage.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { request, type Agent, type Dispatcher } from 'undici';
 import { flattenHeaders } from './api-client';
 import { currentAttempt } from './attempt';
-import { rangeHeaders, storageGet, type StorageGet, type StorageResponse } from './download';
 import { failureFromDecision, type CallDescription } from './failures';
 import { observeSafely, type ApiObservation, type ApiObserver } from './observer';
 import { isRedirect, unfollowedRedirect, withoutCredentials } from './redirects';
@@ -23,6 +21,7 @@ import { BODY_LIMITS, BodyTooLarge, readCappedText } from './body-limits';
 import { apiObserver } from './api-observer';
 import { checkedAddresses, checkOutboundUrl, guardedAgent, OutboundRefused, outboundFailure, shownUrl, type OutboundContext, type Resolver } from './outbound-policy';
 import { currentNetworkSettings, proxyFor, sharedDispatcher, type NetworkSettings } from './proxy';
+import type { Clock } from '../common/clock';
 
 /**
  * Storage and sinks: the core's permanent statuses; 429 waits for its `retry-after` (else backs off like a
@@ -51,7 +50,7 @@ export interface TokenlessOptions {
   policy?: RetryPolicy;
   /** The `api`'s `apiObserver` by default. */
   observer?: ApiObserver;
-  clock?: () => number;
+  clock?: Clock;
   /** The attempt number of the running activity (1 outside activities). */
   attempt?: () => number;
   userAgent?: string;
@@ -99,7 +98,7 @@ export class TokenlessClient {
   private readonly observer: ApiObserver;
   private readonly policy: RetryPolicy;
 
-  constructor(private readonly opts: TokenlessOptions) {
+  constructor(protected readonly opts: TokenlessOptions) {
     this.observer = opts.observer ?? apiObserver(opts.api);
     this.policy = opts.policy ?? tokenlessRetryPolicy;
   }
@@ -189,57 +188,37 @@ export class TokenlessClient {
     }
   }
 
-  /**
-   * One streamed GET of a storage URL (`download.ts`). The answer is returned as it came,
-   * 3xx included (the caller checks every hop); judge its status with `judge`. No answer throws the core's
-   * `NetworkError`, unless the caller aborted (then the abort's reason).
-   */
-  async get(url: URL, opts: StorageGet = {}): Promise<StorageResponse> {
-    try {
-      // Once per connection, before it is made: the socket goes to the address that was checked.
-      const ctx = await this.outboundContext();
-      checkOutboundUrl(url, ctx);
-      const [address] = await checkedAddresses(url.hostname, ctx, this.opts.resolve, shownUrl(url));
-      const proxy = proxyFor(url, this.network());
-      return await storageGet(url, this.headers(rangeHeaders(opts)), { ...opts, address, ...(proxy ? { proxy } : {}) });
-    } catch (err) {
-      if (err instanceof OutboundRefused) throw this.refused(err, 'GET', url);
-      if (opts.signal?.aborted) throw opts.signal.reason;
-      throw this.failure(this.networkFailure('GET', err), 'GET', url);
-    }
-  }
-
-  private network(): NetworkSettings {
+  protected network(): NetworkSettings {
     return this.opts.network ?? currentNetworkSettings();
   }
 
-  private async outboundContext(): Promise<OutboundContext> {
+  protected async outboundContext(): Promise<OutboundContext> {
     return (await this.opts.outbound?.()) ?? { allowedHosts: [] };
   }
 
   /** The policy's refusal, named by the request's URL (a refusal at connect time only knew the host). */
-  private refused(refusal: OutboundRefused, method: string, url: URL): ApplicationFailure {
+  protected refused(refusal: OutboundRefused, method: string, url: URL): ApplicationFailure {
     const named = new OutboundRefused(refusal.rule, shownUrl(url), refusal.address, refusal.reason);
     this.observe({ kind: 'network-failure', method, path: this.opts.route, decision: { kind: 'permanent', type: FailureType.OutboundRefused, status: 0, message: named.message }, attempt: this.attempt() });
     return outboundFailure(named, method);
   }
 
-  private networkFailure(method: string, err: unknown): Exclude<RetryDecision, { kind: 'success' }> {
+  protected networkFailure(method: string, err: unknown): Exclude<RetryDecision, { kind: 'success' }> {
     const decision = decideNetworkRetry((err as Error)?.message ?? String(err), this.context(), this.policy);
     this.observe({ kind: 'network-failure', method, path: this.opts.route, decision, attempt: this.attempt() });
     // The decision for a missing answer is never "success"; the policy may give up (permanent).
     return decision as Exclude<RetryDecision, { kind: 'success' }>;
   }
 
-  private attempt(): number {
+  protected attempt(): number {
     return (this.opts.attempt ?? currentAttempt)();
   }
 
-  private context() {
+  protected context() {
     return { nowMs: (this.opts.clock ?? Date.now)(), attempt: this.attempt() };
   }
 
-  private observe(observation: ApiObservation): void {
+  protected observe(observation: ApiObservation): void {
     observeSafely(this.observer, observation);
   }
 }

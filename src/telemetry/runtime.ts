@@ -9,6 +9,7 @@
  */
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
 import { recordBuildInfo } from './metrics';
+import { setting } from '../settings';
 
 export const DEFAULT_METRICS_ADDRESS = '127.0.0.1:9464';
 const LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
@@ -25,14 +26,14 @@ export interface TelemetrySettings {
 }
 
 export function telemetrySettings(env: NodeJS.ProcessEnv = process.env, defaults: Partial<TelemetrySettings> = {}): TelemetrySettings {
-  const address = env.LONGHAUL_METRICS_ADDRESS ?? defaults.metricsAddress ?? DEFAULT_METRICS_ADDRESS;
+  const address = setting('LONGHAUL_METRICS_ADDRESS', env) ?? defaults.metricsAddress ?? DEFAULT_METRICS_ADDRESS;
   if (address !== 'off' && !/^[^:\s]+:\d{1,5}$/.test(address) && !/^\[[0-9a-f:]+\]:\d{1,5}$/i.test(address)) {
     throw new TelemetryConfigError(`LONGHAUL_METRICS_ADDRESS must be host:port or "off", got ${JSON.stringify(address)}`);
   }
-  const format = env.LONGHAUL_LOG_FORMAT ?? defaults.logFormat ?? 'text';
+  const format = setting('LONGHAUL_LOG_FORMAT', env) ?? defaults.logFormat ?? 'text';
   if (format !== 'text' && format !== 'json') throw new TelemetryConfigError(`LONGHAUL_LOG_FORMAT must be "text" or "json", got ${JSON.stringify(format)}`);
-  const level = (env.LONGHAUL_LOG_LEVEL ?? defaults.logLevel ?? 'INFO').toUpperCase() as LogLevel;
-  if (!LEVELS.includes(level)) throw new TelemetryConfigError(`LONGHAUL_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(env.LONGHAUL_LOG_LEVEL)}`);
+  const level = (setting('LONGHAUL_LOG_LEVEL', env) ?? defaults.logLevel ?? 'INFO').toUpperCase() as LogLevel;
+  if (!LEVELS.includes(level)) throw new TelemetryConfigError(`LONGHAUL_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(setting('LONGHAUL_LOG_LEVEL', env))}`);
   return { metricsAddress: address === 'off' ? undefined : address, logFormat: format, logLevel: level };
 }
 

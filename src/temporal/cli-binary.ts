@@ -12,6 +12,7 @@ import { access, mkdir } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { setting } from '../settings';
 
 /** The CLI release we build: later tags carry a `replace` directive that `go install` refuses. */
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
@@ -21,7 +22,8 @@ export type Log = (message: string) => void;
 
 /** `LONGHAUL_CACHE_DIR`, else `$XDG_CACHE_HOME/longhaul`, else `~/.cache/longhaul`. */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.LONGHAUL_CACHE_DIR) return env.LONGHAUL_CACHE_DIR;
+  const configured = setting('LONGHAUL_CACHE_DIR', env);
+  if (configured) return configured;
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'longhaul');
 }
 

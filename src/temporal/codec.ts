@@ -17,6 +17,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import { setting } from '../settings';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
@@ -62,8 +63,9 @@ export function parseCodecKeys(text: string, source: string): CodecKey[] {
 
 /** The configured keys (`LONGHAUL_CODEC_KEYS`, else `LONGHAUL_CODEC_KEY_FILE`), or none: payloads stay clear. */
 export function codecKeysFromEnv(env: NodeJS.ProcessEnv = process.env): CodecKey[] {
-  if (env.LONGHAUL_CODEC_KEYS) return requireSome(parseCodecKeys(env.LONGHAUL_CODEC_KEYS, 'LONGHAUL_CODEC_KEYS'), 'LONGHAUL_CODEC_KEYS');
-  const file = env.LONGHAUL_CODEC_KEY_FILE;
+  const keys = setting('LONGHAUL_CODEC_KEYS', env);
+  if (keys) return requireSome(parseCodecKeys(keys, 'LONGHAUL_CODEC_KEYS'), 'LONGHAUL_CODEC_KEYS');
+  const file = setting('LONGHAUL_CODEC_KEY_FILE', env);
   if (!file) return [];
   let text: string;
   try {

@@ -9,6 +9,7 @@ import { createConnection } from 'node:net';
 import { join, resolve } from 'node:path';
 import { findTemporalCli, type Log } from './cli-binary';
 import { searchAttributeArgs } from '../common/search-attributes';
+import { setting } from '../settings';
 
 export interface DevServerOptions {
   /** Directory for `temporal.sqlite`; omit for an in-memory server (tests). */
@@ -39,7 +40,7 @@ export interface RunningDevServer {
 
 /** The data directory: `LONGHAUL_DATA_DIR`, else `./.longhaul`. */
 export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(env.LONGHAUL_DATA_DIR || '.longhaul');
+  return resolve(setting('LONGHAUL_DATA_DIR', env) || '.longhaul');
 }
 
 export function portIsOpen(host: string, port: number, timeoutMs = 500): Promise<boolean> {

@@ -2,6 +2,7 @@
  * What the worker's workflow bundle is built from. The entry is `src/workflows/index.ts` (every workflow type,
  * gathered from the processes), found by its path: this layer names no process, and webpack, not Node, reads it.
  */
+import { setting } from '../settings';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodedFailuresConverterPath } from './codec';
@@ -36,3 +37,9 @@ export function encodedFailuresBundlePath(bundlePath: string): string {
   return bundlePath.replace(/(\.js)?$/, '.encoded-failures.js');
 }
 
+
+/** A pre-built bundle (`npm run build:bundle`, `LONGHAUL_WORKFLOW_BUNDLE`), which spares a worker start the webpack build. */
+export function workflowBundleOption(env: NodeJS.ProcessEnv = process.env): { codePath: string } | undefined {
+  const codePath = setting('LONGHAUL_WORKFLOW_BUNDLE', env);
+  return codePath ? { codePath } : undefined;
+}

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Emulator } from '@longhaul/emulator';
 import { startAzurite, startFakeGcs, startVersitygw } from '../servers/object-stores';
-import type { StoreKind } from '../../src/object-store/destination';
+import type { StoreKind } from '../../src/archive/object-store/destination';
 import { orgBackup } from '../../src/processes/org-backup/workflow';
 import type { BackupInput } from '../../src/processes/org-backup/model';
 import type { FleetTest } from './fleet';

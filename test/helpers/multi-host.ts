@@ -15,7 +15,7 @@ import type { FleetTest } from './fleet';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
 import { TEST_TOKEN } from './emulator';
 import { waitFor } from './wait';
-import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
+import type { UploadProgress } from '../../src/archive/to-store';
 
 export interface Host {
   /** `host-a`, `host-b`, … */

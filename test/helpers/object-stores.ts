@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
-import type { OpenSource, StoreKind } from '../../src/object-store';
-import { s3Client } from '../../src/object-store/stores/s3';
-import { gcsStorage } from '../../src/object-store/stores/gcs';
-import { azureService } from '../../src/object-store/stores/azure';
+import type { OpenSource, StoreKind } from '../../src/archive/object-store';
+import { s3Client } from '../../src/archive/object-store/stores/s3';
+import { gcsStorage } from '../../src/archive/object-store/stores/gcs';
+import { azureService } from '../../src/archive/object-store/stores/azure';
 import { startAzurite, startFakeGcs, startVersitygw, type StoreServer } from '../servers/object-stores';
 
 export const STARTERS: Record<StoreKind, () => Promise<StoreServer>> = { s3: startVersitygw, gs: startFakeGcs, azblob: startAzurite };

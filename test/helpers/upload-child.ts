@@ -3,7 +3,7 @@
  * JSON in argv[2]; each checkpoint (the heartbeat details) is printed as `checkpoint <json>`, the result as
  * `result <json>`.
  */
-import { uploadArchive, type UploadCheckpoint } from '../../src/object-store';
+import { uploadArchive, type UploadCheckpoint } from '../../src/archive/object-store';
 import { applyNetworkSettings } from '../../src/http/proxy';
 import { httpSource } from './object-stores';
 

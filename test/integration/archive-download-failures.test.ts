@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
-import { ArchiveFailure } from '../../src/processes/org-migration/activities/archive-checks';
+import { ArchiveFailure } from '../../src/archive/storage/checks';
 import type { StorageFault } from '../../packages/emulator/src/storage/faults';
 import { useStack } from '../helpers/stack';
 import { applicationFailureOf } from '../helpers/failures';

@@ -11,9 +11,9 @@ import { appendFile, readFile, readdir, stat, writeFile } from 'node:fs/promises
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
-import type { ArchiveDownload } from '../../src/processes/org-migration/activities/archive-download';
-import type { PartMeta } from '../../src/processes/org-migration/activities/archive-part';
-import { currentBootId } from '../../src/processes/org-migration/activities/boot-id';
+import type { ArchiveDownload } from '../../src/archive/download';
+import type { PartMeta } from '../../src/archive/part';
+import { currentBootId } from '../../src/archive/boot-id';
 import { startStack, type TestStack } from '../helpers/stack';
 import { startWorkerChild, stopWorkerProcesses } from '../helpers/worker-process';
 import { activityResults, secondAttemptResume } from '../helpers/multi-host';

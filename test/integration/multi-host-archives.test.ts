@@ -15,9 +15,9 @@ import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/clie
 import { describe, expect, it } from 'vitest';
 import { startCountingProxy } from '../servers/counting-proxy';
 import { startVersitygw } from '../servers/object-stores';
-import { s3Client } from '../../src/object-store/stores/s3';
+import { s3Client } from '../../src/archive/object-store/stores/s3';
 import { migrationStatusQuery, orgMigration } from '../../src/processes/org-migration/workflow';
-import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT } from '../../src/object-store';
+import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT } from '../../src/archive/object-store';
 import { useFleetTeardown } from '../helpers/fleet';
 import { envThrough, createBucket, readBack } from '../helpers/object-stores';
 import { runningActivities, hostOf, startHosts, activityWorkers, githubHostEnv } from '../helpers/multi-host';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { abortUploads, checkDestination, ObjectStoreFailure, uploadArchive, type ArchiveUploadOptions, type StoreKind, type UploadCheckpoint } from '../../src/object-store';
+import { abortUploads, checkDestination, ObjectStoreFailure, uploadArchive, type ArchiveUploadOptions, type StoreKind, type UploadCheckpoint } from '../../src/archive/object-store';
 import { startCountingProxy, type CountingProxy } from '../servers/counting-proxy';
 import { startFakeGcs, type StoreServer } from '../servers/object-stores';
 import { freePort } from '../../src/temporal/dev-server';

@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { objectsFor } from '../../src/object-store/objects';
-import { parseDestination } from '../../src/object-store/destination';
+import { objectsFor } from '../../src/archive/object-store/objects';
+import { parseDestination } from '../../src/archive/object-store/destination';
 import { backupStatusQuery } from '../../src/processes/org-backup/workflow';
 import type { BackupResult } from '../../src/processes/org-backup/model';
 import { useFleetTeardown } from '../helpers/fleet';

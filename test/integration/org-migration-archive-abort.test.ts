@@ -6,7 +6,7 @@
  */
 import { ListMultipartUploadsCommand, ListPartsCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { s3Client } from '../../src/object-store/stores/s3';
+import { s3Client } from '../../src/archive/object-store/stores/s3';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { useStack } from '../helpers/stack';
 import { useS3BehindRelay } from '../helpers/s3-relay';

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ListMultipartUploadsCommand, ListPartsCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import type { ConnectionFault } from '../servers/counting-proxy';
-import { s3Client } from '../../src/object-store/stores/s3';
+import { s3Client } from '../../src/archive/object-store/stores/s3';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { useStack } from '../helpers/stack';
 import { readBack } from '../helpers/object-stores';

@@ -13,11 +13,11 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { StoreKind } from '../../src/object-store';
+import type { StoreKind } from '../../src/archive/object-store';
 import { startCountingProxy } from '../servers/counting-proxy';
 import { startFakeGcs } from '../servers/object-stores';
-import type { ArchiveDownload } from '../../src/processes/org-migration/activities/archive-download';
-import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
+import type { ArchiveDownload } from '../../src/archive/download';
+import type { UploadProgress } from '../../src/archive/to-store';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { freePort } from '../../src/temporal/dev-server';
 import { useFleetTeardown } from '../helpers/fleet';

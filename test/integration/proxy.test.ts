@@ -19,9 +19,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../src/cli/doctor';
 import { startSinkReceiver } from '../../packages/emulator/src/sink/receiver';
-import { readHead } from '../../src/http/download';
+import { readHead } from '../../src/archive/storage/transport';
 import { FailureType } from '../../src/http/retry-policy';
-import { TokenlessClient } from '../../src/http/tokenless';
+import { StorageClient } from '../../src/archive/storage/client';
 import { startFakeGcs } from '../servers/object-stores';
 import { feedCursorWorkflowId } from '../../src/processes/feed-poll/model';
 import { feedPollRun } from '../../src/processes/feed-poll/workflow';
@@ -144,7 +144,7 @@ describe('behind a forward proxy, direct connections refused', () => {
     const origin = await gateClosedLater(fleet, () => Number(new URL(e.storage.baseUrl).port));
     const settings = { httpProxy: new URL(proxy.url), httpsProxy: new URL(proxy.url), noProxy: '' };
     const outbound = () => ({ api: { protocol: 'http:', addresses: ['127.0.0.1'] }, allowedHosts: [] });
-    const storage = (noProxy = '') => new TokenlessClient({ api: 'storage', route: '/archive', outbound, network: { ...settings, noProxy } });
+    const storage = (noProxy = '') => new StorageClient({ api: 'storage', route: '/archive', outbound, network: { ...settings, noProxy } });
 
     // An unsigned link: the storage origin's refusal (403) is an answer that came through the proxy.
     const res = await storage().get(new URL(`${origin.url}/no-such-archive`));

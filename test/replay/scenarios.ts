@@ -21,7 +21,7 @@ import { feedCursorWorkflowId } from '../../src/processes/feed-poll/model';
 import { defaultGithubFixture, type GithubFixture } from '../../packages/emulator/src/github/fixture';
 import { orgBackup } from '../../src/processes/org-backup/workflow';
 import { startVersitygw } from '../../src/cli/demo-s3-server';
-import { s3Client } from '../../src/object-store/stores/s3';
+import { s3Client } from '../../src/archive/object-store/stores/s3';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 
 export interface ScenarioContext {

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { objectKey, objectUrl, ObjectStoreFailure, parseDestination, partSizeFor } from '../../src/object-store';
+import { objectKey, objectUrl, ObjectStoreFailure, parseDestination, partSizeFor } from '../../src/archive/object-store';
 
 function refusal(url: string): ApplicationFailure {
   try {

@@ -9,13 +9,14 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { archiveDownloader, MAX_STALLS, NOT_ARCHIVE_REASKS } from '../../src/processes/org-migration/activities/archive-download';
-import { ArchiveFailure } from '../../src/processes/org-migration/activities/archive-checks';
+import { MAX_STALLS, NOT_ARCHIVE_REASKS } from '../../src/archive/download';
+import { archiveDownloader } from '../../src/processes/org-migration/activities/archive';
+import { ArchiveFailure } from '../../src/archive/storage/checks';
 import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
 import type { StorageFault } from '../../packages/emulator/src/storage/faults';
 import { emulatorDeps, startTestEmulator, TEST_TOKEN } from '../helpers/emulator';
-import { currentBootId } from '../../src/processes/org-migration/activities/boot-id';
-import type { UploadProgress } from '../../src/processes/org-migration/activities/archive-upload';
+import { currentBootId } from '../../src/archive/boot-id';
+import type { UploadProgress } from '../../src/archive/to-store';
 import { failureOf } from '../helpers/failures';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');

@@ -9,9 +9,9 @@ import { mkdtemp, open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ArchiveSink, BodyRefused, BUFFERS, DiskWriteFailed, STAGE_BYTES } from '../../src/processes/org-migration/activities/archive-sink';
-import { BlockWriter } from '../../src/processes/org-migration/activities/archive-writer';
-import { storageGet } from '../../src/http/download';
+import { ArchiveSink, BodyRefused, BUFFERS, DiskWriteFailed, STAGE_BYTES } from '../../src/archive/sink';
+import { BlockWriter } from '../../src/archive/writer';
+import { storageGet } from '../../src/archive/storage/transport';
 
 const MIB = 1024 * 1024;
 let server: Server | undefined;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BlockWriteFailed, BlockWriter, WRITE_PIECE_BYTES, writeOnThread } from '../../src/processes/org-migration/activities/archive-writer';
+import { BlockWriteFailed, BlockWriter, WRITE_PIECE_BYTES, writeOnThread } from '../../src/archive/writer';
 
 let dir: string | undefined;
 afterEach(async () => {
@@ -80,7 +80,7 @@ describe('BlockWriter', () => {
   it('leaves no thread keeping the process alive once the writes are done, or when none was made', async () => {
     const path = await tempPath('alive.part');
     const script = [
-      `const { BlockWriter } = require(${JSON.stringify(resolve(__dirname, '../../src/processes/org-migration/activities/archive-writer.ts'))});`,
+      `const { BlockWriter } = require(${JSON.stringify(resolve(__dirname, '../../src/archive/writer.ts'))});`,
       `const fd = require('node:fs').openSync(${JSON.stringify(path)}, 'w+');`,
       'const used = new BlockWriter(); new BlockWriter();',
       'used.write(Buffer.from("abc"), fd, 0).then(() => console.log("written"));',

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { archiveUploadSettings, ConfigError, loadConfig } from '../../src/config';
-import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT, partSizeFor } from '../../src/object-store';
+import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT, partSizeFor } from '../../src/archive/object-store';
 import { activityDepsFromConfig } from '../../src/worker';
 
 const MiB = 1024 * 1024;

@@ -5,7 +5,7 @@
  * fake-gcs-server (404) while tests that passed the setting explicitly passed.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { emulatorOrigin, gcsStorage } from '../../src/object-store/stores/gcs';
+import { emulatorOrigin, gcsStorage } from '../../src/archive/object-store/stores/gcs';
 
 describe('the GCS client and STORAGE_EMULATOR_HOST', () => {
   afterEach(() => vi.unstubAllEnvs());

@@ -33,6 +33,7 @@ describe('names', () => {
       acquireUpdate: 'update acquire',
       reportSignal: 'signal report',
       limitsQuery: 'query limits',
+      backupStatusQuery: 'query status',
     });
   });
 

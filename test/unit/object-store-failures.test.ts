@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { ObjectStoreFailure } from '../../src/object-store';
-import { isTransient, storeCall } from '../../src/object-store/stores/store';
+import { ObjectStoreFailure } from '../../src/archive/object-store';
+import { isTransient, storeCall } from '../../src/archive/object-store/stores/store';
 
 describe('object-store failures', () => {
   it('waits out connection failures, timeouts, 408, 429 and 5xx from any of the three SDKs', () => {

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { StorageSharedKeyCredential } from '@azure/storage-blob';
 import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { azureService } from '../../src/object-store/stores/azure';
-import { s3Client } from '../../src/object-store/stores/s3';
-import { ObjectStoreFailure } from '../../src/object-store/errors';
+import { azureService } from '../../src/archive/object-store/stores/azure';
+import { s3Client } from '../../src/archive/object-store/stores/s3';
+import { ObjectStoreFailure } from '../../src/archive/object-store/errors';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-secrets-'));
 const file = (name: string, text: string) => {

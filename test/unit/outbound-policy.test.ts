@@ -21,6 +21,7 @@ import {
 import { allowedHosts, ConfigError } from '../../src/config';
 import { FailureType } from '../../src/http/retry-policy';
 import { TokenlessClient } from '../../src/http/tokenless';
+import { StorageClient } from '../../src/archive/storage/client';
 import { failureOf } from '../helpers/failures';
 
 /** github.com's API, as a public HTTPS origin (only judged: nothing here resolves or connects to it). */
@@ -211,7 +212,7 @@ describe('the resolved-address step', () => {
 describe('the token-less client applies the policy before connecting', () => {
   it('refuses a storage GET to a link-local name with OutboundAddressRefused, naming the rule and connecting nowhere', async () => {
     const resolve = fakeResolver({ 'storage.test': ['169.254.169.254'] });
-    const client = new TokenlessClient({ api: 'storage', route: '/object', outbound: () => PRIVATE_API, resolve });
+    const client = new StorageClient({ api: 'storage', route: '/object', outbound: () => PRIVATE_API, resolve });
     const err = await failureOf(client.get(new URL('https://storage.test/archive.tar.gz?X-Amz-Signature=secret')));
     expect(err.type).toBe(FailureType.OutboundRefused);
     expect(err.nonRetryable).toBe(true);
@@ -230,7 +231,7 @@ describe('the token-less client applies the policy before connecting', () => {
 
   it('is at its strictest without a context: http is refused', async () => {
     const own = await listen();
-    const client = new TokenlessClient({ api: 'storage', route: '/object' });
+    const client = new StorageClient({ api: 'storage', route: '/object' });
     const err = await failureOf(client.get(new URL(`http://127.0.0.1:${own.port}/x`)));
     expect(err.details?.[0]).toMatchObject({ rule: 'scheme' });
     expect(own.connections).toBe(0);
@@ -238,7 +239,7 @@ describe('the token-less client applies the policy before connecting', () => {
 
   it('a storage GET still works on loopback when the API is the emulator', async () => {
     const own = await listen();
-    const client = new TokenlessClient({ api: 'storage', route: '/object', outbound: () => LOOPBACK_API });
+    const client = new StorageClient({ api: 'storage', route: '/object', outbound: () => LOOPBACK_API });
     const res = await client.get(new URL(`http://127.0.0.1:${own.port}/x`));
     expect(res.statusCode).toBe(200);
     res.body.destroy();

@@ -1,13 +1,13 @@
 /**
- * The storage transport (`src/http/download.ts`, `download-framing.ts`): the HTTP/1.1 framing as pure
+ * The storage transport (`src/archive/storage/transport.ts`, `framing.ts`): the HTTP/1.1 framing as pure
  * functions, then the socket reader against real servers — chunked, close-delimited and broken-off bodies,
  * backpressure, timeouts and cancellation.
  */
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bodyFramer, parseHead, requestHead } from '../../src/http/download-framing';
-import { readHead, storageGet, type StorageBody } from '../../src/http/download';
+import { bodyFramer, parseHead, requestHead } from '../../src/archive/storage/framing';
+import { readHead, storageGet, type StorageBody } from '../../src/archive/storage/transport';
 
 const servers: (HttpServer | NetServer)[] = [];
 const sockets: Socket[] = [];

@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TokenlessClient } from '../../src/http/tokenless';
+import { StorageClient } from '../../src/archive/storage/client';
 import { createGithubClient } from '../../src/http/github';
 import { FailureType } from '../../src/http/retry-policy';
 import type { ApiObservation } from '../../src/http/observer';
-import { archiveDownloader } from '../../src/processes/org-migration/activities/archive-download';
-import { ArchiveFailure } from '../../src/processes/org-migration/activities/archive-checks';
+import { archiveDownloader } from '../../src/processes/org-migration/activities/archive';
+import { ArchiveFailure } from '../../src/archive/storage/checks';
 import { postSignedBatches } from '../../src/processes/feed-poll/activities/sinks/http';
 import { failureOf } from '../helpers/failures';
 
@@ -88,7 +88,7 @@ describe('token-less client: no credential reaches storage or a sink', () => {
 
   it('drops credential headers a caller hands it, on both transports', async () => {
     const { base, seen } = await serve((_req, reply) => reply(200, { 'content-type': 'application/json' }, '{}'));
-    const client = new TokenlessClient({ api: 'sink', route: '/sink', observer: { observe: () => undefined }, ...LOOPBACK_API });
+    const client = new StorageClient({ api: 'sink', route: '/sink', observer: { observe: () => undefined }, ...LOOPBACK_API });
     const sneaky = { Authorization: `Bearer ${TOKEN}`, cookie: 'session=1', 'Proxy-Authorization': 'Basic eA==', 'x-kept': 'yes' };
     await client.send({ method: 'POST', url: `${base}/in`, headers: sneaky, body: '{}' });
     const res = await client.get(new URL(`${base}/object`), { from: 5, ifRange: '"etag"' });
@@ -122,7 +122,7 @@ describe('token-less client: no credential reaches storage or a sink', () => {
 describe("token-less client: the core's decision for every answer", () => {
   it('judges statuses with the core and tells the observer under its own api label and a fixed route', () => {
     const observed: ApiObservation[] = [];
-    const client = new TokenlessClient({ api: 'storage', route: '/object', observer: { observe: (o) => observed.push(o) }, clock: () => 0, attempt: () => 1 });
+    const client = new StorageClient({ api: 'storage', route: '/object', observer: { observe: (o) => observed.push(o) }, clock: () => 0, attempt: () => 1 });
     expect(client.judge('GET', 206, {})).toEqual({ kind: 'success' });
     expect(client.judge('GET', 503, { 'retry-after': '7' })).toMatchObject({ kind: 'retry', type: FailureType.Server, delayMs: 7000 });
     expect(client.judge('GET', 429, {})).toMatchObject({ kind: 'retry', delayMs: 1000 });

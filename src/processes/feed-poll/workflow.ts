@@ -78,6 +78,7 @@ import { refuseUntrusted } from '../../workflows/kit/trusted-inputs';
 import { accumulatedOutageBounds } from '../../common/outage';
 import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
+import { mustContinueAsNew } from '../../workflows/kit/run-budget';
 import { summarized } from '../../workflows/kit/activity-summaries';
 import { FEED_POLL_SUMMARIES } from './summaries';
 import { Process } from '../../common/processes';
@@ -350,7 +351,7 @@ async function runCursor(input: FeedCursorInput): Promise<FeedCursorStatus> {
   setHandler(feedCursorStatusQuery, status);
 
   const pollsPerRun = input.pollsPerRun ?? POLLS_PER_RUN;
-  await condition(() => stopping || pollsThisRun >= pollsPerRun || workflowInfo().continueAsNewSuggested);
+  await condition(() => stopping || mustContinueAsNew({ units: pollsPerRun }, pollsThisRun));
   // Never drop a poll in flight: its outcome belongs to the cursor that continues.
   await condition(allHandlersFinished);
   if (stopping) return status();

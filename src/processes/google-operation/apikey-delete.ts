@@ -7,17 +7,17 @@ import { ApplicationFailure } from '@temporalio/workflow';
 import { ApiKeyDeleteInputSchema, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from './input';
 import { GoogleOperationFailure, type OperationView } from './model';
 import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './workflow';
+import { CLOCK_SKEW_MS } from '../../common/clock-skew';
 import { Process } from '../../common/processes';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
 
 const RETRIEVABLE_FOR_MS = 30 * 24 * 60 * 60 * 1000;
-const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
 export const apiKeyDelete = validatedWorkflow('apiKeyDelete', { what: 'API key deletion', failures: 'googleOperation', schema: ApiKeyDeleteInputSchema }, deleteApiKey);
 
 async function deleteApiKey(input: ApiKeyDeleteInput): Promise<ApiKeyDeleteResult> {
   const run = startRun(Process.ApiKeyDelete, input.name);
-  const notBefore = Date.now() - CLOCK_SKEW_MARGIN_MS;
+  const notBefore = Date.now() - CLOCK_SKEW_MS.google;
   try {
     const first = await sendOperation<OperationView>({
       what: `the deletion of API key ${input.name}`,

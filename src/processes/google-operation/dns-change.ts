@@ -6,17 +6,17 @@
 import { DnsChangeInputSchema, type DnsChangeInput, type DnsChangeResult } from './input';
 import type { OperationView } from './model';
 import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './workflow';
+import { CLOCK_SKEW_MS } from '../../common/clock-skew';
 import { Process } from '../../common/processes';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
 
-const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
 export const dnsChange = validatedWorkflow('dnsChange', { what: 'DNS change', failures: 'googleOperation', schema: DnsChangeInputSchema }, changeDns);
 
 async function changeDns(input: DnsChangeInput): Promise<DnsChangeResult> {
   const run = startRun(Process.DnsChange, `projects/${input.project}/managedZones/${input.zone}`);
   const change = { project: input.project, zone: input.zone, additions: input.additions ?? [], deletions: input.deletions ?? [] };
-  const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
+  const notBefore = new Date(Date.now() - CLOCK_SKEW_MS.google).toISOString();
   try {
     const first = await sendOperation<OperationView>({
       what: `the change to zone ${input.zone}`,

@@ -23,10 +23,10 @@ import {
 import { BACKOFF } from '../../common/backoff';
 import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from './model';
 import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun, type OperationRun } from './workflow';
+import { CLOCK_SKEW_MS } from '../../common/clock-skew';
 import { Process } from '../../common/processes';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
 
-const CLOCK_SKEW_MARGIN_MS = 5 * 60 * 1000;
 
 /** How long, after `:cancel`, the workflow watches the operation to learn how it ended. */
 const CANCEL_WATCH: PollBounds = {
@@ -41,7 +41,7 @@ export const logBucketCreate = validatedWorkflow('logBucketCreate', { what: 'log
 async function createBucket(input: LogBucketCreateInput): Promise<LogBucketResult> {
   const bucketName = `${input.parent}/buckets/${input.bucketId}`;
   const run = startRun(Process.LogBucketCreate, bucketName);
-  const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
+  const notBefore = new Date(Date.now() - CLOCK_SKEW_MS.google).toISOString();
   const findOwnOperation = async (): Promise<OperationView | undefined> => {
     // The bucket exists (CREATING or ACTIVE) once a create started; its operation tells whether it is ours.
     const bucket = await googleApi.getLogBucket({ name: bucketName });
@@ -60,7 +60,7 @@ export const logBucketUpdate = validatedWorkflow('logBucketUpdate', { what: 'log
 
 async function updateBucket(input: LogBucketUpdateInput): Promise<LogBucketResult> {
   const run = startRun(Process.LogBucketUpdate, input.name);
-  const notBefore = new Date(Date.now() - CLOCK_SKEW_MARGIN_MS).toISOString();
+  const notBefore = new Date(Date.now() - CLOCK_SKEW_MS.google).toISOString();
   const update = {
     updateMask: input.updateMask,
     retentionDays: input.retentionDays,

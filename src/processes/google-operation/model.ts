@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import { object, problemsOf, rule } from '../../common/schema';
 import { DEFAULT_OUTAGE, outageBackoffMs, OutageBoundsSchema, resolveOutageBounds, type OutageBounds } from '../../common/outage';
 import { HONEST_POLL_SHAPE, nextPollAtMs, pollBoundsSchema, resolvePollBounds, type PollBounds, type ResolvedPollBounds } from '../../common/poll-schedule';
-import { MAX_EVENTS_PER_RUN } from '../../common/run-budget';
+import { MAX_EVENTS_PER_RUN, type RunBudget } from '../../common/run-budget';
 import type { StatusView } from '../../common/search-attributes';
 import type { Process } from '../../common/processes';
 import { failureTypes } from '../../common/failures';
@@ -95,14 +95,21 @@ export const OperationPollEntries = {
 
 type PollAndOutage = { poll?: PollBounds | null; outage?: OutageBounds | null };
 
+/**
+ * An Operation workflow's run budget, in the one policy's terms (`src/common/run-budget.ts`). Its runs do not
+ * continue as new: a run is bounded by its time bound, so the budget is spent at the start instead, by refusing
+ * poll bounds that could pass it (`operationPollCeiling`), before anything is sent.
+ */
+export const OPERATION_RUN_BUDGET = { events: MAX_EVENTS_PER_RUN } as const satisfies RunBudget;
+
 /** The per-run ceiling on polls of `OperationPollEntries`, as a check of the object holding them. */
 export function operationPollCeiling<T extends PollAndOutage>() {
-  const limit = Math.floor((MAX_EVENTS_PER_RUN - RUN_OVERHEAD_EVENTS) / EVENTS_PER_POLL);
+  const limit = Math.floor((OPERATION_RUN_BUDGET.events - RUN_OVERHEAD_EVENTS) / EVENTS_PER_POLL);
   return rule<T>(
     ['poll', 'outage'],
     (input) => maxPollsPerRun(resolvePollBounds(DEFAULT_OPERATION_POLL, input.poll), resolveOutageBounds(input.outage), limit) <= limit,
     `poll bounds allow more than ${limit} polls in one run (poll.timeoutMs at this poll rate, plus an outage's failed polls), ` +
-      `which would pass the per-run budget of ${MAX_EVENTS_PER_RUN} history events: raise poll.maxIntervalMs or lower poll.timeoutMs`,
+      `which would pass the per-run budget of ${OPERATION_RUN_BUDGET.events} history events: raise poll.maxIntervalMs or lower poll.timeoutMs`,
   );
 }
 

@@ -5,6 +5,7 @@
  *
  * Deterministic: shared by the workflow, activities, the starter and tests.
  */
+import { CLOCK_SKEW_MS } from '../../common/clock-skew';
 import * as v from 'valibot';
 import { OutageBoundsSchema } from '../../common/outage';
 import { PauseAfterFailuresSchema } from '../scheduled-run/model';
@@ -47,8 +48,12 @@ export const ATTEMPTS_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 /** At most this many guids' counts travel to the next run (newest kept). */
 export const MAX_CARRIED_ATTEMPTS = 2_000;
 export const DEFAULT_LOOKBACK_MS = 24 * 60 * 60 * 1000;
-/** The next run starts this much before the last one did, so deliveries near the edge are not missed. */
-export const DEFAULT_CLOCK_SKEW_MS = 5 * 60 * 1000;
+/**
+ * The next run starts this much before the last one did, so deliveries near the edge are not missed: GitHub's
+ * clock-skew margin (`CLOCK_SKEW_MS.github`). Runs recorded with it decide on it (a delivery in or out of the
+ * window), so it is the margin they were recorded with.
+ */
+export const DEFAULT_CLOCK_SKEW_MS = CLOCK_SKEW_MS.github;
 /**
  * How long a redelivery may take to be listed after GitHub accepted it (202): redelivery is queued, so its
  * delivery and outcome appear later. Until then a guid redelivered is awaited, never redelivered again.

@@ -56,6 +56,7 @@ import { OutageWatch } from '../../workflows/kit/outage-watch';
 import { accumulatedOutageBounds } from '../../common/outage';
 import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
+import { mustContinueAsNew } from '../../workflows/kit/run-budget';
 import { summarized } from '../../workflows/kit/activity-summaries';
 import { HOOK_SUMMARIES } from './summaries';
 import { Process } from '../../common/processes';
@@ -95,8 +96,11 @@ function compatibleDeliveries(deliveries: (DeliverySummary & { status?: string }
   return deliveries.map((d) => (typeof d.ok === 'boolean' ? d : { ...d, ok: d.status === 'OK' }));
 }
 
-/** Whether this run's history has room for more work (no run nears 10,000 events). */
-const historyHasRoom = () => workflowInfo().historyLength < HOOK_RUN_EVENT_BUDGET && !workflowInfo().continueAsNewSuggested;
+/**
+ * Whether this run's history has room for more work (no run nears 10,000 events): the one run-budget policy, on
+ * hook repair's own budget. A run out of room ends, and the Schedule's next run goes on.
+ */
+const historyHasRoom = () => !mustContinueAsNew({ events: HOOK_RUN_EVENT_BUDGET });
 
 export const hookRepair = validatedWorkflow('hookRepair', { what: 'hook repair input', failures: 'hook', schema: HookRepairInputSchema }, repairRun);
 

@@ -4,8 +4,8 @@
  * organization, each complete (a manifest) or not, and a run's archives read back and checked.
  */
 import { createHash } from 'node:crypto';
-import { parseDestination } from '../../object-store/destination';
-import type { objectsFor as ObjectsFor } from '../../object-store/objects';
+import { parseDestination } from '../../archive/object-store/destination';
+import type { objectsFor as ObjectsFor } from '../../archive/object-store/objects';
 import { MANIFEST, orgFolderUrl, stampTime, type Manifest } from './model';
 
 export interface RunFolder {
@@ -18,7 +18,7 @@ export interface RunFolder {
 }
 
 /** The stores' clients, loaded when a command reads a store: not by every `longhaul` command (cli-startup.test.ts). */
-const objectsFor = async (...args: Parameters<typeof ObjectsFor>) => (await import('../../object-store/objects')).objectsFor(...args);
+const objectsFor = async (...args: Parameters<typeof ObjectsFor>) => (await import('../../archive/object-store/objects')).objectsFor(...args);
 
 /** Every run folder of `org` under `archiveTo`, newest first, each with its manifest when it has one. */
 export async function readRuns(archiveTo: string, org: string, env: NodeJS.ProcessEnv = process.env): Promise<RunFolder[]> {

@@ -15,7 +15,7 @@ import { EventBudgetSchema } from '../../common/run-budget';
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
 import { failureTypes } from '../../common/failures';
-import { destinationUrlSchema } from '../../object-store/destination';
+import { destinationUrlSchema } from '../../archive/object-store/destination';
 import { DEFAULT_REPOS_PER_EXPORT, GITHUB_MAX_REPOSITORIES_PER_EXPORT } from './plan';
 
 export const BackupFailure = failureTypes('backup');

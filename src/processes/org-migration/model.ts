@@ -16,7 +16,8 @@ import { sendOnceGraceSchema } from '../../common/send-once-grace';
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
 import { failureTypes } from '../../common/failures';
-import { destinationUrlSchema } from '../../object-store/destination';
+import { destinationUrlSchema } from '../../archive/object-store/destination';
+import type { DownloadProgress } from '../../archive/progress';
 
 export type { PollBounds } from '../../common/poll-schedule';
 
@@ -270,38 +271,7 @@ export function migrationWorkflowId(org: string, repositories: readonly string[]
  * The one status text of a migration: the UI's current details and the CLI's progress line, plus the search
  * attributes. `heartbeat` is the download's progress when the CLI has it.
  */
-/** Heartbeat details of the archive download (progress for the CLI; the resume point is the `.part` file). */
-export interface DownloadProgress {
-  /** Bytes on disk, or stored in the object store when the archive goes there. */
-  offset: number;
-  total?: number;
-  /** The object being uploaded (`s3://bucket/key`), when the archive goes to an object store. */
-  url?: string;
-  /** What this attempt kept from an earlier one and fetched again, when it resumed (issue 40). */
-  resume?: ResumeReport;
-}
-
-/**
- * How a download attempt resumed: shown by `longhaul status` and kept in the activity's heartbeat details (numbers
- * only: no path, URL or id).
- */
-export interface ResumeReport {
-  /** @format bytes — where this attempt continued (0: from the start). */
-  from: number;
-  /**
-   * What the resume point rests on: `file` (the `.part` file's length, the same boot of the machine), `synced` (the
-   * last synced checkpoint: after a restart, or a checkpoint without a boot id), `store` (the parts the object
-   * store confirms), `checkpoint` (the heartbeat's checkpoint).
-   */
-  basis: 'file' | 'synced' | 'store' | 'checkpoint';
-  /**
-   * @format bytes — bytes an earlier attempt had already fetched that this one fetches from storage again: a tail
-   * dropped after a restart, parts stored past the checkpoint, and the one byte a local resume asks early.
-   */
-  reRead: number;
-  /** @format bytes — bytes read back from the local disk to rebuild the SHA-256 (none for an object store). */
-  readBack: number;
-}
+export type { DownloadProgress, ResumeReport } from '../../archive/progress';
 
 export function describeOrgMigration(
   s: OrgMigrationStatus,

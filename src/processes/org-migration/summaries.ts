@@ -5,7 +5,7 @@
 import { count, type Summaries } from '../../workflows/kit/activity-summaries';
 import type { MigrationActivityFunctions } from './activities';
 import { archiveFileName } from './model';
-import { destinationObjectUrl } from '../../object-store/destination';
+import { destinationObjectUrl } from '../../archive/object-store/destination';
 
 export const MIGRATION_SUMMARIES: Summaries<MigrationActivityFunctions> = {
   startMigration: (i) => `Start export of ${count(i.repositories.length, 'repository', 'repositories')} of ${i.org}`,

@@ -9,6 +9,7 @@
  * left to do by hand (`cleanup.ts`).
  */
 import { ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, isCancellation, patched, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { CLOCK_SKEW_MS } from '../../common/clock-skew';
 import type { MigrationActivityFunctions, MigrationSummary } from './activities';
 import { CLEANUP, DOWNLOAD, POLL, QUIET_POLL, READ, SEND_ONCE, withCallTimeout } from '../../workflows/kit/activity-options';
 import { summarized } from '../../workflows/kit/activity-summaries';
@@ -33,8 +34,8 @@ import {
   type OrgMigrationStatus,
 } from './model';
 import { LonghaulMigrationGuid, summarizeList } from '../../common/search-attributes';
-import { destinationObjectUrl, parseDestination } from '../../object-store/destination';
-import { ObjectStoreFailure } from '../../object-store/errors';
+import { destinationObjectUrl, parseDestination } from '../../archive/object-store/destination';
+import { ObjectStoreFailure } from '../../archive/object-store/errors';
 import {
   abortUpload,
   archivePath,
@@ -79,8 +80,6 @@ const ARCHIVE_DESTINATION_CHECKED_PATCH = 'archive-destination-checked';
 /** `patched()` id: the workflow records where its archive went in its memo (`ARCHIVE_MEMO`), which `longhaul list` shows. */
 const ARCHIVE_MEMO_PATCH = 'archive-memo';
 
-/** Tolerated difference between our clock and the server's when matching `created_at` to our attempt window. */
-const CLOCK_SKEW_MARGIN_MS = 60_000;
 
 export const orgMigration = validatedWorkflow(
   'orgMigration',
@@ -304,8 +303,8 @@ async function startExactlyOnce(input: OrgMigrationInput, acts: MigrationActivit
           org: input.org,
           repositories: input.repositories,
           flags,
-          notBefore: new Date(firstTryAt - CLOCK_SKEW_MARGIN_MS).toISOString(),
-          notAfter: new Date(Date.now() + CLOCK_SKEW_MARGIN_MS).toISOString(),
+          notBefore: new Date(firstTryAt - CLOCK_SKEW_MS.github).toISOString(),
+          notAfter: new Date(Date.now() + CLOCK_SKEW_MS.github).toISOString(),
         }),
       onLookup,
       nonCancellable: true,

@@ -15,7 +15,6 @@ import {
   continueAsNew,
   setCurrentDetails,
   setHandler,
-  workflowInfo,
 } from '@temporalio/workflow';
 import {
   acquire,
@@ -33,6 +32,7 @@ import {
   type GovernorState,
 } from './model';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
+import { mustContinueAsNew } from '../../workflows/kit/run-budget';
 
 /** The messages this workflow handles (defined with the model, which every worker's activities import). */
 export { acquireUpdate, limitsQuery, reportSignal } from './model';
@@ -83,7 +83,7 @@ async function govern(input: RateGovernorInput): Promise<void> {
   // One timer per idle period, not one per message: a busy governor writes only its messages to history.
   for (;;) {
     const before = handled;
-    const mustRoll = () => handled >= MESSAGES_PER_RUN || workflowInfo().continueAsNewSuggested;
+    const mustRoll = () => mustContinueAsNew({ units: MESSAGES_PER_RUN }, handled);
     if (await condition(mustRoll, IDLE_END)) break;
     const now = Date.now();
     const remembers = state.blockedUntil > now || state.contentBlockedUntil > now || (state.windowResetAt ?? 0) > now;

@@ -1,6 +1,6 @@
 /**
  * Organization-migration activities (spec 002): one API call each. The archive download (one file
- * streamed through the 302) lives in `archive-download.ts` and is part of this factory's activities.
+ * streamed through the 302) is `archive.ts` (the API lookup; the bytes are the archive module's, `src/archive/`), part of this factory's activities.
  */
 import type { components } from '@octokit/openapi-types';
 import { githubFor, type ActivityDeps } from '../../../activities/context';
@@ -8,8 +8,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { MIGRATION_FLAG_FIELDS, MIGRATION_FLAGS, MigrationFailure, type MigrationFlag, type MigrationFlags } from '../model';
 import { LonghaulMigrationGuid } from '../../../common/search-attributes';
 import { basename } from 'node:path';
-import { createArchiveDownload } from './archive-download';
-import { abortArchiveUpload, checkArchiveDestination, type ArchiveDestinationOutcome } from './archive-upload';
+import { createArchiveDownload } from './archive';
+import { abortArchiveUpload, checkArchiveDestination, type ArchiveDestinationOutcome } from '../../../archive';
 import { pathInDataDir } from '../../../activities/data-dir';
 import { answer, expectList, expectShape, optional, required } from '../../../http/answer';
 import { countPoll, countSendLookup } from '../../../telemetry/metrics';
@@ -53,8 +53,8 @@ export interface StartMigrationInput extends MigrationFlags {
   repositories: string[];
 }
 
-export type { ArchiveDownloadInput, ArchiveDownload } from './archive-download';
-export type { ArchiveDestinationOutcome } from './archive-upload';
+export type { ArchiveDownloadInput, ArchiveDownload } from './archive';
+export type { ArchiveDestinationOutcome } from '../../../archive';
 export type { DownloadProgress } from '../model';
 
 export function summarizeMigration(m: Migration): MigrationSummary {

@@ -11,6 +11,7 @@
 import type { Context } from '@temporalio/activity';
 import { currentActivity } from '../../../temporal/current-activity';
 import type { SharedLimitWait } from '../../../common/shared-wait';
+import type { Clock } from '../../../common/clock';
 
 /**
  * Waits for `work` unless the running activity is cancelled first (a worker shutting down cancels its
@@ -45,7 +46,7 @@ const firstAsked = new WeakMap<Context, number>();
  * or without a timeout. The server starts the attempt's clock when it hands the task out, a moment before the
  * activity's first request here; the margin covers that too.
  */
-export function attemptSendDeadline(clock: () => number): number | undefined {
+export function attemptSendDeadline(clock: Clock): number | undefined {
   const ctx = currentActivity();
   if (!ctx) return undefined;
   let started = firstAsked.get(ctx);

@@ -46,6 +46,7 @@ import { sharedWaitLine } from '../../../common/shared-wait';
 import type { rateGovernor } from '../workflow';
 import { attemptSendDeadline, showSharedWait, untilCancelled } from './activity-time';
 import { Process } from '../../../common/processes';
+import type { Clock } from '../../../common/clock';
 
 export interface GovernorLinkOptions {
   credential: string;
@@ -60,7 +61,7 @@ export interface GovernorLinkOptions {
   workerId?: string;
   /** @format milliseconds — the longest a request waits here before failing to let Temporal retry it. */
   maxLocalWaitMs?: number;
-  clock?: () => number;
+  clock?: Clock;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
   /** The last moment the running attempt may send a mutation (default: from the activity's timeouts, `activity-time.ts`). */
@@ -84,7 +85,7 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math
 export class GovernorLink implements RequestBudget {
   readonly workerId: string;
   private readonly api: 'github' | 'google';
-  private readonly clock: () => number;
+  private readonly clock: Clock;
   private readonly random: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly pending: Record<RequestKind, Waiter[]> = { read: [], mutation: [], content: [] };

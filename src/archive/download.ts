@@ -1,11 +1,12 @@
 /**
- * `downloadArchive`: GET …/archive (302) and stream the pre-signed storage URL to disk at wire speed,
- * hashing inline (`archive-sink.ts`), resumable from what is on disk (`archive-part.ts`), and verified before
- * it is reported (`archive-checks.ts`):
+ * The archive module's download (the migration's `downloadArchive` activity asks the API for the URL and hands
+ * the rest here): stream the pre-signed storage URL to disk at wire speed,
+ * hashing inline (`sink.ts`), resumable from what is on disk (`part.ts`), and verified before
+ * it is reported (`storage/checks.ts`):
  *
  * - A retry resumes at the `.part` file's length when the machine has not restarted since the bytes were written
  *   (the kernel's boot id in `.part.json`), else at the last synced checkpoint (the `.part` is synced to disk every
- *   second, and `.part.json` records how far): `archive-part.ts`. The SHA-256 is rebuilt by reading the kept bytes
+ *   second, and `.part.json` records how far): `part.ts`. The SHA-256 is rebuilt by reading the kept bytes
  *   back from the disk, and the transfer asks one byte early (`Range: bytes=N-1-`) with `If-Range`: the
  *   overlapping byte must match, and a changed object answers 200 with the new bytes, which replace the old ones
  *   from byte 0. What the resume kept, read back and fetches again is in the heartbeat details (`resume`).
@@ -21,31 +22,30 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { pathInDataDir } from '../../../activities/data-dir';
-import { Context } from '@temporalio/activity';
+import { pathInDataDir } from '../activities/data-dir';
 import { ApplicationFailure } from '@temporalio/common';
-import { BACKOFF, backoffMs } from '../../../common/backoff';
-import { githubFor, type ActivityDeps } from '../../../activities/context';
-import { FailureType } from '../../../http/retry-policy';
-import { flattenHeaders } from '../../../http/api-client';
-import { discard, readHead, type StorageResponse } from '../../../http/download';
-import { isRedirect, MAX_REDIRECTS } from '../../../http/redirects';
-import { TokenlessClient } from '../../../http/tokenless';
-import { outboundContext } from '../../../http/outbound-policy';
-import { ArchiveFailure, announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, rangeStart, validatorOf } from './archive-checks';
-import { DownloadLock, PartFile } from './archive-part';
-import { longhaulMetrics } from '../../../telemetry/metrics';
-import { activityLog } from '../../../telemetry/log';
-import { ArchiveSink, BodyRefused, DiskWriteFailed } from './archive-sink';
-import { BlockWriter, writeOnThread } from './archive-writer';
-import { archiveDestination, streamArchiveTo, type UploadProgress } from './archive-upload';
+import { BACKOFF, backoffMs } from '../common/backoff';
+import type { ArchiveUploadSettings } from '../config';
+import { discard, readHead, type StorageResponse } from './storage/transport';
+import { isRedirect, MAX_REDIRECTS } from '../http/redirects';
+import type { OutboundContext, Resolver } from '../http/outbound-policy';
+import { StorageClient, type Reasks } from './storage/client';
+import { storageFailure } from './storage/failures';
+import { announcedTotal, checkLocation, contentTypeProblem, excerpt, expectsGzip, isGzipMagic, rangeStart, validatorOf } from './storage/checks';
+import { DownloadLock, PartFile } from './part';
+import { longhaulMetrics } from '../telemetry/metrics';
+import { activityLog } from '../telemetry/log';
+import { ArchiveSink, BodyRefused, DiskWriteFailed } from './sink';
+import { BlockWriter, writeOnThread } from './writer';
+import { archiveDestination, streamArchiveTo, type UploadProgress } from './to-store';
 import { currentBootId } from './boot-id';
-import type { ResumeReport } from '../model';
-import { WALL_CLOCK, type UploadClock } from '../../../object-store/upload';
+import type { ResumeReport } from './progress';
+import type { Clock, Sleep } from '../common/clock';
 
-export interface ArchiveDownloadInput {
-  org: string;
-  migrationId: number;
+/** One archive to fetch from storage: what the migration's activity hands the module. */
+export interface StorageDownloadInput {
+  /** What the archive is, for the `.part` file's record (`<org>/<migration id>`): a `.part` of another is not resumed. */
+  source: string;
   /** Destination file; relative paths resolve under the worker's data directory. */
   path: string;
   /**
@@ -53,6 +53,20 @@ export interface ArchiveDownloadInput {
    * file name, instead of to `path`. Absent: the worker's `LONGHAUL_ARCHIVE_TO`, else the local file.
    */
   archiveTo?: string;
+  /** A fresh pre-signed URL of the archive, asked of the API (the process's call: the module keeps the bytes). */
+  askApi(): Promise<URL>;
+}
+
+/** What the module needs of the worker: where files go, the upload's settings, the clock, the outbound policy. */
+export interface StorageDownloadDeps {
+  dataDir: string;
+  archiveUpload?: ArchiveUploadSettings;
+  /** An upload waits out a failing store on this clock and wait (a test's), else on the wall clock and a timer. */
+  clock?: Clock;
+  sleep?: Sleep;
+  /** The outbound policy's context of storage URLs (judged against the API's origin that handed them out). */
+  outbound?: () => OutboundContext | Promise<OutboundContext>;
+  resolve?: Resolver;
 }
 
 export interface ArchiveDownload {
@@ -91,53 +105,25 @@ const BEAT_MS = 1_000;
 /** @format milliseconds — a lock not refreshed for this long belongs to a dead process on another host. */
 export const LOCK_STALE_MS = 30_000;
 
-const enc = encodeURIComponent;
-
-export function createArchiveDownload(deps: ActivityDeps) {
-  const download = archiveDownloader(deps);
-  return async function downloadArchive(input: ArchiveDownloadInput): Promise<ArchiveDownload> {
-    const ctx = Context.current();
-    return download(input, { heartbeat: (p) => ctx.heartbeat(p), signal: ctx.cancellationSignal, previous: ctx.info.heartbeatDetails as UploadProgress | undefined });
-  };
-}
-
 /** The download itself, independent of the activity context (benchmarks run it in a plain process). */
-export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubClients' | 'dataDir' | 'archiveUpload'> & Partial<Pick<ActivityDeps, 'clock' | 'sleep' | 'outbound'>>) {
-  // An upload waits out a failing store on the deps' clock (a test's), else on the wall clock.
-  const clock: UploadClock = { now: deps.clock ?? WALL_CLOCK.now, sleep: deps.sleep ?? WALL_CLOCK.sleep };
-  // Storage gets no credential: pre-signed URLs are fetched by the core's token-less client. Where the API's
-  // answer points passes the outbound policy, judged against that API's own origin.
-  const resolver = deps.outbound?.resolve;
-  const outbound = () => outboundContext(githubFor(deps).baseUrl, deps.outbound?.allowedHosts ?? [], resolver);
-  const storage = new TokenlessClient({ api: 'storage', route: '/object', outbound, resolve: resolver });
-  const archiveUrl = async (input: ArchiveDownloadInput): Promise<URL> => {
-    const api = `/orgs/${enc(input.org)}/migrations/${input.migrationId}/archive`;
-    const res = await githubFor(deps).request({ method: 'GET', path: api, redirect: 'manual' }).catch((err: unknown) => {
-      // The API client resolves the Location itself; an unparsable one surfaces as Node's ERR_INVALID_URL.
-      if ((err as NodeJS.ErrnoException).code === 'ERR_INVALID_URL') {
-        throw ApplicationFailure.nonRetryable(`GET ${api} redirected to a Location that is not a URL (${(err as { input?: string }).input ?? 'unreadable'})`, ArchiveFailure.LocationUnusable);
-      }
-      throw err;
-    });
-    if (res.status < 300 || res.status >= 400) {
-      throw ApplicationFailure.nonRetryable(`GET ${api} answered ${res.status} instead of redirecting to the archive`, FailureType.UnexpectedResponse);
-    }
-    return checkLocation(res.location, undefined, `GET ${api}`);
-  };
+export function storageDownloader(deps: StorageDownloadDeps) {
+  // Storage gets no credential: pre-signed URLs are fetched by the token-less storage client.
+  const storage = new StorageClient({ api: 'storage', route: '/object', outbound: deps.outbound, resolve: deps.resolve });
 
-  return async function download(input: ArchiveDownloadInput, hooks: DownloadHooks): Promise<ArchiveDownload> {
+  return async function download(input: StorageDownloadInput, hooks: DownloadHooks): Promise<ArchiveDownload> {
     const destination = archiveDestination(input.archiveTo);
     if (destination !== undefined) {
       const follow = (url: URL, opts: { from?: number; ifRange?: string; signal: AbortSignal }) => followRedirects(storage, url, opts);
       const name = basename(input.path);
-      const object = await streamArchiveTo(destination, name, { storage, askApi: () => archiveUrl(input), follow }, {
+      const object = await streamArchiveTo(destination, name, { storage, askApi: input.askApi, follow }, {
         heartbeat: hooks.heartbeat,
         signal: hooks.signal,
         checkpoint: hooks.previous?.upload,
         validator: hooks.previous?.validator,
         dataDir: deps.dataDir,
         ...deps.archiveUpload,
-        clock,
+        clock: deps.clock,
+        sleep: deps.sleep,
       });
       return { path: object.url, url: object.url, version: object.version, bytes: object.bytes, sha256: object.sha256, fetchedBytes: object.readBytes, resumedFrom: object.resumedFrom };
     }
@@ -148,19 +134,19 @@ export function archiveDownloader(deps: Pick<ActivityDeps, 'github' | 'githubCli
     const part = new PartFile(path);
     const abort = new AbortController();
     const signal = hooks.signal ? AbortSignal.any([hooks.signal, abort.signal]) : abort.signal;
-    const state = new Transfer(storage, part, `${input.org}/${input.migrationId}`, expectsGzip(path));
+    const state = new Transfer(storage, part, input.source, expectsGzip(path));
     const beat = setInterval(() => {
       hooks.heartbeat(state.progress());
       state.sync();
       void lock.refresh().then((held) => {
-        if (!held) abort.abort(ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy));
+        if (!held) abort.abort(storageFailure('archive', 'Busy', `another process took over the lock of ${path}`));
       });
     }, BEAT_MS);
     try {
       await state.open(hooks.previous?.offset);
-      await state.run(() => archiveUrl(input), signal);
+      await state.run(input.askApi, signal);
       hooks.heartbeat(state.progress());
-      if (!(await lock.held())) throw ApplicationFailure.retryable(`another process took over the lock of ${path}`, ArchiveFailure.Busy);
+      if (!(await lock.held())) throw storageFailure('archive', 'Busy', `another process took over the lock of ${path}`);
       // No checkpoint may be written once the `.part` is renamed (it would leave a `.part.json` behind).
       await state.stopSyncing();
       await part.complete();
@@ -193,7 +179,8 @@ class Transfer {
   private highWater = 0;
   private stalls = 0;
   private notArchive = 0;
-  private denied = 0;
+  /** Fresh URLs asked after storage refused one (403: expired or forbidden). */
+  private readonly reasks: Reasks = { used: 0, max: ACCESS_REASKS };
   private lastBreak = '';
   /** Set once storage answered a `Range` with the whole object although it still was the same object. */
   private rangeIgnored = false;
@@ -214,7 +201,7 @@ class Transfer {
   private resume?: ResumeReport;
 
   constructor(
-    private readonly storage: TokenlessClient,
+    private readonly storage: StorageClient,
     private readonly part: PartFile,
     private readonly source: string,
     private readonly gzip: boolean,
@@ -306,7 +293,7 @@ class Transfer {
       if (next === 'done') return;
       if (next === 'reask') url = await askApi();
     }
-    throw ApplicationFailure.retryable(`the archive download took more than ${MAX_ANSWERS} storage answers; the next attempt resumes at byte ${this.offset}`, FailureType.Network);
+    throw storageFailure('http', 'Network', `the archive download took more than ${MAX_ANSWERS} storage answers; the next attempt resumes at byte ${this.offset}`);
   }
 
   /**
@@ -315,31 +302,13 @@ class Transfer {
    */
   private async take(res: StorageResponse, url: URL, from: number | undefined, signal: AbortSignal): Promise<'done' | 'again' | 'reask'> {
     const status = res.statusCode;
-    const decision = this.storage.judge('GET', status, flattenHeaders(res.headers));
-    if (decision.kind === 'retry') {
-      // 5xx, 408, 425, 429: the next attempt resumes, after the wait the core decided (a `retry-after` wins).
-      discard(res.body);
-      throw this.storage.failure({ ...decision, message: `storage answered ${status}; the next attempt resumes at byte ${this.offset}` }, 'GET', url);
-    }
-    if (status === 416) {
+    // What the status means is the one judge's (`storage/answer.ts`), for the upload's source too.
+    const next = await this.storage.answer(res, url, this.reasks, `; the next attempt resumes at byte ${this.offset}`);
+    if (next === 'ask-again') return 'reask';
+    if (next === 'out-of-range') {
       // Asked from within what we hold, so the object is shorter than our .part: stale, start over.
-      discard(res.body);
       await this.restart({ changed: true });
       return 'again';
-    }
-    if (decision.kind === 'permanent') {
-      const body = excerpt(await readHead(res.body));
-      // An expired or refused pre-signed URL: the API hands out a fresh one.
-      if (status === 403 && this.denied++ < ACCESS_REASKS) return 'reask';
-      if (status === 403) throw ApplicationFailure.nonRetryable(`storage refused the archive URL ${this.denied} times (403, ${body})`, ArchiveFailure.AccessDenied);
-      if (status === 404 || status === 410) {
-        throw ApplicationFailure.nonRetryable(`storage has no such archive (${status}, ${body}); it may have been deleted`, ArchiveFailure.Gone);
-      }
-      throw this.storage.failure({ ...decision, message: `storage answered ${status} (${body}) instead of the archive` }, 'GET', url);
-    }
-    if (status !== 200 && status !== 206) {
-      const body = excerpt(await readHead(res.body));
-      throw ApplicationFailure.nonRetryable(`storage answered ${status} (${body}) instead of the archive`, FailureType.UnexpectedResponse);
     }
     const contentType = res.headers['content-type'];
     const typeProblem = contentTypeProblem(contentType);
@@ -366,7 +335,7 @@ class Transfer {
     }
     if (total === undefined) {
       discard(res.body);
-      throw ApplicationFailure.retryable(`storage answered ${status} without a length (Content-Length or Content-Range)`, FailureType.UnexpectedResponse);
+      throw storageFailure('http', 'UnexpectedResponse', `storage answered ${status} without a length (Content-Length or Content-Range)`);
     }
     if (status === 200 || validator !== this.validator || total !== this.total) {
       this.total = total;
@@ -432,7 +401,7 @@ class Transfer {
       return 'again';
     }
     if (signal.aborted) throw signal.reason;
-    if (failure instanceof DiskWriteFailed) throw ApplicationFailure.retryable(failure.message, ArchiveFailure.WriteFailed);
+    if (failure instanceof DiskWriteFailed) throw storageFailure('archive', 'WriteFailed', failure.message);
     if (!failure && this.offset === this.total) return 'done';
     // Broken off (connection closed, timeout) or ended short: keep the bytes, resume at once.
     const reason = failure instanceof Error ? failure.message : `the body ended at byte ${this.offset}`;
@@ -446,11 +415,9 @@ class Transfer {
     }
     if (++this.stalls >= MAX_STALLS) {
       const restarted = this.rangeIgnored ? '; storage ignored the Range header, so every answer started over at byte 0' : '';
-      throw ApplicationFailure.nonRetryable(
-        `the archive transfer of ${redact(url.href)} keeps breaking: ${this.lastBreak}, never past byte ${this.highWater}, ${this.stalls} times in a row${restarted}`,
-        ArchiveFailure.TransferBroken,
-        { url: redact(url.href), total: this.total, highWater: this.highWater, lastOffset: this.offset, rangeIgnored: this.rangeIgnored },
-      );
+      throw storageFailure('archive', 'TransferBroken', `the archive transfer of ${redact(url.href)} keeps breaking: ${this.lastBreak}, never past byte ${this.highWater}, ${this.stalls} times in a row${restarted}`, {
+        details: [{ url: redact(url.href), total: this.total, highWater: this.highWater, lastOffset: this.offset, rangeIgnored: this.rangeIgnored }],
+      });
     }
     await pause(backoffMs(BACKOFF.downloadStall, this.stalls), signal);
     return 'again';
@@ -459,10 +426,7 @@ class Transfer {
   private async notAnArchive(what: string, body: Buffer, contentLength: string | undefined): Promise<'reask'> {
     const received = excerpt(body, contentLength !== undefined ? Number(contentLength) : undefined);
     if (this.notArchive++ < NOT_ARCHIVE_REASKS) return 'reask';
-    throw ApplicationFailure.nonRetryable(
-      `storage sent ${what} instead of the archive, ${this.notArchive} times with fresh URLs (${received})`,
-      ArchiveFailure.NotAnArchive,
-    );
+    throw storageFailure('archive', 'NotAnArchive', `storage sent ${what} instead of the archive, ${this.notArchive} times with fresh URLs (${received})`);
   }
 
   private async lastByte(): Promise<number> {
@@ -499,7 +463,7 @@ class Transfer {
 
 /** GETs `url`, following storage redirects (checked, at most `MAX_REDIRECTS`, never in a circle). */
 async function followRedirects(
-  storage: TokenlessClient,
+  storage: StorageClient,
   url: URL,
   opts: { from?: number; ifRange?: string; signal: AbortSignal },
 ): Promise<{ res: StorageResponse; finalUrl: URL }> {
@@ -512,9 +476,9 @@ async function followRedirects(
     discard(res.body);
     const next = checkLocation(res.headers['location'], current.href, `storage (${res.statusCode})`);
     if (seen.has(next.href)) {
-      throw ApplicationFailure.nonRetryable(`storage redirects in a circle (${[...seen, next.href].map(redact).join(' → ')})`, ArchiveFailure.RedirectLoop);
+      throw storageFailure('archive', 'RedirectLoop', `storage redirects in a circle (${[...seen, next.href].map(redact).join(' → ')})`);
     }
-    if (seen.size > MAX_REDIRECTS) throw ApplicationFailure.nonRetryable(`storage redirected more than ${MAX_REDIRECTS} times`, ArchiveFailure.RedirectLoop);
+    if (seen.size > MAX_REDIRECTS) throw storageFailure('archive', 'RedirectLoop', `storage redirected more than ${MAX_REDIRECTS} times`);
     current = next;
   }
 }

@@ -31,11 +31,10 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { ApplicationFailure } from '@temporalio/common';
 import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
-import { currentNetworkSettings, proxyFor } from '../../http/proxy';
-import { ObjectStoreFailure } from '../errors';
+import { currentNetworkSettings, proxyFor } from '../../../http/proxy';
+import { storageFailure } from '../../storage/failures';
 import { statusOf, storeCall, type PartStore, type StoredObject, type StoredPart } from './store';
 
 /** The largest object CopyObject copies in one request. */
@@ -97,7 +96,7 @@ export class S3Store implements PartStore {
   private async request<T>(what: string, run: () => Promise<T>, missingBucket: (err: unknown) => boolean): Promise<T> {
     return storeCall(what, run, (err) => {
       if (/region is missing/i.test((err as Error).message ?? '')) {
-        throw ApplicationFailure.create({ message: `${what}: no AWS region configured (set AWS_REGION)`, type: ObjectStoreFailure.StoreNotConfigured, nonRetryable: true, cause: err as Error });
+        throw storageFailure('objectStore', 'StoreNotConfigured', `${what}: no AWS region configured (set AWS_REGION)`, { cause: err });
       }
       return missingBucket(err);
     });

@@ -4,5 +4,5 @@
  */
 export { parseDestination, objectKey, objectUrl, type ArchiveDestination, type StoreKind } from './destination';
 export { ObjectStoreFailure } from './errors';
-export { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT } from '../common/object-store-limits';
-export { uploadArchive, checkDestination, abortUploads, partSizeFor, DEFAULT_RETRY_FOR_MS, type ArchiveObject, type ArchiveUploadOptions, type OpenSource, type UploadCheckpoint, type UploadClock } from './upload';
+export { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT } from '../../common/object-store-limits';
+export { uploadArchive, checkDestination, abortUploads, partSizeFor, DEFAULT_RETRY_FOR_MS, type ArchiveObject, type ArchiveUploadOptions, type OpenSource, type UploadCheckpoint } from './upload';

@@ -9,10 +9,10 @@
  *
  * Pure and deterministic (no Node built-ins): the CLI and workflow input validation can use it as it is.
  */
-import { credentialInUrlProblems } from '../common/url-secrets';
-import { ApplicationFailure } from '@temporalio/common';
+import { credentialInUrlProblems } from '../../common/url-secrets';
+import type { ApplicationFailure } from '@temporalio/common';
 import * as v from 'valibot';
-import { ObjectStoreFailure } from './errors';
+import { storageFailure } from '../storage/failures';
 
 export type StoreKind = 's3' | 'gs' | 'azblob';
 
@@ -35,8 +35,8 @@ const BUCKET_NAME: Record<StoreKind, RegExp> = {
 
 const FORMS = 's3://BUCKET/PREFIX, gs://BUCKET/PREFIX or azblob://CONTAINER/PREFIX';
 
-function invalid(message: string, type: ObjectStoreFailure = ObjectStoreFailure.DestinationInvalid): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(message, type);
+function invalid(message: string, key: 'DestinationInvalid' | 'DestinationCredential' = 'DestinationInvalid'): ApplicationFailure {
+  return storageFailure('objectStore', key, message);
 }
 
 /**
@@ -45,7 +45,7 @@ function invalid(message: string, type: ObjectStoreFailure = ObjectStoreFailure.
  */
 export function parseDestination(url: string, fieldName = '--archive-to'): ArchiveDestination {
   const credentials = credentialInUrlProblems(url, fieldName, 'the store\'s credentials come from its SDK\'s standard settings on the worker (AWS_*, Application Default Credentials, AZURE_STORAGE_*)');
-  if (credentials.length) throw invalid(credentials.join('; '), ObjectStoreFailure.DestinationCredential);
+  if (credentials.length) throw invalid(credentials.join('; '), 'DestinationCredential');
   let parsed: URL;
   try {
     parsed = new URL(url);

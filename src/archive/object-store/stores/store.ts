@@ -4,7 +4,8 @@
  * a secret: it goes into heartbeat details, and so into Temporal's history.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { ObjectStoreFailure } from '../errors';
+import { judgeStorageStatus } from '../../storage/answer';
+import { storageFailure } from '../../storage/failures';
 
 /** An object under its final key. */
 export interface StoredObject {
@@ -50,12 +51,15 @@ export interface PartStore {
   abandon(key: string): Promise<void>;
 }
 
-/** A failure the store or the network may get over: connection refused or reset, timeouts, 408, 429, 5xx. */
+/**
+ * A failure the store or the network may get over: connection refused or reset, timeouts, and what the one judge
+ * of a storage answer calls transient (`storage/answer.ts`: 408, 425, 429, 5xx).
+ */
 export function isTransient(err: unknown): boolean {
   if (err instanceof ApplicationFailure) return !err.nonRetryable;
   const e = err as { code?: unknown; name?: string; message?: string; statusCode?: number; status?: number; $metadata?: { httpStatusCode?: number }; response?: { status?: number }; cause?: unknown };
   const status = e.$metadata?.httpStatusCode ?? e.statusCode ?? e.response?.status ?? (typeof e.code === 'number' ? e.code : e.status);
-  if (typeof status === 'number' && status > 0) return status === 408 || status === 429 || status >= 500;
+  if (typeof status === 'number' && status > 0) return judgeStorageStatus(status, 'store') === 'transient';
   const code = typeof e.code === 'string' ? e.code : '';
   if (/^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EAI_AGAIN|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|UND_ERR_|REQUEST_SEND_ERROR)/.test(code)) return true;
   if (e.name === 'TimeoutError' || /socket hang up|ECONNREFUSED|ECONNRESET|EPIPE|other side closed|fetch failed|Retry limit exceeded/i.test(e.message ?? '')) return true;
@@ -68,17 +72,17 @@ export function statusOf(err: unknown): number | undefined {
   return e.$metadata?.httpStatusCode ?? e.statusCode ?? e.response?.status ?? (typeof e.code === 'number' ? e.code : undefined);
 }
 
-/** 401/403 as a non-retryable `ArchiveStoreAccessDenied`; anything else unchanged. */
+/** What the judge calls refused (401/403) as a non-retryable `ArchiveStoreAccessDenied`; anything else unchanged. */
 export function denied(err: unknown, what: string): unknown {
   const status = statusOf(err);
-  if (status === 401 || status === 403) {
-    return ApplicationFailure.create({ message: `${what}: the store refused access (${status}): check the worker's credentials and their permissions`, type: ObjectStoreFailure.AccessDenied, nonRetryable: true, cause: err as Error });
+  if (status !== undefined && judgeStorageStatus(status, 'store') === 'refused') {
+    return storageFailure('objectStore', 'AccessDenied', `${what}: the store refused access (${status}): check the worker's credentials and their permissions`, { cause: err });
   }
   return err;
 }
 
 export function bucketNotFound(what: string, err: unknown): ApplicationFailure {
-  return ApplicationFailure.create({ message: `${what}: the bucket does not exist`, type: ObjectStoreFailure.BucketNotFound, nonRetryable: true, cause: err as Error });
+  return storageFailure('objectStore', 'BucketNotFound', `${what}: the bucket does not exist`, { cause: err });
 }
 
 /**

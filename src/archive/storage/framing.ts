@@ -1,5 +1,5 @@
 /**
- * HTTP/1.1 framing for the storage transport (`download.ts`): the request it sends, the response head it
+ * HTTP/1.1 framing for the storage transport (`transport.ts`): the request it sends, the response head it
  * parses, and where the body ends (`Content-Length`, `chunked`, or the connection's close; RFC 9112 §6).
  * Pure functions over bytes, so every case is tested without a socket.
  */

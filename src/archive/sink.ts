@@ -1,7 +1,7 @@
 /**
  * Where the storage body goes: copied into four reused 1 MiB staging buffers, each hashed (on this thread)
  * and written at its file position when it is full. With a `BlockWriter` the write thread writes it
- * (`archive-writer.ts`, which says why), beside the socket reads; without one, `fs.write` on libuv's thread
+ * (`writer.ts`, which says why), beside the socket reads; without one, `fs.write` on libuv's thread
  * pool. Either way the blocks land in file order, one after the other: what is on disk is always a prefix
  * of the object, which is what a resume trusts. The socket reads straight into the free tail of the filling
  * buffer (`readTarget`), so a chunk costs no copy (only the first bytes, checked before they land, are
@@ -13,9 +13,9 @@
  * and a resumed body's first byte, which overlaps the last byte on disk, must equal it.
  */
 import type { FileHandle } from 'node:fs/promises';
-import type { StorageBody } from '../../../http/download';
-import { isGzipMagic } from './archive-checks';
-import type { BlockWriter } from './archive-writer';
+import type { StorageBody } from './storage/transport';
+import { isGzipMagic } from './storage/checks';
+import type { BlockWriter } from './writer';
 
 /** What the sink and the `.part` re-hash feed, in order (node's `Hash`, or a test's stand-in). */
 export interface BlockHash {
@@ -64,7 +64,7 @@ export interface SinkOptions {
   overlapByte?: number;
   /** Check the gzip magic (when `position` is 0). */
   expectGzip: boolean;
-  /** Writes the blocks on the write thread (`archive-writer.ts`); without it, `fs.write` from libuv's pool. */
+  /** Writes the blocks on the write thread (`writer.ts`); without it, `fs.write` from libuv's pool. */
   writer?: BlockWriter;
 }
 

@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { Storage, type Bucket } from '@google-cloud/storage';
 import { bucketNotFound, statusOf, storeCall, type PartStore, type StoredObject, type StoredPart } from './store';
-import { readCapped } from '../../http/body-limits';
+import { readCapped } from '../../../http/body-limits';
 
 const SESSION_SUFFIX = '.upload-session';
 

@@ -1,5 +1,5 @@
 /**
- * The streaming transport of the token-less client (`tokenless.ts`): a GET of a pre-signed storage URL with
+ * The streaming transport of the archive's storage client (`client.ts`, over the HTTP core's token-less client): a GET of a pre-signed storage URL with
  * the headers the client built (never a credential), no redirect followed (the caller checks every hop), and
  * the answer returned as it came: what a status means is the core's decision, made by the client.
  *
@@ -11,15 +11,15 @@
  * is handed to the consumer as views of it: 0.2–0.4 s of CPU per GiB and no per-read allocation. A
  * consumer may lend its own memory for the next read (`ReadTarget`: the archive sink lends the free tail
  * of the buffer it writes next), and then no body byte is copied in user space at all. The framing
- * (status line, headers, Content-Length / chunked / close) is `download-framing.ts`.
+ * (status line, headers, Content-Length / chunked / close) is `framing.ts`.
  */
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { Client } from 'undici';
-import { bodyFramer, parseHead, requestHead, type BodyFramer } from './download-framing';
-import { BODY_LIMITS } from './body-limits';
-import { proxyAuthorization, shownProxy } from './proxy';
+import { bodyFramer, parseHead, requestHead, type BodyFramer } from './framing';
+import { BODY_LIMITS } from '../../http/body-limits';
+import { proxyAuthorization, shownProxy } from '../../http/proxy';
 
 /** One socket read at most (reused for the whole answer). */
 const READ_BUFFER = 1024 * 1024;

@@ -1,7 +1,7 @@
 /**
  * The archive into an object store (issue 26): `downloadArchive` with a destination (the input's `archiveTo`,
  * else the worker's `LONGHAUL_ARCHIVE_TO`) streams GitHub's storage straight into the store in one bounded pass
- * (`src/object-store`), never through local disk.
+ * (`src/archive/object-store`), never through local disk.
  *
  * - The source is the pre-signed storage URL behind the API's 302, fetched by the same token-less client as the
  *   local download. A later part is re-opened with `Range: bytes=N-` and `If-Range` (the object's validator from
@@ -10,22 +10,23 @@
  * - Heartbeat details carry the upload's checkpoint beside the progress (`offset`, `total`: what `status` and
  *   `wait --follow` show), so an attempt on any host continues the upload from the parts already stored. The same
  *   host, in the same boot, continues from its own copy of the checkpoint, written as each part is confirmed
- *   (`archive-upload-local.ts`), when that is further. How an attempt resumed is in the details too (`resume`).
+ *   (`to-store-local.ts`), when that is further. How an attempt resumed is in the details too (`resume`).
  */
-import { ApplicationFailure } from '@temporalio/common';
-import { abortUploads, checkDestination, parseDestination, uploadArchive, type StoreKind, type UploadCheckpoint, type UploadClock } from '../../../object-store';
-import { FailureType } from '../../../http/retry-policy';
-import { discard, readHead, type StorageBody, type StorageResponse } from '../../../http/download';
-import type { TokenlessClient } from '../../../http/tokenless';
-import type { DownloadProgress } from '../model';
-import type { ArchiveUploadSettings } from '../../../config';
-import { ArchiveFailure, announcedTotal, contentTypeProblem, excerpt, rangeStart, validatorOf } from './archive-checks';
-import { LocalUploadCheckpoint } from './archive-upload-local';
+import { abortUploads, checkDestination, parseDestination, uploadArchive, type StoreKind, type UploadCheckpoint } from './object-store';
+import type { Clock, Sleep } from '../common/clock';
+import { discard, readHead, type StorageBody, type StorageResponse } from './storage/transport';
+import type { StorageClient } from './storage/client';
+import type { DownloadProgress } from './progress';
+import type { ArchiveUploadSettings } from '../config';
+import { setting, type SettingName } from '../settings';
+import { storageFailure } from './storage/failures';
+import { announcedTotal, contentTypeProblem, excerpt, rangeStart, validatorOf } from './storage/checks';
+import { LocalUploadCheckpoint } from './to-store-local';
 import { currentBootId } from './boot-id';
-import type { ResumeReport } from '../model';
+import type { ResumeReport } from './progress';
 
 /** The worker's default archive destination (`s3://…`, `gs://…`, `azblob://…`); unset: the local data directory. */
-export const ARCHIVE_TO_ENV = 'LONGHAUL_ARCHIVE_TO';
+export const ARCHIVE_TO_ENV = 'LONGHAUL_ARCHIVE_TO' satisfies SettingName;
 
 /** Heartbeat details of an upload: the progress every download shows, and the checkpoint a later attempt continues. */
 export interface UploadProgress extends DownloadProgress {
@@ -36,7 +37,7 @@ export interface UploadProgress extends DownloadProgress {
 
 /** The destination of a download: the input's, else the worker's default, else none (local disk). */
 export function archiveDestination(archiveTo: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const url = archiveTo ?? (env[ARCHIVE_TO_ENV]?.trim() || undefined);
+  const url = archiveTo ?? (setting(ARCHIVE_TO_ENV, env)?.trim() || undefined);
   if (url !== undefined) parseDestination(url, archiveTo !== undefined ? 'archiveTo' : ARCHIVE_TO_ENV);
   return url;
 }
@@ -71,7 +72,7 @@ async function onDestination(archiveTo: string | undefined, env: NodeJS.ProcessE
 }
 
 export interface StorageSource {
-  storage: TokenlessClient;
+  storage: StorageClient;
   /** A fresh pre-signed URL from the API. */
   askApi(): Promise<URL>;
   follow(url: URL, opts: { from?: number; ifRange?: string; signal: AbortSignal }): Promise<{ res: StorageResponse; finalUrl: URL }>;
@@ -98,7 +99,8 @@ export async function streamArchiveTo(
     signal?: AbortSignal;
     checkpoint?: UploadCheckpoint;
     validator?: string;
-    clock?: UploadClock;
+    clock?: Clock;
+    sleep?: Sleep;
     /** The worker's data directory: where this host keeps its copy of the checkpoint (none: the heartbeat's only). */
     dataDir?: string;
   } & ArchiveUploadSettings,
@@ -135,7 +137,7 @@ export async function streamArchiveTo(
     url = again.url;
     if (again.start !== offset || again.total !== total || again.validator !== validator) {
       if (again.body) discard(again.body);
-      throw ApplicationFailure.retryable(`storage answered bytes from ${again.start} of ${again.total} (${again.validator ?? 'no validator'}) when asked for ${offset}- of ${total} (${validator ?? 'no validator'}): the archive changed; the next attempt starts over`, ArchiveFailure.TransferBroken);
+      throw storageFailure('archive', 'Changed', `storage answered bytes from ${again.start} of ${again.total} (${again.validator ?? 'no validator'}) when asked for ${offset}- of ${total} (${validator ?? 'no validator'}): the archive changed; the next attempt starts over`);
     }
     return bodyChunks(again.body!, openSignal);
   };
@@ -157,6 +159,7 @@ export async function streamArchiveTo(
       partBytes: hooks.partBytes,
       partsInFlight: hooks.partsInFlight,
       clock: hooks.clock,
+      sleep: hooks.sleep,
     });
     await local?.remove();
     return {
@@ -182,31 +185,37 @@ interface Opened {
   body?: StorageBody;
 }
 
-/** One storage answer that is the archive (from `from`), or a typed failure; a 403 asks the API for a fresh URL once. */
-async function openAt(source: StorageSource, url: URL, from: number | undefined, ifRange: string | undefined, signal: AbortSignal, reasked = false): Promise<Opened> {
-  const { res, finalUrl } = await source.follow(url, { from, ifRange, signal });
+/**
+ * One storage answer that is the archive (from `from`), or the typed failure the one judge gives it
+ * (`StorageClient.answer`); a refused URL (403) asks the API for a fresh one once.
+ */
+async function openAt(source: StorageSource, url: URL, from: number | undefined, ifRange: string | undefined, signal: AbortSignal): Promise<Opened> {
+  const reasks = { used: 0, max: 1 };
+  for (;;) {
+    const { res, finalUrl } = await source.follow(url, { from, ifRange, signal });
+    const next = await source.storage.answer(res, finalUrl, reasks);
+    if (next === 'ask-again') {
+      url = await source.askApi();
+      continue;
+    }
+    // A range past the end although the object's validator matched: nothing a retry changes.
+    if (next === 'out-of-range') throw storageFailure('http', 'UnexpectedResponse', `storage answered 416 to bytes ${from ?? 0}- of the archive it named`);
+    return opened(res, finalUrl);
+  }
+}
+
+/** The archive's answer (200 or 206), checked: its type, its length, where it starts. */
+async function opened(res: StorageResponse, finalUrl: URL): Promise<Opened> {
   const status = res.statusCode;
-  if (status === 403 && !reasked) {
-    discard(res.body);
-    return openAt(source, await source.askApi(), from, ifRange, signal, true);
-  }
-  if (status !== 200 && status !== 206) {
-    const body = excerpt(await readHead(res.body));
-    if (status === 404 || status === 410) throw ApplicationFailure.nonRetryable(`storage has no such archive (${status}, ${body}); it may have been deleted`, ArchiveFailure.Gone);
-    if (status === 403) throw ApplicationFailure.nonRetryable(`storage refused the archive URL twice (403, ${body})`, ArchiveFailure.AccessDenied);
-    const decision = source.storage.judge('GET', status, res.headers);
-    if (decision.kind === 'retry') throw source.storage.failure({ ...decision, message: `storage answered ${status} (${body})` }, 'GET', finalUrl);
-    throw ApplicationFailure.nonRetryable(`storage answered ${status} (${body}) instead of the archive`, FailureType.UnexpectedResponse);
-  }
   const typeProblem = contentTypeProblem(res.headers['content-type']);
   if (typeProblem) {
     const body = excerpt(await readHead(res.body));
-    throw ApplicationFailure.nonRetryable(`storage sent ${typeProblem} instead of the archive (${body})`, ArchiveFailure.NotAnArchive);
+    throw storageFailure('archive', 'NotAnArchive', `storage sent ${typeProblem} instead of the archive (${body})`);
   }
   const total = announcedTotal(status, res.headers['content-range'], res.headers['content-length']);
   if (total === undefined) {
     discard(res.body);
-    throw ApplicationFailure.retryable(`storage answered ${status} without a length (Content-Length or Content-Range)`, FailureType.UnexpectedResponse);
+    throw storageFailure('http', 'UnexpectedResponse', `storage answered ${status} without a length (Content-Length or Content-Range)`);
   }
   const start = status === 206 ? rangeStart(res.headers['content-range']) ?? -1 : 0;
   return { url: finalUrl, total, start, validator: validatorOf(res.headers['etag'], res.headers['last-modified']), body: res.body };
@@ -283,7 +292,7 @@ async function* bodyChunks(body: StorageBody, signal: AbortSignal): AsyncGenerat
       if (ended) {
         // Broken off by the activity's cancellation: that is what the attempt ends with (cancelled, not failed).
         if (ended.error && signal.aborted) throw signal.reason;
-        if (ended.error) throw ApplicationFailure.retryable(`the archive transfer broke off: ${ended.error.message}`, FailureType.Network);
+        if (ended.error) throw storageFailure('http', 'Network', `the archive transfer broke off: ${ended.error.message}`);
         return;
       }
       await new Promise<void>((resolveWake) => (wake = resolveWake));

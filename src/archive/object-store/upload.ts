@@ -27,13 +27,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import { BACKOFF, backoffMs } from '../common/backoff';
+import { BACKOFF, backoffMs } from '../../common/backoff';
+import { WALL_CLOCK, type Clock, type Sleep } from '../../common/clock';
 import { objectKey, objectUrl, parseDestination, type ArchiveDestination } from './destination';
 import { HashThread } from './hash-thread';
-import { ObjectStoreFailure } from './errors';
+import { storageFailure } from '../storage/failures';
 import { isTransient, type StoredPart } from './stores/store';
 import { storeFor } from './stores';
-import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT, MAX_PARTS, MIN_PART_BYTES, PART_MULTIPLE } from '../common/object-store-limits';
+import { DEFAULT_PART_BYTES, DEFAULT_PARTS_IN_FLIGHT, MAX_PARTS, MIN_PART_BYTES, PART_MULTIPLE } from '../../common/object-store-limits';
 
 /** @format milliseconds — how long a failing store is waited out before the attempt gives up (retryable). */
 export const DEFAULT_RETRY_FOR_MS = 10 * 60_000;
@@ -79,8 +80,9 @@ export interface ArchiveUploadOptions {
   partsInFlight?: number;
   /** @format milliseconds */
   retryForMs?: number;
-  /** What `retryForMs` and the waits between tries are measured on (default: the wall clock). */
-  clock?: UploadClock;
+  /** What `retryForMs` is measured on (default: the wall clock), and the waits between tries (default: a timer). */
+  clock?: Clock;
+  sleep?: Sleep;
   /** The environment the store's SDK is configured from (default: the process's). */
   env?: NodeJS.ProcessEnv;
   /**
@@ -117,29 +119,18 @@ function partCount(size: number, partBytes: number): number {
   return Math.max(1, Math.ceil(size / partBytes));
 }
 
-/**
- * The time an upload waits out a failing store on: the wall clock and a real timer, or (`ActivityDeps.clock` and
- * `sleep`) a clock a test advances by each wait, since a time-skipping test server skips no time while an
- * activity runs.
- */
-export interface UploadClock {
-  /** Epoch ms. */
-  now(): number;
-  /** Resolves after `ms` on this clock; rejects when `signal` aborts. */
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
-}
-
-export const WALL_CLOCK: UploadClock = { now: () => Date.now(), sleep: (ms, signal) => sleep(ms, undefined, { signal }) };
+/** A real timer: the wait on the wall clock (`src/common/clock.ts` says why a test's wait may differ). */
+export const WALL_SLEEP: Sleep = (ms, signal) => sleep(ms, undefined, { signal });
 
 /** Calls `run` until it succeeds, a permanent failure, or `retryForMs` (on `clock`) of transient ones. */
-async function retrying<T>(run: () => Promise<T>, retryForMs: number, signal: AbortSignal, clock: UploadClock): Promise<T> {
-  const deadline = clock.now() + retryForMs;
+async function retrying<T>(run: () => Promise<T>, retryForMs: number, signal: AbortSignal, clock: Clock, wait: Sleep): Promise<T> {
+  const deadline = clock() + retryForMs;
   for (let attempt = 0; ; attempt++) {
     try {
       return await run();
     } catch (err) {
-      if (signal.aborted || !isTransient(err) || clock.now() >= deadline) throw err;
-      await clock.sleep(backoffMs(BACKOFF.objectStoreRetry, attempt + 1), signal);
+      if (signal.aborted || !isTransient(err) || clock() >= deadline) throw err;
+      await wait(backoffMs(BACKOFF.objectStoreRetry, attempt + 1), signal);
     }
   }
 }
@@ -173,7 +164,7 @@ async function upload(options: ArchiveUploadOptions, key: string, url: string, d
   const retryForMs = options.retryForMs ?? DEFAULT_RETRY_FOR_MS;
   const inner = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, inner.signal]) : inner.signal;
-  const retry = <T>(run: () => Promise<T>) => retrying(run, retryForMs, signal, options.clock ?? WALL_CLOCK);
+  const retry = <T>(run: () => Promise<T>) => retrying(run, retryForMs, signal, options.clock ?? WALL_CLOCK, options.sleep ?? WALL_SLEEP);
   // Already there, complete? Compare with what a finished attempt recorded; else hash the source to compare.
   const there = await retry(() => store.head(key));
   const previous = options.checkpoint?.url === url && options.checkpoint.size === size ? options.checkpoint : undefined;
@@ -365,7 +356,7 @@ export async function abortUploads(destination: string, name: string, env?: Node
 }
 
 function sizeMismatch(url: string, size: number, got: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(`uploading ${url}: the source announced ${size} bytes and delivered ${got}`, ObjectStoreFailure.SizeMismatch);
+  return storageFailure('objectStore', 'SizeMismatch', `uploading ${url}: the source announced ${size} bytes and delivered ${got}`);
 }
 
 /** The checkpoint as parts are hashed and stored: it advances over parts stored without a gap. */

@@ -19,9 +19,8 @@ import { createReadStream } from 'node:fs';
 import { open, readdir, readFile, rename, stat, truncate, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
-import { ApplicationFailure } from '@temporalio/common';
-import { ArchiveFailure } from './archive-checks';
-import type { BlockHash } from './archive-sink';
+import { storageFailure } from './storage/failures';
+import type { BlockHash } from './sink';
 import { sameBoot } from './boot-id';
 
 /** What `.part.json` records. */
@@ -158,7 +157,7 @@ export class DownloadLock {
       const dead = holder.owner ? holder.owner.host === owner.host && !processAlive(holder.owner.pid) : false;
       if (!dead && ageMs < staleAfterMs) {
         const who = holder.owner ? `process ${holder.owner.pid} on ${holder.owner.host}` : 'another process';
-        throw ApplicationFailure.retryable(`${path} is being downloaded by ${who} (lock refreshed ${Math.round(ageMs / 1000)} s ago)`, ArchiveFailure.Busy);
+        throw storageFailure('archive', 'Busy', `${path} is being downloaded by ${who} (lock refreshed ${Math.round(ageMs / 1000)} s ago)`);
       }
       // Take over a stale lock by renaming it away: of two processes doing so, only one rename succeeds.
       const aside = `${lockPath}.stale-${owner.token}`;
@@ -171,11 +170,11 @@ export class DownloadLock {
       if (moved?.owner?.token !== holder.owner?.token) {
         // Someone else took it over between our read and our rename: give it back.
         await rename(aside, lockPath).catch(() => undefined);
-        throw ApplicationFailure.retryable(`${path} is being downloaded by another process (its lock was just taken over)`, ArchiveFailure.Busy);
+        throw storageFailure('archive', 'Busy', `${path} is being downloaded by another process (its lock was just taken over)`);
       }
       await unlink(aside).catch(ignoreMissing);
     }
-    throw ApplicationFailure.retryable(`could not take the lock ${lockPath}`, ArchiveFailure.Busy);
+    throw storageFailure('archive', 'Busy', `could not take the lock ${lockPath}`);
   }
 
   /** Marks the lock as alive; false when another process took it over (this one must stop writing). */

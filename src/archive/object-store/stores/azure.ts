@@ -18,8 +18,8 @@ import { randomBytes } from 'node:crypto';
 import { DefaultAzureCredential } from '@azure/identity';
 import { BlobServiceClient, StorageSharedKeyCredential, type BlockBlobClient, type ContainerClient } from '@azure/storage-blob';
 import { ApplicationFailure } from '@temporalio/common';
-import { readSecret } from '../../config';
-import { ObjectStoreFailure } from '../errors';
+import { readSecret } from '../../../config';
+import { storageFailure } from '../../storage/failures';
 import { bucketNotFound, statusOf, storeCall, type PartStore, type StoredObject, type StoredPart } from './store';
 
 /** A secret from `name` or the file `name_FILE` names; an unreadable file is the worker's configuration, not retried. */
@@ -27,7 +27,7 @@ function azureSecret(name: string, env: NodeJS.ProcessEnv): string | undefined {
   try {
     return readSecret(name, env);
   } catch (err) {
-    throw ApplicationFailure.nonRetryable(`${name}_FILE: cannot read ${env[`${name}_FILE`] ?? ''}: ${(err as Error).message}`, ObjectStoreFailure.StoreNotConfigured);
+    throw storageFailure('objectStore', 'StoreNotConfigured', `${name}_FILE: cannot read ${env[`${name}_FILE`] ?? ''}: ${(err as Error).message}`);
   }
 }
 
@@ -38,7 +38,7 @@ export function azureService(env: NodeJS.ProcessEnv = process.env): BlobServiceC
   if (connectionString) return BlobServiceClient.fromConnectionString(connectionString, options);
   const account = env.AZURE_STORAGE_ACCOUNT;
   if (!account) {
-    throw ApplicationFailure.nonRetryable('azblob:// destinations need AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT (with AZURE_STORAGE_KEY or an Azure identity), on the worker', ObjectStoreFailure.StoreNotConfigured);
+    throw storageFailure('objectStore', 'StoreNotConfigured', 'azblob:// destinations need AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT (with AZURE_STORAGE_KEY or an Azure identity), on the worker');
   }
   const key = azureSecret('AZURE_STORAGE_KEY', env);
   const credential = key ? new StorageSharedKeyCredential(account, key) : new DefaultAzureCredential();

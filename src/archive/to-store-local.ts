@@ -14,7 +14,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { UploadCheckpoint } from '../../../object-store';
+import type { UploadCheckpoint } from './object-store';
 import { sameBoot } from './boot-id';
 
 /** What the file records. */

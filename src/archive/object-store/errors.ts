@@ -1,4 +1,4 @@
-import { failureTypes } from '../common/failures';
+import { failureTypes } from '../../common/failures';
 
 /**
  * Failure types of archive uploads (the registry's `objectStore` group), as stable strings for `nonRetryableErrorTypes` and callers. Every one is

@@ -2,8 +2,8 @@
  * What the archive download accepts (issue 13): the checks on a redirect target and on the storage's
  * answer, as pure functions, and the failure types a user sees when one of them refuses.
  */
-import { ApplicationFailure } from '@temporalio/common';
-import { failureTypes } from '../../../common/failures';
+import { failureTypes } from '../../common/failures';
+import { storageFailure } from './failures';
 
 /** Failure types of the archive download (stable strings for `nonRetryableErrorTypes` and callers). */
 export const ArchiveFailure = failureTypes('archive');
@@ -52,19 +52,16 @@ const shown = (raw: string) => JSON.stringify(raw.length > 120 ? `${raw.slice(0,
  */
 export function checkLocation(raw: string | undefined, base: string | undefined, from: string): URL {
   if (raw === undefined || raw.trim() === '') {
-    throw ApplicationFailure.nonRetryable(`${from} redirected without a Location`, ArchiveFailure.LocationUnusable);
+    throw storageFailure('archive', 'LocationUnusable', `${from} redirected without a Location`);
   }
   let url: URL;
   try {
     url = new URL(raw.trim(), base);
   } catch {
-    throw ApplicationFailure.nonRetryable(`${from} redirected to ${shown(raw)}, which is not a URL`, ArchiveFailure.LocationUnusable);
+    throw storageFailure('archive', 'LocationUnusable', `${from} redirected to ${shown(raw)}, which is not a URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw ApplicationFailure.nonRetryable(
-      `${from} redirected to ${shown(raw)}: longhaul only downloads archives over http(s), not ${url.protocol.replace(/:$/, '')}`,
-      ArchiveFailure.LocationUnusable,
-    );
+    throw storageFailure('archive', 'LocationUnusable', `${from} redirected to ${shown(raw)}: longhaul only downloads archives over http(s), not ${url.protocol.replace(/:$/, '')}`);
   }
   return url;
 }
