@@ -22,6 +22,9 @@ export function buildProgram(ctx: () => CliContext): Command {
     )
     .version(releaseVersion(), '-V, --version', 'print the release version (CHANGELOG.md says what each brought)')
     .showHelpAfterError()
+    // Each command's options are its own, in the order given: a command with subcommands of the same options
+    // (`backup --org` and `backup status --org`) sees `status` before the options that follow it.
+    .enablePositionalOptions()
     .exitOverride()
     .addHelpText('after', EXIT_CODES_HELP);
   registerStackCommands(program);

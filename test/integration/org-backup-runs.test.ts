@@ -49,6 +49,25 @@ describe('backups of a whole organization, run after run', () => {
     const slowStamp = stampOf(slowStatus.folder);
     expect(after).toEqual([slowStamp, lastStamp].sort());
     expect(last.pruned.map(stampOf).sort()).toEqual([stampOf(first.folder), ...(killedFolder ? [stampOf(killedFolder)] : before.filter((f) => f !== slowStamp && f !== stampOf(first.folder)))].sort());
+
+    // What a user reads of it without logs: `backup status` (the last complete run, its coverage, the run in progress).
+    const shown = await runLonghaul(['backup', 'status', '--org', BACKUP_ORG, '--archive-to', input.archiveTo, '--json'], taskQueue, env);
+    expect(shown.code, shown.stderr).toBe(0);
+    const [destination] = (JSON.parse(shown.stdout) as { destinations: { lastComplete: { url: string; coverage: { backedUp: number; listed: number } }; running: { workflowId: string }[] }[] }).destinations;
+    expect(stampOf(destination.lastComplete.url)).toBe(lastStamp);
+    expect(destination.lastComplete.coverage).toEqual({ backedUp: 30, listed: 30 });
+    expect(destination.running.map((r) => r.workflowId)).toEqual([slow.workflowId]);
+    // `backup verify` reads each archive of the newest complete run back: all match, then one overwritten does not.
+    const verify = () => runLonghaul(['backup', 'verify', '--org', BACKUP_ORG, '--archive-to', input.archiveTo, '--json'], taskQueue, env);
+    const verified = await verify();
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ archives: 3, repositories: 30, ok: true, problems: [] });
+    const manifest = JSON.parse((await objects.get(`${prefix}/${BACKUP_ORG}/${lastStamp}/manifest.json`))!.toString('utf8')) as { exports: { archive: string }[] };
+    const damaged = manifest.exports[0].archive;
+    await objects.put(damaged.slice(`s3://${BACKUP_BUCKET}/`.length), Buffer.from('not the archive'), 'application/gzip');
+    const refused = await verify();
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ archives: 3, ok: false, problems: [{ archive: damaged, ok: false, found: { bytes: 15 } }] });
     await slow.terminate('test over');
   });
 

@@ -202,6 +202,9 @@ export function registerBackupCommands(program: Command, ctx: () => CliContext):
   const backup = program
     .command('backup')
     .description("Back up every repository of an organization into object storage on a Schedule (or --now): exports that never lock, a manifest per run, retention")
+    // `backup status --org X`: options after a subcommand are the subcommand's (both define --org and --archive-to;
+    // without this, `backup` took them and `status` reported its --org missing). The program's are positional too.
+    .enablePositionalOptions()
     .option('--org <org>', 'organization')
     .option('--archive-to <url>', "s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or azblob://CONTAINER/PREFIX: runs go under PREFIX/ORG/<run start, UTC>/ (credentials from the worker's SDK settings)")
     .option('--every <duration>', 'how often (default 24h)', duration)
