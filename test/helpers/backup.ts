@@ -29,12 +29,10 @@ export async function backupStores(fleet: FleetTest): Promise<Record<string, str
 
 /**
  * `count` worker processes (separate data directories) for backups. Mutations (export starts) spaced by 20 ms
- * instead of a second: many short exports. The fleet's governor is off: with it on, a SIGKILL of a host while
- * export starts queued for mutation slots stalled every start of the fleet for minutes (seen here; issue 38's
- * report names it).
+ * instead of a second: many short exports.
  */
 export async function backupFleet(fleet: FleetTest, e: Emulator, env: Record<string, string>, count = 2, taskQueue = `org-backup-${randomUUID()}`): Promise<{ hosts: Host[]; taskQueue: string }> {
-  const hosts = await startHosts(fleet, count, { taskQueue, env: { ...githubHostEnv(e.apiUrl, 'backup'), ...env, LONGHAUL_MUTATION_SPACING_MS: '20', LONGHAUL_RATE_GOVERNOR: 'off' } });
+  const hosts = await startHosts(fleet, count, { taskQueue, env: { ...githubHostEnv(e.apiUrl, 'backup'), ...env, LONGHAUL_MUTATION_SPACING_MS: '20' } });
   return { hosts, taskQueue };
 }
 

@@ -93,6 +93,12 @@ export const AcquireRequestSchema = object(
     leadMs: waitMs(),
     /** @format milliseconds — for mutations/content: no slot further out than this (the asking attempts' time left to send). */
     maxWaitMs: waitMs(),
+    /**
+     * @format epoch milliseconds — for mutations/content: the latest send deadline of the asking attempts (worker's clock).
+     * The Update may be handled long after it was sent (the governor's workflow task was on a worker that died and
+     * waits out its timeout): a slot after this can never be used, so none is granted (older workers omit it).
+     */
+    sendBy: v.optional(v.number('must be epoch milliseconds')),
   },
   'request must be an object',
 );
@@ -306,7 +312,7 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
     if (refused > 0) state.waiting[req.workerId] = { count: refused, at: now, until: untilMs };
     else delete state.waiting[req.workerId];
     // Mutations waiting for a slot (not for budget) would gain nothing from budget held for them.
-    const slotBound = reason === SLOTS_QUEUED || reason === CONTENT_SPENT;
+    const slotBound = reason === SLOTS_QUEUED || reason === CONTENT_SPENT || reason === SEND_DEADLINE_PASSED;
     if (req.kind !== 'read') holdForMutations((state.mutationsWaiting ??= {}), req.workerId, slotBound ? 0 : refused, untilMs + state.config.jitterMs);
     return {
       granted,
@@ -346,6 +352,8 @@ export function acquire(state: GovernorState, req: AcquireRequest, now: number, 
 }
 
 const SLOTS_QUEUED = 'mutations queued for the next slots';
+/** Why a mutation is refused whose attempt's send deadline (`sendBy`) comes before any slot could: its next attempt asks. */
+export const SEND_DEADLINE_PASSED = "the asking attempts' send deadline comes before the next slot";
 const CONTENT_SPENT = 'content-creation allowance spent';
 
 function grantSlots(
@@ -358,7 +366,8 @@ function grantSlots(
   const { config } = state;
   const lead = slotLeadFor(req.leadMs, config.maxSlotWaitMs);
   // A slot past the asking attempts' time would go unused: the API would see a gap in the queue.
-  const horizon = Math.min(config.maxSlotWaitMs, req.maxWaitMs ?? Infinity);
+  // An Update handled late (`sendBy`) measures the asker's time left from its own send deadline, not from `now`.
+  const horizon = Math.min(config.maxSlotWaitMs, req.maxWaitMs ?? Infinity, (req.sendBy ?? Infinity) - now);
   const slots: number[] = [];
   let retryAt = now;
   let reason = '';
@@ -366,8 +375,11 @@ function grantSlots(
     let slot = Math.max(now + lead, state.lastMutationAt + slotSpacingMs(config.mutationSpacingMs, state.lastMutationHolder === req.workerId));
     if (req.kind === 'content') slot = Math.max(slot, contentFreeAt(state.contentTimes, config.contentPerMinute, config.contentPerHour, slot));
     if (slot - now > horizon) {
-      retryAt = Math.max(now, slot - config.maxSlotWaitMs / 2);
-      reason = req.kind === 'content' ? CONTENT_SPENT : SLOTS_QUEUED;
+      // Past every asking attempt's send deadline the slot could never be used (a worker that died meanwhile, or
+      // an Update handled this late), and granting it would hold back every other worker's mutations for nothing.
+      const passed = req.sendBy !== undefined && req.sendBy < now + lead;
+      retryAt = passed ? now : Math.max(now, slot - config.maxSlotWaitMs / 2);
+      reason = passed ? SEND_DEADLINE_PASSED : req.kind === 'content' ? CONTENT_SPENT : SLOTS_QUEUED;
       break;
     }
     // A slot after the reset is charged to the next window.

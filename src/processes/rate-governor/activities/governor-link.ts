@@ -80,6 +80,8 @@ interface Waiter {
   resolve(answer: Answer): void;
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
 export class GovernorLink implements RequestBudget {
@@ -143,7 +145,7 @@ export class GovernorLink implements RequestBudget {
       const now = this.clock();
       if (now > deadline) throw this.refusal(timeSpent, call);
       const closed = this.closedHere(kind, now);
-      const answer: Answer = closed ?? (await untilCancelled(this.ask(kind, deadline)));
+      const answer: Answer = closed ?? (await untilCancelled(this.askBy(kind, deadline)));
       if (!closed && !answer.ok && kind === 'content' && answer.reason === CONTENT_CLOSED) this.heardOfContentLimit(this.clock() + answer.retryInMs, 'governor');
       if (answer.ok) {
         // A limit learned while the answer travelled (this worker's own limited answer) outranks the permit.
@@ -279,6 +281,25 @@ export class GovernorLink implements RequestBudget {
     return undefined;
   }
 
+  /**
+   * The answer to an ask, or (a mutation) "time spent" at its send deadline, whichever comes first. The governor's
+   * answer can be late by a workflow task timeout (its task was on a worker that was SIGKILLed): waiting for it past
+   * the deadline let the server time the attempt out, an unknown outcome that `sendOnce` looks up for its whole
+   * grace period (over a minute) before sending again. Refused at the deadline, the next attempt sends it at once.
+   * The waiter stays queued: a slot granted to it later goes past its deadline, so to the next waiter (`flush`).
+   */
+  private askBy(kind: RequestKind, deadline: number): Promise<Answer> {
+    const asked = this.ask(kind, deadline);
+    // Node fires a timer of more than 2^31 - 1 ms at once: a deadline that far off needs no guard.
+    if (!(deadline - this.clock() <= MAX_TIMER_MS)) return asked;
+    // A real timer, not `sleep`: it must run beside the ask (an injected sleep may advance a test's clock at once).
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const spent = new Promise<Answer>((resolve) => {
+      timer = setTimeout(() => resolve({ ok: false, ...this.retrySoon(ATTEMPT_TIME_SPENT) }), Math.max(0, deadline - this.clock()));
+    });
+    return Promise.race([asked, spent]).finally(() => clearTimeout(timer));
+  }
+
   /** Slots granted here that their requests' attempts could not use in time, for the next requests to ask. */
   private spare: Record<RequestKind, Answer[]> = { read: [], mutation: [], content: [] };
 
@@ -303,7 +324,9 @@ export class GovernorLink implements RequestBudget {
         let grant: AcquireGrant;
         try {
           const latest = waiters[waiters.length - 1].deadline - this.clock() - this.slotLead;
-          const lead = kind === 'read' ? {} : { leadMs: this.slotLead, ...(Number.isFinite(latest) ? { maxWaitMs: Math.max(0, Math.round(latest)) } : {}) };
+          const sendBy = waiters[waiters.length - 1].deadline;
+          const bounded = Number.isFinite(latest) ? { maxWaitMs: Math.max(0, Math.round(latest)), sendBy: Math.round(sendBy) } : {};
+          const lead = kind === 'read' ? {} : { leadMs: this.slotLead, ...bounded };
           grant = await this.update({ workerId: this.workerId, kind, count: waiters.length, observation: this.takeObservation(), refunds: this.takeRefunds(), ...lead });
         } catch (err) {
           const reason = `rate governor unreachable: ${(err as Error).message}`;
