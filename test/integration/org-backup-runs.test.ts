@@ -13,6 +13,7 @@ import { useFleetTeardown } from '../helpers/fleet';
 import { BACKUP_BUCKET, BACKUP_ORG, backupFleet, backupInput, backupStores, startBackup } from '../helpers/backup';
 import { waitFor } from '../helpers/wait';
 import { runLonghaul } from '../helpers/starter';
+import { hostOf, runningActivities } from '../helpers/multi-host';
 
 const fleet = useFleetTeardown();
 
@@ -69,6 +70,31 @@ describe('backups of a whole organization, run after run', () => {
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stdout)).toMatchObject({ archives: 3, ok: false, problems: [{ archive: damaged, ok: false, found: { bytes: 15 } }] });
     await slow.terminate('test over');
+  });
+
+  it('a host SIGKILLed mid-listing: the listing goes on from the next page on the other host, not from the first', async () => {
+    const env = await backupStores(fleet);
+    // 1,050 repositories: 11 pages of 100, each answered a second late so that the kill lands mid-listing.
+    const e = await fleet.emulator({ organizations: { [BACKUP_ORG]: { repositories: 1_050 } }, migrations: { exportMs: 200, archiveBytes: 256 } });
+    e.setFaults([{ method: 'GET', path: `/orgs/${BACKUP_ORG}/repos`, kind: 'slow', delayMs: 1_000 }]);
+    const listings = () => e.requestLog.filter((r) => r.method === 'GET' && r.path === `/orgs/${BACKUP_ORG}/repos`).length;
+    const { hosts, taskQueue } = await backupFleet(fleet, e, env);
+    const handle = await startBackup(fleet, taskQueue, backupInput('s3', `listing-${randomUUID().slice(0, 6)}`, { reposPerExport: 500 }));
+    await waitFor('three pages listed', () => handle.query(backupStatusQuery), (s) => s.listedPages >= 3, 120_000, 50);
+    const lister = await waitFor('the host listing the next page', async () => (await runningActivities(handle)).find((a) => a.activity === 'listRepositoriesPage'), (a) => a?.identity !== undefined, 60_000, 20);
+    const victim = hostOf(hosts, lister!.identity);
+    expect(victim, `a host runs the listing (${lister!.identity})`).toBeDefined();
+    const pagesAtKill = (await handle.query(backupStatusQuery)).listedPages;
+    await victim!.kill();
+    e.setFaults([]);
+    const result = await handle.result();
+    expect(result.listed).toBe(1_050);
+    expect(result.backedUp).toBe(1_050);
+    // Each page asked once, but for the one in flight at the kill (and one the victim may have finished unseen):
+    // a listing started over would ask again for the pages listed before the kill.
+    expect(listings()).toBeGreaterThanOrEqual(11);
+    expect(listings()).toBeLessThanOrEqual(11 + 2);
+    console.info(`backup listing: killed ${victim!.name} with ${pagesAtKill} pages listed; ${listings()} listing requests for 11 pages`);
   });
 
   it('the CLI creates the Schedule; while no worker runs, later times are skipped, and the run is made once when one starts', async () => {
