@@ -12,8 +12,6 @@ import { readFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
-import { expect } from 'vitest';
-import type { FleetTest } from './fleet';
 import type { ForwardProxyEvent, ForwardProxyInput } from './forward-proxy-child';
 
 /** The proxy's own source address: the only one the gates accept. */
@@ -144,20 +142,4 @@ export const NO_INHERITED_PROXY = { HTTPS_PROXY: '', https_proxy: '', HTTP_PROXY
 export function laterPort(): { get: () => number; set: (url: string) => void } {
   let port = 0;
   return { get: () => port, set: (url) => void (port = Number(new URL(url).port)) };
-}
-
-/** `startProxyOnlyGate`, closed after the test. */
-export async function gateClosedLater(fleet: Pick<FleetTest, 'closeLater'>, port: () => number, tls?: { certFile: string; keyFile: string }): Promise<ProxyOnlyGate> {
-  const g = await startProxyOnlyGate(port, tls);
-  fleet.closeLater(() => g.close());
-  return g;
-}
-
-/** Every gate was reached, and only through the proxy. */
-export function expectOnlyThroughProxy(gates: Record<string, ProxyOnlyGate>, targets: Set<string>): void {
-  for (const [name, g] of Object.entries(gates)) {
-    expect(g.refused(), `connections to ${name} that bypassed the proxy`).toBe(0);
-    expect(g.accepted(), `connections to ${name} through the proxy`).toBeGreaterThan(0);
-    expect(targets.has(g.host), `${name} (${g.host}) in the proxy's log`).toBe(true);
-  }
 }
