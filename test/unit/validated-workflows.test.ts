@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import * as workflows from '../../src/workflows';
 import { INPUT_CHECK, inputShapeProblem, MAX_INPUT_DEPTH, type InputCheck } from '../../src/workflows/kit/validated-input';
-import { FAILURES } from '../../src/common/failures';
+import { failureHandling } from '../../src/common/failures';
 import { MAX_REPOSITORIES_PER_EXPORT, migrationInputProblems } from '../../src/processes/org-migration/model';
 
 /** A value nested `depth` levels: `{ a: { a: … } }`. */
@@ -26,7 +26,7 @@ describe('validated workflows', () => {
       const check = (fn as unknown as Record<symbol, InputCheck | undefined>)[INPUT_CHECK];
       expect(check, `${exported} is exported by src/workflows/index.ts without validatedWorkflow`).toBeDefined();
       expect((fn as { name: string }).name, `${exported}'s function name is its workflow type`).toBe(exported);
-      expect(FAILURES[check!.failures]).toHaveProperty('InvalidInput');
+      expect(failureHandling(check!.failures.InvalidInput.type), `${exported}'s InvalidInput is in the registry`).toBe('permanent');
     }
   });
 

@@ -10,10 +10,11 @@ import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, google
 import { CLOCK_SKEW_MS } from '../../common/clock-skew';
 import { Process } from '../../common/processes';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
+import { GOOGLE_OPERATION_FAILURES } from './failures';
 
 const RETRIEVABLE_FOR_MS = 30 * 24 * 60 * 60 * 1000;
 
-export const apiKeyDelete = validatedWorkflow('apiKeyDelete', { what: 'API key deletion', failures: 'googleOperation', schema: ApiKeyDeleteInputSchema }, deleteApiKey);
+export const apiKeyDelete = validatedWorkflow('apiKeyDelete', { what: 'API key deletion', failures: GOOGLE_OPERATION_FAILURES, schema: ApiKeyDeleteInputSchema }, deleteApiKey);
 
 async function deleteApiKey(input: ApiKeyDeleteInput): Promise<ApiKeyDeleteResult> {
   const run = startRun(Process.ApiKeyDelete, input.name);

@@ -9,9 +9,10 @@ import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, google
 import { CLOCK_SKEW_MS } from '../../common/clock-skew';
 import { Process } from '../../common/processes';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
+import { GOOGLE_OPERATION_FAILURES } from './failures';
 
 
-export const dnsChange = validatedWorkflow('dnsChange', { what: 'DNS change', failures: 'googleOperation', schema: DnsChangeInputSchema }, changeDns);
+export const dnsChange = validatedWorkflow('dnsChange', { what: 'DNS change', failures: GOOGLE_OPERATION_FAILURES, schema: DnsChangeInputSchema }, changeDns);
 
 async function changeDns(input: DnsChangeInput): Promise<DnsChangeResult> {
   const run = startRun(Process.DnsChange, `projects/${input.project}/managedZones/${input.zone}`);

@@ -14,10 +14,11 @@ import { firstProblem, msBetween, nonNegativeNumber, object, positiveNumber, pro
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
 import { failureTypes } from '../../common/failures';
+import { HOOK_FAILURES } from './failures';
 
 
 /** Failure types of hook repair (stable strings). */
-export const HookFailure = failureTypes('hook');
+export const HookFailure = failureTypes(HOOK_FAILURES);
 export type HookTarget = { org: string } | { owner: string; repo: string };
 
 export interface Pacing {

@@ -1,4 +1,5 @@
 /** Organization backups as the rest of longhaul sees it (see src/processes/descriptor.ts). */
+import { BACKUP_FAILURES } from './failures';
 import { defineProcess } from '../descriptor';
 import { Process } from '../../common/processes';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
@@ -13,7 +14,7 @@ export const backupProcess = defineProcess({
   workflows: [orgBackup],
   activities: () => import('./activities').then((m) => m.createBackupActivities),
   summaries: BACKUP_SUMMARIES,
-  failures: ['backup'],
+  failures: [BACKUP_FAILURES],
   kinds: {
     [orgBackup.name]: {
       process: Process.Backup,

@@ -16,13 +16,14 @@ import { sendOnceGraceSchema } from '../../common/send-once-grace';
 import type { CredentialChoice } from '../../common/credential';
 import { Process } from '../../common/processes';
 import { failureTypes } from '../../common/failures';
+import { MIGRATION_FAILURES } from './failures';
 import { destinationUrlSchema } from '../../archive/object-store/destination';
 import type { DownloadProgress } from '../../archive/progress';
 
 export type { PollBounds } from '../../common/poll-schedule';
 
 /** Failure types the org-migration workflow ends with (stable strings for callers). */
-export const MigrationFailure = failureTypes('migration');
+export const MigrationFailure = failureTypes(MIGRATION_FAILURES);
 
 /**
  * The body flags of the start call, defined once: the workflow input's name → the API's body field (the CLI's

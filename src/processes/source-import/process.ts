@@ -1,4 +1,5 @@
 /** The source import as the rest of longhaul sees it (see src/processes/descriptor.ts). */
+import { IMPORT_FAILURES } from './failures';
 import { defineProcess } from '../descriptor';
 import { Process } from '../../common/processes';
 import { LonghaulOrg, LonghaulProcess, LonghaulProgress, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
@@ -13,7 +14,7 @@ export const sourceImportProcess = defineProcess({
   workflows: [sourceImport],
   activities: () => import('./activities').then((m) => m.createImportActivities),
   summaries: IMPORT_SUMMARIES,
-  failures: ['import'],
+  failures: [IMPORT_FAILURES],
   kinds: {
     [sourceImport.name]: {
       process: Process.SourceImport,
