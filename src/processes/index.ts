@@ -66,6 +66,9 @@ export function processWorkflows(): Workflow[] {
   return PROCESSES.flatMap((p): readonly Workflow[] => p.workflows);
 }
 
+/** Every process name (the `LonghaulProcess` values), in the list's order: the `list --process` choices. */
+export const PROCESS_NAMES: readonly string[] = PROCESSES.flatMap((p: AnyProcess) => p.processNames);
+
 /** What the lifecycle commands print of each workflow type. */
 export const PROCESS_KINDS: Readonly<Record<string, ProcessKind>> = Object.assign({}, ...PROCESSES.map((p: AnyProcess) => p.kinds ?? {}));
 

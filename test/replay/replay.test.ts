@@ -10,7 +10,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker, type ReplayResult } from '@temporalio/worker';
 import type { HistoryAndWorkflowId } from '@temporalio/client';
 import * as workflows from '../../src/workflows';
-import { PROCESS_NAMES } from '../../src/common/processes';
+import { PROCESS_NAMES } from '../../src/processes';
 import { LonghaulProcess } from '../../src/common/search-attributes';
 import { quietRuntime } from '../helpers/temporal';
 

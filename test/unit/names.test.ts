@@ -1,13 +1,13 @@
 /**
  * Names that running work and dashboards hold: message names, workflow types and process names are each defined
- * once (src/workflows, src/common/processes.ts) and used through that definition. The replay test checks the
+ * once (src/workflows, each process's names.ts) and used through that definition. The replay test checks the
  * names recorded runs used; this one the rest, and the CLI's use of the process registry.
  */
 import { describe, expect, it } from 'vitest';
 import { CommanderError } from 'commander';
 import * as workflows from '../../src/workflows';
 import { buildProgram } from '../../src/cli/program';
-import { PROCESS_NAMES } from '../../src/common/processes';
+import { PROCESS_NAMES } from '../../src/processes';
 import { governorWorkflowId, RATE_GOVERNOR_WORKFLOW } from '../../src/processes/rate-governor/model';
 import { feedCursorWorkflowId, FEED_CURSOR_WORKFLOW } from '../../src/processes/feed-poll/model';
 import { hookRepairScheduleId } from '../../src/processes/hook-repair/model';

@@ -8,13 +8,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as bundleEntry from '../../src/workflows';
-import { ActivityNameClash, PROCESS_KINDS, PROCESSES, processActivities, processWorkflows } from '../../src/processes';
+import { ActivityNameClash, PROCESS_KINDS, PROCESS_NAMES, PROCESSES, processActivities, processWorkflows } from '../../src/processes';
 import { defineProcess, type AnyProcess } from '../../src/processes/descriptor';
 import type { ActivityDeps } from '../../src/activities/context';
 import { FAILURES, failureGroups, registeredGroup } from '../../src/common/failures';
 import { MIGRATION_FAILURES } from '../../src/processes/org-migration/failures';
 import { ExportFailure } from '../../src/processes/org-backup/model';
-import { PROCESS_NAMES } from '../../src/common/processes';
 import { ALL_SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 
 const processes: readonly AnyProcess[] = PROCESSES;
@@ -74,10 +73,17 @@ describe('the processes', () => {
     expect(ExportFailure).toEqual({ ExportFailed: MIGRATION_FAILURES.ExportFailed.type, StartFailed: MIGRATION_FAILURES.StartFailed.type });
   });
 
-  it('each own their process names (the LonghaulProcess values), together all of them', () => {
+  it('each own their process names (the LonghaulProcess values), named in their folder (names.ts), each once', async () => {
     const owned = owners((p) => p.processNames);
     for (const [name, claimants] of owned) expect(claimants, name).toHaveLength(1);
-    expect([...owned.keys()].sort()).toEqual([...PROCESS_NAMES].sort());
+    expect(PROCESS_NAMES).toEqual([...owned.keys()]);
+    for (const p of processes) {
+      if (p.processNames.length === 0) continue;
+      const { Process } = (await import(`../../src/processes/${p.name}/names`)) as { Process: Record<string, string> };
+      expect(Object.values(Process), `${p.name}/names.ts`).toEqual(p.processNames);
+    }
+    // What dashboards and running work select on: none lost, none renamed (the replay test checks the recorded ones).
+    expect(PROCESS_NAMES).toEqual(['org-migration', 'source-import', 'apikey-delete', 'log-bucket-create', 'log-bucket-update', 'dns-change', 'feed-poll', 'feed-cursor', 'hook-repair', 'hook-ping', 'rate-governor', 'backup']);
   });
 
   it('name, together, every search attribute the namespace registers', () => {

@@ -12,7 +12,7 @@ import { OutageBoundsSchema } from '../../common/outage';
 import { PauseAfterFailuresSchema } from '../scheduled-run/model';
 import type { CredentialChoice } from '../../common/credential';
 import { isGithubLogin, isRepositoryName } from '../../common/github-names';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
 import { failureTypes } from '../../common/failures';
 import { FEED_FAILURES } from './failures';

@@ -1,7 +1,7 @@
 /** The activity feed's polling as the rest of longhaul sees it (see src/processes/descriptor.ts). */
 import { FEED_FAILURES, SINK_FAILURES } from './failures';
 import { defineProcess } from '../descriptor';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { describeFeedOutcome, type FeedPollOutcome } from './model';
 import { feedCursor, feedPollRun } from './workflow';

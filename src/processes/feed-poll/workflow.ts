@@ -84,7 +84,7 @@ import { FEED_FAILURES, SINK_FAILURES } from './failures';
 import { mustContinueAsNew } from '../../workflows/kit/run-budget';
 import { summarized } from '../../workflows/kit/activity-summaries';
 import { FEED_POLL_SUMMARIES } from './summaries';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 
 /** The messages the cursor handles besides its status (defined with the model, which the feed-cursor activity imports). */
 export { pollFeedUpdate, stopFeedCursorSignal } from './model';

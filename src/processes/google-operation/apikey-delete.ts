@@ -8,7 +8,7 @@ import { ApiKeyDeleteInputSchema, type ApiKeyDeleteInput, type ApiKeyDeleteResul
 import { GoogleOperationFailure, type OperationView } from './model';
 import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './workflow';
 import { CLOCK_SKEW_MS } from '../../common/clock-skew';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
 import { GOOGLE_OPERATION_FAILURES } from './failures';
 

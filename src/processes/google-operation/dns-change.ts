@@ -7,7 +7,7 @@ import { DnsChangeInputSchema, type DnsChangeInput, type DnsChangeResult } from 
 import type { OperationView } from './model';
 import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './workflow';
 import { CLOCK_SKEW_MS } from '../../common/clock-skew';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
 import { GOOGLE_OPERATION_FAILURES } from './failures';
 

@@ -24,7 +24,7 @@ import { BACKOFF } from '../../common/backoff';
 import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from './model';
 import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun, type OperationRun } from './workflow';
 import { CLOCK_SKEW_MS } from '../../common/clock-skew';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
 import { GOOGLE_OPERATION_FAILURES } from './failures';
 

@@ -11,7 +11,7 @@ import { DEFAULT_OUTAGE, outageBackoffMs, OutageBoundsSchema, resolveOutageBound
 import { HONEST_POLL_SHAPE, nextPollAtMs, pollBoundsSchema, resolvePollBounds, type PollBounds, type ResolvedPollBounds } from '../../common/poll-schedule';
 import { MAX_EVENTS_PER_RUN, type RunBudget } from '../../common/run-budget';
 import type { StatusView } from '../../common/search-attributes';
-import type { Process } from '../../common/processes';
+import type { Process } from './names';
 import { failureTypes } from '../../common/failures';
 import { GOOGLE_OPERATION_FAILURES } from './failures';
 

@@ -1,7 +1,7 @@
 /** The Google long-running operations as the rest of longhaul sees them (see src/processes/descriptor.ts). */
 import { GOOGLE_OPERATION_FAILURES } from './failures';
 import { defineProcess, type ProcessKind } from '../descriptor';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { describeOperationStatus, type OperationStatus } from './model';
 import { apiKeyDelete } from './apikey-delete';

@@ -12,7 +12,7 @@ import { PauseAfterFailuresSchema } from '../scheduled-run/model';
 import { isGithubLogin, isRepositoryName, loginSchema } from '../../common/github-names';
 import { firstProblem, msBetween, nonNegativeNumber, object, positiveNumber, problemsOf, wholeBetween } from '../../common/schema';
 import type { CredentialChoice } from '../../common/credential';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { failureTypes } from '../../common/failures';
 import { HOOK_FAILURES } from './failures';
 

@@ -1,7 +1,7 @@
 /** The webhook delivery repair (and the webhook ping) as the rest of longhaul sees them (see src/processes/descriptor.ts). */
 import { HOOK_FAILURES } from './failures';
 import { defineProcess } from '../descriptor';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { hookPing, hookRepair } from './workflow';
 import { HOOK_SUMMARIES } from './summaries';

@@ -60,7 +60,7 @@ import { HOOK_FAILURES } from './failures';
 import { mustContinueAsNew } from '../../workflows/kit/run-budget';
 import { summarized } from '../../workflows/kit/activity-summaries';
 import { HOOK_SUMMARIES } from './summaries';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 
 export const hookRepairStatusQuery = statusQuery<HookRepairStatus>();
 

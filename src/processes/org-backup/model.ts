@@ -13,7 +13,7 @@ import { type StatusView } from '../../common/search-attributes';
 import { pollBoundsSchema } from '../../common/poll-schedule';
 import { EventBudgetSchema } from '../../common/run-budget';
 import type { CredentialChoice } from '../../common/credential';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { failureTypes } from '../../common/failures';
 import { BACKUP_FAILURES } from './failures';
 import { destinationUrlSchema } from '../../archive/object-store/destination';

@@ -14,7 +14,7 @@ import type { PollState } from '../../common/poll-decision';
 import { EventBudgetSchema } from '../../common/run-budget';
 import { sendOnceGraceSchema } from '../../common/send-once-grace';
 import type { CredentialChoice } from '../../common/credential';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { failureTypes } from '../../common/failures';
 import { MIGRATION_FAILURES } from './failures';
 import { destinationUrlSchema } from '../../archive/object-store/destination';

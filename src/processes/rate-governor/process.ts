@@ -4,7 +4,7 @@
  */
 import { GOVERNOR_FAILURES } from './failures';
 import { defineProcess } from '../descriptor';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
 import { rateGovernor } from './workflow';
 import { registerLimitsCommands } from './cli';

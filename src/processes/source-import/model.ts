@@ -19,7 +19,7 @@ import { EventBudgetSchema } from '../../common/run-budget';
 import type { StatusView } from '../../common/search-attributes';
 import type { PollState } from '../../common/poll-decision';
 import { configuredNameSchema, IMPORT_CREDENTIALS_SETTING, type CredentialChoice } from '../../common/credential';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { failureTypes } from '../../common/failures';
 import { IMPORT_FAILURES } from './failures';
 
