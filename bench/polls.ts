@@ -23,7 +23,7 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { startEmulator, type Emulator } from '@longhaul/emulator';
-import { writeWorkflowBundle } from '../src/temporal/bundle';
+import { writeWorkflowBundle } from '../src/bundle';
 import { ensureTestServer } from '../test/servers/test-server';
 import { createGithubClient } from '../src/http/github';
 import { createGoogleClients } from '../src/http/google';

@@ -6,9 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import * as bundleEntry from '../../src/workflows';
-import { ActivityNameClash, PROCESS_KINDS, PROCESS_NAMES, PROCESSES, processActivities, processWorkflows } from '../../src/processes';
+import { describe, expect, it, vi } from 'vitest';
+import { bundleEntry } from '../helpers/workflows-entry';
+import { ActivityNameClash, PROCESS_KINDS, PROCESS_NAMES, PROCESSES, processActivities, processWorkflows, workflowsEntry } from '../../src/processes';
 import { defineProcess, type AnyProcess } from '../../src/processes/descriptor';
 import type { ActivityDeps } from '../../src/activities/context';
 import { FAILURES, failureGroups, registeredGroup } from '../../src/common/failures';
@@ -32,12 +32,39 @@ describe('the processes', () => {
     expect(processes.map((p) => p.name)).toEqual(['org-migration', 'source-import', 'google-operation', 'feed-poll', 'hook-repair', 'rate-governor', 'scheduled-run', 'org-backup']);
   });
 
-  it("give the workflow bundle's entry (src/workflows/index.ts) exactly their workflows, each under its type", () => {
-    const exported = Object.entries(bundleEntry).filter(([, value]) => typeof value === 'function');
+  it("give the workflow bundle's entry, written from the list, exactly their workflows, each under its type", async () => {
+    const entry = await bundleEntry();
+    const exported = Object.entries(entry).filter(([, value]) => typeof value === 'function');
     const listed = processWorkflows();
-    for (const wf of listed) expect(bundleEntry, `src/workflows/index.ts lacks ${wf.name} (add its process's workflow file)`).toHaveProperty(wf.name, wf);
+    for (const wf of listed) expect(entry, `the entry lacks ${wf.name}: export it from its process's workflow.ts`).toHaveProperty(wf.name, wf);
     expect(exported.map(([name]) => name).sort()).toEqual(listed.map((wf) => wf.name).sort());
     for (const [type, claimants] of owners((p) => p.workflows.map((wf) => wf.name))) expect(claimants, type).toHaveLength(1);
+  });
+
+  it("export from each one's workflow.ts exactly its own workflows", async () => {
+    for (const p of processes.filter((p) => p.workflows.length > 0)) {
+      const module = (await import(`../../src/processes/${p.name}/workflow`)) as Record<string, unknown>;
+      const functions = Object.values(module).filter((value) => typeof value === 'function');
+      expect(functions, `${p.name}/workflow.ts`).toEqual(expect.arrayContaining([...p.workflows]));
+      expect(functions, `${p.name}/workflow.ts exports a function that is not one of its workflows`).toHaveLength(p.workflows.length);
+    }
+  });
+
+  it("complete the failure registry through the bundle's entry alone, as workflow code sees it in the sandbox", async () => {
+    const everywhere = failureGroups().map((g) => [g.name, g.specs] as const);
+    vi.resetModules();
+    await bundleEntry();
+    const sandbox = await import('../../src/common/failures');
+    expect(sandbox.failureGroups).not.toBe(failureGroups);
+    expect(new Map(sandbox.failureGroups().map((g) => [g.name, g.specs] as const))).toEqual(new Map(everywhere));
+  });
+
+  it("load, in the bundle's entry, every process's failure groups and workflows, nothing else of theirs", () => {
+    const lines = workflowsEntry().split('\n');
+    const imports = lines.filter((l) => l.startsWith('import ')).map((l) => l.match(/processes\/([^/]+)\/failures"/)?.[1]);
+    expect(imports).toEqual(processes.filter((p) => (p.failures ?? []).length > 0).map((p) => p.name));
+    const exports = lines.filter((l) => l.startsWith('export ')).map((l) => l.match(/processes\/([^/]+)\/workflow"/)?.[1]);
+    expect(exports).toEqual(processes.filter((p) => p.workflows.length > 0).map((p) => p.name));
   });
 
   it('each own their activities, every one with a summary', async () => {

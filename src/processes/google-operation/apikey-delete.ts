@@ -6,7 +6,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { ApiKeyDeleteInputSchema, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from './input';
 import { GoogleOperationFailure, type OperationView } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './operation';
 import { CLOCK_SKEW_MS } from '../../common/clock-skew';
 import { Process } from './names';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';

@@ -5,7 +5,7 @@
  */
 import { DnsChangeInputSchema, type DnsChangeInput, type DnsChangeResult } from './input';
 import type { OperationView } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './operation';
 import { CLOCK_SKEW_MS } from '../../common/clock-skew';
 import { Process } from './names';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';

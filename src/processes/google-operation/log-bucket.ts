@@ -22,7 +22,7 @@ import {
 } from './input';
 import { BACKOFF } from '../../common/backoff';
 import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun, type OperationRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun, type OperationRun } from './operation';
 import { CLOCK_SKEW_MS } from '../../common/clock-skew';
 import { Process } from './names';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
