@@ -4,8 +4,7 @@
  * between its markers; `test/unit/failures-docs.test.ts` fails when the two differ. A new process's failures reach
  * the page by running this, not by editing it.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { writeDocsTable } from './docs-table';
 import { FAILURES, registeredGroup, type FailureGroup, type FailureHandling, type RegisteredGroup } from '../src/common/failures';
 import { PROCESSES } from '../src/processes';
 
@@ -36,13 +35,7 @@ export function failuresTable(): string {
 
 /** Writes the table into docs/failures.md (when run, not when a test imports the table). */
 function write(): void {
-  const path = join(__dirname, '..', 'docs', 'failures.md');
-  const text = readFileSync(path, 'utf8');
-  const begin = text.indexOf(FAILURES_TABLE_BEGIN);
-  const end = text.indexOf(FAILURES_TABLE_END);
-  if (begin < 0 || end < begin) throw new Error(`docs/failures.md has no ${FAILURES_TABLE_BEGIN} … ${FAILURES_TABLE_END} markers`);
-  writeFileSync(path, `${text.slice(0, begin)}${FAILURES_TABLE_BEGIN}\n${failuresTable()}\n${text.slice(end)}`);
-  console.log('docs/failures.md: the table of failure types written');
+  writeDocsTable('failures.md', FAILURES_TABLE_BEGIN, FAILURES_TABLE_END, failuresTable(), 'the table of failure types');
 }
 
 if (require.main === module) write();
