@@ -129,7 +129,7 @@ export interface RegisteredGroup {
 /**
  * The registry: the layers' groups, then each process's as its `failures.ts` is loaded. Loading is what completes
  * it, and it is the same wherever longhaul runs: the workflow bundle's entry loads every process's `failures.ts`
- * before any workflow runs (src/processes/bundle-entry.ts), and the worker and the `longhaul` program load every
+ * before any workflow runs (`workflowsEntry`, src/processes/index.ts), and the worker and the `longhaul` program load every
  * process's descriptor (src/processes/index.ts), which holds its groups. So `meansOutage` judges a process's type
  * (a feed's `FeedCursorStopping`, a sink's `SinkUnavailable`) in the sandbox as in an activity. Module state in
  * the sandbox is per workflow and written only while modules load: deterministic.

@@ -13,7 +13,7 @@
  *    release carrying what is now refused (an import's `env:` reference, dropped, never resolved);
  * 3. the process's valibot schema (the one the CLI runs too).
  * A valid input reaches the body unchanged (the schema's output is not used): the commands it produces are the
- * ones it produced before, and every recorded history replays. `src/workflows/index.ts` exports only functions
+ * ones it produced before, and every recorded history replays. The bundle's entry exports only functions
  * made here (test/unit/validated-workflows.test.ts holds it so).
  *
  * Workflow code: deterministic, no I/O.
