@@ -30,8 +30,8 @@ const LAYERS = [
   { name: 'process', path: '^src/processes/[^/]+/', pathNot: '^src/processes/scheduled-run/' },
   // The one list of processes.
   { name: 'process-list', path: '^src/processes/index[.]ts$' },
-  // What is built from the list: the workflow bundle's entry, the worker, the `longhaul` program.
-  { name: 'top', path: '^src/(workflows/index[.]ts|cli/|worker[.]ts|main[.]ts|starter[.]ts)', pathNot: '^src/cli/kit/' },
+  // What is built from the list: the worker (and the workflow bundle, `bundle.ts`), the `longhaul` program.
+  { name: 'top', path: '^src/(cli/|worker[.]ts|bundle[.]ts|main[.]ts|starter[.]ts)', pathNot: '^src/cli/kit/' },
 ];
 
 const upward = [];

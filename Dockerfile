@@ -11,7 +11,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY packages/emulator/index.js packages/emulator/tsconfig.build.json ./packages/emulator/
 COPY packages/emulator/src ./packages/emulator/src
 COPY src ./src
-RUN npm run build && node dist/temporal/bundle.js dist/workflow-bundle.js
+RUN npm run build && node dist/bundle.js dist/workflow-bundle.js
 
 FROM node:24-bookworm-slim
 # glibc malloc settings, as `longhaul worker` starts the worker (src/worker-env.ts; docs/operations.md,

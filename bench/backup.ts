@@ -17,7 +17,7 @@ import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
 import { startEmulator } from '@longhaul/emulator';
 import { startDevServer } from '../src/temporal/dev-server';
-import { writeWorkflowBundle } from '../src/temporal/bundle';
+import { writeWorkflowBundle } from '../src/bundle';
 import { startVersitygw } from '../test/servers/object-stores';
 import { s3Client } from '../src/archive/object-store/stores/s3';
 import { orgBackup } from '../src/processes/org-backup/workflow';

@@ -21,7 +21,7 @@ import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { freePort, startDevServer, type RunningDevServer } from '../src/temporal/dev-server';
-import { writeWorkflowBundle } from '../src/temporal/bundle';
+import { writeWorkflowBundle } from '../src/bundle';
 import { defaultGithubFixture } from '../packages/emulator/src/github/fixture';
 import type { FaultRule } from '../packages/emulator/src/faults';
 import type { OrgMigrationInput } from '../src/processes/org-migration/model';

@@ -21,7 +21,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server';
 import { startEmulator } from '@longhaul/emulator';
 import { startSinkReceiver, type ReceivedBatch } from '../packages/emulator/src/sink/receiver';
-import { writeWorkflowBundle } from '../src/temporal/bundle';
+import { writeWorkflowBundle } from '../src/bundle';
 import { defaultGithubFixture } from '../packages/emulator/src/github/fixture';
 import { feedCursorWorkflowId, type FeedCursorStatus } from '../src/processes/feed-poll/model';
 import { deleteFeedSchedule } from '../src/processes/feed-poll/cli-schedule-delete';

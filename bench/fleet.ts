@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server';
-import { writeWorkflowBundle } from '../src/temporal/bundle';
+import { writeWorkflowBundle } from '../src/bundle';
 import { defaultGithubFixture } from '../packages/emulator/src/github/fixture';
 import { upsertFeedSchedule } from '../src/processes/feed-poll/cli-schedule';
 import type { OrgMigrationInput } from '../src/processes/org-migration/model';

@@ -20,7 +20,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import { startDevServer } from '../src/temporal/dev-server';
 import { startEmulator } from '@longhaul/emulator';
-import { writeWorkflowBundle } from '../src/temporal/bundle';
+import { writeWorkflowBundle } from '../src/bundle';
 import { defaultGithubFixture } from '../packages/emulator/src/github/fixture';
 import { createGithubClient } from '../src/http/github';
 import { activityDepsFromConfig, createLonghaulWorker } from '../src/worker';

@@ -21,7 +21,7 @@ import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server';
 import { startEmulator } from '@longhaul/emulator';
-import { writeWorkflowBundle } from '../src/temporal/bundle';
+import { writeWorkflowBundle } from '../src/bundle';
 import { defaultGithubFixture } from '../packages/emulator/src/github/fixture';
 import type { OrgMigrationInput } from '../src/processes/org-migration/model';
 import { orgMigration } from '../src/processes/org-migration/workflow';

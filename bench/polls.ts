@@ -23,14 +23,17 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { startEmulator, type Emulator } from '@longhaul/emulator';
-import { writeWorkflowBundle } from '../src/temporal/bundle';
+import { writeWorkflowBundle } from '../src/bundle';
 import { ensureTestServer } from '../test/servers/test-server';
 import { createGithubClient } from '../src/http/github';
 import { createGoogleClients } from '../src/http/google';
 import { createLonghaulWorker, type LonghaulWorker } from '../src/worker';
 import { ALL_SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
 import { DEFAULT_POLL } from '../src/processes/org-migration/model';
-import { Process, type ProcessName } from '../src/common/processes';
+import type { ProcessName } from '../src/common/processes';
+import { Process as MigrationProcess } from '../src/processes/org-migration/names';
+import { Process as ImportProcess } from '../src/processes/source-import/names';
+import { Process as GoogleProcess } from '../src/processes/google-operation/names';
 import { DEFAULT_IMPORT_POLL } from '../src/processes/source-import/model';
 import { DEFAULT_OPERATION_POLL } from '../src/processes/google-operation/model';
 import { detectionDelayBoundMs, detectionDelays, HONEST_POLL_SHAPE, pollScheduleMs, pollsToObserve, type ResolvedPollBounds } from '../src/common/poll-schedule';
@@ -48,12 +51,12 @@ interface PolledProcess {
 }
 
 const DEFAULT_PROCESSES: PolledProcess[] = [
-  { process: Process.OrgMigration, name: 'org-migration export', bounds: DEFAULT_POLL, etags: true },
-  { process: Process.SourceImport, name: 'source import', bounds: DEFAULT_IMPORT_POLL, etags: true },
-  { process: Process.ApiKeyDelete, name: 'API-key delete', bounds: DEFAULT_OPERATION_POLL, etags: false },
-  { process: Process.LogBucketCreate, name: 'log-bucket create', bounds: DEFAULT_OPERATION_POLL, etags: false },
-  { process: Process.LogBucketUpdate, name: 'log-bucket update', bounds: DEFAULT_OPERATION_POLL, etags: false },
-  { process: Process.DnsChange, name: 'DNS change', bounds: DEFAULT_OPERATION_POLL, etags: false },
+  { process: MigrationProcess.OrgMigration, name: 'org-migration export', bounds: DEFAULT_POLL, etags: true },
+  { process: ImportProcess.SourceImport, name: 'source import', bounds: DEFAULT_IMPORT_POLL, etags: true },
+  { process: GoogleProcess.ApiKeyDelete, name: 'API-key delete', bounds: DEFAULT_OPERATION_POLL, etags: false },
+  { process: GoogleProcess.LogBucketCreate, name: 'log-bucket create', bounds: DEFAULT_OPERATION_POLL, etags: false },
+  { process: GoogleProcess.LogBucketUpdate, name: 'log-bucket update', bounds: DEFAULT_OPERATION_POLL, etags: false },
+  { process: GoogleProcess.DnsChange, name: 'DNS change', bounds: DEFAULT_OPERATION_POLL, etags: false },
 ];
 
 const s = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
@@ -94,7 +97,7 @@ function printComputed(): void {
       const seenAt = pollScheduleMs(p.bounds, waitMs).at(-1)!;
       const worst = worstDelay(p.bounds, waitMs);
       const counted = p.etags
-        ? p.process === Process.OrgMigration
+        ? p.process === MigrationProcess.OrgMigration
           ? `${migrationCounted(p.bounds, waitMs)} (the other ${polls - migrationCounted(p.bounds, waitMs)} are 304s)`
           : 'one per poll that sees the body changed (304s are not counted): measured below'
         : `${polls} (operations carry no ETag)`;

@@ -2,8 +2,7 @@
  * `npm run docs:settings`: writes the table of every `LONGHAUL_*` setting (`src/settings.ts`) into
  * docs/operations.md, between its markers; `test/unit/settings.test.ts` fails when the two differ.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { writeDocsTable } from './docs-table';
 import { SETTING_FAMILIES, SETTINGS, type SettingSpec } from '../src/settings';
 
 export const SETTINGS_TABLE_BEGIN = '<!-- settings table: npm run docs:settings writes it from src/settings.ts -->';
@@ -22,13 +21,7 @@ export function settingsTable(): string {
 
 /** Writes the table into docs/operations.md (when run, not when a test imports the table). */
 function write(): void {
-  const path = join(__dirname, '..', 'docs', 'operations.md');
-  const text = readFileSync(path, 'utf8');
-  const begin = text.indexOf(SETTINGS_TABLE_BEGIN);
-  const end = text.indexOf(SETTINGS_TABLE_END);
-  if (begin < 0 || end < begin) throw new Error(`docs/operations.md has no ${SETTINGS_TABLE_BEGIN} … ${SETTINGS_TABLE_END} markers`);
-  writeFileSync(path, `${text.slice(0, begin)}${SETTINGS_TABLE_BEGIN}\n${settingsTable()}\n${text.slice(end)}`);
-  console.log(`docs/operations.md: the table of settings written`);
+  writeDocsTable('operations.md', SETTINGS_TABLE_BEGIN, SETTINGS_TABLE_END, settingsTable(), 'the table of settings');
 }
 
 if (require.main === module) write();

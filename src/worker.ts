@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import { NativeConnection, Worker, type Logger, type State, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import type { ActivityDeps } from './activities/context';
-import { processActivities } from './processes';
+import { processActivities, workflowsEntry } from './processes';
 import { createGithubClient } from './http/github';
 import { credentialActivityInterceptor } from './activities/credential-scope';
 import { createGoogleClients, type GoogleClients } from './http/google';
@@ -26,14 +26,29 @@ import { NamespaceNotReadyError, prepareNamespace } from './temporal/setup-names
 import { releaseVersion } from './release';
 import { ExitCode } from './common/exit-codes';
 import { longhaulDataConverter } from './temporal/codec';
-import { encodedFailuresBundlePath, workflowBundleOption, workflowBundleOptions, workflowsPath } from './temporal/workflow-bundle';
+import { encodedFailuresBundlePath, workflowBundleOption, workflowBundleOptions as bundleOptionsOf } from './temporal/workflow-bundle';
 import { installTelemetry, telemetrySettings } from './telemetry/runtime';
 import { missingWorkerNodeFlags, WORKER_MALLOC_DEFAULTS } from './worker-env';
 import { describeWorkerDeployment, workerDeploymentFromEnv } from './temporal/worker-versioning';
 import { applyNetworkSettings, describeNetwork } from './http/proxy';
 import { describeUnknown, setting, unknownSettings } from './settings';
 
-export { encodedFailuresBundlePath, workflowBundleOptions, workflowsPath };
+export { encodedFailuresBundlePath };
+
+/**
+ * What the worker's workflow bundle is built from (the worker, `npm run build:bundle`, the tests' bundle and the
+ * replay test's): the entry written from the list of processes (`workflowsEntry`), the workflows' interceptor and,
+ * with `encodedFailures`, the failure converter.
+ */
+export function workflowBundleOptions(opts: { encodedFailures?: boolean } = {}): ReturnType<typeof bundleOptionsOf> {
+  return bundleOptionsOf(workflowsEntry(), opts);
+}
+
+/** The workflow code built from the sources when the worker starts: the entry and how webpack finds its packages. */
+function fromSources(): Pick<WorkerOptions, 'workflowsPath' | 'bundlerOptions'> {
+  const { workflowsPath, webpackConfigHook } = workflowBundleOptions();
+  return { workflowsPath, bundlerOptions: { webpackConfigHook } };
+}
 
 export interface LonghaulWorkerOptions {
   connection: NativeConnection;
@@ -53,11 +68,11 @@ export interface LonghaulWorkerOptions {
  * key) a prebuilt bundle gives way to its encoded-failures sibling, or, when there is none, to a bundle built
  * from the sources at start: a bundle without it would write failures' messages into history in clear.
  */
-function workflowCode(bundle: WorkerOptions['workflowBundle'], dataConverter: DataConverter | undefined): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  if (!bundle) return { workflowsPath: workflowsPath() };
+function workflowCode(bundle: WorkerOptions['workflowBundle'], dataConverter: DataConverter | undefined): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
+  if (!bundle) return fromSources();
   if (!dataConverter?.failureConverterPath) return { workflowBundle: bundle };
   const sibling = 'codePath' in bundle ? encodedFailuresBundlePath(bundle.codePath) : undefined;
-  return sibling && existsSync(sibling) ? { workflowBundle: { codePath: sibling } } : { workflowsPath: workflowsPath() };
+  return sibling && existsSync(sibling) ? { workflowBundle: { codePath: sibling } } : fromSources();
 }
 
 /**

@@ -24,9 +24,7 @@ import {
   SINK_SECRETS_SETTING,
 } from '../common/credential';
 import { readVariable } from '../settings';
-import { failureTypes } from '../common/failures';
 
-const ImportFailure = failureTypes('import');
 
 
 /** `svn-main` → `SVN_MAIN`: a name as a part of a variable's name. */
@@ -51,7 +49,7 @@ function readNamed(variable: string, env: NodeJS.ProcessEnv, what: string): stri
   try {
     return readSecret(variable, env);
   } catch (err) {
-    throw ApplicationFailure.nonRetryable(`${what}: ${variable}_FILE could not be read on the worker (${(err as NodeJS.ErrnoException).code ?? 'error'})`, ImportFailure.CredentialReference);
+    throw ApplicationFailure.nonRetryable(`${what}: ${variable}_FILE could not be read on the worker (${(err as NodeJS.ErrnoException).code ?? 'error'})`, CredentialFailure.Unreadable);
   }
 }
 
@@ -76,7 +74,7 @@ export function importCredential(name: string, env: NodeJS.ProcessEnv = process.
   const password = readNamed(vars.password, env, what);
   const missing = [username ? undefined : vars.username, password ? undefined : vars.password].filter(Boolean);
   if (missing.length > 0) {
-    throw ApplicationFailure.nonRetryable(`${what} is listed in ${IMPORT_CREDENTIALS_SETTING} but ${missing.map((v) => `${v} (or ${v}_FILE)`).join(' and ')} is not set on the worker`, ImportFailure.CredentialReference);
+    throw ApplicationFailure.nonRetryable(`${what} is listed in ${IMPORT_CREDENTIALS_SETTING} but ${missing.map((v) => `${v} (or ${v}_FILE)`).join(' and ')} is not set on the worker`, CredentialFailure.Unreadable);
   }
   return { username: username!, password: password! };
 }

@@ -22,9 +22,10 @@ import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../
 import { CliError, printJson, type CliContext } from './kit/context';
 import { ExitCode } from '../common/exit-codes';
 import { awaitOutcome, decodeHeartbeat, printOutcome } from './kit/run-workflow';
-import { PROCESS_KINDS } from '../processes';
+import { PROCESS_KINDS, PROCESS_NAMES } from '../processes';
 import type { ProcessKind } from '../processes/descriptor';
-import { Process, processClause, PROCESS_NAMES, type ProcessName } from '../common/processes';
+import { processClause, type ProcessName } from '../common/processes';
+import { Process as SourceImportProcess } from '../processes/source-import/names';
 
 interface KeyFlags {
   org?: string;
@@ -57,7 +58,7 @@ async function resolveWorkflowId(ctx: CliContext, id: string | undefined, flags:
   let query: string;
   if (flags.repo) {
     if (!/^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/.test(flags.repo)) throw new CliError('--repo must be owner/repo', ExitCode.Usage);
-    query = `${processClause(Process.SourceImport)} AND ${LonghaulTarget.name} = ${quoted(flags.repo, '--repo')}`;
+    query = `${processClause(SourceImportProcess.SourceImport)} AND ${LonghaulTarget.name} = ${quoted(flags.repo, '--repo')}`;
   } else if (flags.name) query = `${LonghaulTarget.name} = ${quoted(flags.name, '--name')}`;
   else throw new CliError('give a workflow id, or --org and --repos, --repo owner/repo, or --name RESOURCE', ExitCode.Usage);
   const client = memoTolerant(await ctx.client());

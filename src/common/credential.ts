@@ -12,10 +12,10 @@ import * as v from 'valibot';
 import { ApplicationFailure } from '@temporalio/common';
 import { firstProblem, problemsOf } from './schema';
 
-import { failureTypes } from './failures';
+import { FAILURES, failureTypes } from './failures';
 
 /** Failure types of named credentials: a name that is not valid, or not configured on the worker. */
-export const CredentialFailure = failureTypes('credential');
+export const CredentialFailure = failureTypes(FAILURES.credential);
 
 /** The Temporal header carrying the credential name. */
 export const CREDENTIAL_HEADER = 'longhaul-credential';

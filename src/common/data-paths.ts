@@ -8,9 +8,9 @@
  * Deterministic: no Node built-ins (workflows import it).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { failureTypes } from './failures';
+import { FAILURES, failureTypes } from './failures';
 
-export const PathFailure = failureTypes('path');
+export const PathFailure = failureTypes(FAILURES.path);
 
 /** Why `path` (the input's `field`) cannot name a place inside the data directory; undefined when it can. */
 export function dataPathProblem(path: unknown, field: string): string | undefined {

@@ -24,7 +24,14 @@ export interface FailureSpec {
   readonly meaning: string;
 }
 
-/** Every failure type, grouped by who raises it. A group's keys are the names code uses (`FailureType.NotFound`). */
+/** A group of failure types: the names code uses (`FailureType.NotFound`) and each type's spec. */
+export type FailureGroup = Readonly<Record<string, FailureSpec>>;
+
+/**
+ * The layers' failure types, grouped by who raises them. A group's keys are the names code uses
+ * (`FailureType.NotFound`). Each process's own groups are in its folder (`src/processes/<name>/failures.ts`, made
+ * by `failureGroup` below); together they are the registry.
+ */
 export const FAILURES = {
   /** The HTTP core (`src/http`): what an answer, or its absence, means. */
   http: {
@@ -65,26 +72,16 @@ export const FAILURES = {
     Unchanged: { type: 'QuietPollUnchanged', handling: 'wait-as-told', meaning: "a poll saw no change: Temporal retries at the schedule's next poll (benign, logged at debug)" },
     Ended: { type: 'QuietPollEnded', handling: 'permanent', meaning: "the poll failed; its cause is the poll's own failure, which the workflow judges" },
   },
-  /** Named credentials (`src/common/credential.ts`, `src/activities/context.ts`). */
+  /** Named credentials (`src/common/credential.ts`, `src/activities/context.ts`, `src/activities/named-secrets.ts`). */
   credential: {
     Invalid: { type: 'InvalidCredential', handling: 'permanent', meaning: 'a credential name in the input is not a valid name' },
     Unknown: { type: 'UnknownCredential', handling: 'permanent', meaning: 'no credential (GitHub, import or sink secret) of that name is configured on the worker; the message lists the configured names' },
+    Unreadable: { type: 'CredentialReferenceError', handling: 'permanent', meaning: 'a named import credential is configured but cannot be read on the worker (a variable or `_FILE` missing or unreadable)' },
     ReferenceRefused: { type: 'CredentialReferenceRefused', handling: 'permanent', meaning: 'an input named an environment variable or a file (`env:…`, `file:…`, a sink\'s `secretEnv`) instead of a credential configured on the workers: refused, nothing read' },
   },
   /** Paths from input (`src/common/data-paths.ts`, `src/activities/data-dir.ts`). */
   path: {
     OutsideDataDir: { type: 'PathOutsideDataDir', handling: 'permanent', meaning: "a path from input is absolute, climbs out with `..`, or resolves (links followed) outside the worker's data directory: refused, nothing written" },
-  },
-  /** The org migration (`src/processes/org-migration/model.ts`). */
-  migration: {
-    InvalidInput: { type: 'InvalidMigrationInput', handling: 'permanent', meaning: 'the migration input is not valid (nothing was sent)' },
-    StartFailed: { type: 'MigrationStartFailed', handling: 'permanent', meaning: 'the export could not be started' },
-    StartUnidentifiable: { type: 'MigrationStartUnidentifiable', handling: 'permanent', meaning: "after a start whose outcome is unknown, an export in the attempt window names no repositories this lookup can compare (an API version that leaves them out): it is neither adopted nor started again" },
-    ExportFailed: { type: 'MigrationExportFailed', handling: 'permanent', meaning: 'GitHub reports the export failed' },
-    TimedOut: { type: 'MigrationTimedOut', handling: 'permanent', meaning: "the export was not done within the poll's total time" },
-    PollFailed: { type: 'MigrationPollFailed', handling: 'permanent', meaning: 'polling the export failed permanently, or for the whole outage budget' },
-    UnlockFailed: { type: 'MigrationUnlockFailed', handling: 'permanent', meaning: 'some repositories could not be unlocked (`details[0].stillLocked` names them)' },
-    ArchiveDeleteFailed: { type: 'MigrationArchiveDeleteFailed', handling: 'permanent', meaning: 'the archive could not be deleted on the server after the download' },
   },
   /** The migration archive's download (the archive module, `src/archive/storage/checks.ts`). */
   archive: {
@@ -108,73 +105,84 @@ export const FAILURES = {
     StoreUnreachable: { type: 'ArchiveStoreUnreachable', handling: 'permanent', meaning: "the check of the destination before the export failed transiently past the outage budget (nothing was started)" },
     SizeMismatch: { type: 'ArchiveSizeMismatch', handling: 'permanent', meaning: 'the source delivered more or fewer bytes than announced' },
   },
-  /** The source import (`src/processes/source-import/model.ts`). */
-  import: {
-    InvalidInput: { type: 'InvalidImportInput', handling: 'permanent', meaning: 'the import input is not valid (nothing was sent)' },
-    ApiUnavailable: { type: 'ImportApiUnavailable', handling: 'permanent', meaning: 'the start answered 404/410: the source-import API is not served there (GitHub.com retired it)' },
-    StartRejected: { type: 'ImportStartRejected', handling: 'permanent', meaning: 'the start answered 422: the server refused the import' },
-    SourceNotFound: { type: 'ImportSourceNotFound', handling: 'permanent', meaning: 'no source control was detected at the source URL' },
-    ImportFailed: { type: 'ImportFailed', handling: 'permanent', meaning: 'the import failed on the server, after its restarts' },
-    AnswerTimedOut: { type: 'ImportAnswerTimedOut', handling: 'permanent', meaning: 'no answer (credentials, a choice) arrived in time; the import is left waiting on the server' },
-    TimedOut: { type: 'ImportTimedOut', handling: 'permanent', meaning: "the import was not done within the poll's total time" },
-    PollFailed: { type: 'ImportPollFailed', handling: 'permanent', meaning: 'polls failed permanently or past the outage budget; the import may still run on the server' },
-    ImportGone: { type: 'ImportGone', handling: 'permanent', meaning: 'the import no longer exists on the server (cancelled elsewhere?)' },
-    InvalidChoice: { type: 'InvalidChoice', handling: 'permanent', meaning: "the answer to a source import's choice is not exactly one offered choice" },
-    ChoiceFailed: { type: 'ChoiceFailed', handling: 'permanent', meaning: "an update's PATCH failed (recorded by the server or not, as the message says)" },
-    CredentialReference: { type: 'CredentialReferenceError', handling: 'permanent', meaning: 'a named import credential is configured but cannot be read on the worker (a variable or `_FILE` missing or unreadable)' },
-    MappingFailed: { type: 'MappingFailed', handling: 'permanent', meaning: 'an author mapping could not be applied' },
-  },
-  /** The Google operation workflows (`src/processes/google-operation/model.ts`). */
-  googleOperation: {
-    InvalidInput: { type: 'InvalidGoogleOperationInput', handling: 'permanent', meaning: 'the operation input is not valid (nothing was sent)' },
-    OperationFailed: { type: 'GoogleOperationFailed', handling: 'permanent', meaning: 'the operation finished with an error (or a bucket operation ended FAILED)' },
-    TimedOut: { type: 'GoogleOperationTimedOut', handling: 'permanent', meaning: "the operation was still running when the poll's total time ran out" },
-    PollFailed: { type: 'GoogleOperationPollFailed', handling: 'permanent', meaning: 'polls failed permanently or past the outage budget; the operation may still run' },
-    SendFailed: { type: 'GoogleOperationSendFailed', handling: 'permanent', meaning: 'the mutating call could not be made within its tries, or its unknown outcome not resolved' },
-  },
-  /** Feed polling (`src/processes/feed-poll/model.ts`). */
-  feed: {
-    InvalidInput: { type: 'InvalidFeedInput', handling: 'permanent', meaning: 'the feed, the poll request or the spool id is not valid' },
-    PollFailed: { type: 'FeedPollFailed', handling: 'permanent', meaning: "the feed's cursor failed the poll (its cause says why)" },
-    CursorStopping: { type: 'FeedCursorStopping', handling: 'back-off', meaning: "the feed's cursor is stopping or continued as new: the next attempt reaches its next run" },
-    SpoolMissing: { type: 'FeedSpoolMissing', handling: 'permanent', meaning: "a poll's events are not in this worker's spool: the cursor stays, the next poll fetches them again" },
-  },
-  /** The HTTP sink of feed events (`src/processes/feed-poll/activities/sinks/http.ts`). */
-  sink: {
-    SecretMissing: { type: 'SinkSecretMissing', handling: 'permanent', meaning: 'the HTTP sink has no signing secret on the worker' },
-    Rejected: { type: 'SinkRejected', handling: 'permanent', meaning: 'the sink refused the batch (4xx, or a redirect, which is not followed)' },
-    Unavailable: { type: 'SinkUnavailable', handling: 'back-off', meaning: 'the sink is unreachable or answered 5xx, 408, 425 or 429' },
-  },
-  /** Webhook delivery repair (`src/processes/hook-repair/model.ts`). */
-  hook: {
-    InvalidInput: { type: 'InvalidHookInput', handling: 'permanent', meaning: 'the hook repair input is not valid (nothing was sent)' },
-  },
-  /** Organization backups (`src/processes/org-backup/model.ts`). */
-  backup: {
-    InvalidInput: { type: 'InvalidBackupInput', handling: 'permanent', meaning: 'the backup input is not valid (nothing was sent)' },
-    ListingFailed: { type: 'BackupListingFailed', handling: 'permanent', meaning: "the organization's repositories could not be listed (the run wrote no manifest)" },
-    ExportsFailed: { type: 'BackupExportsFailed', handling: 'permanent', meaning: 'an export failed for a reason halving cannot help (the store, a time bound): the run wrote no manifest' },
-  },
-  /** The rate governor (`src/processes/rate-governor/model.ts`). */
-  governor: {
-    InvalidInput: { type: 'InvalidGovernorInput', handling: 'permanent', meaning: "the rate governor's input is not valid (it ends before it grants anything)" },
-  },
 } as const satisfies Record<string, Record<string, FailureSpec>>;
 
-type Groups = typeof FAILURES;
+/** Who raises each layer group's failures: the "Raised by" column of docs/failures.md. */
+const LAYER_RAISED_BY: Readonly<Record<keyof typeof FAILURES, string>> = {
+  http: 'HTTP core',
+  activity: 'any activity',
+  outage: 'recurring runs',
+  quietPoll: 'quiet polls',
+  credential: 'credentials',
+  path: 'data paths',
+  archive: 'archive download',
+  objectStore: 'archive upload',
+};
+
+/** A group of the registry: its name, who raises it (the docs' words) and its types. */
+export interface RegisteredGroup {
+  readonly name: string;
+  readonly raisedBy: string;
+  readonly specs: FailureGroup;
+}
+
+/**
+ * The registry: the layers' groups, then each process's as its `failures.ts` is loaded. Loading is what completes
+ * it, and it is the same wherever longhaul runs: the workflow bundle's entry loads every process's `failures.ts`
+ * before any workflow runs (`workflowsEntry`, src/processes/index.ts), and the worker and the `longhaul` program load every
+ * process's descriptor (src/processes/index.ts), which holds its groups. So `meansOutage` judges a process's type
+ * (a feed's `FeedCursorStopping`, a sink's `SinkUnavailable`) in the sandbox as in an activity. Module state in
+ * the sandbox is per workflow and written only while modules load: deterministic.
+ */
+const GROUPS = new Map<string, RegisteredGroup>();
+const BY_TYPE = new Map<string, FailureSpec>();
+const GROUP_OF = new WeakMap<FailureGroup, RegisteredGroup>();
+
+function register(name: string, raisedBy: string, specs: FailureGroup): void {
+  if (GROUPS.get(name)?.specs === specs) return;
+  if (GROUPS.has(name)) throw new Error(`failure group ${JSON.stringify(name)} is defined twice: give the new one another name`);
+  const clash = Object.values(specs).find((spec) => BY_TYPE.has(spec.type));
+  if (clash) throw new Error(`failure type ${JSON.stringify(clash.type)} of group ${JSON.stringify(name)} is already in the registry: a type has one meaning`);
+  const group = { name, raisedBy, specs };
+  GROUPS.set(name, group);
+  GROUP_OF.set(specs, group);
+  for (const spec of Object.values(specs)) BY_TYPE.set(spec.type, spec);
+}
+
+for (const [name, specs] of Object.entries(FAILURES)) register(name, LAYER_RAISED_BY[name as keyof typeof FAILURES], specs);
+
+/**
+ * A process's group of failure types, added to the registry as its module loads (each process's `failures.ts`):
+ * `name` is the group's name in the registry (unique), `raisedBy` the docs' words for who raises it. A name or a
+ * type already in the registry is refused (a type has one meaning).
+ */
+export function failureGroup<const G extends Record<string, FailureSpec>>(name: string, raisedBy: string, specs: G): G {
+  register(name, raisedBy, specs);
+  return specs;
+}
+
+/** The registry's entry of a group (its name and who raises it); undefined for a table that is not a group of it. */
+export function registeredGroup(specs: FailureGroup): RegisteredGroup | undefined {
+  return GROUP_OF.get(specs);
+}
+
+/** Every group of the registry, in the order they were added (the layers' first). */
+export function failureGroups(): readonly RegisteredGroup[] {
+  return [...GROUPS.values()];
+}
 
 /** A group's type names by key (`{ NotFound: 'NotFoundError', … }`): what code writes instead of a string. */
-export type FailureTypes<G extends Record<string, FailureSpec>> = { readonly [K in keyof G]: G[K]['type'] };
+export type FailureTypes<G extends FailureGroup> = { readonly [K in keyof G]: G[K]['type'] };
 
-/** The type names of one group of the registry. */
-export function failureTypes<N extends keyof Groups>(group: N): FailureTypes<Groups[N]> {
-  return Object.fromEntries(Object.entries(FAILURES[group]).map(([key, spec]) => [key, spec.type])) as FailureTypes<Groups[N]>;
+/** The type names of one group of the registry (`failureTypes(FAILURES.http)`, `failureTypes(MIGRATION_FAILURES)`). */
+export function failureTypes<G extends FailureGroup>(group: G): FailureTypes<G> {
+  return Object.fromEntries(Object.entries(group).map(([key, spec]) => [key, spec.type])) as FailureTypes<G>;
 }
 
 /** Every failure type of the registry, in its order. */
-export const ALL_FAILURES: readonly FailureSpec[] = Object.values(FAILURES).flatMap((group) => Object.values(group) as FailureSpec[]);
-
-const BY_TYPE: ReadonlyMap<string, FailureSpec> = new Map(ALL_FAILURES.map((spec) => [spec.type, spec]));
+export function allFailures(): FailureSpec[] {
+  return [...GROUPS.values()].flatMap((group) => Object.values(group.specs));
+}
 
 /** How a failure of this type is met; `undefined` for a type not in the registry. */
 export function failureHandling(type: string | null | undefined): FailureHandling | undefined {
@@ -191,10 +199,10 @@ export function meansOutage(type: string | null | undefined): boolean {
 }
 
 /** The permanent failure types of a group, in its order (e.g. for `nonRetryableErrorTypes`). */
-export function permanentTypes(group: keyof Groups): string[] {
-  return (Object.values(FAILURES[group]) as FailureSpec[]).filter((spec) => spec.handling === 'permanent').map((spec) => spec.type);
+export function permanentTypes(group: FailureGroup): string[] {
+  return Object.values(group).filter((spec) => spec.handling === 'permanent').map((spec) => spec.type);
 }
 
 /** The HTTP core's failure types (`FailureType.NotFound` …), for activities and workflows alike. */
-export const FailureType = failureTypes('http');
+export const FailureType = failureTypes(FAILURES.http);
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];

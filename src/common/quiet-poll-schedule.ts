@@ -11,10 +11,10 @@
  */
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { pollDelayMs, type ResolvedPollBounds } from './poll-schedule';
-import { failureTypes } from './failures';
+import { FAILURES, failureTypes } from './failures';
 
 /** Failure types of a quiet poll activity. */
-export const QuietPoll = failureTypes('quietPoll');
+export const QuietPoll = failureTypes(FAILURES.quietPoll);
 
 /** Where the poller's schedule stands when it hands the waiting to a quiet poll. */
 export interface QuietSchedule {

@@ -12,7 +12,7 @@ import type { Workflow } from '@temporalio/common';
 import type { ActivityDeps } from '../activities/context';
 import type { CliContext } from '../cli/kit/context';
 import type { StatusLine } from '../cli/kit/run-workflow';
-import type { FAILURES } from '../common/failures';
+import type { FailureGroup } from '../common/failures';
 import type { ProcessName } from '../common/processes';
 import type { ALL_SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import type { Summaries } from '../workflows/kit/activity-summaries';
@@ -56,8 +56,8 @@ export interface ProcessDescriptor<A extends ActivityFunctions = ActivityFunctio
   readonly activities?: () => Promise<(deps: ActivityDeps) => A>;
   /** The UI's one-line summary of each activity: the table its workflows pass to `summarized`. */
   readonly summaries?: Summaries<A>;
-  /** The groups of the failure registry (`FAILURES`, src/common/failures.ts) it raises. */
-  readonly failures?: readonly (keyof typeof FAILURES)[];
+  /** Its groups of the failure registry (its `failures.ts`, made with `failureGroup`): what docs/failures.md lists of it. */
+  readonly failures?: readonly FailureGroup[];
   /** What the lifecycle commands print of its workflows, by workflow type. */
   readonly kinds?: Readonly<Record<string, ProcessKind>>;
   /** Registers its `longhaul` commands. */

@@ -1,10 +1,11 @@
 /**
  * The processes longhaul runs: the one list. Adding a process is its folder (with its `process.ts` descriptor)
- * and one line here (docs/architecture.md, "Adding a process"); the worker's activities, the `longhaul` program's
- * commands and the lifecycle commands' texts are built from this list, and the unit tests check the workflow
- * bundle's entry (src/workflows/index.ts), the failure registry, the process names and the search attributes
+ * and one line here (docs/architecture.md, "Adding a process"); the worker's activities, the workflow bundle's
+ * entry, the `longhaul` program's commands, the lifecycle commands' texts, the process names and the failure
+ * registry's table in docs/failures.md are built from this list, and the unit tests check the search attributes
  * against it.
  */
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { Workflow } from '@temporalio/common';
 import type { ActivityDeps } from '../activities/context';
@@ -61,10 +62,31 @@ export async function processActivities(deps: ActivityDeps, processes: readonly 
   return merged;
 }
 
+/**
+ * The workflow bundle's entry, written from the list (the worker bundles it: `workflowBundleOptions` in
+ * src/worker.ts): for each process, its `failures.ts` (its groups of the failure registry: loading them completes
+ * the registry the workflow kit judges with, before any workflow runs) and its `workflow.ts` (`export *`: its
+ * workflows, a function's name its workflow type, and their Update, Signal and Query definitions). Only these two
+ * deterministic files of a folder, never its descriptor: workflow code must not load activities or commands
+ * (`undici`, `node:fs`, `commander`). Imports are absolute paths, so the entry may be bundled from anywhere.
+ */
+export function workflowsEntry(processes: readonly AnyProcess[] = PROCESSES): string {
+  const module = (p: AnyProcess, file: string) => JSON.stringify(join(__dirname, p.name, file));
+  return [
+    '// The workflow bundle\'s entry, written from PROCESSES by workflowsEntry (src/processes/index.ts).',
+    ...processes.filter((p) => (p.failures ?? []).length > 0).map((p) => `import ${module(p, 'failures')};`),
+    ...processes.filter((p) => p.workflows.length > 0).map((p) => `export * from ${module(p, 'workflow')};`),
+    '',
+  ].join('\n');
+}
+
 /** Every workflow function of every process (a function's name is its workflow type). */
 export function processWorkflows(): Workflow[] {
   return PROCESSES.flatMap((p): readonly Workflow[] => p.workflows);
 }
+
+/** Every process name (the `LonghaulProcess` values), in the list's order: the `list --process` choices. */
+export const PROCESS_NAMES: readonly string[] = PROCESSES.flatMap((p: AnyProcess) => p.processNames);
 
 /** What the lifecycle commands print of each workflow type. */
 export const PROCESS_KINDS: Readonly<Record<string, ProcessKind>> = Object.assign({}, ...PROCESSES.map((p: AnyProcess) => p.kinds ?? {}));

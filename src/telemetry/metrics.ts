@@ -10,7 +10,6 @@ import { currentActivity } from '../temporal/current-activity';
 import { Runtime } from '@temporalio/worker';
 import { noopMetricMeter, type MetricCounter, type MetricGauge, type MetricMeter } from '@temporalio/common';
 import { deploymentVersionName, releaseVersion } from '../release';
-import type { MetricProcess } from '../common/processes';
 
 export interface LonghaulMetrics {
   /** API requests answered, by `api` (github, google-logging…), `route` (method and pattern) and `status`. */
@@ -61,13 +60,13 @@ function createMetrics(meter: MetricMeter): LonghaulMetrics {
   };
 }
 
-/** One poll of a remote process's state (`process`: org-migration, source-import, feed-poll…). */
-export function countPoll(process: MetricProcess): void {
+/** One poll of a remote process's state (`process`: its name, org-migration, source-import, feed-poll…, or `log-bucket`). */
+export function countPoll(process: string): void {
   longhaulMetrics().polls.add(1, { process });
 }
 
 /** One lookup (each attempt) after a mutating call of `process` whose outcome was unknown. */
-export function countSendLookup(process: MetricProcess): void {
+export function countSendLookup(process: string): void {
   longhaulMetrics().sendLookups.add(1, { process });
 }
 

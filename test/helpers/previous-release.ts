@@ -88,7 +88,9 @@ export async function previousRelease(log: (m: string) => void): Promise<Previou
   log(`preparing release ${version} (${sha.slice(0, 12)}) in ${dir}: git archive, npm ci, workflow bundle`);
   execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C "${building}"`], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
   execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: building, stdio: ['ignore', 'ignore', 'pipe'] });
-  execFileSync(process.execPath, ['--import', 'tsx', 'src/temporal/bundle.ts', join(building, 'workflow-bundle.js')], { cwd: building, stdio: ['ignore', 'ignore', 'pipe'] });
+  // The release's own `build:bundle` script: src/bundle.ts since 0.5.0, src/temporal/bundle.ts before.
+  const bundleScript = ['src/bundle.ts', 'src/temporal/bundle.ts'].find((script) => existsSync(join(building, script))) ?? 'src/bundle.ts';
+  execFileSync(process.execPath, ['--import', 'tsx', bundleScript, join(building, 'workflow-bundle.js')], { cwd: building, stdio: ['ignore', 'ignore', 'pipe'] });
   execFileSync('touch', [join(building, 'READY')]);
   try {
     await rename(building, dir);

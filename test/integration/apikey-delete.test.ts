@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { apiKeyDelete } from '../../src/processes/google-operation/apikey-delete';
-import { operationStatusQuery } from '../../src/processes/google-operation/workflow';
+import { operationStatusQuery } from '../../src/processes/google-operation/operation';
 import { GoogleOperationFailure } from '../../src/processes/google-operation/model';
 import type { ApiKeyDeleteInput } from '../../src/processes/google-operation/input';
 import { FailureType } from '../../src/http/retry-policy';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { type WorkflowHandle } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { logBucketCreate, logBucketUpdate } from '../../src/processes/google-operation/log-bucket';
-import { operationStatusQuery } from '../../src/processes/google-operation/workflow';
+import { operationStatusQuery } from '../../src/processes/google-operation/operation';
 import { GoogleOperationFailure } from '../../src/processes/google-operation/model';
 import type { LogBucketCreateInput, LogBucketUpdateInput } from '../../src/processes/google-operation/input';
 import type { OperationStatus } from '../../src/processes/google-operation/model';

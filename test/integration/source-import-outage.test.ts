@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { importStatusQuery, sourceImport } from '../../src/processes/source-import/workflow';
 import { logBucketCreate } from '../../src/processes/google-operation/log-bucket';
-import { operationStatusQuery } from '../../src/processes/google-operation/workflow';
+import { operationStatusQuery } from '../../src/processes/google-operation/operation';
 import { useTimeSkippingStack } from '../helpers/stack';
 import { fixtureWithImportRepos, waitForImportStatus } from '../helpers/source-import';
 import { requestsTo } from '../helpers/emulator';

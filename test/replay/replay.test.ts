@@ -9,10 +9,11 @@ import { describe, expect, inject, it } from 'vitest';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker, type ReplayResult } from '@temporalio/worker';
 import type { HistoryAndWorkflowId } from '@temporalio/client';
-import * as workflows from '../../src/workflows';
-import { PROCESS_NAMES } from '../../src/common/processes';
+import { bundleEntry } from '../helpers/workflows-entry';
+import { PROCESS_NAMES } from '../../src/processes';
 import { LonghaulProcess } from '../../src/common/search-attributes';
 import { quietRuntime } from '../helpers/temporal';
+
 
 const HISTORIES_DIR = join(__dirname, 'histories');
 /**
@@ -31,24 +32,38 @@ async function replay(histories: HistoryAndWorkflowId[]): Promise<ReplayResult[]
   return results;
 }
 
-/** The workflow types the worker registers: every function src/workflows/index.ts exports (the type is its name). */
-const REGISTERED_TYPES = Object.values(workflows).flatMap((v) => (typeof v === 'function' ? [v.name] : []));
-/** Each of which must have a recorded history, except the rate governor's (its runs never end: none recorded yet). */
-const WORKFLOW_TYPES = REGISTERED_TYPES.filter((type) => type !== workflows.rateGovernor.name);
-/** The Update, Signal and Query definitions the workflows export, as `update pollFeed`, `signal stopFeedCursor`… */
+/** The names the workflow code defines, read from the bundle's entry (written from the list of processes). */
+interface Defined {
+  /** The workflow types the worker registers: every function the entry exports (the type is its name). */
+  registeredTypes: string[];
+  /** Each of which must have a recorded history, except the rate governor's (its runs never end: none recorded yet). */
+  workflowTypes: string[];
+  /** The Update, Signal and Query definitions the workflows export, as `update pollFeed`, `signal stopFeedCursor`… */
+  messages: Set<string>;
+}
 const isMessage = (v: unknown): v is { type: string; name: string } => typeof v === 'object' && v !== null && 'type' in v && 'name' in v && ['update', 'signal', 'query'].includes(String(v.type));
-const DEFINED_MESSAGES = new Set(Object.values(workflows).flatMap((v) => (isMessage(v) ? [`${v.type} ${v.name}`] : [])));
+async function defined(): Promise<Defined> {
+  const entry = await bundleEntry();
+  const registeredTypes = Object.values(entry).flatMap((v) => (typeof v === 'function' ? [v.name] : []));
+  return {
+    registeredTypes,
+    workflowTypes: registeredTypes.filter((type) => type !== (entry.rateGovernor as { name: string }).name),
+    messages: new Set(Object.values(entry).flatMap((v) => (isMessage(v) ? [`${v.type} ${v.name}`] : []))),
+  };
+}
 
 describe('replay of recorded histories', () => {
-  it('has a recorded history of every workflow type, including a cancelled run and a continued-as-new one', () => {
+  it('has a recorded history of every workflow type, including a cancelled run and a continued-as-new one', async () => {
+    const { workflowTypes } = await defined();
     const typeOf = (file: string) => readHistory(file).events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
     const types = new Set(files.map(typeOf));
-    for (const type of WORKFLOW_TYPES) expect(types, `no recorded history of ${type}`).toContain(type);
+    for (const type of workflowTypes) expect(types, `no recorded history of ${type}`).toContain(type);
     expect(files.some((f) => f.includes('--cancelled'))).toBe(true);
     expect(files.some((f) => /--run\d+\.json$/.test(f))).toBe(true);
   });
 
-  it('still defines every name a recorded run used: its workflow type, the Updates and Signals it took, its LonghaulProcess', () => {
+  it('still defines every name a recorded run used: its workflow type, the Updates and Signals it took, its LonghaulProcess', async () => {
+    const { registeredTypes, messages } = await defined();
     const used = new Set<string>();
     for (const file of files) {
       for (const event of readHistory(file).events ?? []) {
@@ -62,10 +77,10 @@ describe('replay of recorded histories', () => {
         if (process) used.add(`process ${JSON.parse(Buffer.from(process).toString('utf8')) as string}`);
       }
     }
-    const defined = new Set([...REGISTERED_TYPES.map((t) => `workflow ${t}`), ...DEFINED_MESSAGES, ...PROCESS_NAMES.map((p) => `process ${p}`)]);
+    const names = new Set([...registeredTypes.map((t) => `workflow ${t}`), ...messages, ...PROCESS_NAMES.map((p) => `process ${p}`)]);
     // The recorded runs exercise each kind of name: the check below has something to compare.
     for (const kind of ['workflow', 'signal', 'update', 'process']) expect([...used].some((u) => u.startsWith(`${kind} `)), `no recorded ${kind} name`).toBe(true);
-    expect([...used].filter((u) => !defined.has(u))).toEqual([]);
+    expect([...used].filter((u) => !names.has(u))).toEqual([]);
   });
 
   it('replays every recorded history against the current workflow code without a non-determinism error', async () => {

@@ -15,7 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ALL_FAILURES, FAILURES, failureHandling, type FailureSpec } from '../../src/common/failures';
+import { allFailures, FAILURES, failureHandling, type FailureSpec } from '../../src/common/failures';
 import { storageFailure } from '../../src/archive/storage/failures';
 import { isTransientStorageStatus, judgeStorageStatus, STORAGE_RETRY_POLICY } from '../../src/archive/storage/answer';
 import { StorageClient } from '../../src/archive/storage/client';
@@ -84,7 +84,7 @@ describe('the archive module builds every failure from the registry', () => {
         expect(failure.nonRetryable, spec.type).toBe(failureHandling(spec.type) === 'permanent');
       }
     }
-    expect(ALL_FAILURES.some((s) => s.type === 'ArchiveChanged' && s.handling === 'back-off')).toBe(true);
+    expect(allFailures().some((s) => s.type === 'ArchiveChanged' && s.handling === 'back-off')).toBe(true);
   });
 });
 

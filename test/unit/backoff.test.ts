@@ -13,7 +13,8 @@ import { HONEST_POLL_SHAPE, pollDelayMs, resolvePollBounds } from '../../src/com
 import { decideNetworkRetry, decideRetry, githubRetryPolicy, type RetryPolicy } from '../../src/http/retry-policy';
 import { googleRetryPolicy } from '../../src/http/google';
 import { tokenlessRetryPolicy } from '../../src/http/tokenless';
-import { CLEANUP, DOWNLOAD, FEED_CONTROL, FEED_SINK, POLL, QUIET_POLL, READ, SCHEDULE_HEALTH, SEND_ONCE } from '../../src/workflows/kit/activity-options';
+import { FEED_SINK } from '../../src/processes/feed-poll/workflow';
+import { CLEANUP, DOWNLOAD, FEED_CONTROL, POLL, QUIET_POLL, READ, SCHEDULE_HEALTH, SEND_ONCE } from '../../src/workflows/kit/activity-options';
 import { BACKOFF, backoffMs, type Backoff } from '../../src/common/backoff';
 
 const attempts = (n: number) => Array.from({ length: n }, (_, i) => i + 1);

@@ -1,9 +1,11 @@
 /**
- * The failure registry (`src/common/failures.ts`): one name and one handling per failure type, which the HTTP
- * core's decisions and the processes' failure names are the registry's own.
+ * The failure registry (`src/common/failures.ts` and each process's `failures.ts`): one name and one handling per
+ * failure type, which the HTTP core's decisions and the processes' failure names are the registry's own.
  */
 import { describe, expect, it } from 'vitest';
-import { ALL_FAILURES, FAILURES, failureHandling, failureTypes, meansOutage, permanentTypes } from '../../src/common/failures';
+import { allFailures, FAILURES, failureGroup, failureGroups, failureHandling, failureTypes, meansOutage, permanentTypes } from '../../src/common/failures';
+import { PROCESSES } from '../../src/processes';
+import { SINK_FAILURES } from '../../src/processes/feed-poll/failures';
 import { decideNetworkRetry, decideRetry, githubRetryPolicy, PERMANENT_STATUSES } from '../../src/http/retry-policy';
 import { googleRetryPolicy } from '../../src/http/google';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
@@ -13,26 +15,34 @@ import { outageCause } from '../../src/workflows/kit/outage-watch';
 const ctx = { nowMs: Date.UTC(2026, 2, 1), attempt: 1 };
 
 describe('the failure registry', () => {
-  it('names every failure type once, across all groups', () => {
-    const types = ALL_FAILURES.map((f) => f.type);
+  it('names every failure type once, across all groups: the layers\' and every process\'s', () => {
+    const types = allFailures().map((f) => f.type);
     expect(new Set(types).size).toBe(types.length);
-    expect(types.length).toBe(Object.values(FAILURES).reduce((n, group) => n + Object.keys(group).length, 0));
+    const groups = [...Object.values(FAILURES), ...PROCESSES.flatMap((p) => p.failures ?? [])];
+    expect(types.length).toBe(groups.reduce((n, group) => n + Object.keys(group).length, 0));
+    expect(new Set(failureGroups().map((g) => g.specs))).toEqual(new Set(groups));
+  });
+
+  it('refuses a group or a type that is in the registry already', () => {
+    expect(() => failureGroup('feed', 'another feed', { Other: { type: 'OtherFeedFailure', handling: 'permanent', meaning: '' } })).toThrow('failure group "feed" is defined twice');
+    expect(() => failureGroup('sinks', 'another sink', { Unavailable: { type: 'SinkUnavailable', handling: 'permanent', meaning: '' } })).toThrow('failure type "SinkUnavailable" of group "sinks" is already in the registry');
+    expect(failureHandling('SinkUnavailable')).toBe('back-off');
   });
 
   it("gives each group's names exactly the registry's types", () => {
-    for (const group of Object.keys(FAILURES) as (keyof typeof FAILURES)[]) {
-      const names = failureTypes(group);
-      expect(Object.keys(names)).toEqual(Object.keys(FAILURES[group]));
-      for (const [key, spec] of Object.entries(FAILURES[group])) expect(names[key as keyof typeof names]).toBe(spec.type);
+    for (const { specs } of failureGroups()) {
+      const names = failureTypes(specs);
+      expect(Object.keys(names)).toEqual(Object.keys(specs));
+      for (const [key, spec] of Object.entries(specs)) expect(names[key]).toBe(spec.type);
     }
   });
 
   it("lists a group's permanent types in its order", () => {
-    expect(permanentTypes('sink')).toEqual(['SinkSecretMissing', 'SinkRejected']);
+    expect(permanentTypes(SINK_FAILURES)).toEqual(['SinkSecretMissing', 'SinkRejected']);
   });
 
   it('counts back-off and outage failures as outages, and nothing else', () => {
-    for (const spec of ALL_FAILURES) expect(meansOutage(spec.type)).toBe(spec.handling === 'back-off' || spec.handling === 'outage');
+    for (const spec of allFailures()) expect(meansOutage(spec.type)).toBe(spec.handling === 'back-off' || spec.handling === 'outage');
     expect(meansOutage('SomethingElse')).toBe(false);
     expect(failureHandling(undefined)).toBeUndefined();
   });
@@ -50,7 +60,7 @@ describe('the failure registry', () => {
   });
 
   it('decides "transient or permanent" one way: failureFacts and the outage watch agree on every type', () => {
-    for (const spec of ALL_FAILURES) {
+    for (const spec of allFailures()) {
       const failed = new ActivityFailure('activity failed', 'fetchFeedPage', '1', RetryState.NON_RETRYABLE_FAILURE, undefined, ApplicationFailure.nonRetryable('failed', spec.type));
       const permanent = failureFacts(failed).kind === 'permanent';
       expect(permanent, spec.type).toBe(!meansOutage(spec.type));

@@ -1,21 +1,22 @@
 /**
  * Names that running work and dashboards hold: message names, workflow types and process names are each defined
- * once (src/workflows, src/common/processes.ts) and used through that definition. The replay test checks the
+ * once (each process's workflow.ts and names.ts) and used through that definition. The replay test checks the
  * names recorded runs used; this one the rest, and the CLI's use of the process registry.
  */
 import { describe, expect, it } from 'vitest';
 import { CommanderError } from 'commander';
-import * as workflows from '../../src/workflows';
+import { bundleEntry } from '../helpers/workflows-entry';
 import { buildProgram } from '../../src/cli/program';
-import { PROCESS_NAMES } from '../../src/common/processes';
+import { PROCESS_NAMES } from '../../src/processes';
 import { governorWorkflowId, RATE_GOVERNOR_WORKFLOW } from '../../src/processes/rate-governor/model';
 import { feedCursorWorkflowId, FEED_CURSOR_WORKFLOW } from '../../src/processes/feed-poll/model';
 import { hookRepairScheduleId } from '../../src/processes/hook-repair/model';
 import type { CliContext } from '../../src/cli/kit/context';
 
+
 describe('names', () => {
-  it('keeps every Update, Signal and Query name a running workflow answers to, each defined once per workflow', () => {
-    const messages = Object.entries(workflows).flatMap(([exported, v]) =>
+  it('keeps every Update, Signal and Query name a running workflow answers to, each defined once per workflow', async () => {
+    const messages = Object.entries(await bundleEntry()).flatMap(([exported, v]) =>
       typeof v === 'object' && v !== null && 'type' in v && 'name' in v ? [[exported, `${String(v.type)} ${String(v.name)}`]] : [],
     );
     // Running workflows (the rate governor and feed cursors never end) and every worker's activities call these
@@ -43,7 +44,8 @@ describe('names', () => {
     expect(hookRepairScheduleId({ org: 'Octo-Org' }, 7)).toBe('hook-repair:orgs/octo-org/hooks/7');
   });
 
-  it('starts the workflows that activities start by name under the names of their functions', () => {
+  it('starts the workflows that activities start by name under the names of their functions', async () => {
+    const workflows = (await bundleEntry()) as Record<string, { name: string }>;
     expect(RATE_GOVERNOR_WORKFLOW).toBe(workflows.rateGovernor.name);
     expect(FEED_CURSOR_WORKFLOW).toBe(workflows.feedCursor.name);
   });

@@ -1,14 +1,15 @@
 /**
- * Validation first, by construction: every workflow the worker bundles (`src/workflows/index.ts`) is made by
+ * Validation first, by construction: every workflow the worker bundles (the entry written from the list of processes) is made by
  * `validatedWorkflow`, under its workflow type's name, so no workflow reads a field of an input it has not checked.
  * The integration side (each type started with null, a string, an array… through the client) is
  * test/integration/malformed-inputs.test.ts.
  */
-import { describe, expect, it } from 'vitest';
-import * as workflows from '../../src/workflows';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bundleEntry } from '../helpers/workflows-entry';
 import { INPUT_CHECK, inputShapeProblem, MAX_INPUT_DEPTH, type InputCheck } from '../../src/workflows/kit/validated-input';
-import { FAILURES } from '../../src/common/failures';
+import { failureHandling } from '../../src/common/failures';
 import { MAX_REPOSITORIES_PER_EXPORT, migrationInputProblems } from '../../src/processes/org-migration/model';
+
 
 /** A value nested `depth` levels: `{ a: { a: … } }`. */
 function nested(depth: number): object {
@@ -18,15 +19,19 @@ function nested(depth: number): object {
 }
 
 describe('validated workflows', () => {
-  const functions = Object.entries(workflows).filter(([, value]) => typeof value === 'function');
+  /** The functions the workflow bundle's entry (written from the list of processes) exports: the workflow types. */
+  let functions: [string, unknown][] = [];
+  beforeAll(async () => {
+    functions = Object.entries(await bundleEntry()).filter(([, value]) => typeof value === 'function');
+  });
 
   it('exports only workflows whose input is checked first, each under its own name', () => {
     expect(functions.length).toBeGreaterThan(0);
     for (const [exported, fn] of functions) {
       const check = (fn as unknown as Record<symbol, InputCheck | undefined>)[INPUT_CHECK];
-      expect(check, `${exported} is exported by src/workflows/index.ts without validatedWorkflow`).toBeDefined();
+      expect(check, `${exported} is exported by the bundle's entry without validatedWorkflow`).toBeDefined();
       expect((fn as { name: string }).name, `${exported}'s function name is its workflow type`).toBe(exported);
-      expect(FAILURES[check!.failures]).toHaveProperty('InvalidInput');
+      expect(failureHandling(check!.failures.InvalidInput.type), `${exported}'s InvalidInput is in the registry`).toBe('permanent');
     }
   });
 

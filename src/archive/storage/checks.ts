@@ -2,11 +2,11 @@
  * What the archive download accepts (issue 13): the checks on a redirect target and on the storage's
  * answer, as pure functions, and the failure types a user sees when one of them refuses.
  */
-import { failureTypes } from '../../common/failures';
+import { FAILURES, failureTypes } from '../../common/failures';
 import { storageFailure } from './failures';
 
 /** Failure types of the archive download (stable strings for `nonRetryableErrorTypes` and callers). */
-export const ArchiveFailure = failureTypes('archive');
+export const ArchiveFailure = failureTypes(FAILURES.archive);
 
 /** Content types an object store sends for a `.tar.gz` (S3 defaults to `binary/octet-stream`). */
 const ARCHIVE_TYPES = new Set([

@@ -14,7 +14,8 @@ import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temp
 import { feedCursorWorkflowId, feedScheduleId, type FeedCursorStatus } from './model';
 import { LonghaulTarget } from '../../common/search-attributes';
 import { feedCursorStatusQuery, stopFeedCursorSignal } from './workflow';
-import { Process, processClause } from '../../common/processes';
+import { processClause } from '../../common/processes';
+import { Process } from './names';
 
 export interface FeedScheduleDeleteOptions {
   /** Also end the feed's cursor workflow (a new Schedule then starts from the whole feed). */

@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { upsertSchedule, type ScheduleUpsert } from '../../temporal/schedules';
 import { accumulatedOutageBounds } from '../../common/outage';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { feedScheduleId, type FeedPollRunInput } from './model';
 import { feedPollRun } from './workflow';
 

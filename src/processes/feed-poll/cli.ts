@@ -34,7 +34,7 @@ import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from '../../
 import { duration, positiveSeconds } from '../../cli/kit/arguments';
 import { earlyWaitInput, listingLine, manage, manageOptions, managementAction, recurringInput, seconds, type ManageFlags, type RecurringFlags } from '../scheduled-run/cli';
 import { feedCursorStatusQuery, feedPollRun } from './workflow';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 
 function canonicalFeed(feed: string | undefined): string {
   if (!feed) throw new CliError('--feed is required (e.g. --feed /repos/OWNER/REPO/events)', 2);

@@ -12,9 +12,10 @@ import { OutageBoundsSchema } from '../../common/outage';
 import { PauseAfterFailuresSchema } from '../scheduled-run/model';
 import type { CredentialChoice } from '../../common/credential';
 import { isGithubLogin, isRepositoryName } from '../../common/github-names';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
 import { failureTypes } from '../../common/failures';
+import { FEED_FAILURES } from './failures';
 
 export * from './sinks';
 
@@ -56,7 +57,7 @@ export const DEFAULT_POLL_INTERVAL_SECONDS = 60;
 export const POLL_SAFETY_MS = 250;
 
 /** Failure types of the feed workflows and their activities (stable strings; one list for both sides). */
-export const FeedFailure = failureTypes('feed');
+export const FeedFailure = failureTypes(FEED_FAILURES);
 
 /** A path parameter of a feed template: `{repo}` is a repository name, every other one a login (GitHub's rules). */
 function validParam(name: string, value: string): boolean {

@@ -1,6 +1,7 @@
 /** The activity feed's polling as the rest of longhaul sees it (see src/processes/descriptor.ts). */
+import { FEED_FAILURES, SINK_FAILURES } from './failures';
 import { defineProcess } from '../descriptor';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { describeFeedOutcome, type FeedPollOutcome } from './model';
 import { feedCursor, feedPollRun } from './workflow';
@@ -14,7 +15,7 @@ export const feedPollProcess = defineProcess({
   workflows: [feedPollRun, feedCursor],
   activities: () => import('./activities').then((m) => m.createFeedPollActivities),
   summaries: FEED_POLL_SUMMARIES,
-  failures: ['feed', 'sink'],
+  failures: [FEED_FAILURES, SINK_FAILURES],
   kinds: {
     [feedPollRun.name]: { process: Process.FeedPoll, describeResult: (r) => describeFeedOutcome(r as FeedPollOutcome) },
   },

@@ -37,7 +37,9 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { FeedPollActivities } from './activities';
-import { FEED_CONTROL, FEED_SINK, READ } from '../../workflows/kit/activity-options';
+import { FEED_CONTROL, READ } from '../../workflows/kit/activity-options';
+import { BACKOFF, temporalRetryPolicy } from '../../common/backoff';
+import { permanentTypes } from '../../common/failures';
 import { workerGone } from '../../common/activity-failures';
 import {
   FEED_WINDOW,
@@ -78,10 +80,11 @@ import { refuseUntrusted } from '../../workflows/kit/trusted-inputs';
 import { accumulatedOutageBounds } from '../../common/outage';
 import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
+import { FEED_FAILURES, SINK_FAILURES } from './failures';
 import { mustContinueAsNew } from '../../workflows/kit/run-budget';
 import { summarized } from '../../workflows/kit/activity-summaries';
 import { FEED_POLL_SUMMARIES } from './summaries';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 
 /** The messages the cursor handles besides its status (defined with the model, which the feed-cursor activity imports). */
 export { pollFeedUpdate, stopFeedCursorSignal } from './model';
@@ -97,6 +100,15 @@ export { MAX_POLLS_PER_RUN } from './model';
 
 
 const api = summarized(proxyActivities<FeedPollActivities>(READ), FEED_POLL_SUMMARIES);
+
+/** A feed's sink deliveries: enough to ride out a restart of the receiver; after that the poll reports the failure. */
+export const FEED_SINK: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  retry: temporalRetryPolicy(BACKOFF.feedRetry, {
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: [...permanentTypes(SINK_FAILURES), FEED_FAILURES.SpoolMissing.type],
+  }),
+};
 
 const sink = summarized(proxyActivities<FeedPollActivities>(FEED_SINK), FEED_POLL_SUMMARIES);
 
@@ -157,7 +169,7 @@ class FifoMutex {
   }
 }
 
-export const feedCursor = validatedWorkflow('feedCursor', { what: 'feed cursor', failures: 'feed', schema: FeedCursorInputSchema }, runCursor);
+export const feedCursor = validatedWorkflow('feedCursor', { what: 'feed cursor', failures: FEED_FAILURES, schema: FeedCursorInputSchema }, runCursor);
 
 async function runCursor(input: FeedCursorInput): Promise<FeedCursorStatus> {
   const ref = parseFeed(input.feed) as FeedRef;
@@ -368,7 +380,7 @@ export const feedPollRun = validatedWorkflow(
   'feedPollRun',
   {
     what: 'feed poll',
-    failures: 'feed',
+    failures: FEED_FAILURES,
     schema: FeedPollRunInputSchema,
     // A sink writing outside the data directory or naming a variable (secretEnv) is refused before anything runs;
     // runs of an earlier release meet the same rules in the delivery activity.

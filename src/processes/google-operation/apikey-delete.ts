@@ -6,14 +6,15 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { ApiKeyDeleteInputSchema, type ApiKeyDeleteInput, type ApiKeyDeleteResult } from './input';
 import { GoogleOperationFailure, type OperationView } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './operation';
 import { CLOCK_SKEW_MS } from '../../common/clock-skew';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
+import { GOOGLE_OPERATION_FAILURES } from './failures';
 
 const RETRIEVABLE_FOR_MS = 30 * 24 * 60 * 60 * 1000;
 
-export const apiKeyDelete = validatedWorkflow('apiKeyDelete', { what: 'API key deletion', failures: 'googleOperation', schema: ApiKeyDeleteInputSchema }, deleteApiKey);
+export const apiKeyDelete = validatedWorkflow('apiKeyDelete', { what: 'API key deletion', failures: GOOGLE_OPERATION_FAILURES, schema: ApiKeyDeleteInputSchema }, deleteApiKey);
 
 async function deleteApiKey(input: ApiKeyDeleteInput): Promise<ApiKeyDeleteResult> {
   const run = startRun(Process.ApiKeyDelete, input.name);

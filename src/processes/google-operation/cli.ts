@@ -30,7 +30,7 @@ import { dnsChange } from './dns-change';
 import { logBucketCreate, logBucketUpdate } from './log-bucket';
 import { wholeNumber } from '../../cli/kit/arguments';
 import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/kit/poll-options';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 
 interface RunFlags extends OutputFlags, PollFlags {
   workflowId?: string;

@@ -5,13 +5,14 @@
  */
 import { DnsChangeInputSchema, type DnsChangeInput, type DnsChangeResult } from './input';
 import type { OperationView } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun } from './operation';
 import { CLOCK_SKEW_MS } from '../../common/clock-skew';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
+import { GOOGLE_OPERATION_FAILURES } from './failures';
 
 
-export const dnsChange = validatedWorkflow('dnsChange', { what: 'DNS change', failures: 'googleOperation', schema: DnsChangeInputSchema }, changeDns);
+export const dnsChange = validatedWorkflow('dnsChange', { what: 'DNS change', failures: GOOGLE_OPERATION_FAILURES, schema: DnsChangeInputSchema }, changeDns);
 
 async function changeDns(input: DnsChangeInput): Promise<DnsChangeResult> {
   const run = startRun(Process.DnsChange, `projects/${input.project}/managedZones/${input.zone}`);

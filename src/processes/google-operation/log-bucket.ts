@@ -22,10 +22,11 @@ import {
 } from './input';
 import { BACKOFF } from '../../common/backoff';
 import { GoogleOperationFailure, operationCancelled, type CancelOutcome, type OperationView, type PollBounds } from './model';
-import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun, type OperationRun } from './workflow';
+import { awaitOperation, endWith, googleApi, googlePoll, googleQuietPoll, googleSend, FailureType, sendOperation, startRun, type OperationRun } from './operation';
 import { CLOCK_SKEW_MS } from '../../common/clock-skew';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
+import { GOOGLE_OPERATION_FAILURES } from './failures';
 
 
 /** How long, after `:cancel`, the workflow watches the operation to learn how it ended. */
@@ -36,7 +37,7 @@ const CANCEL_WATCH: PollBounds = {
   timeoutMs: 5 * 60 * 1000,
 };
 
-export const logBucketCreate = validatedWorkflow('logBucketCreate', { what: 'log bucket creation', failures: 'googleOperation', schema: LogBucketCreateInputSchema }, createBucket);
+export const logBucketCreate = validatedWorkflow('logBucketCreate', { what: 'log bucket creation', failures: GOOGLE_OPERATION_FAILURES, schema: LogBucketCreateInputSchema }, createBucket);
 
 async function createBucket(input: LogBucketCreateInput): Promise<LogBucketResult> {
   const bucketName = `${input.parent}/buckets/${input.bucketId}`;
@@ -56,7 +57,7 @@ async function createBucket(input: LogBucketCreateInput): Promise<LogBucketResul
   });
 }
 
-export const logBucketUpdate = validatedWorkflow('logBucketUpdate', { what: 'log bucket update', failures: 'googleOperation', schema: LogBucketUpdateInputSchema }, updateBucket);
+export const logBucketUpdate = validatedWorkflow('logBucketUpdate', { what: 'log bucket update', failures: GOOGLE_OPERATION_FAILURES, schema: LogBucketUpdateInputSchema }, updateBucket);
 
 async function updateBucket(input: LogBucketUpdateInput): Promise<LogBucketResult> {
   const run = startRun(Process.LogBucketUpdate, input.name);

@@ -11,8 +11,9 @@ import { DEFAULT_OUTAGE, outageBackoffMs, OutageBoundsSchema, resolveOutageBound
 import { HONEST_POLL_SHAPE, nextPollAtMs, pollBoundsSchema, resolvePollBounds, type PollBounds, type ResolvedPollBounds } from '../../common/poll-schedule';
 import { MAX_EVENTS_PER_RUN, type RunBudget } from '../../common/run-budget';
 import type { StatusView } from '../../common/search-attributes';
-import type { Process } from '../../common/processes';
+import type { Process } from './names';
 import { failureTypes } from '../../common/failures';
+import { GOOGLE_OPERATION_FAILURES } from './failures';
 
 export type { PollBounds } from '../../common/poll-schedule';
 export type { OutageBounds } from '../../common/outage';
@@ -42,7 +43,7 @@ export function operationCancelled(op: OperationView): boolean {
 }
 
 /** Failure types the Google operation workflows end with (stable strings for callers). */
-export const GoogleOperationFailure = failureTypes('googleOperation');
+export const GoogleOperationFailure = failureTypes(GOOGLE_OPERATION_FAILURES);
 
 /**
  * Poll bounds of the Google operation poller: the kit's honest shape (every 30 s, then 10 % of the wait,

@@ -1,6 +1,7 @@
 /** The Google long-running operations as the rest of longhaul sees them (see src/processes/descriptor.ts). */
+import { GOOGLE_OPERATION_FAILURES } from './failures';
 import { defineProcess, type ProcessKind } from '../descriptor';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { describeOperationStatus, type OperationStatus } from './model';
 import { apiKeyDelete } from './apikey-delete';
@@ -23,7 +24,7 @@ export const googleOperationProcess = defineProcess({
   workflows: [apiKeyDelete, logBucketCreate, logBucketUpdate, dnsChange],
   activities: () => import('./activities').then((m) => m.createGoogleOperationActivities),
   summaries: GOOGLE_OPERATION_SUMMARIES,
-  failures: ['googleOperation'],
+  failures: [GOOGLE_OPERATION_FAILURES],
   kinds: {
     [apiKeyDelete.name]: operationKind(Process.ApiKeyDelete, describeApiKeyDeleteResult),
     [logBucketCreate.name]: operationKind(Process.LogBucketCreate, describeBucketResult),

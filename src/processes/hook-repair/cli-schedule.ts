@@ -4,7 +4,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { upsertSchedule, type ScheduleUpsert } from '../../temporal/schedules';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { hookLabel, hookRepairScheduleId, type HookRepairInput } from './model';
 import { hookRepair } from './workflow';
 

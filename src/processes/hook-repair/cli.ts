@@ -17,7 +17,7 @@ import { readableWorkflowId, runWorkflowCommand, type OutputFlags } from '../../
 import { duration, wholeNumber } from '../../cli/kit/arguments';
 import { listingLine, manage, manageOptions, managementAction, recurringInput, seconds, type ManageFlags, type RecurringFlags } from '../scheduled-run/cli';
 import { hookPing } from './workflow';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 
 interface HookFlags extends ManageFlags, RecurringFlags {
   maxRedeliveries?: number;

@@ -12,12 +12,13 @@ import { PauseAfterFailuresSchema } from '../scheduled-run/model';
 import { isGithubLogin, isRepositoryName, loginSchema } from '../../common/github-names';
 import { firstProblem, msBetween, nonNegativeNumber, object, positiveNumber, problemsOf, wholeBetween } from '../../common/schema';
 import type { CredentialChoice } from '../../common/credential';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { failureTypes } from '../../common/failures';
+import { HOOK_FAILURES } from './failures';
 
 
 /** Failure types of hook repair (stable strings). */
-export const HookFailure = failureTypes('hook');
+export const HookFailure = failureTypes(HOOK_FAILURES);
 export type HookTarget = { org: string } | { owner: string; repo: string };
 
 export interface Pacing {

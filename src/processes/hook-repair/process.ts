@@ -1,6 +1,7 @@
 /** The webhook delivery repair (and the webhook ping) as the rest of longhaul sees them (see src/processes/descriptor.ts). */
+import { HOOK_FAILURES } from './failures';
 import { defineProcess } from '../descriptor';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { hookPing, hookRepair } from './workflow';
 import { HOOK_SUMMARIES } from './summaries';
@@ -13,7 +14,7 @@ export const hookRepairProcess = defineProcess({
   workflows: [hookRepair, hookPing],
   activities: () => import('./activities').then((m) => m.createHookActivities),
   summaries: HOOK_SUMMARIES,
-  failures: ['hook'],
+  failures: [HOOK_FAILURES],
   kinds: {
     [hookPing.name]: { process: Process.HookPing, describeResult: (r) => [`${(r as { hook: string }).hook} answered the ping with ${(r as { status: number }).status}`] },
   },

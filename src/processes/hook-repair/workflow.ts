@@ -56,10 +56,11 @@ import { OutageWatch } from '../../workflows/kit/outage-watch';
 import { accumulatedOutageBounds } from '../../common/outage';
 import { statusQuery, upsertAttributes } from '../../workflows/kit/status-tracker';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
+import { HOOK_FAILURES } from './failures';
 import { mustContinueAsNew } from '../../workflows/kit/run-budget';
 import { summarized } from '../../workflows/kit/activity-summaries';
 import { HOOK_SUMMARIES } from './summaries';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 
 export const hookRepairStatusQuery = statusQuery<HookRepairStatus>();
 
@@ -102,7 +103,7 @@ function compatibleDeliveries(deliveries: (DeliverySummary & { status?: string }
  */
 const historyHasRoom = () => !mustContinueAsNew({ events: HOOK_RUN_EVENT_BUDGET });
 
-export const hookRepair = validatedWorkflow('hookRepair', { what: 'hook repair input', failures: 'hook', schema: HookRepairInputSchema }, repairRun);
+export const hookRepair = validatedWorkflow('hookRepair', { what: 'hook repair input', failures: HOOK_FAILURES, schema: HookRepairInputSchema }, repairRun);
 
 async function repairRun(input: HookRepairInput): Promise<HookRepairResult> {
   const pauseAfterFailures = input.pauseAfterFailures ?? DEFAULT_PAUSE_AFTER_FAILURES;
@@ -296,7 +297,7 @@ export interface HookPingInput {
 }
 
 /** `hook-ping`: the hook's health check (204 from `POST …/pings`). */
-export const hookPing = validatedWorkflow('hookPing', { what: 'hook', failures: 'hook', schema: HookPingInputSchema }, ping);
+export const hookPing = validatedWorkflow('hookPing', { what: 'hook', failures: HOOK_FAILURES, schema: HookPingInputSchema }, ping);
 
 async function ping(input: HookPingInput): Promise<{ hook: string; status: number; pingedAt: string }> {
   const hook = hookLabel(input.target, input.hookId);

@@ -15,7 +15,7 @@ import { objectsFor, type ObjectAccess } from '../../archive/object-store/object
 import { storeFor } from '../../archive/object-store/stores';
 import { currentActivity } from '../../temporal/current-activity';
 import { LonghaulOrg, LonghaulProcess } from '../../common/search-attributes';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { FailureType } from '../../common/failures';
 import { planExports, type ListedRepository } from './plan';
 import { BackupFailure, MANIFEST, RUN_STATE_DIR, stampTime, type FailedRepository, type Manifest, type StoredExport } from './model';

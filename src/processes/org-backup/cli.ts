@@ -16,7 +16,7 @@ import { CREDENTIAL_OPTION_HELP, credentialName, duration, wholeNumber } from '.
 import { runWorkflowCommand, withRunOutputOptions, type OutputFlags } from '../../cli/kit/run-workflow';
 import { listSchedules, upsertSchedule } from '../../temporal/schedules';
 import { LonghaulOrg, LonghaulProcess } from '../../common/search-attributes';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { orgBackup } from './workflow';
 import { BACKUP_EXCLUDE_FIELDS, BACKUP_EXCLUDE_FLAGS, backupInputProblems, backupScheduleId, coverage, describeBackup, runStamp, type BackupExcludeFlag, type BackupInput, type BackupResult, type BackupStatus } from './model';
 import { readRuns, verifyRun, type RunFolder } from './cli-runs';

@@ -13,12 +13,13 @@ import { type StatusView } from '../../common/search-attributes';
 import { pollBoundsSchema } from '../../common/poll-schedule';
 import { EventBudgetSchema } from '../../common/run-budget';
 import type { CredentialChoice } from '../../common/credential';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { failureTypes } from '../../common/failures';
+import { BACKUP_FAILURES } from './failures';
 import { destinationUrlSchema } from '../../archive/object-store/destination';
 import { DEFAULT_REPOS_PER_EXPORT, GITHUB_MAX_REPOSITORIES_PER_EXPORT } from './plan';
 
-export const BackupFailure = failureTypes('backup');
+export const BackupFailure = failureTypes(BACKUP_FAILURES);
 
 /** The export flags a backup passes on to each export (never `lockRepositories`, never `orgMetadataOnly`). */
 export const BACKUP_EXCLUDE_FLAGS = ['excludeMetadata', 'excludeGitData', 'excludeAttachments', 'excludeReleases', 'excludeOwnerProjects'] as const;
@@ -52,6 +53,11 @@ export interface ExportResult {
   migrationId: number;
   archive: { path: string; url?: string; bytes: number; sha256: string };
 }
+/**
+ * The failure types of an export a backup tells apart, as the migration's group of the failure registry names them
+ * (`src/processes/org-migration/failures.ts` is the definition; test/unit/processes.test.ts holds these equal to it).
+ */
+export const ExportFailure = { ExportFailed: 'MigrationExportFailed', StartFailed: 'MigrationStartFailed' } as const;
 
 /** The name of the object that makes a run folder complete, written last. */
 export const MANIFEST = 'manifest.json';

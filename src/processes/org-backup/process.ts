@@ -1,6 +1,7 @@
 /** Organization backups as the rest of longhaul sees it (see src/processes/descriptor.ts). */
+import { BACKUP_FAILURES } from './failures';
 import { defineProcess } from '../descriptor';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { describeBackup, type BackupResult, type BackupStatus } from './model';
 import { orgBackup } from './workflow';
@@ -13,7 +14,7 @@ export const backupProcess = defineProcess({
   workflows: [orgBackup],
   activities: () => import('./activities').then((m) => m.createBackupActivities),
   summaries: BACKUP_SUMMARIES,
-  failures: ['backup'],
+  failures: [BACKUP_FAILURES],
   kinds: {
     [orgBackup.name]: {
       process: Process.Backup,

@@ -14,6 +14,7 @@ import { READ, CLEANUP, withCallTimeout } from '../../workflows/kit/activity-opt
 import { summarized } from '../../workflows/kit/activity-summaries';
 import { BACKUP_SUMMARIES } from './summaries';
 import { MAX_EVENTS_PER_RUN, runBudgetReached, statusQuery, trackStatus, validatedWorkflow } from '../../workflows/kit';
+import { BACKUP_FAILURES } from './failures';
 import { FAILURES } from '../../common/failures';
 import { halves } from './plan';
 import {
@@ -24,6 +25,7 @@ import {
   describeBackup,
   exportWorkflowId,
   EXPORT_WORKFLOW_TYPE,
+  ExportFailure,
   runFolderUrl,
   type BackupInput,
   type BackupResult,
@@ -43,10 +45,10 @@ const DEFAULT_CONCURRENT_EXPORTS = 4;
 const EVENTS_PER_EXPORT = 12;
 
 /** The failure types of an export that halving can settle: GitHub failed the export, or refused its start. */
-const SPLITTABLE = new Set<string>([FAILURES.migration.ExportFailed.type, FAILURES.migration.StartFailed.type]);
+const SPLITTABLE = new Set<string>([ExportFailure.ExportFailed, ExportFailure.StartFailed]);
 const GONE = new Set<string>([FAILURES.http.NotFound.type, FAILURES.http.ValidationFailed.type, FAILURES.http.Gone.type]);
 
-export const orgBackup = validatedWorkflow('orgBackup', { what: 'backup input', failures: 'backup', schema: BackupInputSchema }, backup);
+export const orgBackup = validatedWorkflow('orgBackup', { what: 'backup input', failures: BACKUP_FAILURES, schema: BackupInputSchema }, backup);
 
 async function backup(input: BackupInput): Promise<BackupResult> {
   // The input's call timeout bounds each call, as for the exports: a call lost with its host is tried again after it.
@@ -232,7 +234,7 @@ function settledBy(err: unknown): Omit<FailedRepository, 'name'> | undefined {
   if (!types.some((t) => SPLITTABLE.has(t))) return undefined;
   const gone = types.some((t) => GONE.has(t));
   const reason = err instanceof ChildWorkflowFailure ? message || messageOf(err) : messageOf(err);
-  return { reason, kind: gone ? 'gone' : types.includes(FAILURES.migration.ExportFailed.type) ? 'export-failed' : 'error' };
+  return { reason, kind: gone ? 'gone' : types.includes(ExportFailure.ExportFailed) ? 'export-failed' : 'error' };
 }
 
 function messageOf(err: unknown): string {

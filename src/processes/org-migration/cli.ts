@@ -28,7 +28,7 @@ import { ExitCode } from '../../common/exit-codes';
 import { awaitOutcome, describePlan, planStart, printPlanLines, runWorkflowCommand, startPlan, withRunOutputOptions, type OutputFlags, type WorkflowCommand } from '../../cli/kit/run-workflow';
 import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/kit/poll-options';
 import { parseBatchCsv, parseReposFile, readBatchFile, type BatchEntry } from './cli-batch';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 
 /** The body flags other than the lock keep their input names as options (`--exclude-git-data` → `excludeGitData`). */
 type SameNamedFlags = Exclude<MigrationFlag, 'lockRepositories'>;

@@ -14,15 +14,16 @@ import type { PollState } from '../../common/poll-decision';
 import { EventBudgetSchema } from '../../common/run-budget';
 import { sendOnceGraceSchema } from '../../common/send-once-grace';
 import type { CredentialChoice } from '../../common/credential';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { failureTypes } from '../../common/failures';
+import { MIGRATION_FAILURES } from './failures';
 import { destinationUrlSchema } from '../../archive/object-store/destination';
 import type { DownloadProgress } from '../../archive/progress';
 
 export type { PollBounds } from '../../common/poll-schedule';
 
 /** Failure types the org-migration workflow ends with (stable strings for callers). */
-export const MigrationFailure = failureTypes('migration');
+export const MigrationFailure = failureTypes(MIGRATION_FAILURES);
 
 /**
  * The body flags of the start call, defined once: the workflow input's name → the API's body field (the CLI's

@@ -1,6 +1,7 @@
 /** The organization migration as the rest of longhaul sees it (see src/processes/descriptor.ts). */
+import { MIGRATION_FAILURES } from './failures';
 import { defineProcess } from '../descriptor';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { LonghaulMigrationGuid, LonghaulOrg, LonghaulProcess, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { describeOrgMigration, type OrgMigrationResult, type OrgMigrationStatus } from './model';
 import { orgMigration } from './workflow';
@@ -13,7 +14,7 @@ export const orgMigrationProcess = defineProcess({
   workflows: [orgMigration],
   activities: () => import('./activities').then((m) => m.createMigrationActivities),
   summaries: MIGRATION_SUMMARIES,
-  failures: ['migration', 'archive'],
+  failures: [MIGRATION_FAILURES],
   kinds: {
     [orgMigration.name]: {
       process: Process.OrgMigration,

@@ -16,6 +16,7 @@ import { summarized } from '../../workflows/kit/activity-summaries';
 import { MIGRATION_SUMMARIES } from './summaries';
 import { activityCause, failureFacts } from '../../common/activity-failures';
 import { asConditional, keepTrying, MAX_EVENTS_PER_RUN, pollUntil, quietWherePatched, refuseUntrusted, resolvePollBounds, runBudgetReached, sendOnce, statusQuery, trackStatus, upsertAttributes, validatedWorkflow } from '../../workflows/kit';
+import { MIGRATION_FAILURES } from './failures';
 import { dataPathRefusal } from '../../common/data-paths';
 import {
   ARCHIVE_MEMO,
@@ -85,7 +86,7 @@ export const orgMigration = validatedWorkflow(
   'orgMigration',
   {
     what: 'migration input',
-    failures: 'migration',
+    failures: MIGRATION_FAILURES,
     schema: OrgMigrationInputSchema,
     first: (input) => {
       // A bad destination ends with its own type (ArchiveDestinationInvalid, ArchiveDestinationCredential).

@@ -13,7 +13,7 @@
 import * as v from 'valibot';
 import { nonNegativeNumber, object, problemsOf, wholeBetween } from '../../common/schema';
 import { contentFreeAt, heldForMutations, holdForMutations, slotLeadFor, slotSpacingMs, type MutationsWaiting } from './mutation-slots';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 export type { RequestKind } from '../../common/request-kind';

@@ -2,8 +2,9 @@
  * The rate governor as the rest of longhaul sees it (see src/processes/descriptor.ts). It has no activities of
  * its own: the worker's side is `GovernorLink` (activities/governor-link.ts), the HTTP core's `RequestBudget`.
  */
+import { GOVERNOR_FAILURES } from './failures';
 import { defineProcess } from '../descriptor';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { LonghaulProcess, LonghaulTarget } from '../../common/search-attributes';
 import { rateGovernor } from './workflow';
 import { registerLimitsCommands } from './cli';
@@ -12,7 +13,7 @@ export const rateGovernorProcess = defineProcess({
   name: 'rate-governor',
   processNames: [Process.RateGovernor],
   workflows: [rateGovernor],
-  failures: ['governor'],
+  failures: [GOVERNOR_FAILURES],
   commands: { group: 'inspect', register: registerLimitsCommands },
   searchAttributes: [LonghaulProcess, LonghaulTarget],
 });

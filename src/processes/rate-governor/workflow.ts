@@ -32,6 +32,7 @@ import {
   type GovernorState,
 } from './model';
 import { validatedWorkflow } from '../../workflows/kit/validated-input';
+import { GOVERNOR_FAILURES } from './failures';
 import { mustContinueAsNew } from '../../workflows/kit/run-budget';
 
 /** The messages this workflow handles (defined with the model, which every worker's activities import). */
@@ -49,7 +50,7 @@ const MESSAGES_PER_RUN = 400;
 /** An idle governor with an open gate ends after this (a new one starts at the next request). */
 const IDLE_END = '30 minutes';
 
-export const rateGovernor = validatedWorkflow('rateGovernor', { what: 'rate governor input', failures: 'governor', schema: RateGovernorInputSchema }, govern);
+export const rateGovernor = validatedWorkflow('rateGovernor', { what: 'rate governor input', failures: GOVERNOR_FAILURES, schema: RateGovernorInputSchema }, govern);
 
 async function govern(input: RateGovernorInput): Promise<void> {
   const state = input.state ?? newGovernorState(input.credential, input.config);

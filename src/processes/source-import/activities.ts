@@ -22,7 +22,7 @@ import { countPoll } from '../../telemetry/metrics';
 import { conditionalPoll } from '../../activities/conditional-poll';
 import type { Polled } from '../../common/poll-schedule';
 import { quietly } from '../../activities/quiet-poll';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 
 /** `PUT/GET/PATCH /repos/{owner}/{repo}/import`: what `summarizeImport` reads to decide. */
 export const IMPORT_SHAPE = answer({ status: required('string'), vcs_url: optional('string'), status_text: optional('string'), failed_step: optional('string'), error_message: optional('string') });

@@ -39,7 +39,8 @@ import { positiveSeconds, wholeNumber } from '../../cli/kit/arguments';
 import { pollOptionsFrom, withPollOptions, type PollFlags } from '../../cli/kit/poll-options';
 import { csvFields } from '../../cli/kit/csv';
 import { importChooseUpdate, importCredentialsUpdate, importMapAuthorUpdate, sourceImport } from './workflow';
-import { Process, processClause } from '../../common/processes';
+import { processClause } from '../../common/processes';
+import { Process } from './names';
 
 /** Flags named like the input field they set are that field; the others are read from a file or combined. */
 interface ImportFlags

@@ -19,8 +19,9 @@ import { EventBudgetSchema } from '../../common/run-budget';
 import type { StatusView } from '../../common/search-attributes';
 import type { PollState } from '../../common/poll-decision';
 import { configuredNameSchema, IMPORT_CREDENTIALS_SETTING, type CredentialChoice } from '../../common/credential';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { failureTypes } from '../../common/failures';
+import { IMPORT_FAILURES } from './failures';
 
 export const IMPORT_VCS_TYPES = ['subversion', 'git', 'mercurial', 'tfvc'] as const;
 export type ImportVcs = (typeof IMPORT_VCS_TYPES)[number];
@@ -435,7 +436,7 @@ export interface MappingAccepted {
 }
 
 /** Failure types the workflow ends with (stable strings for callers). */
-export const ImportFailure = failureTypes('import');
+export const ImportFailure = failureTypes(IMPORT_FAILURES);
 
 /** Statuses the server works through on its own: the workflow polls while the import is in one of these. */
 export const RUNNING_IMPORT_STATES: readonly string[] = ['detecting', 'importing', 'mapping', 'pushing'];

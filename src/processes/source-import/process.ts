@@ -1,6 +1,7 @@
 /** The source import as the rest of longhaul sees it (see src/processes/descriptor.ts). */
+import { IMPORT_FAILURES } from './failures';
 import { defineProcess } from '../descriptor';
-import { Process } from '../../common/processes';
+import { Process } from './names';
 import { LonghaulOrg, LonghaulProcess, LonghaulProgress, LonghaulState, LonghaulTarget } from '../../common/search-attributes';
 import { describeSourceImportStatus, type SourceImportResult, type SourceImportStatus } from './model';
 import { sourceImport } from './workflow';
@@ -13,7 +14,7 @@ export const sourceImportProcess = defineProcess({
   workflows: [sourceImport],
   activities: () => import('./activities').then((m) => m.createImportActivities),
   summaries: IMPORT_SUMMARIES,
-  failures: ['import'],
+  failures: [IMPORT_FAILURES],
   kinds: {
     [sourceImport.name]: {
       process: Process.SourceImport,

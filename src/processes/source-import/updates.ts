@@ -18,7 +18,7 @@ import {
   type MappingAccepted,
 } from './model';
 import { activityCause } from '../../common/activity-failures';
-import { credentialReferenceRefused, IMPORT_CREDENTIALS_SETTING, isCredentialReference } from '../../common/credential';
+import { CredentialFailure, credentialReferenceRefused, IMPORT_CREDENTIALS_SETTING, isCredentialReference } from '../../common/credential';
 import { CREDENTIAL_STATES, importApi, PUSHED_STATES, type ImportSession } from './session';
 
 export const importCredentialsUpdate = defineUpdate<CredentialsAccepted, [CredentialsAnswer]>('import-credentials');
@@ -45,7 +45,7 @@ export function registerImportUpdates(session: ImportSession): void {
       } catch (err) {
         throw ApplicationFailure.create({
           message: `the credentials were not applied: ${messageOf(err)}`,
-          type: activityCause(err)?.type ?? ImportFailure.CredentialReference,
+          type: activityCause(err)?.type ?? CredentialFailure.Unreadable,
           nonRetryable: true,
         });
       }

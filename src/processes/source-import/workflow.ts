@@ -49,6 +49,7 @@ import { activityCause } from '../../common/activity-failures';
 import { FailureType } from '../../common/failures';
 import { POLL, QUIET_POLL } from '../../workflows/kit/activity-options';
 import { afterPollAnswered, asConditional, pollUntil, quietPollEnded, quietWherePatched, refuseUntrusted, resolvePollBounds, runBudgetReached, startPolling, statusQuery, trackStatus, type PollState, validatedWorkflow } from '../../workflows/kit';
+import { IMPORT_FAILURES } from './failures';
 import { credentialReferenceRefused, IMPORT_CREDENTIALS_SETTING, isCredentialReference } from '../../common/credential';
 import { importApi, ImportSession } from './session';
 import { nextImportStep, sourceNotFound } from './machine';
@@ -117,7 +118,7 @@ export const sourceImport = validatedWorkflow(
   'sourceImport',
   {
     what: 'source-import input',
-    failures: 'import',
+    failures: IMPORT_FAILURES,
     schema: SourceImportInputSchema,
     // An env:/file: reference is refused at a fresh start. Runs that carry one already (started by 0.4.0, or
     // continued from one) never resolve it: it is dropped before the schema sees it, and an import that needs

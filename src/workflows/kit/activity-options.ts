@@ -8,7 +8,6 @@
 import type { ActivityOptions } from '@temporalio/workflow';
 import { BACKOFF, temporalRetryPolicy } from '../../common/backoff';
 import { QuietPoll } from '../../common/quiet-poll-schedule';
-import { FAILURES, permanentTypes } from '../../common/failures';
 
 /** Reads (lookups, listings): bounded retries, then the workflow decides. */
 export const READ: ActivityOptions = {
@@ -54,15 +53,6 @@ export const DOWNLOAD: ActivityOptions = {
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: '30 seconds',
   retry: temporalRetryPolicy(BACKOFF.longRetry, { maximumAttempts: 10 }),
-};
-
-/** A feed's sink deliveries: enough to ride out a restart of the receiver; after that the poll reports the failure. */
-export const FEED_SINK: ActivityOptions = {
-  startToCloseTimeout: '2 minutes',
-  retry: temporalRetryPolicy(BACKOFF.feedRetry, {
-    maximumAttempts: 8,
-    nonRetryableErrorTypes: [...permanentTypes('sink'), FAILURES.feed.SpoolMissing.type],
-  }),
 };
 
 /** The feed entity's control calls: the timeout covers the entity's wait for the interval, its fetches and its sink retries. */

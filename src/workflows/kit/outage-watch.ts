@@ -6,10 +6,10 @@
  * `keepTrying`, only an *outage* is waited out (`outageCause`): any other failure ends the call at once.
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, patched, sleep, TimeoutFailure } from '@temporalio/workflow';
-import { failureTypes, FailureType, meansOutage } from '../../common/failures';
+import { FAILURES, failureTypes, FailureType, meansOutage } from '../../common/failures';
 import { outageBackoffMs, type AccumulatedOutageBounds } from '../../common/outage';
 
-export const OutageFailure = failureTypes('outage');
+export const OutageFailure = failureTypes(FAILURES.outage);
 
 /**
  * `patched()` id: runs begun before `UnexpectedResponseError` was permanent waited it out as an outage. The API

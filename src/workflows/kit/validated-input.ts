@@ -13,19 +13,19 @@
  *    release carrying what is now refused (an import's `env:` reference, dropped, never resolved);
  * 3. the process's valibot schema (the one the CLI runs too).
  * A valid input reaches the body unchanged (the schema's output is not used): the commands it produces are the
- * ones it produced before, and every recorded history replays. `src/workflows/index.ts` exports only functions
+ * ones it produced before, and every recorded history replays. The bundle's entry exports only functions
  * made here (test/unit/validated-workflows.test.ts holds it so).
  *
  * Workflow code: deterministic, no I/O.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURES } from '../../common/failures';
+import type { FailureSpec } from '../../common/failures';
 import { problemsOf, type Schema } from '../../common/schema';
 
-/** The registry groups that have an `InvalidInput` type: the processes whose workflows take input. */
-export type InputFailureGroup = {
-  [G in keyof typeof FAILURES]: 'InvalidInput' extends keyof (typeof FAILURES)[G] ? G : never;
-}[keyof typeof FAILURES];
+/** A group of the failure registry with an `InvalidInput` type: a process whose workflows take input (its `failures.ts`). */
+export interface InputFailureGroup {
+  readonly InvalidInput: FailureSpec;
+}
 
 /**
  * Levels of nesting an input may have. Longhaul's deepest input (a migration's carried status, a feed cursor's
@@ -38,7 +38,7 @@ export const MAX_INPUT_DEPTH = 32;
 export interface InputCheck {
   /** What the input is, in the refusal's message: `invalid ${what}: …`. */
   what: string;
-  /** The registry group whose `InvalidInput` type the refusal carries (`migration` → `InvalidMigrationInput`). */
+  /** The registry group whose `InvalidInput` type the refusal carries (`MIGRATION_FAILURES` → `InvalidMigrationInput`). */
   failures: InputFailureGroup;
   /** The input's schema: every field the body reads is checked by it. */
   schema: Schema;
@@ -76,7 +76,7 @@ export function inputShapeProblem(input: unknown, maxDepth = MAX_INPUT_DEPTH): s
 
 /** The refusal: the process's `InvalidInput`, non-retryable, with the problems as details. */
 function refusal(check: InputCheck, problems: string[]): ApplicationFailure {
-  const type = (FAILURES[check.failures] as { InvalidInput: { type: string } }).InvalidInput.type;
+  const type = check.failures.InvalidInput.type;
   return ApplicationFailure.nonRetryable(`invalid ${check.what}: ${problems.join('; ')}`, type, { problems });
 }
 

@@ -10,7 +10,7 @@ import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporal
 import { ApplicationFailure } from '@temporalio/common';
 import { FEED_CURSOR_WORKFLOW, FeedFailure, feedCursorWorkflowId, pollFeedUpdate, type FeedCursorWorkflow, type FeedPollOutcome, type FeedPollRequest } from '../model';
 import { fitSearchAttributes, LonghaulProcess, LonghaulTarget } from '../../../common/search-attributes';
-import { Process } from '../../../common/processes';
+import { Process } from '../names';
 
 export function createFeedCursorActivities() {
   return {

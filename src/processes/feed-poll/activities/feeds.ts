@@ -13,7 +13,7 @@ import { spoolPage } from './sinks/spool';
 import { answer, expectList, optional, required } from '../../../http/answer';
 import { countPoll } from '../../../telemetry/metrics';
 import { whileBeating } from '../../../activities/keep-alive';
-import { Process } from '../../../common/processes';
+import { Process } from '../names';
 
 /** Activity-feed events: the id is what the cursor remembers. */
 export const FEED_EVENT_SHAPE = answer({ id: required('string'), type: optional('string'), created_at: optional('string') });

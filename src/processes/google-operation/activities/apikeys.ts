@@ -11,7 +11,7 @@ import { isFailure, operationView, OPERATION_SHAPE, pick, resourcePath, RESOURCE
 import { expectShape } from '../../../http/answer';
 import { countPoll } from '../../../telemetry/metrics';
 import { quietly } from '../../../activities/quiet-poll';
-import { Process } from '../../../common/processes';
+import { Process } from '../names';
 
 const KEY_FIELDS = ['name', 'uid', 'displayName', 'createTime', 'updateTime', 'deleteTime', 'etag'] as const;
 

@@ -8,7 +8,7 @@ import type { ResourceRecordSet } from '../input';
 import { answer, expectItems, expectShape, optional, required } from '../../../http/answer';
 import { countPoll } from '../../../telemetry/metrics';
 import { quietly } from '../../../activities/quiet-poll';
-import { Process } from '../../../common/processes';
+import { Process } from '../names';
 
 /** Cloud DNS `Change`. */
 const DNS_CHANGE = { id: required('string'), status: required('string'), startTime: optional('string') };

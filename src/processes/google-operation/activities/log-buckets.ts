@@ -10,7 +10,7 @@ import { isFailure, operationView, OPERATION_SHAPE, pick, resourcePath, RESOURCE
 import { expectShape } from '../../../http/answer';
 import { countPoll } from '../../../telemetry/metrics';
 import { quietly } from '../../../activities/quiet-poll';
-import { LOG_BUCKET_POLLS } from '../../../common/processes';
+import { LOG_BUCKET_POLLS } from '../names';
 
 const BUCKET_FIELDS = ['name', 'description', 'retentionDays', 'locked', 'lifecycleState', 'analyticsEnabled', 'createTime', 'updateTime'] as const;
 

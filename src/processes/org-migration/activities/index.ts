@@ -16,7 +16,7 @@ import { countPoll, countSendLookup } from '../../../telemetry/metrics';
 import { conditionalPoll } from '../../../activities/conditional-poll';
 import type { Polled } from '../../../common/poll-schedule';
 import { quietly } from '../../../activities/quiet-poll';
-import { Process } from '../../../common/processes';
+import { Process } from '../names';
 import { FailureType } from '../../../common/failures';
 
 type Migration = components['schemas']['migration'];

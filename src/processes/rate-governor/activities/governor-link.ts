@@ -45,7 +45,7 @@ import { FailureType } from '../../../http/retry-policy';
 import { sharedWaitLine } from '../../../common/shared-wait';
 import type { rateGovernor } from '../workflow';
 import { attemptSendDeadline, showSharedWait, untilCancelled } from './activity-time';
-import { Process } from '../../../common/processes';
+import { Process } from '../names';
 import type { Clock } from '../../../common/clock';
 
 export interface GovernorLinkOptions {

@@ -18,8 +18,9 @@ import type { OutboundContext, Resolver } from '../../../../http/outbound-policy
 import { SIGNATURE_HEADER, signBody } from '../../../../http/signature';
 import { eventBatches } from './batches';
 import { failureTypes } from '../../../../common/failures';
+import { SINK_FAILURES } from '../../failures';
 
-export const SinkFailure = failureTypes('sink');
+export const SinkFailure = failureTypes(SINK_FAILURES);
 
 /**
  * What the core's decision becomes: a retry (5xx, 408, 425, 429 with its `retry-after`, no answer) is

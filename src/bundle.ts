@@ -7,7 +7,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { encodedFailuresBundlePath, workflowBundleOptions } from './workflow-bundle';
+import { encodedFailuresBundlePath } from './temporal/workflow-bundle';
+import { workflowBundleOptions } from './worker';
 
 export async function writeWorkflowBundle(out: string): Promise<string> {
   await mkdir(dirname(out), { recursive: true });
