@@ -2,8 +2,8 @@
  * A worker process is killed with SIGKILL in the middle of the archive download (no shutdown, no failed
  * attempt reported: Temporal learns of it by the missing heartbeat). A new worker on the same task queue,
  * sharing the data directory as a restarted worker or another host on a shared volume does, resumes from
- * the `.part` file's length: storage serves less than 5 % of the archive twice, and the archive's SHA-256
- * matches what the server exported.
+ * the `.part` file's length: storage serves the rest from there (and the one byte a resume asks early), and the
+ * archive's SHA-256 matches what the server exported.
  */
 import { createHash } from 'node:crypto';
 import { readFile, readdir, stat } from 'node:fs/promises';
@@ -13,6 +13,8 @@ import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { startStack, type TestStack } from '../helpers/stack';
 import { startWorkerChild, stopWorkerProcesses } from '../helpers/worker-process';
 import { waitFor } from '../helpers/wait';
+import { activityResults } from '../helpers/multi-host';
+import type { ArchiveDownload } from '../../src/archive/download';
 import { FAST_POLL } from '../helpers/presets';
 
 const ARCHIVE_BYTES = 6 * 1024 * 1024;
@@ -35,7 +37,7 @@ describe('org migration: worker killed with SIGKILL during the download', () => 
     await stack?.stop();
   });
 
-  it('resumes on a new worker from the .part length, re-reading less than 5 %, with a matching SHA-256', async () => {
+  it('resumes on a new worker from the .part length, with a matching SHA-256', async () => {
     // No in-process worker yet: the first one is a process of its own, to be killed.
     stack = await startStack({ emulator: { migrations: { exportMs: 300, archiveBytes: ARCHIVE_BYTES }, storageBytesPerSecond: BYTES_PER_SECOND }, worker: false });
     const { emulator, deps } = stack;
@@ -66,10 +68,16 @@ describe('org migration: worker killed with SIGKILL during the download', () => 
     expect(sha256(await readFile(result.archive.path))).toBe(sha256(expected));
     expect((await readdir(archives)).sort()).toEqual([`octo-org-migration-${result.migrationId}.tar.gz`]);
 
-    // What the killed worker received but had not written, plus the one overlapping byte of the resume.
+    // The resume starts at the .part's length: storage serves the rest and the one overlapping byte, nothing
+    // more. What it served twice is what the killed worker's socket held and had not written (the emulator counts
+    // a byte when it hands it to its socket; the kernel's buffers on both sides hold more the slower the reader
+    // is), printed, not bounded: a bound in bytes was a bound on the machine's speed (419,421 bytes, over 5 % of
+    // the archive, beside a CPU load). bench:download holds the < 5 % of a 1 GiB archive.
+    const [download] = await activityResults(handle, 'downloadArchive');
+    expect((download.result as ArchiveDownload).resumedFrom).toBe(onDisk);
+    expect(emulator.stats.storage.bytesServed - servedToFirst).toBe(ARCHIVE_BYTES - onDisk + 1);
     const reRead = emulator.stats.storage.bytesServed - ARCHIVE_BYTES;
-    expect(servedToFirst - onDisk).toBeGreaterThanOrEqual(0);
-    expect(reRead).toBeLessThan(0.05 * ARCHIVE_BYTES);
+    console.log(`served twice: ${reRead} bytes (${((100 * reRead) / ARCHIVE_BYTES).toFixed(2)} % of the archive), the .part held ${onDisk} at the kill`);
     expect(emulator.stats.storage.rangeRequests).toBe(1);
     expect(emulator.stats.storage.rejectedWithAuthorization).toBe(0);
 
