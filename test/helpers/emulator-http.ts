@@ -25,7 +25,9 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-// A private agent without keep-alive reuse surprises: each test file closes its emulator.
+// A private agent, and no connection reused (`reset` below): the emulator, in this process, closes a connection idle
+// for 5 s, and a test that computed for longer between two calls (schema checks beside a CPU load) sent its next
+// request on a connection the server's overdue timer closed in the same turn: ECONNRESET (test:busy).
 const agent = new Agent({ keepAliveTimeout: 1, connections: 32 });
 
 export async function call(baseUrl: string, method: string, path: string, opts: CallOptions = {}): Promise<RawResponse> {
@@ -40,6 +42,7 @@ export async function call(baseUrl: string, method: string, path: string, opts: 
     headers,
     body,
     dispatcher: agent,
+    reset: true,
     signal: opts.signal ?? (opts.timeoutMs !== undefined ? AbortSignal.timeout(opts.timeoutMs) : undefined),
   });
   const text = await res.body.text();
