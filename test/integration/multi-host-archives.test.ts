@@ -110,13 +110,16 @@ describe('archives into S3 from a fleet of two hosts', () => {
     phase('every migration ended');
     // Read back from the store itself, not through the relay: the relay counts what the workers send.
     const s3 = s3Client(server.env);
-    for (const result of results) {
-      const key = `fleet/octo-org-migration-${result.migrationId}.tar.gz`;
-      expect(result.archive.url).toBe(`s3://${BUCKET}/${key}`);
-      const expected = createHash('sha256').update(e.migrations.archiveBytes(result.migrationId)!).digest('hex');
-      expect(result.archive.sha256).toBe(expected);
-      expect(await readBack('s3', server.env, BUCKET, key)).toEqual({ bytes: ARCHIVE_BYTES, sha256: expected, metadataSha256: expected });
-    }
+    // Read back side by side: the store serves the next object while this process hashes one.
+    await Promise.all(
+      results.map(async (result) => {
+        const key = `fleet/octo-org-migration-${result.migrationId}.tar.gz`;
+        expect(result.archive.url).toBe(`s3://${BUCKET}/${key}`);
+        const expected = createHash('sha256').update(e.migrations.archiveBytes(result.migrationId)!).digest('hex');
+        expect(result.archive.sha256).toBe(expected);
+        expect(await readBack('s3', server.env, BUCKET, key)).toEqual({ bytes: ARCHIVE_BYTES, sha256: expected, metadataSha256: expected });
+      }),
+    );
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'fleet/' }));
     expect(listed.KeyCount).toBe(MIGRATIONS);
     expect((await s3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET }))).Uploads ?? []).toEqual([]);
