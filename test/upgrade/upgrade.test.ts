@@ -260,7 +260,7 @@ describe('upgrading from the previous release while every long-running process i
     expect(firstPoll).toMatchObject({ kind: 'delivered', workflowStatus: 'COMPLETED' });
     const deliveredBefore = firstPoll.delivered as number;
     expect(deliveredBefore).toBeGreaterThanOrEqual(5);
-    mark(`old CLI started 3 processes and 2 schedules; feed cursor delivered ${deliveredBefore} events; hook repair run started`);
+    mark(`old CLI started 4 processes and 2 schedules; feed cursor delivered ${deliveredBefore} events; hook repair run started`);
 
     // The new release's worker starts now, versioned and not yet current (the documented procedure's first step:
     // it takes no task of the unversioned runs until its version is made current, after the crash below), so its
