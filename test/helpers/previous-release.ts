@@ -83,8 +83,9 @@ export async function previousRelease(log: (m: string) => void): Promise<Previou
   const bundlePath = join(dir, 'workflow-bundle.js');
   if (existsSync(join(dir, 'READY'))) {
     // A release prepared before the cache held its build: built once now, beside it.
-    const built = existsSync(join(dir, 'dist')) || (await buildRelease(dir, log));
-    return { sha, version, dir, bundlePath, prepared: built === true };
+    const unbuilt = !existsSync(join(dir, 'dist'));
+    if (unbuilt) await buildRelease(dir, log);
+    return { sha, version, dir, bundlePath, prepared: unbuilt };
   }
 
   const building = `${dir}.building-${process.pid}`;
@@ -110,9 +111,9 @@ export async function previousRelease(log: (m: string) => void): Promise<Previou
 
 /**
  * Compiles the release in `dir` into `dir/dist` (its `tsconfig.build.json`, as its `npm run build`), into a directory
- * of its own renamed into place, so a concurrent run sees no half-written build. Returns true once built.
+ * of its own renamed into place, so a concurrent run sees no half-written build.
  */
-async function buildRelease(dir: string, log: (m: string) => void): Promise<true> {
+async function buildRelease(dir: string, log: (m: string) => void): Promise<void> {
   const out = join(dir, `dist.building-${process.pid}`);
   const started = Date.now();
   await rm(out, { recursive: true, force: true });
@@ -127,5 +128,4 @@ async function buildRelease(dir: string, log: (m: string) => void): Promise<true
     await rm(out, { recursive: true, force: true });
   }
   log(`release in ${dir} compiled in ${Math.round((Date.now() - started) / 1000)} s`);
-  return true;
 }
