@@ -1,9 +1,10 @@
 /**
  * Teardown shared by the tests that run worker PROCESSES: after each test, its workflows are terminated,
- * the processes killed, the client closed and whatever else it registered (emulators, proxies) closed.
- * (Tests with in-process workers use `useStack` / `useStackPerTest` instead.)
+ * the processes killed, the client closed and whatever else it registered (emulators, proxies) closed; with
+ * `scope: 'file'`, after the file's last test instead, for cases that share one fleet (servers and processes started
+ * once). (Tests with in-process workers use `useStack` / `useStackPerTest` instead.)
  */
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Emulator, EmulatorOptions } from '@longhaul/emulator';
 import { startTestEmulator } from './emulator';
@@ -21,11 +22,11 @@ export interface FleetTest {
   emulator(options?: EmulatorOptions): Promise<Emulator>;
 }
 
-export function useFleetTeardown(): FleetTest {
+export function useFleetTeardown(options: { scope?: 'test' | 'file' } = {}): FleetTest {
   let handles: WorkflowHandle[] = [];
   let closers: (() => Promise<unknown>)[] = [];
   let client: Client | undefined;
-  afterEach(async () => {
+  (options.scope === 'file' ? afterAll : afterEach)(async () => {
     await Promise.all(handles.map((h) => h.terminate('test over').catch(() => undefined)));
     await stopWorkerProcesses();
     await client?.connection.close();

@@ -28,6 +28,11 @@ const ARCHIVE_BYTES = 6 * MiB;
 const BYTES_PER_SECOND = MiB;
 /** The second attempt's speed until its resume has been seen (`finish` lifts it): over a minute for the rest. */
 const SLOWED_BYTES_PER_SECOND = 64 * KiB;
+/**
+ * The download's heartbeat timeout (the input's `downloadHeartbeatTimeoutMs`; 30 s by default): how long after the
+ * kill the second attempt starts. Its length is not what this test is about.
+ */
+const HEARTBEAT_TIMEOUT_MS = 10_000;
 /** The tail a restart can leave: blocks allocated to the file and never filled. */
 const UNWRITTEN_TAIL = 64 * KiB;
 
@@ -69,7 +74,7 @@ describe('archive download: resume after a SIGKILL, by boot', () => {
     const handle = await stack.client.workflow.start(orgMigration, {
       taskQueue: stack.taskQueue,
       workflowId: `${workflowId}-${Date.now()}`,
-      args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL }],
+      args: [{ org: 'octo-org', repositories: ['alpha'], lockRepositories: true, poll: FAST_POLL, downloadHeartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS }],
     });
     const archives = join(stack.deps.dataDir, 'archives');
     await waitFor(

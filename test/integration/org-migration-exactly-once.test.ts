@@ -15,6 +15,18 @@ import { FAST_POLL } from '../helpers/presets';
 import { timersStarted } from '../helpers/history';
 
 const START_ROUTE = 'POST /orgs/:org/migrations';
+/** An export that does not end by itself within any test: the test ends it (`endExports`) once it has seen what it waits for. */
+const UNTIL_ENDED_MS = 60 * 60_000;
+
+/**
+ * Ends every export of the emulator now, and makes the next ones end at once: a test that needs a migration still
+ * running while it looks holds its export with `UNTIL_ENDED_MS` and ends it here, instead of guessing how long
+ * the looking takes.
+ */
+function endExports(s: TestStack): void {
+  s.emulator.migrations.options.exportMs = 0;
+  for (const m of s.emulator.migrations.all()) m.exportMs = 0;
+}
 
 /** Starts a migration on the stack's task queue. */
 const start = (s: TestStack, input: OrgMigrationInput, id: string) =>
@@ -68,7 +80,7 @@ describe('org migration: exactly-once start', () => {
 
   it('with --workflow-id override, a second workflow on the same repositories never adopts the first one\'s migration', async () => {
     s.emulator.setFaults([]);
-    s.emulator.migrations.options.exportMs = 8_000;
+    s.emulator.migrations.options.exportMs = UNTIL_ENDED_MS;
     const input: OrgMigrationInput = { org: 'octo-org', repositories: ['alpha', 'beta', 'gamma'], poll: FAST_POLL, startGraceMs: 2_000 };
     const first = await start(s, input, 'same-repos-first');
     const firstGuid = await eventually(async () => (await first.describe()).typedSearchAttributes.get(LonghaulMigrationGuid), 'the first workflow to record its migration', 30_000);
@@ -79,6 +91,9 @@ describe('org migration: exactly-once start', () => {
     s.emulator.setFaults([{ kind: 'reset', method: 'POST', path: '/orgs/:org/migrations', times: 1 }]);
     s.emulator.resetStats();
     const second = await start(s, input, 'same-repos-second');
+    // Both exports are held until the second workflow has one of its own: its lookup saw the first's still running.
+    await eventually(async () => (await second.describe()).typedSearchAttributes.get(LonghaulMigrationGuid), 'the second workflow to record its migration', 30_000);
+    endExports(s);
     const [a, b] = await Promise.all([first.result(), second.result()]);
 
     expect(a.migrationId).toBe(firstId);
@@ -92,7 +107,8 @@ describe('org migration: exactly-once start', () => {
 });
 
 describe('org migration: the CLI refuses a second migration of the same repositories while one runs', () => {
-  const s = useStack({ emulator: { migrations: { exportMs: 15_000, archiveBytes: 4_096 } } });
+  // The first migration's export is held until the CLI has been refused and overridden (`endExports`).
+  const s = useStack({ emulator: { migrations: { exportMs: UNTIL_ENDED_MS, archiveBytes: 4_096 } } });
 
   it('prints "already running: <id>" with the id derived from org and sorted repositories, and --workflow-id overrides it', async () => {
     const id = migrationWorkflowId('octo-org', ['beta', 'alpha']);
@@ -111,6 +127,7 @@ describe('org migration: the CLI refuses a second migration of the same reposito
     expect(override.code).toBe(0);
     expect(JSON.parse(override.stdout).workflowId).toBe(`${id}-again`);
 
+    endExports(s);
     for (const workflowId of [id, `${id}-again`]) {
       await s.client.workflow.getHandle(workflowId).result();
     }

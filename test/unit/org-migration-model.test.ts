@@ -31,6 +31,13 @@ describe('org-migration model', () => {
     ]);
   });
 
+  it('takes a download heartbeat timeout between 5 s and 10 minutes', () => {
+    const input = (ms: number) => ({ org: 'o', repositories: ['a'], downloadHeartbeatTimeoutMs: ms });
+    expect(migrationInputProblems(input(5_000))).toEqual([]);
+    expect(migrationInputProblems(input(600_000))).toEqual([]);
+    for (const ms of [4_999, 600_001, Infinity, '30000' as unknown as number]) expect(migrationInputProblems(input(ms)), String(ms)).toEqual(['downloadHeartbeatTimeoutMs must be a number of milliseconds between 5000 and 600000']);
+  });
+
   it('checks the max interval against the default initial interval too', () => {
     expect(migrationInputProblems({ org: 'o', repositories: ['a'], poll: { maxIntervalMs: 1_500 } })).toEqual(['poll.maxIntervalMs (1500) must be at least poll.initialIntervalMs (30000)']);
   });

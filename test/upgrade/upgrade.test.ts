@@ -43,6 +43,13 @@ const MIN = 60_000;
 const SPEED_AFTER_UPGRADE = 40;
 /** The limited credential's window: the governor holds its wait this long. */
 const GOVERNED_WINDOW_MS = 40_000;
+/**
+ * @format milliseconds — how long the emulator holds the answer to the redelivery the crash is to lose: past the kill
+ * (nothing is asserted on it; it ends within the test, about when the lost attempt times out).
+ */
+const HELD_ANSWER_MS = 60_000;
+/** Requests in the governed credential's window: the start and the first poll spend it. */
+const GOVERNED_LIMIT = 2;
 
 /** Wall time until the test holds or speeds it up; never goes backwards. */
 const emulatorClock = {
@@ -120,7 +127,7 @@ describe('upgrading from the previous release while every long-running process i
     });
     const governedFixture = defaultGithubFixture();
     governedFixture.repositories.push({ id: 8200, name: 'upgrade-governed', owner: 'octo-org', private: false, workflowsEnabled: false });
-    governed = await startTestEmulator({ fixture: governedFixture, migrations: { exportMs: 1_000, archiveBytes: 4_096 }, rateLimit: { limit: 2, windowMs: GOVERNED_WINDOW_MS } });
+    governed = await startTestEmulator({ fixture: governedFixture, migrations: { exportMs: 1_000, archiveBytes: 4_096 }, rateLimit: { limit: GOVERNED_LIMIT, windowMs: GOVERNED_WINDOW_MS } });
     client = await testClient(server);
     dataDir = await mkdtemp(join(tmpdir(), 'longhaul-upgrade-'));
   }, 900_000);
@@ -169,7 +176,7 @@ describe('upgrading from the previous release while every long-running process i
    * with `sent-requests.cjs` preloaded through `NODE_OPTIONS` (its code is not ours to change): what it sent, and
    * what its answers told it, in its output.
    */
-  async function startOldWorker(): Promise<{ child: ChildProcess; output: () => string }> {
+  async function startOldWorker(): Promise<{ child: ChildProcess; output: () => string; killOnOutput: (seen: (output: string) => boolean) => Promise<void> }> {
     const preload = `--require ${join(__dirname, '..', 'helpers', 'sent-requests.cjs')}`;
     const child = spawn(process.execPath, [join(release.dir, 'bin', 'longhaul.js'), 'worker'], {
       cwd: release.dir,
@@ -189,7 +196,26 @@ describe('upgrading from the previous release while every long-running process i
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     await waitFor('the old release\u2019s worker to poll', () => (child.exitCode === null ? output : `exited: ${output}`), (o) => o.includes('polling task queue') || o.startsWith('exited'), WORKER_START_GUARD_MS, 100);
     if (child.exitCode !== null) throw new Error(`the old release's worker exited:\n${output}`);
-    return { child, output: () => output };
+    /**
+     * SIGKILLs the process group in the same callback that reads the output `seen` is waiting for (no timer, no
+     * await in between: nothing the worker does after writing it reaches the test before the kill); resolves once
+     * it has exited.
+     */
+    const killOnOutput = (seen: (output: string) => boolean) =>
+      new Promise<void>((resolve) => {
+        const exited = () => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()));
+        const check = () => {
+          if (!seen(output)) return;
+          child.stdout!.off('data', check);
+          child.stderr!.off('data', check);
+          process.kill(-child.pid!, 'SIGKILL');
+          exited();
+        };
+        child.stdout!.on('data', check);
+        child.stderr!.on('data', check);
+        check();
+      });
+    return { child, output: () => output, killOnOutput };
   }
 
   /** The documented rollout, step 2: make the new build current (`temporal worker deployment set-current-version`). */
@@ -208,7 +234,7 @@ describe('upgrading from the previous release while every long-running process i
     expect(release.version).not.toBe(releaseVersion());
 
     // 1. The previous release: its worker, and every long-running process started by its CLI.
-    const { child: oldWorker, output: oldOutput } = await startOldWorker();
+    const { output: oldOutput, killOnOutput } = await startOldWorker();
     mark(`old release ${release.version} worker polling`);
     hookId = e.hooks.create(HOOK, { url: 'https://receiver.example.test/hook', secret: 'x' }).id;
     const now = Date.now();
@@ -217,26 +243,51 @@ describe('upgrading from the previous release while every long-running process i
     e.feeds.ensure(FEED);
 
     const fast = ['--poll-initial', '1', '--poll-max', '2'];
-    const [migration, imported, keyDeletion, governedMigration, feedSchedule, hookSchedule, importedAuth] = await Promise.all([
+    // The feed's first poll and the hook repair's run follow their schedules' creation, beside the other commands.
+    const [migration, imported, keyDeletion, [feedSchedule, firstPoll], [hookSchedule, hookRunId], importedAuth] = await Promise.all([
       oldCli('migrate', '--org', 'octo-org', '--repo', 'upgrade-m1', '--repo', 'upgrade-m2', '--lock', ...fast),
       oldCli('import', '--owner', 'octo-org', '--repo', 'upgrade-import', '--vcs-url', 'https://svn.example.test/repos/happy', ...fast),
       oldCli('apikey-delete', '--name', KEY, ...fast, '--poll-timeout', '600'),
-      oldCli('migrate', '--org', 'octo-org', '--repo', 'upgrade-governed', '--credential', GOVERNED, ...fast),
-      oldCli('feed-schedule', '--feed', FEED, '--every', '1h', '--paused', '--sink', 'file:upgrade/feed.jsonl'),
-      oldCli('hook-repair-schedule', '--repo', `${HOOK.owner}/${HOOK.repo}`, '--hook-id', String(hookId), '--every', '1h', '--paused'),
+      oldCli('feed-schedule', '--feed', FEED, '--every', '1h', '--paused', '--sink', 'file:upgrade/feed.jsonl').then(async (created) => [created, await oldCli('feed-poll', '--feed', FEED, '--wait')] as const),
+      oldCli('hook-repair-schedule', '--repo', `${HOOK.owner}/${HOOK.repo}`, '--hook-id', String(hookId), '--every', '1h', '--paused').then(async (created) => {
+        await client.schedule.getHandle(hookRepairScheduleId(HOOK, hookId)).trigger();
+        return [created, await eventually(async () => (await scheduleRuns(client, hookRepairScheduleId(HOOK, hookId)))[0], 'the hook repair run')] as const;
+      }),
       oldCli('import', '--owner', 'octo-org', '--repo', 'upgrade-import-auth', '--vcs-url', 'https://svn.example.test/repos/needs-auth', '--credentials', `env:${OLD_REFERENCE}`, ...fast),
     ]);
     expect(feedSchedule).toMatchObject({ scheduleId: feedScheduleId(FEED), created: true });
     expect(hookSchedule).toMatchObject({ scheduleId: hookRepairScheduleId(HOOK, hookId) });
-    const firstPoll = await oldCli('feed-poll', '--feed', FEED, '--wait');
     expect(firstPoll).toMatchObject({ kind: 'delivered', workflowStatus: 'COMPLETED' });
     const deliveredBefore = firstPoll.delivered as number;
     expect(deliveredBefore).toBeGreaterThanOrEqual(5);
-    mark(`old CLI started 4 processes and 2 schedules; feed cursor delivered ${deliveredBefore} events`);
+    mark(`old CLI started 4 processes and 2 schedules; feed cursor delivered ${deliveredBefore} events; hook repair run started`);
 
-    // Caught mid-way: the export polled while exporting, the import importing with carol's mapping
-    // waiting for her to turn up, the Google operation polled while pending, a hook repair run part way
-    // through its redeliveries, the governed credential's window spent (the governor holding the wait).
+    // The new release's worker starts now, versioned and not yet current (the documented procedure's first step:
+    // it takes no task of the unversioned runs until its version is made current, after the crash below), so its
+    // start overlaps the old release's work instead of following the crash. The new workers hold the import
+    // credential by name, and (to show it is never read) the old reference's variable with the right credentials.
+    const newWorkerStarted = startWorkerProcess({
+      ...env(),
+      LONGHAUL_WORKER_VERSIONING: 'on',
+      LONGHAUL_WORKER_DEPLOYMENT: DEPLOYMENT,
+      [OLD_REFERENCE]: `${SVN_USER}:${SVN_PASSWORD}`,
+      LONGHAUL_IMPORT_CREDENTIALS: SVN_USER,
+      LONGHAUL_IMPORT_SVN_UPGRADE_USERNAME: SVN_USER,
+      LONGHAUL_IMPORT_SVN_UPGRADE_PASSWORD: SVN_PASSWORD,
+    }, { recordSends: true });
+    newWorkerStarted.catch(() => undefined);
+
+    // Caught mid-way: a hook repair run part way through its redeliveries, the export polled while exporting, the
+    // import importing with carol's mapping waiting for her to turn up, the Google operation polled while pending;
+    // last, the governed credential's window spent (the governor holding the wait).
+    // The hook repair first: the held redelivery's attempt is lost with the killed worker and retried once its
+    // start-to-close timeout (the old release's 60 s) has passed, counted from its start, not from the kill.
+    await waitFor('a few redeliveries to be made', () => e.hooks.redeliveries().length, (n) => n >= 3, 60_000, 50);
+    // The next redelivery is made, and its answer held until the worker is dead (whatever comes before the kill
+    // takes): the crash loses an answer.
+    e.setFaults([{ method: 'POST', path: '/attempts', kind: 'slow', afterProcessing: true, delayMs: HELD_ANSWER_MS, times: 1 }]);
+    const redeliveredBeforeKill = await waitFor('a redelivery whose answer is held', () => e.hooks.redeliveries().length, (n) => n >= 4, 60_000, 50);
+    expect(redeliveredBeforeKill, 'the hook repair run is mid-run').toBeLessThan(failedGuids.length);
     const handle = (w: unknown) => client.workflow.getHandle((w as { workflowId: string }).workflowId);
     const exportId = await eventually(() => e.migrations.all().find((m) => m.repositories.some((r) => r.name === 'upgrade-m1'))?.id, 'the export to start');
     await waitFor('the export to be polled while exporting', () => e.requestLog.filter((r) => r.method === 'GET' && r.path.endsWith(`/migrations/${exportId}`)).length, (n) => n >= 2, 60_000);
@@ -249,38 +300,27 @@ describe('upgrading from the previous release while every long-running process i
     expect(wrongDigest, 'the old release sent what its reference named').toBeDefined();
     await waitFor('the key deletion to be polled while pending', () => e.requestLog.filter((r) => r.method === 'GET' && r.path.includes('/operations/')).length, (n) => n >= 1, 60_000);
     const window = () => Object.values(governed.rateLimiter.fleetStats())[0]?.windows ?? [];
-    await waitFor('the governed credential\u2019s window to be spent', () => window()[0]?.used ?? 0, (n) => n >= 2, 60_000, 100);
-    await client.schedule.getHandle(hookRepairScheduleId(HOOK, hookId)).trigger();
-    const hookRunId = await eventually(async () => (await scheduleRuns(client, hookRepairScheduleId(HOOK, hookId)))[0], 'the hook repair run');
-    await waitFor('a few redeliveries to be made', () => e.hooks.redeliveries().length, (n) => n >= 3, 60_000, 50);
-    // The next redelivery is made, and its answer held until the worker is dead: the crash loses an answer.
-    e.setFaults([{ method: 'POST', path: '/attempts', kind: 'slow', afterProcessing: true, delayMs: 30_000, times: 1 }]);
-    const redeliveredBeforeKill = await waitFor('a redelivery whose answer is held', () => e.hooks.redeliveries().length, (n) => n >= 4, 60_000, 50);
-    expect(redeliveredBeforeKill, 'the hook repair run is mid-run').toBeLessThan(failedGuids.length);
-    expect(window()[0].startMs + GOVERNED_WINDOW_MS, 'the governor still holds the wait').toBeGreaterThan(Date.now());
-    mark(`mid-way: export ${e.migrations.stateOf(exportId)}, carol's mapping pending, key deletion pending, hook repair ${redeliveredBeforeKill}/${failedGuids.length} redelivered, governed window spent`);
+    mark(`mid-way: export ${e.migrations.stateOf(exportId)}, carol's mapping pending, key deletion pending, hook repair ${redeliveredBeforeKill}/${failedGuids.length} redelivered`);
 
-    // 2. The old worker dies as in a crash: no shutdown, nothing handed back.
-    process.kill(-oldWorker.pid!, 'SIGKILL');
-    await new Promise((r) => (oldWorker.exitCode !== null || oldWorker.signalCode !== null ? r(undefined) : oldWorker.once('exit', r)));
+    // 2. The old worker dies as in a crash (no shutdown, nothing handed back) while the governor holds a wait: a
+    // migration on the governed credential is started last, and the worker is killed on the line that says it
+    // read the answer that spent the window (`sent-requests.cjs`), in the callback that reads it. Which comes
+    // first is an order, not a race with a clock: the worker could send again only after the window's reset
+    // (40 s), and the kill does not wait for anything.
+    const governedOrigin = new URL(governed.apiUrl).origin;
+    const toldToWait = (output: string) => output.includes(governedOrigin) && waitsAnswered({ output: () => output }, governedOrigin).length > 0;
+    const crashed = killOnOutput(toldToWait);
+    const governedMigration = await oldCli('migrate', '--org', 'octo-org', '--repo', 'upgrade-governed', '--credential', GOVERNED, ...fast);
+    await crashed;
     e.setFaults([]);
     const killedAt = Date.now();
-    mark('old worker SIGKILLed');
+    mark(`old worker SIGKILLed once told to wait on the governed credential (window ${window()[0]?.used ?? 0}/${GOVERNED_LIMIT} spent)`);
 
-    // 3. The new release, by the documented procedure: start a versioned worker, make its version current.
-    // The new workers hold the import credential by name, and (to show it is never read) the old reference's
-    // variable with the right credentials in it.
-    const newWorker = await startWorkerProcess({
-      ...env(),
-      LONGHAUL_WORKER_VERSIONING: 'on',
-      LONGHAUL_WORKER_DEPLOYMENT: DEPLOYMENT,
-      [OLD_REFERENCE]: `${SVN_USER}:${SVN_PASSWORD}`,
-      LONGHAUL_IMPORT_CREDENTIALS: SVN_USER,
-      LONGHAUL_IMPORT_SVN_UPGRADE_USERNAME: SVN_USER,
-      LONGHAUL_IMPORT_SVN_UPGRADE_PASSWORD: SVN_PASSWORD,
-    }, { recordSends: true });
+    // 3. The new release, by the documented procedure: its versioned worker (started above), its version made current.
+    const newWorker = await newWorkerStarted;
     expect(newWorker.output()).toContain(`versioned as ${DEPLOYMENT}.${releaseVersion()}`);
     mark(`new release ${releaseVersion()} worker polling (versioned, not yet current)`);
+    const currentFrom = Date.now();
     expect(await setCurrentVersion(releaseVersion())).toContain('Successfully set the current worker deployment version');
     mark(`${DEPLOYMENT}.${releaseVersion()} made current`);
 
@@ -293,20 +333,26 @@ describe('upgrading from the previous release while every long-running process i
     expect(await authImport.executeUpdate(importCredentialsUpdate, { args: [{ credentials: SVN_USER }] })).toMatchObject({ credentials: SVN_USER });
     mark('the old import with an env: reference refused it on the new release and took a configured name');
 
-    // 4. Every process ends. First the ones on wall time (the hook repair, the governed migration) ...
-    const hookRun = client.workflow.getHandle(hookRunId);
-    const hookResult = (await ended(hookRun)) as { allAccepted: boolean; redeliveredGuids: string[]; counts: { redelivered: number } };
-    const governedResult = (await ended(handle(governedMigration))) as { archive?: { path: string } };
-    mark('hook repair run and governed migration ended');
-    // ... then, with the emulator 40 times faster, the export, the import and the key deletion.
+    // 4. Every process ends: the ones on wall time (the hook repair, the governed migration) and, with the emulator
+    // 40 times faster meanwhile, the export, the import and the key deletion, whose ends are the emulator's.
     emulatorClock.setSpeed(SPEED_AFTER_UPGRADE);
-    const [migrationResult, importResult, keyResult, authImportResult] = (await Promise.all([ended(handle(migration)), ended(handle(imported)), ended(handle(keyDeletion)), ended(authImport)])) as [
+    const hookRun = client.workflow.getHandle(hookRunId);
+    const endOf = (h: WorkflowHandle, what: string) => ended(h).then((result) => (mark(`${what} ended`), result));
+    const [hookResult, governedResult, migrationResult, importResult, keyResult, authImportResult] = (await Promise.all([
+      endOf(hookRun, 'hook repair run'),
+      endOf(handle(governedMigration), 'governed migration'),
+      endOf(handle(migration), 'export'),
+      endOf(handle(imported), 'import'),
+      endOf(handle(keyDeletion), 'key deletion'),
+      endOf(authImport, 'import with an env: reference'),
+    ])) as [
+      { allAccepted: boolean; redeliveredGuids: string[]; counts: { redelivered: number } },
+      { archive?: { path: string } },
       { archive: { path: string; sha256: string }; unlockedRepositories: string[] },
       { status: string; authorsMapped: { remoteId: string; name: string }[] },
       { name: string; deleteTime?: string },
       { status: string },
     ];
-    mark('export, import and key deletion ended');
     // The feed, with the emulator's clock held so the events it shows stay put: the cursor remembered what
     // the old release delivered; the next scheduled run delivers only what came since.
     emulatorClock.setSpeed(0);
@@ -336,10 +382,12 @@ describe('upgrading from the previous release while every long-running process i
     // told it to wait (the spent window's reset) and before that reset; every request the API saw is in their
     // records. The emulator's count of arrivals more than 250 ms after the limiting answer is printed, not asserted.
     expect(window().reduce((n, w) => n + w.limitedAnswers, 0)).toBe(0);
-    const governedOrigin = new URL(governed.apiUrl).origin;
     const senders = [{ output: oldOutput }, newWorker];
     await everySendRecorded(senders, governedOrigin, () => governed.stats.requests);
-    expect(waitsAnswered({ output: oldOutput }, governedOrigin).length, 'the old release was told to wait').toBeGreaterThan(0);
+    const [told] = waitsAnswered({ output: oldOutput }, governedOrigin);
+    expect(told, 'the old release was told to wait').toBeDefined();
+    // The governor held the wait when the old worker died: it had sent nothing since it was told.
+    expect(sentRequests({ output: oldOutput }, governedOrigin).filter((r) => r.at > told.at), 'the old release sent after it was told to wait').toEqual([]);
     for (const [i, w] of senders.entries()) expect(sendsWhileKnown(sentRequests(w, governedOrigin), waitsAnswered(w, governedOrigin)), ['old', 'new'][i]).toEqual([]);
     console.log(`governed credential: ${governed.stats.requests} requests; arrived by the API's clock while limited, beyond 250 ms: ${governed.stats.requestsWhileLimited}`);
 
@@ -363,6 +411,12 @@ describe('upgrading from the previous release while every long-running process i
         return !onKilledWorker || Number(String(ev.eventTime?.seconds ?? 0)) * 1000 < killedAt - 1000;
       });
       expect(wedged.map((ev) => ev.eventId?.toString()), `${process}: workflow tasks that timed out, not on the killed worker`).toEqual([]);
+      // The new worker, polling since before the crash, took no task of these runs until its version was current.
+      const earlyOnNew = (events ?? []).filter((ev) => {
+        const identity = ev.workflowTaskStartedEventAttributes?.identity ?? ev.activityTaskStartedEventAttributes?.identity;
+        return identity?.startsWith(newWorkerIdentity) && Number(String(ev.eventTime?.seconds ?? 0)) * 1000 < currentFrom - 1000;
+      });
+      expect(earlyOnNew.map((ev) => ev.eventId?.toString()), `${process}: tasks on the new worker before its version was current`).toEqual([]);
       expect(description.status.name, process).toBe(expectRunning ? 'RUNNING' : 'COMPLETED');
       const first = tasks[0].workflowTaskCompletedEventAttributes!;
       const last = tasks.at(-1)!.workflowTaskCompletedEventAttributes!;

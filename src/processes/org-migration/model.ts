@@ -204,6 +204,12 @@ export const OrgMigrationInputSchema = v.pipe(
        * migration it may have created before trying again).
        */
       apiCallTimeoutMs: callMs(),
+      /**
+       * @format milliseconds — the archive download's heartbeat timeout (default 30 000, 5 000..600 000): how long after
+       * its worker's last heartbeat (one a second while bytes flow) another worker takes the download over from its
+       * checkpoint when the first one died.
+       */
+      downloadHeartbeatTimeoutMs: v.optional(msBetween(5_000, 600_000, 'must be a number of milliseconds between 5000 and 600000')),
       /** @format milliseconds — how long the start lookups go on after an unknown outcome. Default 2 × apiCallTimeoutMs + 60 s. */
       sendOnceGraceMs: sendOnceGraceSchema(24 * 60 * 60 * 1000),
       /** @deprecated The former name of `sendOnceGraceMs` (the start's grace), still read: inputs written before carry it. */

@@ -62,7 +62,10 @@ function migrationActivities(input: OrgMigrationInput) {
     poll: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(POLL, timeout)), MIGRATION_SUMMARIES),
     quietPoll: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(QUIET_POLL, timeout)), MIGRATION_SUMMARIES),
     cleanup: summarized(proxyActivities<MigrationActivityFunctions>(withCallTimeout(CLEANUP, timeout)), MIGRATION_SUMMARIES),
-    download: summarized(proxyActivities<MigrationActivityFunctions>(DOWNLOAD), MIGRATION_SUMMARIES),
+    download: summarized(
+      proxyActivities<MigrationActivityFunctions>(input.downloadHeartbeatTimeoutMs === undefined ? DOWNLOAD : { ...DOWNLOAD, heartbeatTimeout: input.downloadHeartbeatTimeoutMs }),
+      MIGRATION_SUMMARIES,
+    ),
   };
 }
 type MigrationActivities = ReturnType<typeof migrationActivities>;
