@@ -3,6 +3,7 @@
  * that reaches all of them, a fleet of worker processes for backups, and a backup's input and start.
  */
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Emulator } from '@longhaul/emulator';
 import { startAzurite, startFakeGcs, startVersitygw } from '../servers/object-stores';
@@ -25,6 +26,26 @@ export async function backupStores(fleet: FleetTest): Promise<Record<string, str
   const env = Object.assign({}, ...servers.map((s) => s.env)) as Record<string, string>;
   await Promise.all(BACKUP_STORES.map((kind) => createBucket(kind, env, BACKUP_BUCKET)));
   return env;
+}
+
+/**
+ * versitygw with the backup bucket, started once for the file (`beforeAll`) and destroyed after it (`afterAll`), for a
+ * file whose backups all go to S3, each test under a prefix of its own: one server start instead of three per test.
+ * The returned function gives the worker environment that reaches it (once `beforeAll` has run).
+ */
+export function useS3BackupStore(): () => Record<string, string> {
+  let server: Awaited<ReturnType<typeof startVersitygw>> | undefined;
+  beforeAll(async () => {
+    server = await startVersitygw();
+    await createBucket('s3', server.env, BACKUP_BUCKET);
+  });
+  afterAll(async () => {
+    await server?.destroy();
+  });
+  return () => {
+    if (!server) throw new Error('the S3 store starts in beforeAll');
+    return server.env;
+  };
 }
 
 /**

@@ -44,16 +44,19 @@ describe('longhaul lifecycle commands', () => {
     expect(status.line).toMatch(/^waiting · migration \d+ · state exporting · \d+ polls/);
     expect(stack.emulator.migrations.isLocked('octo-org', 'alpha')).toBe(true);
 
-    const text = await cli(['status', workflowId]);
+    // Reads from separate invocations at once, as from separate terminals (each a process of its own).
+    const [text, listed, other] = await Promise.all([
+      cli(['status', workflowId]),
+      cli(['list', '--process', 'org-migration', '--state', 'exporting', '--json']),
+      cli(['list', '--process', 'org-migration', '--state', 'exported', '--org', 'octo-org', '--json']),
+    ]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(`${workflowId}  orgMigration  RUNNING`);
     expect(text.stdout).toMatch(/state exporting/);
 
-    const listed = await cli(['list', '--process', 'org-migration', '--state', 'exporting', '--json']);
     expect(listed.code).toBe(0);
     const rows = (oneObject(listed.stdout).workflows as { workflowId: string; state: string; org: string }[]).filter((w) => w.workflowId === workflowId);
     expect(rows).toEqual([expect.objectContaining({ state: 'exporting', org: 'octo-org' })]);
-    const other = await cli(['list', '--process', 'org-migration', '--state', 'exported', '--org', 'octo-org', '--json']);
     expect((oneObject(other.stdout).workflows as { workflowId: string }[]).map((w) => w.workflowId)).not.toContain(workflowId);
 
     const cancelled = await cli(['cancel', workflowId]);
@@ -65,10 +68,9 @@ describe('longhaul lifecycle commands', () => {
     const waited = await cli(['wait', workflowId, '--json']);
     expect(waited.code).toBe(3);
     expect(oneObject(waited.stdout)).toMatchObject({ workflowId, workflowStatus: 'CANCELLED' });
-    const closed = await cli(['list', '--org', 'octo-org', '--closed']);
+    const [closed, exporting] = await Promise.all([cli(['list', '--org', 'octo-org', '--closed']), cli(['list', '--process', 'org-migration', '--state', 'exporting', '--json'])]);
     // Listed under its ending: no longer among the exporting ones.
     expect(closed.stdout).toMatch(new RegExp(`^${workflowId}  CANCELLED  org-migration  cancelled  `, 'm'));
-    const exporting = await cli(['list', '--process', 'org-migration', '--state', 'exporting', '--json']);
     expect((oneObject(exporting.stdout).workflows as { workflowId: string }[]).map((w) => w.workflowId)).not.toContain(workflowId);
   });
 
@@ -76,12 +78,16 @@ describe('longhaul lifecycle commands', () => {
     stack.emulator.migrations.options.exportMs = 500;
     stack.emulator.migrations.options.failRepositories.push('with-actions');
     try {
-      const ok = oneObject((await cli(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--repo', 'gamma', '--poll-initial', '1', '--json'])).stdout).workflowId as string;
-      const failing = oneObject((await cli(['migrate', '--org', 'octo-org', '--repo', 'with-actions', '--poll-initial', '1', '--json'])).stdout).workflowId as string;
-      const completed = await cli(['result', ok]);
+      // Started, then waited for, from separate invocations running at once.
+      const [ok, failing] = (
+        await Promise.all([
+          cli(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--repo', 'gamma', '--poll-initial', '1', '--json']),
+          cli(['migrate', '--org', 'octo-org', '--repo', 'with-actions', '--poll-initial', '1', '--json']),
+        ])
+      ).map((run) => oneObject(run.stdout).workflowId as string);
+      const [completed, failed] = await Promise.all([cli(['result', ok]), cli(['wait', failing, '--json'])]);
       expect(completed.code).toBe(0);
       expect(completed.stdout).toMatch(/^migration \d+ exported\narchive: .* \(10000 bytes, sha256 [0-9a-f]{64}\)/);
-      const failed = await cli(['wait', failing, '--json']);
       expect(failed.code).toBe(1);
       expect(oneObject(failed.stdout)).toMatchObject({ workflowStatus: 'FAILED', error: { type: 'MigrationExportFailed' } });
     } finally {
@@ -96,10 +102,12 @@ describe('longhaul lifecycle commands', () => {
   });
 
   it("status shows the next poll of a quiet stretch from the poll activity's next attempt, not the stretch's start", async () => {
-    // Every 10 s: after the first poll the export's unchanged answers are the attempts of one quiet activity.
+    // Every 20 s: after the first poll the export's unchanged answers are the attempts of one quiet activity. (Every
+    // 10 s, a `status` that took about 10 s on a loaded machine kept sampling the same moment of each interval and
+    // never saw one due in 1–6 s: 90 s out at load 16.)
     // Its own workflow id: the natural one (`migrate-octo-org-alpha-…`) is other files' on the shared server.
     const id = `lifecycle-quiet-status-${Date.now()}`;
-    const started = await cli(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--workflow-id', id, '--poll-initial', '10', '--poll-max', '10', '--json']);
+    const started = await cli(['migrate', '--org', 'octo-org', '--repo', 'alpha', '--workflow-id', id, '--poll-initial', '20', '--poll-max', '20', '--json']);
     const { workflowId } = oneObject(started.stdout) as { workflowId: string };
     try {
       // The CLI reads its clock between `askedAt` (before it was started) and `seenAt` (after it ended).
@@ -108,15 +116,15 @@ describe('longhaul lifecycle commands', () => {
         const quiet = v.pending.find((p) => p.activity === 'quietGetMigration' && p.nextAttemptAt);
         return quiet ? Date.parse(quiet.nextAttemptAt!) - from : undefined;
       };
-      // Seen well inside an interval: the workflow's own figure (10 s, from the stretch's start) is stale by then.
+      // Seen well inside an interval: the workflow's own figure (20 s, from the stretch's start) is stale by then.
       const view = await waitFor(
-        'a quiet poll due in 1–6 s',
+        'a quiet poll due in 1–16 s',
         async () => {
           const askedAt = Date.now();
           const shown = oneObject((await cli(['status', workflowId, '--json'])).stdout) as Omit<View, 'askedAt' | 'seenAt'>;
           return { ...shown, askedAt, seenAt: Date.now() };
         },
-        (v) => (dueIn(v, v.seenAt) ?? -1) >= 1_000 && dueIn(v, v.seenAt)! <= 6_000,
+        (v) => (dueIn(v, v.seenAt) ?? -1) >= 1_000 && dueIn(v, v.seenAt)! <= 16_000,
         90_000,
       );
       // Between the figures due from those two moments, however long the CLI took (a wall-clock allowance before).
@@ -129,16 +137,19 @@ describe('longhaul lifecycle commands', () => {
   });
 
   it('errors are one JSON object with --json: unknown workflow (1), usage error (2), invalid input (2)', async () => {
-    const missing = await cli(['status', 'no-such-workflow', '--json']);
+    // Four invocations at once: each is a process of its own, and none depends on another.
+    const [missing, usage, unknownOption, invalid] = await Promise.all([
+      cli(['status', 'no-such-workflow', '--json']),
+      cli(['list', '--running', '--closed', '--json']),
+      cli(['status', '--bogus', '--json']),
+      cli(['migrate', '--org', 'octo-org', '--repo', 'not a repo!', '--json']),
+    ]);
     expect(missing.code).toBe(1);
     expect(oneObject(missing.stdout)).toEqual({ error: { type: 'CliError', message: 'no workflow no-such-workflow' }, exitCode: 1 });
-    const usage = await cli(['list', '--running', '--closed', '--json']);
     expect(usage.code).toBe(2);
     expect(oneObject(usage.stdout)).toMatchObject({ exitCode: 2 });
-    const unknownOption = await cli(['status', '--bogus', '--json']);
     expect(unknownOption.code).toBe(2);
     expect(oneObject(unknownOption.stdout)).toMatchObject({ error: { type: 'commander.unknownOption' }, exitCode: 2 });
-    const invalid = await cli(['migrate', '--org', 'octo-org', '--repo', 'not a repo!', '--json']);
     expect(invalid.code).toBe(2);
     expect((oneObject(invalid.stdout).error as { message: string }).message).toContain('is not a valid repository name');
   });
@@ -181,7 +192,15 @@ describe('longhaul lifecycle commands', () => {
     // Its own emulator and worker: in-flight calls of the other tests' workflows cannot blur the count.
     const quiet = await startStack();
     const cli = (args: string[]) => runLonghaul(args, quiet.taskQueue);
-    const single = await cli(['migrate', '--org', 'dry-org', '--repo', 'alpha', '--lock', '--dry-run', '--json']);
+    const csv = join(dir, 'dry.csv');
+    await writeFile(csv, 'org,repo\ndry-org,a\ndry-org,b\n');
+    // Four dry runs at once (each a process of its own): none may start anything.
+    const [single, batch, google, invalid] = await Promise.all([
+      cli(['migrate', '--org', 'dry-org', '--repo', 'alpha', '--lock', '--dry-run', '--json']),
+      cli(['migrate', '--batch', csv, '--dry-run', '--json']),
+      cli(['dns-change', '--project', 'demo-project', '--zone', 'dry-zone', '--add', 'x.demo.example.com. A 300 192.0.2.1', '--dry-run']),
+      cli(['migrate', '--org', 'dry-org', '--repo', 'bad name', '--dry-run']),
+    ]);
     expect(single.code).toBe(0);
     expect(oneObject(single.stdout)).toMatchObject({
       dryRun: true,
@@ -192,14 +211,9 @@ describe('longhaul lifecycle commands', () => {
       searchAttributes: { LonghaulProcess: 'org-migration', LonghaulOrg: 'dry-org' },
       staticSummary: 'Export dry-org: alpha → archive',
     });
-    const csv = join(dir, 'dry.csv');
-    await writeFile(csv, 'org,repo\ndry-org,a\ndry-org,b\n');
-    const batch = await cli(['migrate', '--batch', csv, '--dry-run', '--json']);
     expect((oneObject(batch.stdout).migrations as unknown[]).length).toBe(2);
-    const google = await cli(['dns-change', '--project', 'demo-project', '--zone', 'dry-zone', '--add', 'x.demo.example.com. A 300 192.0.2.1', '--dry-run']);
     expect(google.code).toBe(0);
     expect(google.stdout).toMatch(/^would start dnsChange dns-change-dry-zone-\S+ on task queue /);
-    const invalid = await cli(['migrate', '--org', 'dry-org', '--repo', 'bad name', '--dry-run']);
     expect(invalid.code).toBe(2);
 
     const listed = await cli(['list', '--org', 'dry-org', '--json']);

@@ -9,14 +9,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '@longhaul/emulator';
 import { startSinkReceiver, type SinkReceiver } from '../../packages/emulator/src/sink/receiver';
-import { defaultSinkFile, feedCursorWorkflowId, type FeedPollOutcome, type SinkConfig } from '../../src/processes/feed-poll/model';
+import { defaultSinkFile, feedCursorWorkflowId, POLL_SAFETY_MS, type FeedPollOutcome, type SinkConfig } from '../../src/processes/feed-poll/model';
 import { feedCursor, feedPollRun } from '../../src/processes/feed-poll/workflow';
 import { TEST_TOKEN } from '../helpers/emulator';
 import { call } from '../helpers/emulator-http';
 import { testGithubApiVersion } from '../helpers/api-version';
 import { useFeedStacks, type FeedStack } from '../helpers/feed-stack';
 import { cleanUp, scheduleRuns, triggerAndWait } from '../helpers/schedules';
-import { sleep, waitFor } from '../helpers/wait';
+import { waitFor } from '../helpers/wait';
 
 /** Polls per cursor run in the continue-as-new test. */
 const POLLS_PER_RUN = 5;
@@ -35,9 +35,21 @@ async function receiver(secret: string): Promise<SinkReceiver> {
   return r;
 }
 
+/** Waits until `at` (epoch ms) by the clock the workflows read: a time the product named, not a guess at how long work takes. */
+const until = (what: string, at: number) => waitFor(what, () => Date.now(), (now) => now >= at, Math.max(0, at - Date.now()) + 60_000, 50);
+
+/**
+ * Waits until the feed's cursor lets the next poll through (`nextPollAt`, the last poll plus the server's interval, and
+ * the cursor's safety margin): the poll after it polls, neither skipped nor waiting. (Fixed sleeps of 1.4 s stood here.)
+ */
+async function untilDue(s: FeedStack, feed: string): Promise<void> {
+  const { nextPollAt } = await s.cursor(feed);
+  await until(`the next poll of ${feed} to be due`, Date.parse(nextPollAt!) + POLL_SAFETY_MS);
+}
+
 /** A one-off `feed-poll` once the server's interval has passed (the last events after production stopped). */
 async function pollOnceMore(s: FeedStack, feed: string, sink: SinkConfig): Promise<FeedPollOutcome> {
-  await sleep(1_500);
+  await untilDue(s, feed);
   return s.client.workflow.execute(feedPollRun, { taskQueue: s.taskQueue, workflowId: `feed-poll-final-${Date.now()}`, args: [{ feed, sink, origin: 'manual' }] });
 }
 const usedQuota = (e: Emulator) => Number(e.rateLimiter.headers(TEST_TOKEN, Date.now())['x-ratelimit-used']);
@@ -55,8 +67,9 @@ describe('feed polling on Temporal Schedules', () => {
 
     await waitFor('five scheduled runs', () => scheduleRuns(s.client, scheduleId), (ids) => ids.length >= 5, 30_000);
     await s.stopWorker();
-    // Events keep appearing while no worker runs; the schedule's runs wait for one.
-    await sleep(2_000);
+    // Events keep appearing while no worker runs (four more, two seconds' worth); the schedule's runs wait for one.
+    const producedAtStop = s.emulator.feeds.produced(feed).length;
+    await waitFor('events produced while no worker runs', () => s.emulator.feeds.produced(feed).length, (n) => n >= producedAtStop + 4, 30_000, 50);
     await s.startWorker();
     // The schedule keeps only its latest actions (10), so count runs not seen before rather than the list's length.
     const runsBefore = new Set(await scheduleRuns(s.client, scheduleId));
@@ -65,7 +78,10 @@ describe('feed polling on Temporal Schedules', () => {
     s.emulator.feeds.setRate(0, feed);
     const produced = s.emulator.feeds.produced(feed).map((e) => String(e.id));
     await waitFor('every produced event at the receiver', () => r.eventIds(feed).length, (n) => n >= produced.length, 30_000);
-    await sleep(1_500);
+    // Nothing more arrives: a whole scheduled run started after the last delivery ends without sending anything again.
+    const runsSoFar = new Set(await scheduleRuns(s.client, scheduleId));
+    const after = await waitFor('a scheduled run after the last delivery', () => scheduleRuns(s.client, scheduleId), (ids) => ids.some((id) => !runsSoFar.has(id)), 30_000);
+    await s.client.workflow.getHandle(after.filter((id) => !runsSoFar.has(id)).at(-1)!).result();
 
     expect(produced.length).toBeGreaterThan(30);
     expect(s.emulator.feeds.droppedUnseen(feed)).toEqual([]);
@@ -119,13 +135,13 @@ describe('feed polling on Temporal Schedules', () => {
     // The second poll's answer asks for 10 s: the early run below has 10 s to come, not the 4 s it had when this
     // test failed on a loaded machine (its trigger came after the 4 s had passed).
     s.emulator.feeds.setPollInterval(10, feed);
-    await sleep(4_400);
+    await untilDue(s, feed);
     const second = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(second).toMatchObject({ kind: 'not-modified', pollIntervalSeconds: 10 });
     expect(usedQuota(s.emulator)).toBe(quotaAfterFirst);
 
-    // Fired soon after a poll (a second later: scheduled runs are named by the second): no API call, recorded as skipped.
-    await sleep(1_100);
+    // Fired soon after a poll (`triggerAndWait` lets a second begin: scheduled runs are named by the second): no API
+    // call, recorded as skipped.
     const third = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(third).toMatchObject({ kind: 'skipped', reason: 'early' });
     const dueAt = Date.parse(third.kind === 'skipped' ? third.dueAt : '');
@@ -141,10 +157,12 @@ describe('feed polling on Temporal Schedules', () => {
 
     // The server asks for more time: the next poll learns it, and runs before it has passed are skipped.
     s.emulator.feeds.setPollInterval(30, feed);
-    await sleep(Math.max(0, dueAt - Date.now()) + 400);
+    await until('the 10 s interval to pass', dueAt);
     const fourth = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(fourth).toMatchObject({ kind: 'not-modified', pollIntervalSeconds: 30 });
-    await sleep(4_400);
+    // Past the first interval (4 s) since that poll, well inside the 30 s one: still skipped.
+    const { lastPolledAt } = await s.cursor(feed);
+    await until('4 s since the last poll', Date.parse(lastPolledAt!) + 4_000 + POLL_SAFETY_MS);
     const fifth = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(fifth.kind).toBe('skipped');
     expect(s.emulator.feeds.book(feed)).toMatchObject({ polls: 3, earlyPolls: 0 });
@@ -162,7 +180,7 @@ describe('feed polling on Temporal Schedules', () => {
     expect(await triggerAndWait<FeedPollOutcome>(s.client, scheduleId)).toMatchObject({ kind: 'delivered', delivered: 10, possibleGap: false });
 
     s.emulator.feeds.burst(feed, 350);
-    await sleep(1_400);
+    await untilDue(s, feed);
     const afterBurst = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(afterBurst).toMatchObject({ kind: 'delivered', delivered: 300, pages: 3, possibleGap: true });
     expect(afterBurst.counters.gaps).toBe(1);
@@ -171,7 +189,7 @@ describe('feed polling on Temporal Schedules', () => {
 
     // Back to normal: a few new events overlap with what was delivered, no gap.
     s.emulator.feeds.burst(feed, 5);
-    await sleep(1_400);
+    await untilDue(s, feed);
     expect(await triggerAndWait<FeedPollOutcome>(s.client, scheduleId)).toMatchObject({ kind: 'delivered', delivered: 5, possibleGap: false, pages: 1 });
 
     const lines = (await readFile(join(s.deps.dataDir, defaultSinkFile(feed)), 'utf8')).trim().split('\n');
@@ -202,7 +220,7 @@ describe('feed polling on Temporal Schedules', () => {
     r.failNext({ when: 'after-store', times: 1, status: 500 });
     r.failNext({ when: 'before-store', times: 1, status: 503 });
     s.emulator.feeds.burst(feed, 3);
-    await sleep(1_400);
+    await untilDue(s, feed);
     const delivered = await triggerAndWait<FeedPollOutcome>(s.client, scheduleId);
     expect(delivered).toMatchObject({ kind: 'delivered', delivered: 15 });
     expect(r.stats.injectedFailures).toBe(2);

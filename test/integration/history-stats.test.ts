@@ -52,7 +52,8 @@ describe('history size report', () => {
   it('finds the largest payload of a history', async () => {
     const workflowId = `history-stats-payload-${Date.now()}`;
     // A 1,500-character download directory makes the input (and the results naming the archive path) the big payloads.
-    const input = { org: 'octo-org', repositories: ['beta'], downloadDir: `archives/${'deep/'.repeat(300)}` };
+    // Polled every second: the export's end is seen at once, not at the default first poll after 30 s.
+    const input = { org: 'octo-org', repositories: ['beta'], downloadDir: `archives/${'deep/'.repeat(300)}`, poll: FAST_POLL };
     await stack.client.workflow.execute(orgMigration, { taskQueue: stack.taskQueue, workflowId, args: [input] });
     const largest = largestPayload(await fetchHistory(stack.client, workflowId));
     expect(largest!.bytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(input)));

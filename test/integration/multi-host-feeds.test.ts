@@ -33,6 +33,11 @@ const FEED_ROUTE = '/repos/:owner/:repo/events';
 const SECRET = 'multihost';
 /** Long enough for the test to kill the worker while the request is held; short enough not to slow a run that survives. */
 const HOLD_MS = 20_000;
+/**
+ * The repair's call timeout: the redelivery lost with the killed worker is tried again (and found made) once it has
+ * passed, 10 s instead of the default minute that was most of this file's time.
+ */
+const CALL_TIMEOUT_MS = 10_000;
 
 describe('a fleet of two hosts with separate data directories', () => {
   it('delivers every feed event once and redelivers every failed hook delivery once, with a worker SIGKILLed mid-way in each', async () => {
@@ -102,7 +107,7 @@ describe('a fleet of two hosts with separate data directories', () => {
     const { id: hookId } = e.hooks.create({ org: ORG }, { url: 'https://receiver.example.test/hook' });
     const now = Date.now();
     const failed = Array.from({ length: 5 }, (_, i) => e.hooks.addDelivery(hookId, { at: now - 60_000 + i * 1000, statusCode: 502 }));
-    const repair = fleet.track(await client.workflow.start(hookRepair, { taskQueue, workflowId: `multi-host-hook-${randomUUID()}`, args: [{ target: { org: ORG }, hookId }] }));
+    const repair = fleet.track(await client.workflow.start(hookRepair, { taskQueue, workflowId: `multi-host-hook-${randomUUID()}`, args: [{ target: { org: ORG }, hookId, apiCallTimeoutMs: CALL_TIMEOUT_MS }] }));
     await waitFor('the second redelivery to be made (its answer held)', () => e.hooks.redeliveries().length, (n) => n >= 2, 120_000, 50);
     const held = await waitFor(
       'the worker running the held redelivery',

@@ -10,16 +10,18 @@ import { parseDestination } from '../../src/archive/object-store/destination';
 import { backupStatusQuery } from '../../src/processes/org-backup/workflow';
 import type { BackupResult } from '../../src/processes/org-backup/model';
 import { useFleetTeardown } from '../helpers/fleet';
-import { BACKUP_BUCKET, BACKUP_ORG, backupFleet, backupInput, backupStores, startBackup } from '../helpers/backup';
+import { BACKUP_BUCKET, BACKUP_ORG, backupFleet, backupInput, startBackup, useS3BackupStore } from '../helpers/backup';
 import { waitFor } from '../helpers/wait';
 import { runLonghaul } from '../helpers/starter';
 import { hostOf, runningActivities } from '../helpers/multi-host';
 
 const fleet = useFleetTeardown();
+// Every backup of this file goes to S3, each test's under a prefix of its own: one versitygw for the file.
+const s3Env = useS3BackupStore();
 
 describe('backups of a whole organization, run after run', () => {
   it('retention deletes runs older than --keep, a run killed half-way included, never one in progress', async () => {
-    const env = await backupStores(fleet);
+    const env = s3Env();
     const e = await fleet.emulator({ organizations: { [BACKUP_ORG]: { repositories: 30 } }, migrations: { exportMs: 300, archiveBytes: 1_024 } });
     const { taskQueue } = await backupFleet(fleet, e, env);
     const prefix = `retained-${randomUUID().slice(0, 6)}`;
@@ -32,13 +34,14 @@ describe('backups of a whole organization, run after run', () => {
     const nextSecond = async (after: string) => waitFor('the next second', async () => Date.now(), (now) => Math.floor(now / 1000) > Date.parse(after) / 1000 + 1, 10_000, 50);
     await nextSecond(new Date().toISOString());
     const killed = await startBackup(fleet, taskQueue, input);
-    await waitFor('the second run to store an export', () => killed.query(backupStatusQuery), (s) => s.exportsStored >= 1, 60_000, 50);
+    // Hang guards, not budgets: at load average 20 the second run had stored no export after a minute.
+    await waitFor('the second run to store an export', () => killed.query(backupStatusQuery), (s) => s.exportsStored >= 1, 240_000, 50);
     await killed.terminate('killed half-way');
     const killedFolder = (await killed.query(backupStatusQuery).catch(() => undefined))?.folder;
     await nextSecond(new Date().toISOString());
     // In progress while the last run prunes: its exports are polled only after a minute.
     const slow = await startBackup(fleet, taskQueue, { ...input, exportPoll: { initialIntervalMs: 120_000, maxIntervalMs: 120_000, backoffFactor: 1 } });
-    const slowStatus = await waitFor('the slow run to export', () => slow.query(backupStatusQuery), (s) => s.exportsStarted >= 1, 60_000, 50);
+    const slowStatus = await waitFor('the slow run to export', () => slow.query(backupStatusQuery), (s) => s.exportsStarted >= 1, 240_000, 50);
     await nextSecond(new Date().toISOString());
     const before = await folders();
     expect(before).toHaveLength(3);
@@ -52,15 +55,15 @@ describe('backups of a whole organization, run after run', () => {
     expect(last.pruned.map(stampOf).sort()).toEqual([stampOf(first.folder), ...(killedFolder ? [stampOf(killedFolder)] : before.filter((f) => f !== slowStamp && f !== stampOf(first.folder)))].sort());
 
     // What a user reads of it without logs: `backup status` (the last complete run, its coverage, the run in progress).
-    const shown = await runLonghaul(['backup', 'status', '--org', BACKUP_ORG, '--archive-to', input.archiveTo, '--json'], taskQueue, env);
+    // `backup verify` reads each archive of the newest complete run back: all match (read at once with the status, two
+    // processes of their own), then one overwritten does not.
+    const verify = () => runLonghaul(['backup', 'verify', '--org', BACKUP_ORG, '--archive-to', input.archiveTo, '--json'], taskQueue, env);
+    const [shown, verified] = await Promise.all([runLonghaul(['backup', 'status', '--org', BACKUP_ORG, '--archive-to', input.archiveTo, '--json'], taskQueue, env), verify()]);
     expect(shown.code, shown.stderr).toBe(0);
     const [destination] = (JSON.parse(shown.stdout) as { destinations: { lastComplete: { url: string; coverage: { backedUp: number; listed: number } }; running: { workflowId: string }[] }[] }).destinations;
     expect(stampOf(destination.lastComplete.url)).toBe(lastStamp);
     expect(destination.lastComplete.coverage).toEqual({ backedUp: 30, listed: 30 });
     expect(destination.running.map((r) => r.workflowId)).toEqual([slow.workflowId]);
-    // `backup verify` reads each archive of the newest complete run back: all match, then one overwritten does not.
-    const verify = () => runLonghaul(['backup', 'verify', '--org', BACKUP_ORG, '--archive-to', input.archiveTo, '--json'], taskQueue, env);
-    const verified = await verify();
     expect(verified.code, verified.stderr).toBe(0);
     expect(JSON.parse(verified.stdout)).toMatchObject({ archives: 3, repositories: 30, ok: true, problems: [] });
     const manifest = JSON.parse((await objects.get(`${prefix}/${BACKUP_ORG}/${lastStamp}/manifest.json`))!.toString('utf8')) as { exports: { archive: string }[] };
@@ -73,7 +76,7 @@ describe('backups of a whole organization, run after run', () => {
   });
 
   it('a host SIGKILLed mid-listing: the listing goes on from the next page on the other host, not from the first', async () => {
-    const env = await backupStores(fleet);
+    const env = s3Env();
     // 1,050 repositories: 11 pages of 100, each answered a second late so that the kill lands mid-listing.
     const e = await fleet.emulator({ organizations: { [BACKUP_ORG]: { repositories: 1_050 } }, migrations: { exportMs: 200, archiveBytes: 256 } });
     e.setFaults([{ method: 'GET', path: `/orgs/${BACKUP_ORG}/repos`, kind: 'slow', delayMs: 1_000 }]);
@@ -98,18 +101,20 @@ describe('backups of a whole organization, run after run', () => {
   });
 
   it('the CLI creates the Schedule; while no worker runs, later times are skipped, and the run is made once when one starts', async () => {
-    const env = await backupStores(fleet);
+    const env = s3Env();
     const e = await fleet.emulator({ organizations: { [BACKUP_ORG]: { repositories: 12 } }, migrations: { exportMs: 200, archiveBytes: 512 } });
     const taskQueue = `org-backup-schedule-${randomUUID()}`;
     const archiveTo = `s3://${BACKUP_BUCKET}/scheduled-${randomUUID().slice(0, 6)}`;
-    const cli = await runLonghaul(['backup', '--org', BACKUP_ORG, '--archive-to', archiveTo, '--every', '2s', '--repos-per-export', '5', '--json'], taskQueue, env);
+    // Bad input is refused before anything is created (asked at the same time, from a process of its own).
+    const [cli, refused] = await Promise.all([
+      runLonghaul(['backup', '--org', BACKUP_ORG, '--archive-to', archiveTo, '--every', '2s', '--repos-per-export', '5', '--json'], taskQueue, env),
+      runLonghaul(['backup', '--org', BACKUP_ORG, '--archive-to', 'ftp://x/y', '--every', '2s'], taskQueue, env),
+    ]);
     expect(cli.code, cli.stderr).toBe(0);
     const { scheduleId } = JSON.parse(cli.stdout) as { scheduleId: string };
     const client = await fleet.client();
     const schedule = client.schedule.getHandle(scheduleId);
     fleet.closeLater(() => schedule.delete().catch(() => undefined));
-    // Bad input is refused before anything is created.
-    const refused = await runLonghaul(['backup', '--org', BACKUP_ORG, '--archive-to', 'ftp://x/y', '--every', '2s'], taskQueue, env);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/unknown scheme/);
     // No worker polls the queue: the first time starts a run nobody works on; the next ones are skipped (overlap).

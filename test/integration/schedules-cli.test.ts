@@ -99,29 +99,35 @@ describe('starter schedule commands', () => {
   });
 
   it('refuses bad input with a usage error before contacting anything', async () => {
-    const notAFeed = await runStarter(['feed-schedule', '--feed', '/orgs/octo-org/hooks'], stack.taskQueue);
+    // Each refusal is a process of its own, none depending on another: all started at once.
+    const run = (args: string[]) => runStarter(args, stack.taskQueue);
+    const [notAFeed, badEvery, badSink, noOrgOrRepo, overPaced, tooManyFailures, forgetAlone, secret, userinfo, secretEnv, ...outside] = await Promise.all([
+      run(['feed-schedule', '--feed', '/orgs/octo-org/hooks']),
+      run(['feed-schedule', '--feed', FEED, '--every', 'soon']),
+      run(['feed-schedule', '--feed', FEED, '--sink', 'ftp://x']),
+      run(['hook-repair-schedule', '--repo', 'alpha', '--hook-id', '1']),
+      run(['hook-repair-schedule', '--org', 'octo-org', '--hook-id', '1', '--per-minute', '90']),
+      run(['feed-schedule', '--feed', FEED, '--pause-after-failures', '11']),
+      run(['feed-schedule', '--feed', FEED, '--pause', '--forget-cursor']),
+      run(['feed-schedule', '--feed', FEED, '--sink', 'https://hooks.example.test/x?access_token=abc']),
+      run(['feed-poll', '--feed', FEED, '--sink', 'https://me:pw@hooks.example.test/x']),
+      run(['feed-schedule', '--feed', FEED, '--sink', 'https://hooks.example.test/x', '--sink-secret-env', 'GITHUB_TOKEN']),
+      ...['/etc/longhaul.jsonl', '../../x.jsonl'].map((path) => run(['feed-schedule', '--feed', FEED, '--sink', `file:${path}`])),
+    ]);
     expect(notAFeed.code).toBe(2);
     expect(notAFeed.stderr).toMatch(/not an activity feed/);
-    expect((await runStarter(['feed-schedule', '--feed', FEED, '--every', 'soon'], stack.taskQueue)).code).toBe(2);
-    expect((await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'ftp://x'], stack.taskQueue)).code).toBe(2);
-    expect((await runStarter(['hook-repair-schedule', '--repo', 'alpha', '--hook-id', '1'], stack.taskQueue)).code).toBe(2);
-    expect((await runStarter(['hook-repair-schedule', '--org', 'octo-org', '--hook-id', '1', '--per-minute', '90'], stack.taskQueue)).code).toBe(2);
-    expect((await runStarter(['feed-schedule', '--feed', FEED, '--pause-after-failures', '11'], stack.taskQueue)).code).toBe(2);
-    const forgetAlone = await runStarter(['feed-schedule', '--feed', FEED, '--pause', '--forget-cursor'], stack.taskQueue);
+    expect([badEvery, badSink, noOrgOrRepo, overPaced, tooManyFailures].map((r) => r.code)).toEqual([2, 2, 2, 2, 2]);
     expect({ code: forgetAlone.code, stderr: forgetAlone.stderr.trim() }).toEqual({ code: 2, stderr: expect.stringContaining('--forget-cursor goes with --delete') });
     // A secret in the sink URL is refused, with how to pass it by reference instead.
-    const secret = await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'https://hooks.example.test/x?access_token=abc'], stack.taskQueue);
     expect(secret.code).toBe(2);
     expect(secret.stderr).toMatch(/"access_token" parameter.*--sink-secret NAME/);
-    const userinfo = await runStarter(['feed-poll', '--feed', FEED, '--sink', 'https://me:pw@hooks.example.test/x'], stack.taskQueue);
     expect(userinfo.code).toBe(2);
     expect(userinfo.stderr).toMatch(/user-info/);
     // A sink may name a configured secret, never a variable, and write only inside the data directory.
-    const secretEnv = await runStarter(['feed-schedule', '--feed', FEED, '--sink', 'https://hooks.example.test/x', '--sink-secret-env', 'GITHUB_TOKEN'], stack.taskQueue);
     expect({ code: secretEnv.code, stderr: secretEnv.stderr.trim() }).toEqual({ code: 2, stderr: expect.stringContaining('--sink-secret-env is refused: name a signing secret configured on the workers with --sink-secret NAME') });
-    for (const path of ['/etc/longhaul.jsonl', '../../x.jsonl']) {
-      const outside = await runStarter(['feed-schedule', '--feed', FEED, '--sink', `file:${path}`], stack.taskQueue);
-      expect({ code: outside.code, stderr: outside.stderr.trim() }).toEqual({ code: 2, stderr: expect.stringContaining("file sink path must be a path relative to the worker's data directory (LONGHAUL_DATA_DIR)") });
+    expect(outside).toHaveLength(2);
+    for (const o of outside) {
+      expect({ code: o.code, stderr: o.stderr.trim() }).toEqual({ code: 2, stderr: expect.stringContaining("file sink path must be a path relative to the worker's data directory (LONGHAUL_DATA_DIR)") });
     }
   });
 

@@ -92,10 +92,13 @@ describe('starter import commands', () => {
   it('a bad --authors file or --lfs value is one clear line and exit code 2, and nothing starts', async () => {
     const bad = join(dir, 'bad.json');
     await writeFile(bad, JSON.stringify([{ remote: 'alice', name: 'Alice', email: 'not-an-email' }]));
-    const authors = await runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-4', '--vcs-url', `${SVN}/happy`, '--authors', bad], stack.taskQueue);
+    // Two refusals at once, each a process of its own.
+    const [authors, lfs] = await Promise.all([
+      runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-4', '--vcs-url', `${SVN}/happy`, '--authors', bad], stack.taskQueue),
+      runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-4', '--vcs-url', `${SVN}/happy`, '--lfs', 'maybe'], stack.taskQueue),
+    ]);
     expect(authors.code).toBe(2);
     expect(authors.stderr.trim()).toBe(`error: ${bad} entry 1: author mapping for "alice": email "not-an-email" is not an email address`);
-    const lfs = await runStarter(['import', '--owner', 'octo-org', '--repo', 'cli-4', '--vcs-url', `${SVN}/happy`, '--lfs', 'maybe'], stack.taskQueue);
     expect(lfs.code).toBe(2);
     expect(lfs.stderr).toContain('--lfs must be opt_in, opt_out or auto:SIZE');
     expect(stack.emulator.imports.get('octo-org', 'cli-4')).toBeUndefined();

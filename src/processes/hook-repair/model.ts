@@ -224,6 +224,8 @@ export const HookRepairInputSchema = v.pipe(
       maxPagesPerRun: upTo(200),
       /** How long an accepted redelivery may take to be listed (default 5 min). @format milliseconds */
       redeliverySettleMs: v.optional(msBetween(0, 24 * 3_600_000, 'must be a number of milliseconds from 0 to 24 hours')),
+      /** @format milliseconds — each API call's timeout (default 60 s): a call lost with its worker is tried again after it. */
+      apiCallTimeoutMs: v.optional(msBetween(1_000, 24 * 3_600_000, 'must be a number of milliseconds between 1000 and 86400000')),
       /** How long a run may spend waiting out outages of the API, accumulated over the run (default 6 h, waits 10 s doubling to 3 min). */
       outage: OutageBoundsSchema,
       /** Failed scheduled runs in a row after which the Schedule pauses itself (default 5). */

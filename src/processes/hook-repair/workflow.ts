@@ -23,7 +23,7 @@ import {
 } from '@temporalio/workflow';
 import type { RedeliveryResult } from './activities';
 import type { HookActivities } from './activities';
-import { READ } from '../../workflows/kit/activity-options';
+import { READ, withCallTimeout } from '../../workflows/kit/activity-options';
 import {
   DEFAULT_CLOCK_SKEW_MS,
   DEFAULT_LOOKBACK_MS,
@@ -64,7 +64,9 @@ import { Process } from './names';
 
 export const hookRepairStatusQuery = statusQuery<HookRepairStatus>();
 
-const api = summarized(proxyActivities<HookActivities>(READ), HOOK_SUMMARIES);
+/** The hook API's activities, each call bounded by `callTimeoutMs` when given (otherwise `READ`'s minute). */
+const hookApi = (callTimeoutMs?: number) => summarized(proxyActivities<HookActivities>(withCallTimeout(READ, callTimeoutMs)), HOOK_SUMMARIES);
+const pingApi = hookApi();
 
 /** Redelivery attempts refused as "spammed" before the run gives up on the rest (they wait for the next run). */
 const SPAMMED_TRIES = 3;
@@ -112,6 +114,8 @@ async function repairRun(input: HookRepairInput): Promise<HookRepairResult> {
 
 async function repair(input: HookRepairInput): Promise<HookRepairResult> {
   const { target, hookId } = input;
+  // A call lost with its worker (a host SIGKILLed mid-call) is tried again once its timeout has passed.
+  const api = hookApi(input.apiCallTimeoutMs);
   const pacing: Pacing = { ...DEFAULT_PACING, ...input.pacing };
   const perGuid = input.maxRedeliveriesPerGuid ?? DEFAULT_MAX_REDELIVERIES_PER_GUID;
   const perRun = input.maxRedeliveriesPerRun ?? DEFAULT_MAX_REDELIVERIES_PER_RUN;
@@ -305,7 +309,7 @@ async function ping(input: HookPingInput): Promise<{ hook: string; status: numbe
     { key: LonghaulProcess, value: Process.HookPing },
     { key: LonghaulTarget, value: hook },
   ]);
-  const result = await api.pingHook(input);
+  const result = await pingApi.pingHook(input);
   setCurrentDetails(`${hook} answered the ping with ${result.status}`);
   return { hook, ...result };
 }
