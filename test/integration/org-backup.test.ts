@@ -42,6 +42,27 @@ async function sha256Of(env: Record<string, string>, url: string): Promise<{ sha
   return { sha256: hash.digest('hex'), bytes };
 }
 
+/**
+ * Waits for `work`, printing each run's phase and counts every minute meanwhile: twice, inside the whole suite beside
+ * a CPU load (`test:busy`), this file ran past its 600 s hang guard without a line saying where it stood.
+ */
+async function withProgress<T>(handles: WorkflowHandle[], work: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  const report = setInterval(() => {
+    void Promise.all(handles.map((h) => h.query(backupStatusQuery).catch((err: Error) => err.message))).then((all) =>
+      console.info(
+        `org backup after ${Math.round((Date.now() - started) / 1000)} s since the kill: ` +
+          all.map((s) => (typeof s === 'string' ? s : `${s.phase}: ${s.exportsStarted} exports started, ${s.exportsStored} stored, ${s.runningExports} running, ${s.halvings} halvings`)).join('; '),
+      ),
+    );
+  }, 60_000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(report);
+  }
+}
+
 /** History event ids: every child's end, and the manifest activity's schedule. */
 async function manifestAfterEveryExport(handle: WorkflowHandle): Promise<{ lastChildEnd: number; manifestScheduled: number }> {
   const { events } = await handle.fetchHistory();
@@ -73,7 +94,7 @@ describe('backups of a whole organization', () => {
       100,
     );
     await hosts[0].kill();
-    const results: BackupResult[] = await Promise.all(handles.map((h) => h.result()));
+    const results: BackupResult[] = await withProgress(handles, () => Promise.all(handles.map((h) => h.result())));
 
     const migrations = e.migrations.all().filter((m) => m.org === BACKUP_ORG);
     let budget = 0;
