@@ -1,6 +1,7 @@
 /**
- * Starts one real Temporal dev server (in memory, on a free port) for the whole test run and builds the
- * workflow bundle once; test files reach both through `inject()`. Never a mock of Temporal.
+ * Starts one real Temporal dev server (in memory, on a free port) for the whole test run, builds the workflow
+ * bundle once and compiles the repository for the processes tests start (`helpers/compiled-js.ts`); test files
+ * reach all three through `inject()`. Never a mock of Temporal.
  */
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,17 +10,21 @@ import type { TestProject } from 'vitest/node';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startDevServer, type RunningDevServer } from '../src/temporal/dev-server';
 import { workflowBundleOptions } from '../src/worker';
+import { compileForChildProcesses, removeCompiled } from './helpers/compiled-js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     temporalAddress: string;
     temporalNamespace: string;
     workflowBundlePath: string;
+    /** The repository compiled to JavaScript (`helpers/compiled-js.ts`; `compiled()` finds a file in it). */
+    compiledJsDir: string;
   }
 }
 
 let server: RunningDevServer | undefined;
 let bundleDir: string | undefined;
+let compiledJsDir: string | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   const log = (m: string) => console.log(`[test setup] ${m}`);
@@ -33,9 +38,12 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('temporalAddress', server.address);
   project.provide('temporalNamespace', server.namespace);
   project.provide('workflowBundlePath', bundlePath);
+  compiledJsDir = await compileForChildProcesses();
+  project.provide('compiledJsDir', compiledJsDir);
 }
 
 export async function teardown(): Promise<void> {
   await server?.stop();
   if (bundleDir) await rm(bundleDir, { recursive: true, force: true });
+  if (compiledJsDir) await removeCompiled(compiledJsDir);
 }

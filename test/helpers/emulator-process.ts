@@ -1,9 +1,10 @@
 /**
- * The standalone emulator as a user starts it (`npm run emulator`: tsx on packages/emulator/src/cli.ts), as a child
- * process: started with arguments and environment, resolved once its start banner is complete.
+ * The standalone emulator as a user starts it (`npm run emulator`; here its CLI compiled, `compiled-js.ts`), as a
+ * child process: started with arguments and environment, resolved once its start banner is complete.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { compiled } from './compiled-entry';
 
 const root = join(__dirname, '..', '..');
 
@@ -17,7 +18,7 @@ const BANNER_END = 'effective configuration';
 
 /** `npm run emulator -- <args>` as a process; resolves once it printed its URLs, rejects if it exits first. */
 export async function startEmulatorProcess(args: string[], env: Record<string, string> = {}, running: EmulatorProcess[] = []): Promise<EmulatorProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'packages', 'emulator', 'src', 'cli.ts'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [compiled(join(root, 'packages', 'emulator', 'src', 'cli.ts')), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));

@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { compiled } from './compiled-entry';
 
 const root = join(__dirname, '..', '..');
 
@@ -28,12 +29,16 @@ function run(entry: string[], args: string[], taskQueue: string, onOutput?: (tex
   });
 }
 
-/** `src/starter.ts`, the design card's entry point for the workflow commands. */
+/** `src/starter.ts` (compiled), the design card's entry point for the workflow commands. */
 export function runStarter(args: string[], taskQueue: string, onOutput?: (text: string) => void): Promise<CliRun> {
-  return run(['--import', 'tsx', join(root, 'src', 'starter.ts')], args, taskQueue, onOutput);
+  return run([compiled(join(root, 'src', 'starter.ts'))], args, taskQueue, onOutput);
 }
 
-/** `bin/longhaul.js`, the package's `longhaul` command (what `npx longhaul` runs); `env` on top of the shared server's. */
+/**
+ * The `longhaul` command as an installed package runs it: the compiled program (`bin/longhaul.js` runs dist/
+ * after `npm run build`; which of the two it picks is `test/unit/bin-longhaul.test.ts`'s subject). `env` on top
+ * of the shared server's.
+ */
 export function runLonghaul(args: string[], taskQueue: string, env: Record<string, string> = {}): Promise<CliRun> {
-  return run([join(root, 'bin', 'longhaul.js')], args, taskQueue, undefined, env);
+  return run([compiled(join(root, 'src', 'main.ts'))], args, taskQueue, undefined, env);
 }

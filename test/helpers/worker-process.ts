@@ -1,6 +1,6 @@
 /**
- * The longhaul worker as a separate PROCESS, started as a user does (`npm run worker`: tsx on src/worker.ts
- * with the worker's malloc settings and node flags, `worker-env.ts`) against the shared dev server: for tests of behaviour that spans processes (the fleet's
+ * The longhaul worker as a separate PROCESS, started as a user does (the compiled src/worker.ts, as in the Docker
+ * image, with the worker's malloc settings and node flags, `worker-env.ts`) against the shared dev server: for tests of behaviour that spans processes (the fleet's
  * shared rate budget), which in-process workers would fake by sharing memory; or the test stack's worker in a
  * process of its own, for a crash (SIGKILL).
  */
@@ -13,6 +13,7 @@ import { TEST_TOKEN } from './emulator';
 import type { TestStack } from './stack';
 import type { WorkerChildInput } from './worker-child';
 import { testGithubApiVersion } from './api-version';
+import { compiled } from './compiled-entry';
 
 const root = join(__dirname, '..', '..');
 
@@ -46,7 +47,7 @@ export interface WorkerProcessOptions {
 export function startWorkerProcess(env: Record<string, string>, options: WorkerProcessOptions = {}): Promise<WorkerProcess> {
   const serverEnv = { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), LONGHAUL_WORKFLOW_BUNDLE: inject('workflowBundlePath'), GITHUB_API_VERSION: testGithubApiVersion() };
   const preload = options.recordSends ? ['--require', join(__dirname, 'sent-requests.cjs')] : [];
-  return spawnWorker([...preload, join(root, 'src', 'worker.ts')], { ...serverEnv, ...env }, 'polling task queue', options.timeoutMs ?? WORKER_START_GUARD_MS);
+  return spawnWorker([...preload, compiled(join(root, 'src', 'worker.ts'))], { ...serverEnv, ...env }, 'polling task queue', options.timeoutMs ?? WORKER_START_GUARD_MS);
 }
 
 /**
@@ -79,12 +80,12 @@ export function startWorkerChild(stack: Pick<TestStack, 'emulator' | 'deps' | 't
     dataDir: stack.deps.dataDir,
     apiVersion: testGithubApiVersion(),
   };
-  return spawnWorker([join(__dirname, 'worker-child.ts'), JSON.stringify(input)], {}, 'ready', timeoutMs);
+  return spawnWorker([compiled(join(__dirname, 'worker-child.ts')), JSON.stringify(input)], {}, 'ready', timeoutMs);
 }
 
-/** Spawns `node <worker flags> --import tsx <args>` and resolves once its output shows `readyText`. */
+/** Spawns `node <worker flags> <args>` (compiled JavaScript: `compiled-js.ts`) and resolves once its output shows `readyText`. */
 async function spawnWorker(args: string[], env: Record<string, string>, readyText: string, timeoutMs: number): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', 'tsx', ...args], { cwd: root, env: workerProcessEnv({ ...process.env, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, ...args], { cwd: root, env: workerProcessEnv({ ...process.env, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));

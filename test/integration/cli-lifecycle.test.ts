@@ -1,6 +1,6 @@
 /**
- * The lifecycle of running work through the `longhaul` command (bin/longhaul.js, a real process per
- * invocation, as from separate terminals): start, then status / list / cancel / wait from other
+ * The lifecycle of running work through the `longhaul` command (compiled, as an installed release runs it; a real
+ * process per invocation, as from separate terminals): start, then status / list / cancel / wait from other
  * invocations; exit codes per ending; `--json` exactly one object (errors too); batches; dry runs.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';

@@ -14,6 +14,7 @@ import { startCountingProxy, type CountingProxy } from '../servers/counting-prox
 import { startFakeGcs, type StoreServer } from '../servers/object-stores';
 import { freePort } from '../../src/temporal/dev-server';
 import { waitFor } from '../helpers/wait';
+import { compiled } from '../helpers/compiled-entry';
 import { archiveSha256, createBucket, envThrough, generatedSource, httpSource, openUploads, readBack, startArchiveServer, STARTERS } from '../helpers/object-stores';
 
 const MiB = 1024 * 1024;
@@ -99,7 +100,7 @@ describe.each(['s3', 'gs', 'azblob'] as StoreKind[])('archive uploads to %s', (k
     closers.push(origin.close);
     const sentBefore = proxy.sentBytes();
     const input = { destination: `${kind}://${BUCKET}/resume/`, name: 'killed.tar.gz', size, sourceUrl: origin.url, partBytes: PART, partsInFlight: inFlight, env };
-    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'helpers', 'upload-child.ts'), JSON.stringify(input)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [compiled(join(__dirname, '..', 'helpers', 'upload-child.ts')), JSON.stringify(input)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));

@@ -34,6 +34,7 @@ import { githubHostEnv } from '../helpers/multi-host';
 import { archiveSha256, createBucket, envThrough, readBack, startArchiveServer, STARTERS } from '../helpers/object-stores';
 import { FAST_POLL_5_MIN } from '../helpers/presets';
 import { runLonghaul } from '../helpers/starter';
+import { compiled } from '../helpers/compiled-entry';
 import { startWorkerProcess } from '../helpers/worker-process';
 
 const fleet = useFleetTeardown();
@@ -123,7 +124,7 @@ describe('behind a forward proxy, direct connections refused', () => {
     fleet.closeLater(source.close);
     const proxied = withCredentials(proxy);
     const input = { destination: `${kind}://${BUCKET}/proxied/`, name: 'through.tar.gz', size, sourceUrl: source.url, partBytes: PART, partsInFlight: 2, env: envThrough(kind, server, front.url) };
-    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'helpers', 'upload-child.ts'), JSON.stringify(input)], {
+    const child = spawn(process.execPath, [compiled(join(__dirname, '..', 'helpers', 'upload-child.ts')), JSON.stringify(input)], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...NO_INHERITED_PROXY, HTTPS_PROXY: proxied, HTTP_PROXY: proxied },
     });
