@@ -16,6 +16,7 @@ import type { BackupResult, Manifest } from '../../src/processes/org-backup/mode
 import { useFleetTeardown } from '../helpers/fleet';
 import { BACKUP_BUCKET, BACKUP_ORG, BACKUP_STORES, backupFleet, backupInput, backupStores, startBackup } from '../helpers/backup';
 import { waitFor } from '../helpers/wait';
+import type { Host } from '../helpers/multi-host';
 
 const fleet = useFleetTeardown();
 
@@ -43,16 +44,24 @@ async function sha256Of(env: Record<string, string>, url: string): Promise<{ sha
 }
 
 /**
- * Waits for `work`, printing each run's phase and counts every minute meanwhile: twice, inside the whole suite beside
- * a CPU load (`test:busy`), this file ran past its 600 s hang guard without a line saying where it stood.
+ * Waits for `work`, printing every minute meanwhile each run's phase and counts, what each of its running exports
+ * waits on (pending activities with their attempt, state, last worker and last failure; a pending workflow task),
+ * and the last lines of the surviving host's output: inside the whole suite beside a CPU load (`test:busy`), this
+ * file ran past its 600 s hang guard three times, every run frozen at 4 exports stored and 4 running.
  */
-async function withProgress<T>(handles: WorkflowHandle[], work: () => Promise<T>): Promise<T> {
+async function withProgress<T>(handles: WorkflowHandle[], survivor: Host, work: () => Promise<T>): Promise<T> {
   const started = Date.now();
+  const describeRun = async (h: WorkflowHandle): Promise<string> => {
+    const s = await h.query(backupStatusQuery);
+    const children = (await h.describe()).raw.pendingChildren ?? [];
+    const waits = await Promise.all(children.map((c) => childWaits(h, c.workflowId ?? '')));
+    return `${s.phase}: ${s.exportsStarted} exports started, ${s.exportsStored} stored, ${s.runningExports} running, ${s.halvings} halvings${waits.map((w) => `\n    ${w}`).join('')}`;
+  };
   const report = setInterval(() => {
-    void Promise.all(handles.map((h) => h.query(backupStatusQuery).catch((err: Error) => err.message))).then((all) =>
+    void Promise.all(handles.map((h) => describeRun(h).catch((err: Error) => err.message))).then((all) =>
       console.info(
-        `org backup after ${Math.round((Date.now() - started) / 1000)} s since the kill: ` +
-          all.map((s) => (typeof s === 'string' ? s : `${s.phase}: ${s.exportsStarted} exports started, ${s.exportsStored} stored, ${s.runningExports} running, ${s.halvings} halvings`)).join('; '),
+        `org backup after ${Math.round((Date.now() - started) / 1000)} s since the kill:\n  ${all.join('\n  ')}\n` +
+          `  ${survivor.name} ${survivor.alive() ? 'alive' : 'DEAD'}; its last output:\n${survivor.worker.output().slice(-1_500)}`,
       ),
     );
   }, 60_000);
@@ -61,6 +70,16 @@ async function withProgress<T>(handles: WorkflowHandle[], work: () => Promise<T>
   } finally {
     clearInterval(report);
   }
+}
+
+/** One running export (a child workflow): what it waits on. */
+async function childWaits(parent: WorkflowHandle, workflowId: string): Promise<string> {
+  const { raw } = await parent.client.getHandle(workflowId).describe();
+  const activities = (raw.pendingActivities ?? []).map(
+    (a) => `${a.activityType?.name} attempt ${a.attempt} state ${a.state} worker ${a.lastWorkerIdentity || '-'}${a.lastFailure?.message ? ` last failure: ${a.lastFailure.message}` : ''}`,
+  );
+  const task = raw.pendingWorkflowTask ? `workflow task ${raw.pendingWorkflowTask.state} attempt ${raw.pendingWorkflowTask.attempt}` : '';
+  return `${workflowId}: ${[...activities, task].filter(Boolean).join('; ') || 'nothing pending'}`;
 }
 
 /** History event ids: every child's end, and the manifest activity's schedule. */
@@ -94,7 +113,7 @@ describe('backups of a whole organization', () => {
       100,
     );
     await hosts[0].kill();
-    const results: BackupResult[] = await withProgress(handles, () => Promise.all(handles.map((h) => h.result())));
+    const results: BackupResult[] = await withProgress(handles, hosts[1], () => Promise.all(handles.map((h) => h.result())));
 
     const migrations = e.migrations.all().filter((m) => m.org === BACKUP_ORG);
     let budget = 0;
