@@ -9,14 +9,12 @@
  * anything else is thrown as it is (transient: the activity's retries take it).
  */
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type * as S3Sdk from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Bucket } from '@google-cloud/storage';
 import type { ContainerClient } from '@azure/storage-blob';
 import { objectUrl, type ArchiveDestination } from './destination';
 import { statusOf, storeCall } from './stores/store';
-import { azureService } from './stores/azure';
-import { gcsStorage } from './stores/gcs';
-import { s3Client } from './stores/s3';
 
 /** One object a listing found. */
 export interface ListedObject {
@@ -56,20 +54,44 @@ async function unlessMissing<T>(run: () => Promise<T>): Promise<T | undefined> {
 
 const missing = (err: unknown) => statusOf(err) === 404 || ['NoSuchKey', 'NotFound', 'BlobNotFound'].includes((err as { name?: string; code?: string }).name ?? '') || (err as { code?: string }).code === 'BlobNotFound';
 
-/** The objects of the bucket (container) `destination` names, through the store's SDK configured from `env`. */
+/**
+ * The objects of the bucket (container) `destination` names, through the store's SDK configured from `env`. The
+ * SDK is loaded, and the client made, at the first call (as for uploads, `stores/index.ts`): a setting the client
+ * refuses fails that call.
+ */
 export function objectsFor(destination: ArchiveDestination, env: NodeJS.ProcessEnv = process.env): ObjectAccess {
   const url = (key: string) => objectUrl(destination, key);
+  let access: Promise<ObjectAccess> | undefined;
+  const loaded = () => (access ??= vendorObjects(destination, env, url));
+  return {
+    url,
+    put: async (key, body, contentType) => (await loaded()).put(key, body, contentType),
+    get: async (key) => (await loaded()).get(key),
+    read: async (key) => (await loaded()).read(key),
+    list: async (prefix, delimiter) => (await loaded()).list(prefix, delimiter),
+    delete: async (key) => (await loaded()).delete(key),
+  };
+}
+
+async function vendorObjects(destination: ArchiveDestination, env: NodeJS.ProcessEnv, url: (key: string) => string): Promise<ObjectAccess> {
   switch (destination.kind) {
-    case 's3':
-      return s3Objects(s3Client(env), destination.bucket, url);
-    case 'gs':
+    case 's3': {
+      const [{ s3Client }, sdk] = await Promise.all([import('./stores/s3'), import('@aws-sdk/client-s3')]);
+      return s3Objects(s3Client(env), sdk, destination.bucket, url);
+    }
+    case 'gs': {
+      const { gcsStorage } = await import('./stores/gcs');
       return gcsObjects(gcsStorage(env).bucket(destination.bucket), url);
-    case 'azblob':
+    }
+    case 'azblob': {
+      const { azureService } = await import('./stores/azure');
       return azureObjects(azureService(env).getContainerClient(destination.bucket), url);
+    }
   }
 }
 
-function s3Objects(client: S3Client, bucket: string, url: (key: string) => string): ObjectAccess {
+function s3Objects(client: S3Client, sdk: typeof S3Sdk, bucket: string, url: (key: string) => string): ObjectAccess {
+  const { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } = sdk;
   const notBucket = (err: unknown) => (err as { name?: string }).name === 'NoSuchBucket';
   const read = async (key: string) => (await unlessMissing(() => storeCall(`GetObject ${url(key)}`, () => client.send(new GetObjectCommand({ Bucket: bucket, Key: key })), notBucket)))?.Body as Readable | undefined;
   return {

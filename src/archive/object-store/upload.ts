@@ -158,7 +158,7 @@ export async function uploadArchive(options: ArchiveUploadOptions): Promise<Arch
 }
 
 async function upload(options: ArchiveUploadOptions, key: string, url: string, destination: ArchiveDestination): Promise<ArchiveObject> {
-  const store = storeFor(destination, options.env);
+  const store = await storeFor(destination, options.env);
   const size = options.size;
   const contentType = options.contentType ?? 'application/gzip';
   const retryForMs = options.retryForMs ?? DEFAULT_RETRY_FOR_MS;
@@ -341,7 +341,7 @@ async function upload(options: ArchiveUploadOptions, key: string, url: string, d
  */
 export async function checkDestination(destination: string, env?: NodeJS.ProcessEnv): Promise<ArchiveDestination> {
   const parsed = parseDestination(destination);
-  await storeFor(parsed, env).check();
+  await (await storeFor(parsed, env)).check();
   return parsed;
 }
 
@@ -352,7 +352,7 @@ export async function checkDestination(destination: string, env?: NodeJS.Process
  */
 export async function abortUploads(destination: string, name: string, env?: NodeJS.ProcessEnv): Promise<void> {
   const parsed = parseDestination(destination);
-  await storeFor(parsed, env).abandon(objectKey(parsed, name));
+  await (await storeFor(parsed, env)).abandon(objectKey(parsed, name));
 }
 
 function sizeMismatch(url: string, size: number, got: string): ApplicationFailure {

@@ -63,7 +63,7 @@ export function createBackupActivities(deps: ActivityDeps) {
   return {
     /** One call to the store: the bucket is there and the worker's credentials reach it (before anything is exported). */
     async checkBackupDestination(input: { archiveTo: string }): Promise<void> {
-      await storeFor(parseDestination(input.archiveTo, 'archiveTo')).check();
+      await (await storeFor(parseDestination(input.archiveTo, 'archiveTo'))).check();
     },
 
     /**
