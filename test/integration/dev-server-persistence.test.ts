@@ -13,7 +13,7 @@ import { findTemporalCli } from '../../src/temporal/cli-binary';
 import { ALL_SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { orgMigration } from '../../src/processes/org-migration/workflow';
 import { startStack, type TestStack } from '../helpers/stack';
-import { testClient } from '../helpers/temporal';
+import { quietRuntime, testClient } from '../helpers/temporal';
 
 describe('embedded dev server persistence', () => {
   let server: RunningDevServer | undefined;
@@ -51,6 +51,9 @@ describe('embedded dev server persistence', () => {
     // The binary at hand instead of the download (tests reach loopback only); the rest is the fallback's own path.
     const executable = await findTemporalCli(() => undefined);
     const port = await freePort();
+    // The runtime this path asks for is the test process's: installed quietly here, not by this call with the SDK's
+    // defaults, which a later file sharing this fork would keep (it logs at INFO, and `runtimeLog` would stay empty).
+    quietRuntime();
     const sdk = await startWithSdkDownload({ ip: '127.0.0.1', port, namespace: 'default', executable }, () => undefined);
     try {
       expect(sdk.address).toBe(`127.0.0.1:${port}`);
