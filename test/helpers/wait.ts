@@ -5,6 +5,12 @@
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * @format milliseconds — a deadline that only stops a hang: for waits on work whose pace is the machine's (scheduled
+ * runs, a restarted worker's first tasks), which a loaded machine stretches far beyond a quiet one's seconds.
+ */
+export const HANG_GUARD_MS = 300_000;
+
 /** Waits until `predicate` holds for what `probe` returns, checking every `everyMs`; fails after `timeoutMs`. */
 export async function waitFor<T>(what: string, probe: () => Promise<T> | T, predicate: (v: T) => boolean, timeoutMs = 60_000, everyMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;

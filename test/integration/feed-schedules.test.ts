@@ -16,7 +16,7 @@ import { call } from '../helpers/emulator-http';
 import { testGithubApiVersion } from '../helpers/api-version';
 import { useFeedStacks, type FeedStack } from '../helpers/feed-stack';
 import { cleanUp, scheduleRuns, triggerAndWait } from '../helpers/schedules';
-import { waitFor } from '../helpers/wait';
+import { HANG_GUARD_MS, waitFor } from '../helpers/wait';
 
 /** Polls per cursor run in the continue-as-new test. */
 const POLLS_PER_RUN = 5;
@@ -65,22 +65,22 @@ describe('feed polling on Temporal Schedules', () => {
     const r = await receiver('restart-secret');
     const scheduleId = await s.schedule({ feed, sink: { kind: 'http', url: `${r.url}/hook`, secret: 'it1' } }, 1000);
 
-    await waitFor('five scheduled runs', () => scheduleRuns(s.client, scheduleId), (ids) => ids.length >= 5, 30_000);
+    await waitFor('five scheduled runs', () => scheduleRuns(s.client, scheduleId), (ids) => ids.length >= 5, HANG_GUARD_MS);
     await s.stopWorker();
     // Events keep appearing while no worker runs (four more, two seconds' worth); the schedule's runs wait for one.
     const producedAtStop = s.emulator.feeds.produced(feed).length;
-    await waitFor('events produced while no worker runs', () => s.emulator.feeds.produced(feed).length, (n) => n >= producedAtStop + 4, 30_000, 50);
+    await waitFor('events produced while no worker runs', () => s.emulator.feeds.produced(feed).length, (n) => n >= producedAtStop + 4, HANG_GUARD_MS, 50);
     await s.startWorker();
     // The schedule keeps only its latest actions (10), so count runs not seen before rather than the list's length.
     const runsBefore = new Set(await scheduleRuns(s.client, scheduleId));
-    await waitFor('five more runs', () => scheduleRuns(s.client, scheduleId), (ids) => ids.filter((id) => !runsBefore.has(id)).length >= 5, 30_000);
+    await waitFor('five more runs', () => scheduleRuns(s.client, scheduleId), (ids) => ids.filter((id) => !runsBefore.has(id)).length >= 5, HANG_GUARD_MS);
 
     s.emulator.feeds.setRate(0, feed);
     const produced = s.emulator.feeds.produced(feed).map((e) => String(e.id));
-    await waitFor('every produced event at the receiver', () => r.eventIds(feed).length, (n) => n >= produced.length, 30_000);
+    await waitFor('every produced event at the receiver', () => r.eventIds(feed).length, (n) => n >= produced.length, HANG_GUARD_MS);
     // Nothing more arrives: a whole scheduled run started after the last delivery ends without sending anything again.
     const runsSoFar = new Set(await scheduleRuns(s.client, scheduleId));
-    const after = await waitFor('a scheduled run after the last delivery', () => scheduleRuns(s.client, scheduleId), (ids) => ids.some((id) => !runsSoFar.has(id)), 30_000);
+    const after = await waitFor('a scheduled run after the last delivery', () => scheduleRuns(s.client, scheduleId), (ids) => ids.some((id) => !runsSoFar.has(id)), HANG_GUARD_MS);
     await s.client.workflow.getHandle(after.filter((id) => !runsSoFar.has(id)).at(-1)!).result();
 
     expect(produced.length).toBeGreaterThan(30);
