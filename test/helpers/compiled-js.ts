@@ -25,10 +25,13 @@ const root = join(__dirname, '..', '..');
 /** What gets compiled, relative to the repository: `test/helpers` holds the children tests start, and they use servers. */
 const SOURCE_DIRS = ['src', join('packages', 'emulator', 'src'), join('test', 'helpers'), join('test', 'servers')];
 
-/** Every `.ts` file under `dir` (absolute paths). */
-async function typescriptFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')).map((e) => join(e.parentPath, e.name));
+/** The files under the source directories (absolute paths): TypeScript to compile, `.cjs` preloads to copy. */
+async function sourceFiles(): Promise<{ typescript: string[]; commonjs: string[] }> {
+  const files = (await Promise.all(SOURCE_DIRS.map((dir) => readdir(join(root, dir), { recursive: true, withFileTypes: true }))))
+    .flat()
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+  return { typescript: files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), commonjs: files.filter((f) => f.endsWith('.cjs')) };
 }
 
 /** Compiles the repository into a new directory and returns it (the repository's layout, `.js` for `.ts`). */
@@ -36,9 +39,9 @@ export async function compileForChildProcesses(): Promise<string> {
   const cache = join(root, 'node_modules', '.cache');
   await mkdir(cache, { recursive: true });
   const out = await mkdtemp(join(cache, 'longhaul-test-js-'));
-  const entryPoints = (await Promise.all(SOURCE_DIRS.map((dir) => typescriptFiles(join(root, dir))))).flat();
+  const { typescript, commonjs } = await sourceFiles();
   await build({
-    entryPoints,
+    entryPoints: typescript,
     outdir: out,
     outbase: root,
     bundle: false,
@@ -51,13 +54,7 @@ export async function compileForChildProcesses(): Promise<string> {
     logLevel: 'error',
   });
   // `.cjs` helpers (preloads) are plain JavaScript already: copied as they are.
-  for (const dir of SOURCE_DIRS) {
-    for (const entry of await readdir(join(root, dir), { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile() || !entry.name.endsWith('.cjs')) continue;
-      const from = join(entry.parentPath, entry.name);
-      await copyFile(from, join(out, relative(root, from)));
-    }
-  }
+  for (const from of commonjs) await copyFile(from, join(out, relative(root, from)));
   await copyFile(join(root, 'package.json'), join(out, 'package.json'));
   const emulatorEntry = join(out, 'node_modules', '@longhaul', 'emulator');
   await mkdir(emulatorEntry, { recursive: true });
