@@ -26,6 +26,7 @@ import { isRedirect, MAX_REDIRECTS, methodAfterRedirect } from './redirects';
 import { bareHost, decideOutbound, OutboundRefused, outboundFailure, shownUrl, type OutboundContext } from './outbound-policy';
 import { isIP } from 'node:net';
 import { sharedDispatcher } from './proxy';
+import { checkedAtSend, ClosedAtSend } from './send-check';
 import type { Clock } from '../common/clock';
 
 /** Resolves the bearer token at call time (env var, file, ADC…); `undefined` sends no `Authorization`. */
@@ -165,20 +166,31 @@ export class ApiClient {
     return url;
   }
 
-  /**
-   * Sends one request and returns the parsed response, or throws a typed `ApplicationFailure`.
-   * Sends nothing while the rate-limit gate is closed for this API.
-   */
   /** Refuses, retryable with the wait left, while the rate-limit gate of this API is closed. */
   private refuseWhileGateClosed(method: string, url: URL, call: CallDescription): void {
     const closedForMs = this.gate.remainingMs(this.origin);
-    if (closedForMs <= 0) return;
+    if (closedForMs > 0) throw this.notSent(method, url, call, closedForMs);
+  }
+
+  /** How long this process already knows a request of `kind` may not go out: its own gate, and its budget's word. */
+  private closedForMs(kind: RequestKind): number {
+    return Math.max(this.gate.remainingMs(this.origin), this.opts.budget?.closedForMs?.(kind) ?? 0);
+  }
+
+  /** The retryable failure of a request kept back for a known wait of `closedForMs`. */
+  private notSent(method: string, url: URL, call: CallDescription, closedForMs: number): ApplicationFailure {
     this.observe({ kind: 'not-sent', method, path: this.pathOf(url), waitMs: closedForMs });
-    throw failureFromDecision(
+    return failureFromDecision(
       { kind: 'retry', type: FailureType.PrimaryRateLimit, delayMs: closedForMs + this.jitter(), message: `not sent: API is rate limited for another ${Math.ceil(closedForMs / 1000)} s` },
       call,
     );
   }
+
+  /**
+   * Sends one request and returns the parsed response, or throws a typed `ApplicationFailure`.
+   * Sends nothing while a wait is known for this API: checked before the permit is asked for, and again as undici
+   * writes the request (`send-check.ts`).
+   */
 
   async request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>> {
     const url = this.url(req.path, req.query);
@@ -194,20 +206,30 @@ export class ApiClient {
     // The token first: a mutation's permit is a time slot, and nothing slow (a GitHub App's token exchange)
     // may lie between the slot and the request reaching the API.
     const token = await this.opts.token();
-    const ticket = await this.opts.budget?.acquire((this.opts.requestKind ?? githubRequestKind)(req.method, url.pathname), call);
+    const kind = (this.opts.requestKind ?? githubRequestKind)(req.method, url.pathname);
+    const ticket = await this.opts.budget?.acquire(kind, call);
     try {
       // Again: an answer to another request of this process may have closed the gate while this one waited for
-      // its token or its permit (seen at load 20: a DELETE sent 11 ms after the answer that closed it).
+      // its token or its permit (seen at load 20: a DELETE sent 11 ms after the answer that closed it), and once
+      // more as undici writes it, for the time it spends in undici's queue (seen in CI: a GET 96 ms after).
       this.refuseWhileGateClosed(req.method, url, call);
       this.observe({ kind: 'admitted', method: req.method, path: this.pathOf(url) });
-      return await this.send<T>(req, url, call, attempt, ticket, token);
+      return await this.send<T>(req, url, call, attempt, ticket, token, checkedAtSend(this.dispatcher, () => this.closedForMs(kind)));
     } finally {
       // Without an answer from the API (network failure, a redirect elsewhere) the permit's slot is freed all the same.
       ticket?.done();
     }
   }
 
-  private async send<T>(req: ApiRequest, url: URL, call: { method: string; url: string }, attempt: number, ticket: BudgetTicket | undefined, token: string | undefined): Promise<ApiResponse<T>> {
+  private async send<T>(
+    req: ApiRequest,
+    url: URL,
+    call: { method: string; url: string },
+    attempt: number,
+    ticket: BudgetTicket | undefined,
+    token: string | undefined,
+    dispatcher: Dispatcher,
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = {
       'user-agent': this.opts.userAgent ?? 'longhaul/0.1',
       ...(this.opts.defaultHeaders ?? {}),
@@ -229,11 +251,12 @@ export class ApiClient {
           method: method as Dispatcher.HttpMethod,
           headers,
           body: bodyText,
-          dispatcher: this.dispatcher,
+          dispatcher,
           headersTimeout: this.opts.timeoutMs ?? 30_000,
           bodyTimeout: this.opts.timeoutMs ?? 30_000,
         });
       } catch (err) {
+        if (err instanceof ClosedAtSend) throw this.notSent(method, url, call, err.waitMs);
         const decision = decideNetworkRetry(`${(err as Error).message ?? String(err)}`, { nowMs: this.clock(), attempt }, this.policy);
         this.observe({ kind: 'network-failure', method, path: this.pathOf(url), decision, attempt });
         if (decision.kind === 'success') throw err;

@@ -32,6 +32,11 @@ export interface BudgetTicket {
 export interface RequestBudget {
   /** Resolves when the request may go out; rejects with a retryable `ApplicationFailure` when it may not yet. */
   acquire(kind: RequestKind, call: CallDescription): Promise<BudgetTicket>;
+  /**
+   * @format milliseconds — how long this process already knows `kind` may not be sent (0: not closed). Asked as the
+   * request is written, after its permit: news that came while it waited in the HTTP client's queue still stops it.
+   */
+  closedForMs?(kind: RequestKind): number;
 }
 
 /** GitHub content creation the per-token 80/min and 500/h allowances apply to (spec 001). */

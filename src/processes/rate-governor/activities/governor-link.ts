@@ -207,6 +207,11 @@ export class GovernorLink implements RequestBudget {
     }
   }
 
+  closedForMs(kind: RequestKind): number {
+    const now = this.clock();
+    return Math.max(0, this.closedUntil - now, kind === 'content' ? this.contentClosedUntil - now : 0);
+  }
+
   /** What this worker already knows closes `kind` at `now` (a limit for every request, or content creation closed). */
   private closedHere(kind: RequestKind, now: number): { ok: false; retryInMs: number; reason: string } | undefined {
     const jitter = () => Math.round(this.random() * 1000);
