@@ -1,21 +1,27 @@
 /**
- * A governor link on an injected clock, for unit tests: each `acquire` Update takes the next of `grants`, the
- * gate check before a far slot finds the gate open, and sleeps advance the clock, overshooting by `late()`
- * (a loaded event loop).
+ * A governor link on an injected clock, for unit tests: each `acquire` Update takes the next of `grants` (given the
+ * request), its answer arrives `answerLate()` after it was decided, the gate check before a far slot finds the gate
+ * open, and sleeps advance the clock, overshooting by `late()` (a loaded event loop).
  */
 import type { Client } from '@temporalio/client';
 import { GovernorLink } from '../../src/processes/rate-governor/activities/governor-link';
-import type { AcquireGrant } from '../../src/processes/rate-governor/model';
+import type { AcquireGrant, AcquireRequest } from '../../src/processes/rate-governor/model';
 
-export function linkOnClock(t0: number, grants: ((now: number) => AcquireGrant)[], opts: { late?: () => number; sendDeadline?: () => number | undefined } = {}) {
+export function linkOnClock(
+  t0: number,
+  grants: ((now: number, req: AcquireRequest) => AcquireGrant)[],
+  opts: { late?: () => number; answerLate?: () => number; sendDeadline?: () => number | undefined } = {},
+) {
   const clock = { now: t0 };
   const asks: number[] = [];
   const sleeps: number[] = [];
   const client = {
     workflow: {
-      executeUpdateWithStart: async () => {
+      executeUpdateWithStart: async (_update: unknown, { args: [req] }: { args: [AcquireRequest] }) => {
         asks.push(clock.now);
-        return grants.shift()!(clock.now);
+        const grant = grants.shift()!(clock.now, req);
+        clock.now += opts.answerLate?.() ?? 0;
+        return grant;
       },
       getHandle: () => ({ query: async () => ({ gate: 'open' }) }),
     },

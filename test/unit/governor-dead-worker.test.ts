@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { acquire, newGovernorState, observe, SEND_DEADLINE_PASSED, type AcquireGrant, type GovernorState } from '../../src/processes/rate-governor/model';
+import { acquire, newGovernorState, observe, SEND_DEADLINE_PASSED, type AcquireGrant, type AcquireRequest, type GovernorState } from '../../src/processes/rate-governor/model';
 import { MUTATION_SLOT_LEAD_MS } from '../../src/processes/rate-governor/mutation-slots';
 import { ATTEMPT_TIME_SPENT } from '../../src/processes/rate-governor/activities/governor-link';
 import { linkOnClock } from '../helpers/governor-link';
@@ -77,5 +77,42 @@ describe('a mutation whose ask the governor does not answer (its workflow task i
     expect((err as ApplicationFailure).message).toContain(ATTEMPT_TIME_SPENT);
     expect(asks).toHaveLength(1);
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe('a worker whose answers were slow while the other worker died', () => {
+  it('asks with a shorter lead again once answers are prompt, so its mutations get slots within their attempts', async () => {
+    const s = fleetGovernor();
+    let lateMs = 9_000;
+    let deadline = T0 + 60_000;
+    const refusals: string[] = [];
+    const governor = (now: number, req: AcquireRequest) => {
+      const grant = acquire(s, req, now, noJitter);
+      if (grant.reason) refusals.push(grant.reason);
+      return grant;
+    };
+    const { link, clock } = linkOnClock(T0, Array.from({ length: 200 }, () => governor), { answerLate: () => lateMs, sendDeadline: () => deadline });
+    const call = { method: 'POST', url: 'https://api.github.com/orgs/big-org/migrations' };
+
+    // Answers 9 s late (the governor's task on the killed worker): the link learns to ask for slots that far ahead.
+    (await link.acquire('mutation', call)).done();
+
+    // Answers prompt again: fresh attempts, 7.5 s each. A lead still 9 s long fits no attempt, and every ask would be
+    // refused "send deadline before the next slot" for ever; measured on every answer, the lead comes down.
+    lateMs = 50;
+    refusals.length = 0;
+    const outcomes: string[] = [];
+    for (let attempt = 0; attempt < 3 && !outcomes.includes('granted'); attempt++) {
+      // Each attempt of a 10 s call timeout may send for 7.5 s after it first asks (`attemptSendDeadline`).
+      deadline = clock.now + 7_500;
+      outcomes.push(
+        await link.acquire('mutation', call).then(
+          (ticket) => (ticket.done(), 'granted'),
+          (err: Error) => err.message,
+        ),
+      );
+    }
+    expect(outcomes).toEqual(['granted']);
+    expect(refusals).toContain(SEND_DEADLINE_PASSED);
   });
 });

@@ -151,7 +151,6 @@ export class GovernorLink implements RequestBudget {
         // A limit learned while the answer travelled (this worker's own limited answer) outranks the permit.
         if (this.closedHere(kind, this.clock())) continue;
         if (answer.slotAt === undefined) return answer.window;
-        if (answer.lateMs !== undefined) this.slotLead = nextSlotLead(this.slotLead, answer.lateMs, false);
         // A slot far ahead was granted before limits reported meanwhile: confirm the gate just before it,
         // early enough for the gate check's own round trip (as slow as the answers here).
         const confirmAhead = gateCheckAheadMs(this.slotLead);
@@ -339,6 +338,10 @@ export class GovernorLink implements RequestBudget {
           continue;
         }
         const lateMs = grant.grantedAt === undefined ? undefined : this.clock() - grant.grantedAt;
+        // Every dated answer, a refusal too, tells how late answers arrive, so the lead follows them down as well as
+        // up. Measured on grants alone, a lead grown past the attempts' time while answers were slow (the governor's
+        // task on a worker SIGKILLed) was never measured again: every ask refused for it, for ever.
+        if (lateMs !== undefined) this.slotLead = nextSlotLead(this.slotLead, lateMs, false);
         if (grant.limitedUntil !== undefined) this.heardOfLimit(grant.limitedUntil, grant.reason ?? 'rate limited', 'governor');
         this.concurrency = grant.concurrency;
         this.wakeSlots();
