@@ -213,8 +213,7 @@ export class ApiClient {
       // its token or its permit (seen at load 20: a DELETE sent 11 ms after the answer that closed it), and once
       // more as undici writes it, for the time it spends in undici's queue (seen in CI: a GET 96 ms after).
       this.refuseWhileGateClosed(req.method, url, call);
-      this.observe({ kind: 'admitted', method: req.method, path: this.pathOf(url) });
-      return await this.send<T>(req, url, call, attempt, ticket, token, checkedAtSend(this.dispatcher, () => this.closedForMs(kind)));
+      return await this.send<T>(req, url, call, attempt, ticket, token, kind);
     } finally {
       // Without an answer from the API (network failure, a redirect elsewhere) the permit's slot is freed all the same.
       ticket?.done();
@@ -228,7 +227,7 @@ export class ApiClient {
     attempt: number,
     ticket: BudgetTicket | undefined,
     token: string | undefined,
-    dispatcher: Dispatcher,
+    kind: RequestKind,
   ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = {
       'user-agent': this.opts.userAgent ?? 'longhaul/0.1',
@@ -251,7 +250,12 @@ export class ApiClient {
           method: method as Dispatcher.HttpMethod,
           headers,
           body: bodyText,
-          dispatcher,
+          // Checked once more as undici writes it, and reported admitted then (each hop of a redirect is a request).
+          dispatcher: checkedAtSend(
+            this.dispatcher,
+            () => this.closedForMs(kind),
+            () => this.observe({ kind: 'admitted', method, path: this.pathOf(url) }),
+          ),
           headersTimeout: this.opts.timeoutMs ?? 30_000,
           bodyTimeout: this.opts.timeoutMs ?? 30_000,
         });

@@ -8,7 +8,7 @@ import type { RetryDecision } from './retry-policy';
 export type ApiObservation =
   /** Not sent: the rate-limit gate of this origin is closed for `waitMs` more. */
   | { kind: 'not-sent'; method: string; path: string; waitMs: number }
-  /** Passed the gate (its last check, after the token and the permit): handed to the connection to be sent now. */
+  /** Passed the gate's last check, as undici writes it to its connection (`send-check.ts`): sent now. Each redirect hop too. */
   | { kind: 'admitted'; method: string; path: string }
   /** An answer from the API (redirect hops are not reported, the final answer is). */
   | { kind: 'answer'; method: string; path: string; status: number; decision: RetryDecision; attempt: number; gateClosedUntilMs?: number }

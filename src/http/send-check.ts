@@ -22,7 +22,7 @@ export class ClosedAtSend extends Error {
 }
 
 /** `handler`, with the check first in `onRequestStart`: undici calls it as it is about to write the request. */
-function checkAtSend(handler: Dispatcher.DispatchHandler, closedForMs: () => number): Dispatcher.DispatchHandler {
+function checkAtSend(handler: Dispatcher.DispatchHandler, closedForMs: () => number, admitted: () => void): Dispatcher.DispatchHandler {
   // DecoratorHandler speaks undici's current handler API whichever one `handler` speaks (`request()`'s is the older).
   const inner: Dispatcher.DispatchHandler = new DecoratorHandler(handler);
   return {
@@ -30,6 +30,7 @@ function checkAtSend(handler: Dispatcher.DispatchHandler, closedForMs: () => num
       const waitMs = closedForMs();
       // undici hands the abort's reason to the caller (through onResponseError); the request is never written.
       if (waitMs > 0) return controller.abort(new ClosedAtSend(waitMs));
+      admitted();
       inner.onRequestStart?.(controller, context);
     },
     onRequestUpgrade: (controller, statusCode, headers, socket) => inner.onRequestUpgrade?.(controller, statusCode, headers, socket),
@@ -40,7 +41,10 @@ function checkAtSend(handler: Dispatcher.DispatchHandler, closedForMs: () => num
   };
 }
 
-/** `dispatcher`, refusing (with `ClosedAtSend`) every request for which `closedForMs()` is above 0 when it is written. */
-export function checkedAtSend(dispatcher: Dispatcher, closedForMs: () => number): Dispatcher {
-  return dispatcher.compose((dispatch) => (opts, handler) => dispatch(opts, checkAtSend(handler, closedForMs)));
+/**
+ * `dispatcher`, refusing (with `ClosedAtSend`) every request for which `closedForMs()` is above 0 when it is written;
+ * `admitted()` is called for each request that passed, as it is written.
+ */
+export function checkedAtSend(dispatcher: Dispatcher, closedForMs: () => number, admitted: () => void = () => {}): Dispatcher {
+  return dispatcher.compose((dispatch) => (opts, handler) => dispatch(opts, checkAtSend(handler, closedForMs, admitted)));
 }

@@ -11,6 +11,7 @@ import { ApiClient } from '../../src/http/api-client';
 import { GITHUB_DEFAULT_HEADERS, parseGithubErrorBody } from '../../src/http/github';
 import { FailureType } from '../../src/http/retry-policy';
 import type { BudgetTicket, RequestBudget, RequestKind } from '../../src/http/request-budget';
+import type { ApiObservation } from '../../src/http/observer';
 import { failureOf } from '../helpers/failures';
 
 const SECONDARY = 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
@@ -50,8 +51,13 @@ afterEach(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
+/** The requests the client reported admitted (`ApiObservation`), as `METHOD path`: each as it was written. */
+let admitted: string[];
+
 function client(budget?: RequestBudget): ApiClient {
-  return new ApiClient({ baseUrl, token: () => 'token', defaultHeaders: { ...GITHUB_DEFAULT_HEADERS }, parseErrorBody: parseGithubErrorBody, dispatcher: agent, budget });
+  admitted = [];
+  const observer = { observe: (o: ApiObservation) => void (o.kind === 'admitted' && admitted.push(`${o.method} ${o.path}`)) };
+  return new ApiClient({ baseUrl, token: () => 'token', defaultHeaders: { ...GITHUB_DEFAULT_HEADERS }, parseErrorBody: parseGithubErrorBody, dispatcher: agent, budget, observer });
 }
 
 function answer(path: string, status: number, headers: Record<string, string>, body: unknown): void {
@@ -78,6 +84,8 @@ describe('the last look at the limits, as undici writes a request', () => {
     expect(refused.nextRetryDelay).toBeLessThanOrEqual(30_000);
     await first;
     expect(received).toEqual(['GET /first']);
+    // Reported admitted as it was written: the one refused at the socket never was.
+    expect(admitted).toEqual(received);
   });
 
   it('sends the queued request when the answer before it closed nothing', async () => {
@@ -92,6 +100,7 @@ describe('the last look at the limits, as undici writes a request', () => {
     answer('/queued', 200, {}, { ok: 2 });
     expect((await queued).body).toEqual({ ok: 2 });
     expect(received).toEqual(['GET /first', 'GET /queued']);
+    expect(admitted).toEqual(received);
   });
 
   it("asks the fleet's budget too: news it received while the request was queued keeps the request back", async () => {
