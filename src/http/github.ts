@@ -70,6 +70,7 @@ export function createGithubClient(opts: ClientOptions): ApiClient {
     // A fleet's refused activities are spread out, not all retried at the reset.
     retryJitterMs: opts.budget ? 1500 : 0,
     attempt: currentAttempt,
-    observer: opts.observer ?? apiObserver('github'),
+    // On the client's clock: the gate's end it reports is on that clock.
+    observer: opts.observer ?? apiObserver('github', { clock }),
   });
 }

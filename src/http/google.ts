@@ -203,7 +203,7 @@ export function createGoogleClient(opts: GoogleClientOptions): ApiClient {
     retryJitterMs: opts.budget ? 1500 : 0,
     attempt: currentAttempt,
     // Metrics and logs per API (`google-dns`…), from the host name's first label; records inside activities only.
-    observer: opts.observer ?? apiObserver(googleApiName(opts.baseUrl)),
+    observer: opts.observer ?? apiObserver(googleApiName(opts.baseUrl), { clock }),
   });
 }
 
@@ -221,8 +221,8 @@ export function createGoogleClients(
   opts: Omit<GoogleClientOptions, 'baseUrl' | 'gate'> = {},
 ): GoogleClients {
   return {
-    apikeys: createGoogleClient({ ...opts, observer: opts.observer ?? apiObserver('google-apikeys'), baseUrl: urls.apikeys }),
-    logging: createGoogleClient({ ...opts, observer: opts.observer ?? apiObserver('google-logging'), baseUrl: urls.logging }),
-    dns: createGoogleClient({ ...opts, observer: opts.observer ?? apiObserver('google-dns'), baseUrl: urls.dns }),
+    apikeys: createGoogleClient({ ...opts, observer: opts.observer ?? apiObserver('google-apikeys', { clock: opts.clock }), baseUrl: urls.apikeys }),
+    logging: createGoogleClient({ ...opts, observer: opts.observer ?? apiObserver('google-logging', { clock: opts.clock }), baseUrl: urls.logging }),
+    dns: createGoogleClient({ ...opts, observer: opts.observer ?? apiObserver('google-dns', { clock: opts.clock }), baseUrl: urls.dns }),
   };
 }

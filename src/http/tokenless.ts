@@ -99,7 +99,7 @@ export class TokenlessClient {
   private readonly policy: RetryPolicy;
 
   constructor(protected readonly opts: TokenlessOptions) {
-    this.observer = opts.observer ?? apiObserver(opts.api);
+    this.observer = opts.observer ?? apiObserver(opts.api, { clock: opts.clock });
     this.policy = opts.policy ?? tokenlessRetryPolicy;
   }
 

@@ -32,7 +32,7 @@ export async function emulatorDeps(
   const dataDir = await mkdtemp(join(tmpdir(), 'longhaul-test-'));
   const clock = overrides.clock ?? Date.now;
   const { githubObserver: extra } = overrides;
-  const own = apiObserver('github');
+  const own = apiObserver('github', { clock });
   const observer: ApiObserver | undefined = extra && { observe: (o) => (extra.observe(o), own.observe(o)) };
   return {
     github: createGithubClient({ baseUrl: emulator.apiUrl, token: () => overrides.token ?? TEST_TOKEN, policy: overrides.policy, clock, observer, apiVersion: overrides.apiVersion ?? testGithubApiVersion() }),

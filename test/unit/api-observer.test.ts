@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import type { MetricCounter, MetricGauge, MetricTags } from '@temporalio/common';
 import { ApiClient } from '../../src/http/api-client';
-import { GITHUB_DEFAULT_HEADERS } from '../../src/http/github';
+import { createGithubClient, GITHUB_DEFAULT_HEADERS } from '../../src/http/github';
 import type { ApiObservation } from '../../src/http/observer';
 import { apiObserver } from '../../src/http/api-observer';
 import type { LonghaulMetrics } from '../../src/telemetry/metrics';
@@ -136,6 +136,23 @@ describe("the HTTP core's observer", () => {
       'waitMs {"api":"github"} 30000',
       'requests {"api":"github","route":"GET /repos/{owner}/{repo}/import","status":"404"} 1',
     ]);
+  });
+
+  it("times the gate's end on the client's own clock (a time-skipping stack's runs years ahead of the wall clock)", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      const yearsAhead = Date.now() + 50 * 365 * 86_400_000;
+      const api = createGithubClient({ baseUrl: API, token: () => 't', dispatcher: agent, clock: () => yearsAhead });
+      agent.get(API).intercept({ path: '/orgs/octo-org/migrations', method: 'POST' }).reply(403, { message: 'You have exceeded a secondary rate limit.' }, { headers: { ...json, 'retry-after': '30' } });
+      await expect(api.request({ method: 'POST', path: '/orgs/octo-org/migrations', body: {} })).rejects.toMatchObject({ type: 'SecondaryRateLimitError' });
+      // Node emits a warning on the next tick; on the wall clock the gate's end was 50 years away (the timer overflowed).
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });
 
