@@ -16,7 +16,7 @@
  *   - `node_modules/@longhaul/emulator`: the emulator workspace package's entry, pointed at its compiled source
  *     (the package's own entry picks its dist/, which a checkout has only after `npm run build`).
  */
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 
@@ -34,11 +34,38 @@ async function sourceFiles(): Promise<{ typescript: string[]; commonjs: string[]
   return { typescript: files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), commonjs: files.filter((f) => f.endsWith('.cjs')) };
 }
 
+const PREFIX = 'longhaul-test-js-';
+/** The file in each compiled tree naming the test run's process (its global setup) that owns it. */
+const OWNER = 'owner.pid';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the trees of runs that ended without their global teardown (killed): their owner is gone. A tree without
+ * an owner file is one being written this moment (its owner writes the file first), so it is left alone.
+ */
+async function removeOrphans(cache: string): Promise<void> {
+  for (const name of await readdir(cache)) {
+    if (!name.startsWith(PREFIX)) continue;
+    const owner = Number(await readFile(join(cache, name, OWNER), 'utf8').catch(() => ''));
+    if (Number.isInteger(owner) && owner > 0 && !alive(owner)) await rm(join(cache, name), { recursive: true, force: true });
+  }
+}
+
 /** Compiles the repository into a new directory and returns it (the repository's layout, `.js` for `.ts`). */
 export async function compileForChildProcesses(): Promise<string> {
   const cache = join(root, 'node_modules', '.cache');
   await mkdir(cache, { recursive: true });
-  const out = await mkdtemp(join(cache, 'longhaul-test-js-'));
+  await removeOrphans(cache);
+  const out = await mkdtemp(join(cache, PREFIX));
+  await writeFile(join(out, OWNER), String(process.pid));
   const { typescript, commonjs } = await sourceFiles();
   await build({
     entryPoints: typescript,
