@@ -22,6 +22,7 @@ import { hostname } from 'node:os';
 import { storageFailure } from './storage/failures';
 import type { BlockHash } from './sink';
 import { sameBoot } from './boot-id';
+import { processAlive } from '../common/process-alive';
 
 /** What `.part.json` records. */
 export interface PartMeta {
@@ -207,15 +208,6 @@ async function readLock(path: string): Promise<{ owner?: LockOwner; mtimeMs: num
     return { owner, mtimeMs: info.mtimeMs };
   } catch {
     return undefined;
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -191,7 +191,6 @@ export class ApiClient {
    * Sends nothing while a wait is known for this API: checked before the permit is asked for, and again as undici
    * writes the request (`send-check.ts`).
    */
-
   async request<T = unknown>(req: ApiRequest): Promise<ApiResponse<T>> {
     const url = this.url(req.path, req.query);
     if (url.origin !== this.origin) {

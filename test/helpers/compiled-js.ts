@@ -19,6 +19,7 @@
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
+import { processAlive } from '../../src/common/process-alive';
 
 const root = join(__dirname, '..', '..');
 
@@ -38,15 +39,6 @@ const PREFIX = 'longhaul-test-js-';
 /** The file in each compiled tree naming the test run's process (its global setup) that owns it. */
 const OWNER = 'owner.pid';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes the trees of runs that ended without their global teardown (killed): their owner is gone. A tree without
  * an owner file is one being written this moment (its owner writes the file first), so it is left alone.
@@ -55,7 +47,7 @@ async function removeOrphans(cache: string): Promise<void> {
   for (const name of await readdir(cache)) {
     if (!name.startsWith(PREFIX)) continue;
     const owner = Number(await readFile(join(cache, name, OWNER), 'utf8').catch(() => ''));
-    if (Number.isInteger(owner) && owner > 0 && !alive(owner)) await rm(join(cache, name), { recursive: true, force: true });
+    if (Number.isInteger(owner) && owner > 0 && !processAlive(owner)) await rm(join(cache, name), { recursive: true, force: true });
   }
 }
 
